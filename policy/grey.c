@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The greylist state machine: from a RCPT (or a STARTTLS) and the store's
+ * state to a decision with its reason. Owns the static allow list, the
+ * never-greylisted recipients and the greytrap addresses. Time only ever
+ * comes in as `now`. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "policy.h"
+
+struct str_list {
+	char **items;
+	size_t len;
+};
+
+struct grey {
+	struct grey_config cfg;
+	struct store *store;
+	struct grey_client *allow;
+	size_t allow_len, allow_alloc;
+	struct str_list exempt; /* "postmaster@" matches any domain */
+	struct str_list traps;
+	struct grey_counters counters;
+};
+
+void
+grey_config_defaults(struct grey_config *cfg)
+{
+	cfg->delay_sec = 300;
+	cfg->retry_window_sec = 2 * 86400;
+	cfg->pass_ttl_sec = 35 * 86400;
+	cfg->refresh_interval_sec = 3600;
+	cfg->trap_ttl_sec = 86400;
+	cfg->prefix4 = 24;
+	cfg->prefix6 = 64;
+	cfg->tls_pass = true;
+}
+
+struct grey *
+grey_new(const struct grey_config *cfg, struct store *store)
+{
+	struct grey *grey = calloc(1, sizeof(*grey));
+
+	if (!grey)
+		return NULL;
+	grey->cfg = *cfg;
+	grey->store = store;
+	return grey;
+}
+
+static void
+str_list_free(struct str_list *l)
+{
+	for (size_t i = 0; i < l->len; i++)
+		free(l->items[i]);
+	free(l->items);
+	l->items = NULL;
+	l->len = 0;
+}
+
+void
+grey_free(struct grey *grey)
+{
+	if (!grey)
+		return;
+	free(grey->allow);
+	str_list_free(&grey->exempt);
+	str_list_free(&grey->traps);
+	free(grey);
+}
+
+int
+grey_allow_add(struct grey *grey, const char *cidr)
+{
+	struct grey_client net;
+
+	if (grey_cidr_parse(cidr, &net) < 0)
+		return -EINVAL;
+	if (grey->allow_len == grey->allow_alloc) {
+		size_t n = grey->allow_alloc ? grey->allow_alloc * 2 : 16;
+		struct grey_client *grown =
+			realloc(grey->allow, n * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		grey->allow = grown;
+		grey->allow_alloc = n;
+	}
+	grey->allow[grey->allow_len++] = net;
+	return 0;
+}
+
+void
+grey_allow_clear(struct grey *grey)
+{
+	grey->allow_len = 0;
+}
+
+static int
+str_list_add(struct str_list *l, const char *addr)
+{
+	char norm[GREY_ADDR_MAX], **grown;
+
+	if (grey_normalize_rcpt(addr, norm, sizeof(norm)) < 0 || !norm[0])
+		return -EINVAL;
+	grown = realloc(l->items, (l->len + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	l->items = grown;
+	l->items[l->len] = strdup(norm);
+	if (!l->items[l->len])
+		return -ENOMEM;
+	l->len++;
+	return 0;
+}
+
+/* rcpt is normalised. An entry ending in '@' matches that local part at
+ * any domain. */
+static bool
+str_list_match(const struct str_list *l, const char *rcpt)
+{
+	for (size_t i = 0; i < l->len; i++) {
+		const char *e = l->items[i];
+		size_t n = strlen(e);
+
+		if (e[n - 1] == '@' ? strncmp(rcpt, e, n) == 0
+				    : strcmp(rcpt, e) == 0)
+			return true;
+	}
+	return false;
+}
+
+int
+grey_exempt_add(struct grey *grey, const char *rcpt)
+{
+	return str_list_add(&grey->exempt, rcpt);
+}
+
+int
+grey_trap_add(struct grey *grey, const char *rcpt)
+{
+	return str_list_add(&grey->traps, rcpt);
+}
+
+const struct grey_counters *
+grey_get_counters(const struct grey *grey)
+{
+	return &grey->counters;
+}
+
+static bool
+allow_listed(const struct grey *grey, const struct grey_addr *addr)
+{
+	for (size_t i = 0; i < grey->allow_len; i++)
+		if (grey_client_contains(&grey->allow[i], addr))
+			return true;
+	return false;
+}
+
+static void
+decide(struct grey_decision *out, enum grey_action action,
+       enum grey_reason reason)
+{
+	out->action = action;
+	out->reason = reason;
+}
+
+/* The trap key is the single address: one trapped host must not shut out
+ * the rest of a provider's /24. */
+static int
+check_trapped(struct grey *grey, int64_t now, const struct grey_addr *addr,
+	      struct grey_decision *out)
+{
+	struct store_client rec;
+	int r;
+
+	grey_client_of(addr, 128, &out->client);
+	r = store_get_client(grey->store, STORE_TRAP, &out->client, &rec);
+	if (r < 0)
+		return r;
+	if (r == STORE_FOUND && rec.expires > now) {
+		out->expires = rec.expires;
+		decide(out, GREY_TRAP, GREY_REASON_TRAPPED);
+		return 1;
+	}
+	return 0;
+}
+
+static int
+trap_client(struct grey *grey, int64_t now, const struct grey_addr *addr,
+	    struct grey_decision *out)
+{
+	struct store_client rec = {.since = now,
+				   .expires = now + grey->cfg.trap_ttl_sec};
+
+	grey_client_of(addr, 128, &out->client);
+	out->expires = rec.expires;
+	decide(out, GREY_TRAP, GREY_REASON_TRAPPED);
+	return store_put_client(grey->store, STORE_TRAP, &out->client, &rec);
+}
+
+static int
+pass_client(struct grey *grey, int64_t now, enum grey_reason reason,
+	    struct grey_decision *out)
+{
+	struct store_client rec;
+	int r = store_get_client(grey->store, STORE_PASS, &out->client, &rec);
+
+	if (r < 0)
+		return r;
+	if (r != STORE_FOUND || rec.expires <= now) {
+		memset(&rec, 0, sizeof(rec));
+		rec.since = now;
+	}
+	rec.expires = now + grey->cfg.pass_ttl_sec;
+	rec.refreshed = now;
+	out->expires = rec.expires;
+	decide(out, GREY_PASS, reason);
+	grey->counters.passed++;
+	return store_put_client(grey->store, STORE_PASS, &out->client, &rec);
+}
+
+static uint8_t
+key_prefix(const struct grey *grey, const struct grey_addr *addr)
+{
+	return addr->family == AF_INET ? grey->cfg.prefix4 : grey->cfg.prefix6;
+}
+
+/* A client already passed: a delivery on the fast path refreshes it, at
+ * most once per refresh_interval. Returns 1 if the client is passed. */
+static int
+check_passed(struct grey *grey, int64_t now, bool delivered,
+	     struct grey_decision *out)
+{
+	struct store_client rec;
+	int r = store_get_client(grey->store, STORE_PASS, &out->client, &rec);
+
+	if (r < 0)
+		return r;
+	if (r != STORE_FOUND || rec.expires <= now)
+		return 0;
+	out->expires = rec.expires;
+	decide(out, GREY_PASS, GREY_REASON_PASSED);
+	if (!delivered)
+		return 1;
+	rec.deliveries++;
+	if (now - rec.refreshed >= (int64_t)grey->cfg.refresh_interval_sec) {
+		rec.refreshed = now;
+		rec.expires = now + grey->cfg.pass_ttl_sec;
+		out->expires = rec.expires;
+		decide(out, GREY_REFRESH, GREY_REASON_FASTPATH_REFRESH);
+		grey->counters.refreshed++;
+	}
+	r = store_put_client(grey->store, STORE_PASS, &out->client, &rec);
+	return r < 0 ? r : 1;
+}
+
+static int
+triplet_step(struct grey *grey, int64_t now, const char *sender,
+	     const char *rcpt, struct grey_decision *out)
+{
+	struct store_triplet t;
+	int64_t age;
+	int r = store_get_triplet(grey->store, &out->client, sender, rcpt, &t);
+
+	if (r < 0)
+		return r;
+	age = r == STORE_FOUND ? now - t.first_seen : -1;
+	if (r != STORE_FOUND || age > (int64_t)grey->cfg.retry_window_sec ||
+	    age < 0) {
+		t = (struct store_triplet){now, now, 1};
+		out->wait_sec = grey->cfg.delay_sec;
+		decide(out, GREY_GREYLIST, GREY_REASON_NEW);
+		grey->counters.greylisted_new++;
+		return store_put_triplet(grey->store, &out->client, sender,
+					 rcpt, &t);
+	}
+	t.last_seen = now;
+	t.attempts++;
+	r = store_put_triplet(grey->store, &out->client, sender, rcpt, &t);
+	if (r < 0)
+		return r;
+	if (age < (int64_t)grey->cfg.delay_sec) {
+		out->wait_sec = grey->cfg.delay_sec - (uint32_t)age;
+		decide(out, GREY_GREYLIST, GREY_REASON_EARLY_RETRY);
+		grey->counters.greylisted_early++;
+		return 0;
+	}
+	out->delay_sec = (uint32_t)age;
+	grey->counters.passed_retry++;
+	return pass_client(grey, now, GREY_REASON_RETRY_PASSED, out);
+}
+
+int
+grey_on_rcpt(struct grey *grey, int64_t now, const struct grey_addr *addr,
+	     const char *sender, const char *rcpt, enum grey_path path,
+	     int reply_code, struct grey_decision *out)
+{
+	char s[GREY_ADDR_MAX], rc[GREY_ADDR_MAX];
+	bool delivered = reply_code >= 200 && reply_code < 300;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	grey->counters.attempts++;
+	if (allow_listed(grey, addr)) {
+		grey_client_of(addr, 128, &out->client);
+		decide(out, GREY_ALLOWED, GREY_REASON_ALLOW_LIST);
+		grey->counters.allow_listed++;
+		return 0;
+	}
+	/* Over-long addresses are cut: they still get a stable key. */
+	if (grey_normalize_sender(sender, s, sizeof(s)) < 0)
+		s[0] = 0;
+	if (grey_normalize_rcpt(rcpt, rc, sizeof(rc)) < 0)
+		rc[0] = 0;
+
+	r = check_trapped(grey, now, addr, out);
+	if (r == 0 && str_list_match(&grey->traps, rc))
+		r = trap_client(grey, now, addr, out) < 0 ? -EIO : 1;
+	if (r != 0) {
+		if (r > 0)
+			grey->counters.trapped++;
+		return r < 0 ? r : 0;
+	}
+
+	grey_client_of(addr, key_prefix(grey, addr), &out->client);
+	r = check_passed(grey, now, delivered && path != GREY_PATH_TARPIT, out);
+	if (r != 0)
+		return r < 0 ? r : 0;
+	if (path == GREY_PATH_FAST) {
+		/* Reached the MTA without a pass of ours: a site mark, an
+		 * allow entry made elsewhere, or a pass that expired in the
+		 * kernel first. Not ours to decide. */
+		decide(out, GREY_ACTION_NONE, GREY_REASON_NONE);
+		return 0;
+	}
+	if (str_list_match(&grey->exempt, rc))
+		return pass_client(grey, now, GREY_REASON_RECIPIENT_EXEMPT, out);
+	return triplet_step(grey, now, s, rc, out);
+}
+
+int
+grey_on_starttls(struct grey *grey, int64_t now, const struct grey_addr *addr,
+		 enum grey_path path, struct grey_decision *out)
+{
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (!grey->cfg.tls_pass || path == GREY_PATH_FAST ||
+	    allow_listed(grey, addr))
+		return 0;
+	r = check_trapped(grey, now, addr, out);
+	if (r != 0)
+		return r < 0 ? r : 0;
+	grey_client_of(addr, key_prefix(grey, addr), &out->client);
+	r = check_passed(grey, now, false, out);
+	if (r != 0)
+		return r < 0 ? r : 0;
+	return pass_client(grey, now, GREY_REASON_STARTTLS, out);
+}

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The policy core: triplet normalisation, the greylist state machine, the
+ * static allow list, and the store it keeps its state in (LMDB). It knows
+ * nothing of packets or netlink; time always comes in as an argument. */
+#ifndef GREYGATE_POLICY_H
+#define GREYGATE_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* RFC 5321: a path is at most 256 octets; one more for the NUL. */
+#define GREY_ADDR_MAX 257
+
+/* An IP address as seen on the wire. */
+struct grey_addr {
+	uint8_t family;    /* AF_INET or AF_INET6 */
+	uint8_t bytes[16]; /* network order; IPv4 uses the first 4 */
+};
+
+/* What greylisting keys a client by: its address cut to a prefix. */
+struct grey_client {
+	uint8_t family;    /* AF_INET or AF_INET6 */
+	uint8_t prefix;    /* bits kept: 24, 32, 64, 128, ... */
+	uint8_t bytes[16]; /* the address with the bits past prefix zeroed */
+};
+
+/* Which way a connection went, as the sensor tells it. */
+enum grey_path {
+	GREY_PATH_UNKNOWN = 0, /* replay of a capture: decide from state */
+	GREY_PATH_TARPIT = 1,  /* redirected to the tarpit */
+	GREY_PATH_FAST = 2     /* reached the MTA directly */
+};
+
+enum grey_action {
+	GREY_ACTION_NONE = 0,  /* nothing to do (e.g. fast path, not passed) */
+	GREY_GREYLIST = 1,     /* keep the client in the tarpit */
+	GREY_PASS = 2,         /* put the client key in the pass set */
+	GREY_REFRESH = 3,      /* extend the client key's pass */
+	GREY_TRAP = 4,         /* client hit a greytrap (or is still trapped) */
+	GREY_ALLOWED = 5       /* static allow list: nothing to do */
+};
+
+enum grey_reason {
+	GREY_REASON_NONE = 0,
+	GREY_REASON_NEW,
+	GREY_REASON_EARLY_RETRY,
+	GREY_REASON_RETRY_PASSED,
+	GREY_REASON_FASTPATH_REFRESH,
+	GREY_REASON_ALLOW_LIST,
+	GREY_REASON_RECIPIENT_EXEMPT,
+	GREY_REASON_STARTTLS,
+	GREY_REASON_TRAPPED,
+	GREY_REASON_PASSED /* already passed, no refresh due yet */
+};
+
+struct grey_config {
+	uint32_t delay_sec;            /* first sight to earliest pass (300) */
+	uint32_t retry_window_sec;     /* first sight to latest pass (2 d) */
+	uint32_t pass_ttl_sec;         /* how long a pass lasts (35 d) */
+	uint32_t refresh_interval_sec; /* least time between refreshes (1 h) */
+	uint32_t trap_ttl_sec;         /* how long a trap lasts (24 h) */
+	uint8_t prefix4;               /* IPv4 client key bits (24) */
+	uint8_t prefix6;               /* IPv6 client key bits (64) */
+	bool tls_pass;                 /* STARTTLS at the tarpit passes (on) */
+};
+
+/* A decision and what the caller needs to act on it and log it. */
+struct grey_decision {
+	enum grey_action action;
+	enum grey_reason reason;
+	struct grey_client client; /* the key the action applies to */
+	int64_t expires;           /* PASS/REFRESH/TRAP: when it ends */
+	uint32_t wait_sec;         /* GREYLIST: seconds until it may pass */
+	uint32_t delay_sec;        /* PASS by retry: first sight to pass */
+};
+
+/* Counters for the report. */
+struct grey_counters {
+	uint64_t attempts;          /* RCPT events decided */
+	uint64_t greylisted_new;    /* first sights */
+	uint64_t greylisted_early;  /* retries before the delay */
+	uint64_t passed;            /* passes, all reasons */
+	uint64_t passed_retry;      /* passes by a retry after the delay */
+	uint64_t refreshed;         /* fast-path refreshes */
+	uint64_t allow_listed;      /* events from allow-listed clients */
+	uint64_t trapped;           /* events from trapped clients */
+};
+
+/* --- the store: the policy's persistent state --- */
+
+struct store;
+
+/* A triplet's record. */
+struct store_triplet {
+	int64_t first_seen; /* first attempt (epoch seconds) */
+	int64_t last_seen;  /* latest attempt */
+	uint32_t attempts;  /* attempts seen */
+};
+
+/* A passed or trapped client's record. */
+struct store_client {
+	int64_t since;        /* when it was passed or trapped */
+	int64_t expires;      /* when it ends */
+	int64_t refreshed;    /* last refresh (pass only) */
+	uint32_t deliveries;  /* fast-path deliveries seen (pass only) */
+};
+
+enum store_table { STORE_PASS = 0, STORE_TRAP = 1 };
+
+/* Return values of the store_get_* functions. */
+#define STORE_FOUND 1
+
+/*
+ * store_open - open (or create) the store in directory dir.
+ * @dir: an existing directory; the store keeps data.mdb and lock.mdb there
+ * @move_aside: if the file is corrupt or of an unknown schema, rename it to
+ *   data.mdb.bad-<time> and start empty instead of failing
+ * @out: the store, owned by the caller (store_close)
+ * Return: 0; -EPROTO for an unknown schema version or corrupt file (with
+ * move_aside false); other -errno.
+ */
+int store_open(const char *dir, bool move_aside, struct store **out);
+
+/* store_close - commit what is pending and close; NULL is fine. */
+void store_close(struct store *store);
+
+/* store_flush - commit the writes made since the last flush (one fsync).
+ * Return: 0 or -errno. */
+int store_flush(struct store *store);
+
+/* store_pending - writes not yet flushed. */
+size_t store_pending(const struct store *store);
+
+/* store_get_triplet - Return: STORE_FOUND, 0 if absent, or -errno. */
+int store_get_triplet(struct store *store, const struct grey_client *client,
+		      const char *sender, const char *rcpt,
+		      struct store_triplet *out);
+int store_put_triplet(struct store *store, const struct grey_client *client,
+		      const char *sender, const char *rcpt,
+		      const struct store_triplet *rec);
+
+/* store_get_client - a pass or trap record. Return: STORE_FOUND, 0, -errno */
+int store_get_client(struct store *store, enum store_table table,
+		     const struct grey_client *client, struct store_client *out);
+int store_put_client(struct store *store, enum store_table table,
+		     const struct grey_client *client,
+		     const struct store_client *rec);
+/* store_del_client - Return: STORE_FOUND if it was there, 0, or -errno. */
+int store_del_client(struct store *store, enum store_table table,
+		     const struct grey_client *client);
+
+/* Called for each live client; return non-zero to stop. */
+typedef int store_client_fn(const struct grey_client *client,
+			    const struct store_client *rec, void *ctx);
+/* store_each_client - walk a table's records with expires > now.
+ * Return: 0, the callback's non-zero value, or -errno. */
+int store_each_client(struct store *store, enum store_table table,
+		      int64_t now, store_client_fn *fn, void *ctx);
+
+/*
+ * store_purge - delete at most max expired records: triplets older than
+ * triplet_ttl_sec since last seen, clients whose expires <= now.
+ * Return: number deleted (0 when nothing is left to purge), or -errno.
+ */
+int store_purge(struct store *store, int64_t now, uint32_t triplet_ttl_sec,
+		size_t max);
+
+/* store_count - records in a table (triplets: table -1). */
+size_t store_count(struct store *store, int table);
+
+/* --- the greylist --- */
+
+struct grey;
+
+/* grey_config_defaults - the defaults of DESIGN.md. */
+void grey_config_defaults(struct grey_config *cfg);
+
+/*
+ * grey_new - a greylist over store.
+ * @cfg: copied
+ * @store: borrowed; must outlive the greylist
+ * Return: the greylist, or NULL (ENOMEM).
+ */
+struct grey *grey_new(const struct grey_config *cfg, struct store *store);
+void grey_free(struct grey *grey);
+
+/* grey_allow_add - add a CIDR ("198.51.100.0/24", "2001:db8::/32", or a
+ * bare address) to the static allow list. Return: 0, -EINVAL, -ENOMEM. */
+int grey_allow_add(struct grey *grey, const char *cidr);
+/* grey_allow_clear - empty the static allow list (before a reload). */
+void grey_allow_clear(struct grey *grey);
+/* grey_exempt_add - a recipient (full address, or "postmaster@" for any
+ * domain) whose mail is never greylisted. Return: 0, -ENOMEM, -EINVAL. */
+int grey_exempt_add(struct grey *grey, const char *rcpt);
+/* grey_trap_add - a greytrap recipient address. Return: 0, -ENOMEM. */
+int grey_trap_add(struct grey *grey, const char *rcpt);
+
+/*
+ * grey_on_rcpt - decide on one RCPT.
+ * @now: the event's time (epoch seconds)
+ * @addr: the client's address
+ * @sender, @rcpt: as written in the envelope, without angle brackets
+ *   ("" for the null sender)
+ * @path: where the connection went
+ * @reply_code: the server's reply to RCPT, 0 if not seen
+ * @out: the decision
+ * Return: 0 or -errno (from the store).
+ */
+int grey_on_rcpt(struct grey *grey, int64_t now, const struct grey_addr *addr,
+		 const char *sender, const char *rcpt, enum grey_path path,
+		 int reply_code, struct grey_decision *out);
+
+/* grey_on_starttls - a client started TLS. At the tarpit with tls_pass on
+ * this passes it; otherwise the decision is NONE. Return: 0 or -errno. */
+int grey_on_starttls(struct grey *grey, int64_t now,
+		     const struct grey_addr *addr, enum grey_path path,
+		     struct grey_decision *out);
+
+/* grey_get_counters - the counters since grey_new. */
+const struct grey_counters *grey_get_counters(const struct grey *grey);
+
+/* --- helpers shared with the daemon and tools --- */
+
+/* grey_client_of - the key of addr for prefix bits (v4 or v6 by family). */
+void grey_client_of(const struct grey_addr *addr, uint8_t prefix,
+		    struct grey_client *out);
+/* grey_client_format - "198.51.100.0/24" into buf. Return: buf. */
+char *grey_client_format(const struct grey_client *client, char *buf,
+			 size_t len);
+/* grey_cidr_parse - parse CIDR or a bare address (full prefix).
+ * Return: 0 or -EINVAL. */
+int grey_cidr_parse(const char *text, struct grey_client *out);
+/* grey_client_contains - does net contain addr? */
+bool grey_client_contains(const struct grey_client *net,
+			  const struct grey_addr *addr);
+
+/* grey_normalize_sender - lower-case, fold BATV, SRS and numeric VERP
+ * tags. Return: length written, or -ENAMETOOLONG if out is too small. */
+int grey_normalize_sender(const char *sender, char *out, size_t len);
+/* grey_normalize_rcpt - lower-case. Return: length or -ENAMETOOLONG. */
+int grey_normalize_rcpt(const char *rcpt, char *out, size_t len);
+
+/* Names for logs: "greylist", "pass", ...; "new", "retry-passed", ... */
+const char *grey_action_name(enum grey_action action);
+const char *grey_reason_name(enum grey_reason reason);
+
+#endif

@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The embedded store on LMDB: triplets, passed and trapped clients. Writes
+ * go into one long write transaction that store_flush commits, so a burst
+ * of decisions costs one fsync; whatever was committed survives kill -9.
+ * The file carries a schema version; a file we cannot read is an error or
+ * is moved aside, never a crash. */
+#include <errno.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "policy.h"
+
+#define STORE_SCHEMA 1u
+#define STORE_MAP_SIZE ((size_t)4 << 30) /* sparse: only used pages count */
+/* Keeps a triplet key within LMDB's 511-byte limit; longer addresses are
+ * cut, which can only merge two absurdly long addresses into one key. */
+#define STORE_KEY_ADDR_MAX 240
+#define CLIENT_KEY_LEN 18
+
+enum { DB_META, DB_TRIPLET, DB_PASS, DB_TRAP, DB_COUNT };
+
+static const char *const db_names[DB_COUNT] = {"meta", "triplet", "pass",
+					       "trap"};
+
+struct store {
+	MDB_env *env;
+	MDB_dbi dbi[DB_COUNT];
+	MDB_txn *txn; /* the open write transaction, or NULL */
+	size_t pending;
+	/* where each table's purge scan goes on next time */
+	uint8_t purge_at[DB_COUNT][512];
+	size_t purge_at_len[DB_COUNT];
+};
+
+static int
+mdb_to_errno(int rc)
+{
+	switch (rc) {
+	case 0:
+		return 0;
+	case MDB_NOTFOUND:
+		return -ENOENT;
+	case MDB_MAP_FULL:
+	case MDB_TXN_FULL:
+		return -ENOSPC;
+	case MDB_INVALID:
+	case MDB_CORRUPTED:
+	case MDB_VERSION_MISMATCH:
+	case MDB_PAGE_NOTFOUND:
+	case MDB_BAD_TXN:
+		return -EPROTO;
+	default:
+		return rc > 0 ? -rc : -EIO;
+	}
+}
+
+static int
+txn_get(struct store *store, MDB_txn **out)
+{
+	if (!store->txn) {
+		int rc = mdb_txn_begin(store->env, NULL, 0, &store->txn);
+
+		if (rc) {
+			store->txn = NULL;
+			return mdb_to_errno(rc);
+		}
+	}
+	*out = store->txn;
+	return 0;
+}
+
+int
+store_flush(struct store *store)
+{
+	int rc;
+
+	if (!store->txn)
+		return 0;
+	rc = mdb_txn_commit(store->txn);
+	store->txn = NULL;
+	store->pending = 0;
+	return mdb_to_errno(rc);
+}
+
+size_t
+store_pending(const struct store *store)
+{
+	return store->pending;
+}
+
+/* Opens the DBIs and checks or stamps the schema. */
+static int
+store_prepare(struct store *store)
+{
+	MDB_txn *txn = NULL;
+	MDB_val key = {6, "schema"}, val;
+	uint32_t schema = STORE_SCHEMA;
+	int rc;
+
+	rc = mdb_txn_begin(store->env, NULL, 0, &txn);
+	if (rc)
+		return mdb_to_errno(rc);
+	for (int i = 0; i < DB_COUNT; i++) {
+		rc = mdb_dbi_open(txn, db_names[i], MDB_CREATE, &store->dbi[i]);
+		if (rc)
+			goto fail;
+	}
+	rc = mdb_get(txn, store->dbi[DB_META], &key, &val);
+	if (rc == MDB_NOTFOUND) {
+		val.mv_size = sizeof(schema);
+		val.mv_data = &schema;
+		rc = mdb_put(txn, store->dbi[DB_META], &key, &val, 0);
+		if (rc)
+			goto fail;
+	} else if (rc) {
+		goto fail;
+	} else if (val.mv_size != sizeof(schema) ||
+		   memcmp(val.mv_data, &schema, sizeof(schema)) != 0) {
+		mdb_txn_abort(txn);
+		return -EPROTO;
+	}
+	return mdb_to_errno(mdb_txn_commit(txn));
+fail:
+	mdb_txn_abort(txn);
+	return mdb_to_errno(rc);
+}
+
+static int
+store_try_open(const char *dir, struct store **out)
+{
+	struct store *store = calloc(1, sizeof(*store));
+	int rc;
+
+	if (!store)
+		return -ENOMEM;
+	rc = mdb_env_create(&store->env);
+	if (rc) {
+		free(store);
+		return mdb_to_errno(rc);
+	}
+	mdb_env_set_maxdbs(store->env, DB_COUNT);
+	mdb_env_set_mapsize(store->env, STORE_MAP_SIZE);
+	/* NOMETASYNC: one fsync per commit; a crash of the machine can lose
+	 * only the last commit, never the file's integrity. */
+	rc = mdb_env_open(store->env, dir, MDB_NOMETASYNC, 0600);
+	if (rc)
+		goto fail;
+	rc = store_prepare(store);
+	if (rc)
+		goto fail_errno;
+	*out = store;
+	return 0;
+fail:
+	rc = mdb_to_errno(rc);
+fail_errno:
+	mdb_env_close(store->env);
+	free(store);
+	return rc;
+}
+
+int
+store_open(const char *dir, bool move_aside, struct store **out)
+{
+	char path[4096], aside[4200];
+	int rc = store_try_open(dir, out);
+
+	if (rc != -EPROTO || !move_aside)
+		return rc;
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	snprintf(aside, sizeof(aside), "%s/data.mdb.bad-%lld", dir,
+		 (long long)time(NULL));
+	if (rename(path, aside) < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/lock.mdb", dir);
+	unlink(path);
+	return store_try_open(dir, out);
+}
+
+void
+store_close(struct store *store)
+{
+	if (!store)
+		return;
+	store_flush(store);
+	mdb_env_close(store->env);
+	free(store);
+}
+
+static void
+client_key(const struct grey_client *client, uint8_t *key)
+{
+	key[0] = client->family;
+	key[1] = client->prefix;
+	memcpy(key + 2, client->bytes, 16);
+}
+
+static size_t
+triplet_key(const struct grey_client *client, const char *sender,
+	    const char *rcpt, uint8_t *key)
+{
+	size_t ls = strnlen(sender, STORE_KEY_ADDR_MAX);
+	size_t lr = strnlen(rcpt, STORE_KEY_ADDR_MAX);
+
+	client_key(client, key);
+	memcpy(key + CLIENT_KEY_LEN, sender, ls);
+	key[CLIENT_KEY_LEN + ls] = 0;
+	memcpy(key + CLIENT_KEY_LEN + ls + 1, rcpt, lr);
+	return CLIENT_KEY_LEN + ls + 1 + lr;
+}
+
+static int
+get_fixed(struct store *store, int db, MDB_val *key, void *out, size_t len)
+{
+	MDB_txn *txn = NULL;
+	MDB_val val;
+	int rc = txn_get(store, &txn);
+
+	if (rc)
+		return rc;
+	rc = mdb_get(txn, store->dbi[db], key, &val);
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc)
+		return mdb_to_errno(rc);
+	if (val.mv_size != len)
+		return -EPROTO;
+	memcpy(out, val.mv_data, len);
+	return STORE_FOUND;
+}
+
+static int
+put_fixed(struct store *store, int db, MDB_val *key, const void *rec,
+	  size_t len)
+{
+	MDB_txn *txn = NULL;
+	MDB_val val = {len, (void *)rec};
+	int rc = txn_get(store, &txn);
+
+	if (rc)
+		return rc;
+	rc = mdb_put(txn, store->dbi[db], key, &val, 0);
+	if (rc)
+		return mdb_to_errno(rc);
+	store->pending++;
+	return 0;
+}
+
+int
+store_get_triplet(struct store *store, const struct grey_client *client,
+		  const char *sender, const char *rcpt,
+		  struct store_triplet *out)
+{
+	uint8_t buf[512];
+	MDB_val key = {triplet_key(client, sender, rcpt, buf), buf};
+
+	return get_fixed(store, DB_TRIPLET, &key, out, sizeof(*out));
+}
+
+int
+store_put_triplet(struct store *store, const struct grey_client *client,
+		  const char *sender, const char *rcpt,
+		  const struct store_triplet *rec)
+{
+	uint8_t buf[512];
+	MDB_val key = {triplet_key(client, sender, rcpt, buf), buf};
+
+	return put_fixed(store, DB_TRIPLET, &key, rec, sizeof(*rec));
+}
+
+static int
+client_db(enum store_table table)
+{
+	return table == STORE_TRAP ? DB_TRAP : DB_PASS;
+}
+
+int
+store_get_client(struct store *store, enum store_table table,
+		 const struct grey_client *client, struct store_client *out)
+{
+	uint8_t buf[CLIENT_KEY_LEN];
+	MDB_val key = {sizeof(buf), buf};
+
+	client_key(client, buf);
+	return get_fixed(store, client_db(table), &key, out, sizeof(*out));
+}
+
+int
+store_put_client(struct store *store, enum store_table table,
+		 const struct grey_client *client,
+		 const struct store_client *rec)
+{
+	uint8_t buf[CLIENT_KEY_LEN];
+	MDB_val key = {sizeof(buf), buf};
+
+	client_key(client, buf);
+	return put_fixed(store, client_db(table), &key, rec, sizeof(*rec));
+}
+
+int
+store_del_client(struct store *store, enum store_table table,
+		 const struct grey_client *client)
+{
+	uint8_t buf[CLIENT_KEY_LEN];
+	MDB_val key = {sizeof(buf), buf};
+	MDB_txn *txn = NULL;
+	int rc = txn_get(store, &txn);
+
+	if (rc)
+		return rc;
+	client_key(client, buf);
+	rc = mdb_del(txn, store->dbi[client_db(table)], &key, NULL);
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc)
+		return mdb_to_errno(rc);
+	store->pending++;
+	return STORE_FOUND;
+}
+
+int
+store_each_client(struct store *store, enum store_table table, int64_t now,
+		  store_client_fn *fn, void *ctx)
+{
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur;
+	MDB_val key, val;
+	int rc = txn_get(store, &txn), r = 0;
+
+	if (rc)
+		return rc;
+	rc = mdb_cursor_open(txn, store->dbi[client_db(table)], &cur);
+	if (rc)
+		return mdb_to_errno(rc);
+	for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
+		struct grey_client client;
+		struct store_client rec;
+		const uint8_t *k = key.mv_data;
+
+		if (key.mv_size != CLIENT_KEY_LEN || val.mv_size != sizeof(rec))
+			continue;
+		memcpy(&rec, val.mv_data, sizeof(rec));
+		if (rec.expires <= now)
+			continue;
+		client.family = k[0];
+		client.prefix = k[1];
+		memcpy(client.bytes, k + 2, 16);
+		r = fn(&client, &rec, ctx);
+		if (r)
+			break;
+	}
+	mdb_cursor_close(cur);
+	if (rc && rc != MDB_NOTFOUND)
+		return mdb_to_errno(rc);
+	return r;
+}
+
+static bool
+record_expired(int db, const MDB_val *val, int64_t now,
+	       uint32_t triplet_ttl_sec)
+{
+	if (db == DB_TRIPLET) {
+		struct store_triplet t;
+
+		if (val->mv_size != sizeof(t))
+			return true;
+		memcpy(&t, val->mv_data, sizeof(t));
+		return t.last_seen + (int64_t)triplet_ttl_sec <= now;
+	} else {
+		struct store_client c;
+
+		if (val->mv_size != sizeof(c))
+			return true;
+		memcpy(&c, val->mv_data, sizeof(c));
+		return c.expires <= now;
+	}
+}
+
+/* Examines at most budget records of one table from where the last scan
+ * stopped; deletes the expired ones. */
+static int
+purge_table(struct store *store, int db, int64_t now, uint32_t ttl,
+	    size_t budget, int *deleted)
+{
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur;
+	MDB_val key = {store->purge_at_len[db], store->purge_at[db]}, val;
+	int rc = txn_get(store, &txn);
+
+	if (rc)
+		return rc;
+	rc = mdb_cursor_open(txn, store->dbi[db], &cur);
+	if (rc)
+		return mdb_to_errno(rc);
+	rc = key.mv_size ? mdb_cursor_get(cur, &key, &val, MDB_SET_RANGE)
+			 : mdb_cursor_get(cur, &key, &val, MDB_FIRST);
+	while (rc == 0 && budget-- > 0) {
+		if (record_expired(db, &val, now, ttl)) {
+			rc = mdb_cursor_del(cur, 0);
+			if (rc)
+				break;
+			(*deleted)++;
+			store->pending++;
+			rc = mdb_cursor_get(cur, &key, &val, MDB_GET_CURRENT);
+			if (rc == MDB_NOTFOUND || rc == EINVAL)
+				rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT);
+			continue;
+		}
+		rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT);
+	}
+	if (rc == 0 && key.mv_size <= sizeof(store->purge_at[db])) {
+		memcpy(store->purge_at[db], key.mv_data, key.mv_size);
+		store->purge_at_len[db] = key.mv_size;
+	} else {
+		store->purge_at_len[db] = 0; /* reached the end: wrap */
+	}
+	mdb_cursor_close(cur);
+	if (rc && rc != MDB_NOTFOUND)
+		return mdb_to_errno(rc);
+	return 0;
+}
+
+int
+store_purge(struct store *store, int64_t now, uint32_t triplet_ttl_sec,
+	    size_t max)
+{
+	static const int dbs[] = {DB_TRIPLET, DB_PASS, DB_TRAP};
+	int deleted = 0;
+
+	for (size_t i = 0; i < sizeof(dbs) / sizeof(dbs[0]); i++) {
+		int rc = purge_table(store, dbs[i], now, triplet_ttl_sec, max,
+				     &deleted);
+
+		if (rc)
+			return rc;
+	}
+	return deleted;
+}
+
+size_t
+store_count(struct store *store, int table)
+{
+	int db = table < 0 ? DB_TRIPLET : client_db((enum store_table)table);
+	MDB_txn *txn = NULL;
+	MDB_stat st;
+
+	if (txn_get(store, &txn) || mdb_stat(txn, store->dbi[db], &st))
+		return 0;
+	return st.ms_entries;
+}

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Tests of the greylist state machine with a fake clock (plain `now`
+ * values) over a real LMDB store in a temp dir: every rule and boundary,
+ * normalisation, client keys, trap precedence. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "policy.h"
+
+#define T0 1700000000LL
+
+static char tmpdir[64];
+static struct store *store;
+static struct grey *grey;
+static struct grey_config cfg;
+
+static void
+setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/gg-policy-XXXXXX");
+	CHECK(mkdtemp(tmpdir));
+	CHECK_INT(store_open(tmpdir, false, &store), 0);
+	grey_config_defaults(&cfg);
+	grey = grey_new(&cfg, store);
+	CHECK(grey);
+}
+
+static void
+teardown(void)
+{
+	char cmd[128];
+
+	grey_free(grey);
+	store_close(store);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	CHECK_INT(system(cmd), 0);
+}
+
+static struct grey_addr
+ip(const char *text)
+{
+	struct grey_addr a = {0};
+
+	if (inet_pton(AF_INET, text, a.bytes) == 1)
+		a.family = AF_INET;
+	else {
+		CHECK_INT(inet_pton(AF_INET6, text, a.bytes), 1);
+		a.family = AF_INET6;
+	}
+	return a;
+}
+
+static struct grey_decision
+rcpt_at(int64_t now, const char *client, const char *from, const char *to,
+	enum grey_path path, int reply)
+{
+	struct grey_decision d;
+	struct grey_addr a = ip(client);
+
+	CHECK_INT(grey_on_rcpt(grey, now, &a, from, to, path, reply, &d), 0);
+	return d;
+}
+
+static struct grey_decision
+tarpit(int64_t now, const char *client, const char *from, const char *to)
+{
+	return rcpt_at(now, client, from, to, GREY_PATH_TARPIT, 451);
+}
+
+static const char *
+key_of(const struct grey_decision *d)
+{
+	static char buf[64];
+
+	return grey_client_format(&d->client, buf, sizeof(buf));
+}
+
+static void
+test_first_sight_then_retry_passes_exactly_at_delay(void)
+{
+	struct grey_decision d;
+
+	setup();
+	d = tarpit(T0, "198.51.100.7", "alice@a.test", "bob@b.test");
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	CHECK_INT(d.wait_sec, 300);
+	CHECK_STR(key_of(&d), "198.51.100.0/24");
+
+	d = tarpit(T0 + 120, "198.51.100.7", "alice@a.test", "bob@b.test");
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(d.reason, GREY_REASON_EARLY_RETRY);
+	CHECK_INT(d.wait_sec, 180);
+
+	/* An early retry does not reset first sight: 299 s still waits 1. */
+	d = tarpit(T0 + 299, "198.51.100.7", "alice@a.test", "bob@b.test");
+	CHECK_INT(d.reason, GREY_REASON_EARLY_RETRY);
+	CHECK_INT(d.wait_sec, 1);
+
+	d = tarpit(T0 + 300, "198.51.100.7", "alice@a.test", "bob@b.test");
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_RETRY_PASSED);
+	CHECK_INT(d.delay_sec, 300);
+	CHECK_INT(d.expires, T0 + 300 + 35 * 86400);
+	CHECK_STR(key_of(&d), "198.51.100.0/24");
+
+	CHECK_INT(grey_get_counters(grey)->greylisted_new, 1);
+	CHECK_INT(grey_get_counters(grey)->greylisted_early, 2);
+	CHECK_INT(grey_get_counters(grey)->passed_retry, 1);
+	CHECK_INT(grey_get_counters(grey)->attempts, 4);
+	teardown();
+}
+
+static void
+test_retry_window_boundaries(void)
+{
+	const int64_t w = 2 * 86400;
+	struct grey_decision d;
+
+	setup();
+	tarpit(T0, "198.51.100.7", "a@a.test", "b@b.test");
+	d = tarpit(T0 + w, "198.51.100.7", "a@a.test", "b@b.test");
+	CHECK_INT(d.reason, GREY_REASON_RETRY_PASSED);
+
+	tarpit(T0, "203.0.113.9", "a@a.test", "b@b.test");
+	d = tarpit(T0 + w + 1, "203.0.113.9", "a@a.test", "b@b.test");
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	/* It started over: the clock runs from the new first sight. */
+	d = tarpit(T0 + w + 1 + 299, "203.0.113.9", "a@a.test", "b@b.test");
+	CHECK_INT(d.reason, GREY_REASON_EARLY_RETRY);
+	d = tarpit(T0 + w + 1 + 300, "203.0.113.9", "a@a.test", "b@b.test");
+	CHECK_INT(d.reason, GREY_REASON_RETRY_PASSED);
+	teardown();
+}
+
+static void
+test_triplet_is_the_key(void)
+{
+	struct grey_decision d;
+
+	setup();
+	tarpit(T0, "198.51.100.7", "a@a.test", "b@b.test");
+	/* Another recipient, another sender: new triplets. */
+	d = tarpit(T0 + 400, "198.51.100.7", "a@a.test", "c@b.test");
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	d = tarpit(T0 + 400, "198.51.100.7", "z@a.test", "b@b.test");
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	/* The same /24 (another host of the bank) retries: passes. */
+	d = tarpit(T0 + 400, "198.51.100.200", "A@A.TEST", "B@b.test");
+	CHECK_INT(d.reason, GREY_REASON_RETRY_PASSED);
+	/* Another /24 is another client. */
+	d = tarpit(T0 + 400, "198.51.101.7", "a@a.test", "b@b.test");
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	teardown();
+}
+
+static void
+test_ipv6_slash64_and_full_address_option(void)
+{
+	struct grey_decision d;
+
+	setup();
+	d = tarpit(T0, "2001:db8:1:2::25", "a@a.test", "b@b.test");
+	CHECK_STR(key_of(&d), "2001:db8:1:2::/64");
+	d = tarpit(T0 + 300, "2001:db8:1:2:ffff::1", "a@a.test", "b@b.test");
+	CHECK_INT(d.reason, GREY_REASON_RETRY_PASSED);
+	teardown();
+
+	setup();
+	grey_free(grey);
+	cfg.prefix4 = 32;
+	cfg.prefix6 = 128;
+	grey = grey_new(&cfg, store);
+	d = tarpit(T0, "198.51.100.7", "a@a.test", "b@b.test");
+	CHECK_STR(key_of(&d), "198.51.100.7/32");
+	d = tarpit(T0 + 300, "198.51.100.8", "a@a.test", "b@b.test");
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	d = tarpit(T0, "2001:db8::1", "a@a.test", "b@b.test");
+	CHECK_STR(key_of(&d), "2001:db8::1/128");
+	teardown();
+}
+
+static void
+test_fast_path_refresh_is_rate_limited(void)
+{
+	struct grey_decision d;
+	int64_t t;
+
+	setup();
+	tarpit(T0, "198.51.100.7", "a@a.test", "b@b.test");
+	tarpit(T0 + 300, "198.51.100.7", "a@a.test", "b@b.test");
+	t = T0 + 400;
+	d = rcpt_at(t, "198.51.100.9", "x@a.test", "y@b.test", GREY_PATH_FAST,
+		    250);
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_PASSED);
+	d = rcpt_at(T0 + 300 + 3600, "198.51.100.9", "x@a.test", "y@b.test",
+		    GREY_PATH_FAST, 250);
+	CHECK_INT(d.action, GREY_REFRESH);
+	CHECK_INT(d.reason, GREY_REASON_FASTPATH_REFRESH);
+	CHECK_INT(d.expires, T0 + 300 + 3600 + 35 * 86400);
+	/* Refused at the MTA (550): no refresh. */
+	d = rcpt_at(T0 + 300 + 3 * 3600, "198.51.100.9", "x@a.test",
+		    "y@b.test", GREY_PATH_FAST, 550);
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(grey_get_counters(grey)->refreshed, 1);
+	/* An unpassed client on the fast path is not ours to decide. */
+	d = rcpt_at(t, "203.0.113.5", "x@a.test", "y@b.test", GREY_PATH_FAST,
+		    250);
+	CHECK_INT(d.action, GREY_ACTION_NONE);
+	/* After the pass ends the client is greylisted again. */
+	d = tarpit(T0 + 300 + 3600 + 35 * 86400, "198.51.100.7", "q@a.test",
+		   "b@b.test");
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	teardown();
+}
+
+static void
+test_allow_exempt_starttls(void)
+{
+	struct grey_decision d;
+	struct grey_addr a;
+
+	setup();
+	CHECK_INT(grey_allow_add(grey, "203.0.113.0/25"), 0);
+	CHECK_INT(grey_allow_add(grey, "2001:db8:aa::/48"), 0);
+	CHECK_INT(grey_allow_add(grey, "not-a-net"), -EINVAL);
+	CHECK_INT(grey_allow_add(grey, "10.0.0.0/33"), -EINVAL);
+	d = tarpit(T0, "203.0.113.100", "a@a.test", "b@b.test");
+	CHECK_INT(d.action, GREY_ALLOWED);
+	CHECK_INT(d.reason, GREY_REASON_ALLOW_LIST);
+	d = tarpit(T0, "203.0.113.200", "a@a.test", "b@b.test");
+	CHECK_INT(d.action, GREY_GREYLIST);
+	d = tarpit(T0, "2001:db8:aa:1::9", "a@a.test", "b@b.test");
+	CHECK_INT(d.action, GREY_ALLOWED);
+
+	CHECK_INT(grey_exempt_add(grey, "postmaster@"), 0);
+	CHECK_INT(grey_exempt_add(grey, "Abuse@B.test"), 0);
+	d = tarpit(T0, "198.51.100.7", "a@a.test", "PostMaster@x.test");
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_RECIPIENT_EXEMPT);
+	d = tarpit(T0, "198.51.101.7", "a@a.test", "abuse@b.test");
+	CHECK_INT(d.reason, GREY_REASON_RECIPIENT_EXEMPT);
+	d = tarpit(T0, "198.51.102.7", "a@a.test", "abuse@c.test");
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+
+	a = ip("198.51.103.7");
+	CHECK_INT(grey_on_starttls(grey, T0, &a, GREY_PATH_TARPIT, &d), 0);
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_STARTTLS);
+	CHECK_STR(key_of(&d), "198.51.103.0/24");
+	/* Off: nothing. */
+	grey_free(grey);
+	cfg.tls_pass = false;
+	grey = grey_new(&cfg, store);
+	a = ip("198.51.104.7");
+	CHECK_INT(grey_on_starttls(grey, T0, &a, GREY_PATH_TARPIT, &d), 0);
+	CHECK_INT(d.action, GREY_ACTION_NONE);
+	teardown();
+}
+
+static void
+test_trap_wins_over_all_but_allow_list(void)
+{
+	struct grey_decision d;
+	struct grey_addr a;
+
+	setup();
+	CHECK_INT(grey_trap_add(grey, "spamtrap@b.test"), 0);
+	CHECK_INT(grey_exempt_add(grey, "postmaster@"), 0);
+	CHECK_INT(grey_allow_add(grey, "203.0.113.0/24"), 0);
+	/* A passed /24 ... */
+	tarpit(T0, "198.51.100.7", "a@a.test", "b@b.test");
+	d = tarpit(T0 + 300, "198.51.100.7", "a@a.test", "b@b.test");
+	CHECK_INT(d.action, GREY_PASS);
+	/* ... one host of it hits the trap. */
+	d = tarpit(T0 + 400, "198.51.100.7", "x@a.test", "SpamTrap@b.test");
+	CHECK_INT(d.action, GREY_TRAP);
+	CHECK_STR(key_of(&d), "198.51.100.7/32");
+	CHECK_INT(d.expires, T0 + 400 + 86400);
+	/* Trapped: neither its pass, a retry, an exempt recipient nor
+	 * STARTTLS gets it through. */
+	d = tarpit(T0 + 500, "198.51.100.7", "a@a.test", "b@b.test");
+	CHECK_INT(d.action, GREY_TRAP);
+	d = tarpit(T0 + 500, "198.51.100.7", "a@a.test", "postmaster@b.test");
+	CHECK_INT(d.action, GREY_TRAP);
+	a = ip("198.51.100.7");
+	CHECK_INT(grey_on_starttls(grey, T0 + 500, &a, GREY_PATH_TARPIT, &d),
+		  0);
+	CHECK_INT(d.action, GREY_TRAP);
+	/* Its neighbour in the /24 is still passed. */
+	d = tarpit(T0 + 500, "198.51.100.8", "a@a.test", "b@b.test");
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_PASSED);
+	/* The allow list wins over the trap. */
+	d = tarpit(T0 + 500, "203.0.113.4", "a@a.test", "spamtrap@b.test");
+	CHECK_INT(d.action, GREY_ALLOWED);
+	/* The trap ends after trap_ttl. */
+	d = tarpit(T0 + 400 + 86400, "198.51.100.7", "a@a.test", "b@b.test");
+	CHECK_INT(d.action, GREY_PASS);
+	/* Counted per RCPT: the STARTTLS above is not one. */
+	CHECK_INT(grey_get_counters(grey)->trapped, 3);
+	teardown();
+}
+
+static void
+check_sender(const char *in, const char *want)
+{
+	char out[GREY_ADDR_MAX];
+
+	CHECK(grey_normalize_sender(in, out, sizeof(out)) >= 0);
+	if (strcmp(out, want) != 0) {
+		fprintf(stderr, "normalize(%s) = %s, want %s\n", in, out, want);
+		exit(1);
+	}
+}
+
+static void
+test_normalisation(void)
+{
+	struct grey_decision d;
+	char small[8];
+
+	check_sender("", "");
+	check_sender("Alice@Example.ORG", "alice@example.org");
+	check_sender("prvs=1234abcd=alice@example.org", "alice@example.org");
+	check_sender("PRVS=0077a1b2c3=Alice@example.org", "alice@example.org");
+	check_sender("msprvs1=17xyz=bounces@m.example", "bounces@m.example");
+	check_sender("SRS0=HHH=TT=orig.example=alice@fwd.example",
+		     "alice@orig.example");
+	check_sender("SRS1=HHH=fwd1.example==HHH=TT=orig.example=bob@fwd2.test",
+		     "bob@orig.example");
+	check_sender("bounce-12345-678@list.example", "bounce-#-#@list.example");
+	check_sender("owner-list+bob=b.test@list.example",
+		     "owner-list+#@list.example");
+	check_sender("user2@example.org", "user2@example.org");
+	check_sender("no-at-sign", "no-at-sign");
+	CHECK_INT(grey_normalize_sender("alice@example.org", small,
+					sizeof(small)),
+		  -ENAMETOOLONG);
+
+	/* Two list mails with different VERP tags keep one triplet. */
+	setup();
+	tarpit(T0, "198.51.100.7", "list-bounces-9911@l.test", "b@b.test");
+	d = tarpit(T0 + 300, "198.51.100.7", "list-bounces-1234@L.test",
+		   "B@b.test");
+	CHECK_INT(d.reason, GREY_REASON_RETRY_PASSED);
+	/* The null sender is a valid sender. */
+	d = tarpit(T0, "198.51.101.7", "", "b@b.test");
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	d = tarpit(T0 + 300, "198.51.101.7", "", "b@b.test");
+	CHECK_INT(d.reason, GREY_REASON_RETRY_PASSED);
+	teardown();
+}
+
+static void
+test_cidr_parse_format(void)
+{
+	struct grey_client c;
+	char buf[64];
+	struct grey_addr a;
+
+	CHECK_INT(grey_cidr_parse("198.51.100.77/24", &c), 0);
+	CHECK_STR(grey_client_format(&c, buf, sizeof(buf)), "198.51.100.0/24");
+	CHECK_INT(grey_cidr_parse("198.51.100.77", &c), 0);
+	CHECK_STR(grey_client_format(&c, buf, sizeof(buf)), "198.51.100.77/32");
+	CHECK_INT(grey_cidr_parse("2001:db8::1/0", &c), 0);
+	CHECK_STR(grey_client_format(&c, buf, sizeof(buf)), "::/0");
+	CHECK_INT(grey_cidr_parse("2001:db8:ffff::/33", &c), 0);
+	CHECK_STR(grey_client_format(&c, buf, sizeof(buf)), "2001:db8:8000::/33");
+	a = ip("2001:db8:ffff::1");
+	CHECK(grey_client_contains(&c, &a));
+	a = ip("2001:db8:7fff::1");
+	CHECK(!grey_client_contains(&c, &a));
+	a = ip("198.51.100.1");
+	CHECK(!grey_client_contains(&c, &a));
+	CHECK_INT(grey_cidr_parse("198.51.100.0/", &c), -EINVAL);
+	CHECK_INT(grey_cidr_parse("198.51.100.0/-1", &c), -EINVAL);
+	CHECK_INT(grey_cidr_parse("/24", &c), -EINVAL);
+	CHECK_INT(grey_cidr_parse("198.51.100.0/24x", &c), -EINVAL);
+	CHECK_INT(grey_cidr_parse("2001:db8::/129", &c), -EINVAL);
+}
+
+int
+main(void)
+{
+	RUN(test_first_sight_then_retry_passes_exactly_at_delay);
+	RUN(test_retry_window_boundaries);
+	RUN(test_triplet_is_the_key);
+	RUN(test_ipv6_slash64_and_full_address_option);
+	RUN(test_fast_path_refresh_is_rate_limited);
+	RUN(test_allow_exempt_starttls);
+	RUN(test_trap_wins_over_all_but_allow_list);
+	RUN(test_normalisation);
+	RUN(test_cidr_parse_format);
+	return 0;
+}
