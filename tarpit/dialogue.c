@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The tarpit's SMTP dialogue: one command line in, one reply out. Pure: no
+ * sockets, no allocation, every copy bounded. Nothing a client sends is
+ * ever accepted: RCPT gets 451 (or, for the null sender, DATA does). */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tarpit.h"
+
+void
+tarpit_dialogue_init(struct tarpit_dialogue *d, const struct tarpit_config *cfg)
+{
+	memset(d, 0, sizeof(*d));
+	d->cfg = cfg;
+}
+
+size_t
+tarpit_banner(const struct tarpit_config *cfg, char *out, size_t len)
+{
+	int n = snprintf(out, len, "220 %s ESMTP\r\n", cfg->hostname);
+
+	return n < 0 ? 0 : (size_t)n >= len ? len - 1 : (size_t)n;
+}
+
+/* Is the line the verb (case-insensitive), followed by end or a space? */
+static bool
+is_verb(const char *line, size_t len, const char *verb)
+{
+	size_t n = strlen(verb);
+
+	return len >= n && strncasecmp(line, verb, n) == 0 &&
+	       (len == n || line[n] == ' ');
+}
+
+static bool
+has_prefix_ci(const char *line, size_t len, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return len >= n && strncasecmp(line, prefix, n) == 0;
+}
+
+/* The <path> after "MAIL FROM:" or "RCPT TO:", printable ASCII only, into
+ * buf. Returns its length, or -1 if there is no well-formed path. */
+static int
+envelope_path(const char *p, size_t len, char *buf, size_t buflen)
+{
+	size_t i = 0, n = 0;
+
+	while (i < len && p[i] == ' ')
+		i++;
+	if (i >= len || p[i] != '<')
+		return -1;
+	for (i++; i < len && p[i] != '>'; i++) {
+		if (!isgraph((unsigned char)p[i]) || n + 1 >= buflen)
+			return -1;
+		buf[n++] = p[i];
+	}
+	if (i >= len)
+		return -1;
+	buf[n] = 0;
+	return (int)n;
+}
+
+static size_t
+reply(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static size_t
+reply(char *out, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, TARPIT_REPLY_MAX, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return 0;
+	return (size_t)n >= TARPIT_REPLY_MAX ? TARPIT_REPLY_MAX - 1 : (size_t)n;
+}
+
+/* Appends "250-KEYWORD\r\n" if it fits; *last gets where it starts. */
+static size_t
+ehlo_line(char *out, size_t n, size_t *last, const char *kw, size_t kl)
+{
+	if (kl == 0 || n + kl + 6 >= TARPIT_REPLY_MAX)
+		return n;
+	*last = n;
+	memcpy(out + n, "250-", 4);
+	memcpy(out + n + 4, kw, kl);
+	memcpy(out + n + 4 + kl, "\r\n", 2);
+	return n + kl + 6;
+}
+
+static size_t
+ehlo_reply(const struct tarpit_config *cfg, char *out)
+{
+	const char *caps = cfg->capabilities ? cfg->capabilities : "";
+	size_t n = 0, last = 0;
+
+	n = ehlo_line(out, n, &last, cfg->hostname, strlen(cfg->hostname));
+	while (*caps) {
+		size_t kl = strcspn(caps, ",");
+		const char *kw = caps;
+
+		caps += kl + (caps[kl] == ',');
+		while (kl > 0 && *kw == ' ') {
+			kw++;
+			kl--;
+		}
+		while (kl > 0 && kw[kl - 1] == ' ')
+			kl--;
+		n = ehlo_line(out, n, &last, kw, kl);
+	}
+	if (cfg->offer_starttls)
+		n = ehlo_line(out, n, &last, "STARTTLS", 8);
+	out[last + 3] = ' '; /* the last line is "250 " */
+	out[n] = 0;
+	return n;
+}
+
+static int
+bad_command(struct tarpit_dialogue *d, char *out, size_t *out_len,
+	    const char *text)
+{
+	d->bad++;
+	if (d->cfg->max_bad_commands && d->bad >= d->cfg->max_bad_commands) {
+		*out_len = reply(out, "421 4.7.0 %s Error: too many errors\r\n",
+				 d->cfg->hostname);
+		return TARPIT_CLOSE;
+	}
+	*out_len = reply(out, "%s\r\n", text);
+	return 0;
+}
+
+static void
+end_transaction(struct tarpit_dialogue *d)
+{
+	d->in_mail = 0;
+	d->null_sender = 0;
+	d->rcpts = 0;
+}
+
+static int
+on_bdat(struct tarpit_dialogue *d, const char *line, size_t len, char *out,
+	size_t *out_len)
+{
+	unsigned long long size = 0;
+	size_t i = 5;
+	bool digits = false;
+
+	while (i < len && isdigit((unsigned char)line[i])) {
+		size = size * 10 + (unsigned)(line[i++] - '0');
+		digits = true;
+		/* A chunk larger than we will ever skip: stop listening. */
+		if (size > 100u * 1024 * 1024)
+			break;
+	}
+	if (!digits || size > 100u * 1024 * 1024) {
+		*out_len = reply(out, "421 4.7.0 %s Error: bad BDAT size\r\n",
+				 d->cfg->hostname);
+		return TARPIT_CLOSE;
+	}
+	d->skip_bytes = (uint32_t)size;
+	end_transaction(d);
+	*out_len = reply(out, "451 4.7.1 Greylisted, please try again in "
+			      "%u seconds\r\n",
+			 d->cfg->retry_sec);
+	return 0;
+}
+
+int
+tarpit_dialogue_line(struct tarpit_dialogue *d, const char *line, size_t len,
+		     bool too_long, char *out, size_t *out_len)
+{
+	const struct tarpit_config *cfg = d->cfg;
+	char path[TARPIT_LINE_MAX];
+
+	*out_len = 0;
+	if (too_long)
+		return bad_command(d, out, out_len,
+				   "500 5.5.0 Error: line too long");
+	if (is_verb(line, len, "EHLO")) {
+		end_transaction(d);
+		*out_len = ehlo_reply(cfg, out);
+	} else if (is_verb(line, len, "HELO")) {
+		end_transaction(d);
+		*out_len = reply(out, "250 %s\r\n", cfg->hostname);
+	} else if (has_prefix_ci(line, len, "MAIL FROM:")) {
+		int n = envelope_path(line + 10, len - 10, path, sizeof(path));
+
+		if (d->in_mail)
+			return bad_command(d, out, out_len,
+					   "503 5.5.1 Error: nested MAIL "
+					   "command");
+		if (n < 0)
+			return bad_command(d, out, out_len,
+					   "501 5.1.7 Bad sender address "
+					   "syntax");
+		d->in_mail = 1;
+		d->null_sender = n == 0;
+		*out_len = reply(out, "250 2.1.0 Ok\r\n");
+	} else if (has_prefix_ci(line, len, "RCPT TO:")) {
+		int n = envelope_path(line + 8, len - 8, path, sizeof(path));
+
+		if (!d->in_mail)
+			return bad_command(d, out, out_len,
+					   "503 5.5.1 Error: need MAIL command");
+		if (n <= 0)
+			return bad_command(d, out, out_len,
+					   "501 5.1.3 Bad recipient address "
+					   "syntax");
+		if (d->rcpts < UINT8_MAX)
+			d->rcpts++;
+		/* Sender-verification callouts use <> and quit after RCPT:
+		 * answer them 250 and defer at DATA instead. */
+		if (d->null_sender && cfg->null_sender_at_data)
+			*out_len = reply(out, "250 2.1.5 Ok\r\n");
+		else
+			*out_len = reply(out,
+					 "451 4.7.1 <%.256s>: Greylisted, "
+					 "please try again in %u seconds\r\n",
+					 path, cfg->retry_sec);
+	} else if (is_verb(line, len, "DATA")) {
+		if (!d->in_mail)
+			return bad_command(d, out, out_len,
+					   "503 5.5.1 Error: need MAIL command");
+		end_transaction(d);
+		*out_len = reply(out, "451 4.7.1 Greylisted, please try again "
+				      "in %u seconds\r\n",
+				 cfg->retry_sec);
+	} else if (has_prefix_ci(line, len, "BDAT ")) {
+		return on_bdat(d, line, len, out, out_len);
+	} else if (is_verb(line, len, "STARTTLS")) {
+		*out_len = reply(out, "454 4.7.0 TLS not available due to "
+				      "temporary reason\r\n");
+	} else if (is_verb(line, len, "RSET")) {
+		end_transaction(d);
+		*out_len = reply(out, "250 2.0.0 Ok\r\n");
+	} else if (is_verb(line, len, "NOOP")) {
+		*out_len = reply(out, "250 2.0.0 Ok\r\n");
+	} else if (is_verb(line, len, "VRFY")) {
+		*out_len = reply(out, "252 2.0.0 Cannot VRFY user\r\n");
+	} else if (is_verb(line, len, "QUIT")) {
+		*out_len = reply(out, "221 2.0.0 Bye\r\n");
+		return TARPIT_CLOSE;
+	} else {
+		return bad_command(d, out, out_len,
+				   "502 5.5.2 Error: command not recognized");
+	}
+	return 0;
+}

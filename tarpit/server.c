@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The tarpit server: listeners, connections with a fixed-size state each,
+ * timeouts, connection caps, and the table of held connections that the
+ * sensor asks (by client address and port). Replies are written straight
+ * to the socket: a client that does not read them is not worth a buffer. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "loop.h"
+#include "tarpit.h"
+
+#define ACCEPT_BATCH 64
+#define RECENT_MAX 1024       /* closed connections remembered */
+#define RECENT_KEEP_MS 10000  /* and for how long */
+#define EMFILE_BACKOFF_MS 1000
+#define LISTEN_MAX 8
+
+struct conn {
+	struct tarpit *tp;
+	struct conn *hash_next;
+	struct loop_timer timer;
+	uint64_t idle_due_ms;
+	uint64_t session_due_ms;
+	struct tarpit_dialogue dlg;
+	int fd;
+	uint16_t port;
+	uint16_t in_len;
+	uint8_t family;
+	uint8_t discarding; /* inside an over-long line */
+	uint8_t reached_rcpt;
+	uint8_t addr[16];
+	char in[TARPIT_LINE_MAX];
+};
+
+struct recent {
+	uint64_t closed_ms;
+	uint16_t port;
+	uint8_t family;
+	uint8_t addr[16];
+};
+
+struct tarpit {
+	struct tarpit_config cfg;
+	struct loop *loop;
+	int listen_fd[LISTEN_MAX];
+	size_t nlisten;
+	struct loop_timer backoff; /* re-enables accept after EMFILE */
+	struct conn **buckets;
+	size_t nbuckets; /* power of two */
+	struct recent recent[RECENT_MAX];
+	size_t recent_next;
+	struct tarpit_counters counters;
+};
+
+static void on_backoff_over(struct loop *loop, struct loop_timer *timer,
+			    void *ctx);
+
+void
+tarpit_config_defaults(struct tarpit_config *cfg)
+{
+	cfg->hostname = "localhost";
+	cfg->retry_sec = 300;
+	cfg->capabilities = "PIPELINING, SIZE 52428800, 8BITMIME, "
+			    "ENHANCEDSTATUSCODES";
+	cfg->offer_starttls = true;
+	cfg->null_sender_at_data = true;
+	cfg->max_conns = 2000;
+	cfg->max_per_client = 16;
+	cfg->idle_timeout_ms = 30000;
+	cfg->session_timeout_ms = 120000;
+	cfg->max_bad_commands = 10;
+}
+
+static size_t
+addr_hash(const struct tarpit *tp, int family, const uint8_t *addr)
+{
+	size_t n = family == AF_INET ? 4 : 16;
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ addr[i]) * 16777619u;
+	return h & (tp->nbuckets - 1);
+}
+
+static bool
+same_addr(int family, const uint8_t *a, const uint8_t *b)
+{
+	return memcmp(a, b, family == AF_INET ? 4 : 16) == 0;
+}
+
+struct tarpit *
+tarpit_new(const struct tarpit_config *cfg, struct loop *loop)
+{
+	struct tarpit *tp = calloc(1, sizeof(*tp));
+	size_t n = 64;
+
+	if (!tp)
+		return NULL;
+	tp->cfg = *cfg;
+	tp->loop = loop;
+	while (n < 2 * (size_t)cfg->max_conns && n < 65536)
+		n *= 2;
+	tp->nbuckets = n;
+	loop_timer_init(&tp->backoff, on_backoff_over, tp);
+	tp->buckets = calloc(n, sizeof(*tp->buckets));
+	if (!tp->buckets) {
+		free(tp);
+		return NULL;
+	}
+	return tp;
+}
+
+static void
+remember_closed(struct tarpit *tp, const struct conn *c)
+{
+	struct recent *r = &tp->recent[tp->recent_next];
+
+	tp->recent_next = (tp->recent_next + 1) % RECENT_MAX;
+	r->closed_ms = loop_now_ms(tp->loop);
+	r->port = c->port;
+	r->family = c->family;
+	memcpy(r->addr, c->addr, 16);
+}
+
+static void
+conn_close(struct conn *c)
+{
+	struct tarpit *tp = c->tp;
+	struct conn **pp = &tp->buckets[addr_hash(tp, c->family, c->addr)];
+
+	while (*pp && *pp != c)
+		pp = &(*pp)->hash_next;
+	if (*pp)
+		*pp = c->hash_next;
+	loop_timer_cancel(tp->loop, &c->timer);
+	loop_del_fd(tp->loop, c->fd);
+	close(c->fd);
+	remember_closed(tp, c);
+	tp->counters.open--;
+	free(c);
+}
+
+void
+tarpit_free(struct tarpit *tp)
+{
+	if (!tp)
+		return;
+	for (size_t i = 0; i < tp->nbuckets; i++)
+		while (tp->buckets[i])
+			conn_close(tp->buckets[i]);
+	for (size_t i = 0; i < tp->nlisten; i++) {
+		loop_del_fd(tp->loop, tp->listen_fd[i]);
+		close(tp->listen_fd[i]);
+	}
+	loop_timer_cancel(tp->loop, &tp->backoff);
+	free(tp->buckets);
+	free(tp);
+}
+
+bool
+tarpit_holds(const struct tarpit *tp, int family, const uint8_t *addr,
+	     uint16_t port)
+{
+	uint64_t now = loop_now_ms(tp->loop);
+
+	for (const struct conn *c =
+		     tp->buckets[addr_hash(tp, family, addr)];
+	     c; c = c->hash_next)
+		if (c->family == family && c->port == port &&
+		    same_addr(family, c->addr, addr))
+			return true;
+	for (size_t i = 0; i < RECENT_MAX; i++) {
+		const struct recent *r = &tp->recent[i];
+
+		if (r->closed_ms && r->family == family && r->port == port &&
+		    now - r->closed_ms < RECENT_KEEP_MS &&
+		    same_addr(family, r->addr, addr))
+			return true;
+	}
+	return false;
+}
+
+const struct tarpit_counters *
+tarpit_get_counters(const struct tarpit *tp)
+{
+	return &tp->counters;
+}
+
+/* Sends a reply whole or not at all; false means the client is gone or
+ * is not reading. */
+static bool
+send_reply(int fd, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	if (len == 0)
+		return true;
+	do
+		n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)len;
+}
+
+static void
+conn_arm_timer(struct conn *c)
+{
+	uint64_t due = c->idle_due_ms < c->session_due_ms ? c->idle_due_ms
+							  : c->session_due_ms;
+
+	loop_timer_arm(c->tp->loop, &c->timer, due);
+}
+
+static void
+on_conn_timer(struct loop *loop, struct loop_timer *timer, void *ctx)
+{
+	struct conn *c = ctx;
+	char buf[128];
+	size_t n;
+
+	n = (size_t)snprintf(buf, sizeof(buf),
+			     "421 4.4.2 %s Error: timeout exceeded\r\n",
+			     c->tp->cfg.hostname);
+	send_reply(c->fd, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
+	c->tp->counters.timeouts++;
+	conn_close(c);
+}
+
+/* Answers every complete line in the buffer, in order (PIPELINING).
+ * Returns false when the connection was closed. */
+static bool
+conn_process(struct conn *c)
+{
+	char out[TARPIT_REPLY_MAX];
+	size_t start = 0, out_len;
+
+	for (size_t i = 0; i < c->in_len; i++) {
+		size_t len;
+		int r;
+
+		if (c->in[i] != '\n')
+			continue;
+		len = i - start;
+		if (len > 0 && c->in[start + len - 1] == '\r')
+			len--;
+		r = tarpit_dialogue_line(&c->dlg, c->in + start, len,
+					 c->discarding, out, &out_len);
+		c->discarding = 0;
+		if (c->dlg.rcpts && !c->reached_rcpt) {
+			c->reached_rcpt = 1;
+			c->tp->counters.reached_rcpt++;
+		}
+		if (out_len && out[0] == '5')
+			c->tp->counters.bad_commands++;
+		if (!send_reply(c->fd, out, out_len) || r == TARPIT_CLOSE) {
+			conn_close(c);
+			return false;
+		}
+		start = i + 1;
+		/* A BDAT chunk follows its command line: skip its bytes. */
+		if (c->dlg.skip_bytes) {
+			size_t skip = c->in_len - start < c->dlg.skip_bytes
+					      ? c->in_len - start
+					      : c->dlg.skip_bytes;
+
+			c->dlg.skip_bytes -= (uint32_t)skip;
+			start += skip;
+			i = start - 1;
+		}
+	}
+	memmove(c->in, c->in + start, c->in_len - start);
+	c->in_len = (uint16_t)(c->in_len - start);
+	if (c->in_len == sizeof(c->in)) {
+		/* No CRLF within the limit: drop what we have and answer 500
+		 * when the line finally ends. */
+		c->in_len = 0;
+		c->discarding = 1;
+	}
+	return true;
+}
+
+static void
+on_conn_ready(struct loop *loop, int fd, uint32_t events, void *ctx)
+{
+	struct conn *c = ctx;
+	char skipbuf[4096];
+	ssize_t n;
+
+	if (c->dlg.skip_bytes) {
+		size_t want = c->dlg.skip_bytes < sizeof(skipbuf)
+				      ? c->dlg.skip_bytes
+				      : sizeof(skipbuf);
+
+		n = recv(fd, skipbuf, want, MSG_DONTWAIT);
+		if (n > 0)
+			c->dlg.skip_bytes -= (uint32_t)n;
+	} else {
+		n = recv(fd, c->in + c->in_len, sizeof(c->in) - c->in_len,
+			 MSG_DONTWAIT);
+		if (n > 0)
+			c->in_len = (uint16_t)(c->in_len + n);
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		conn_close(c);
+		return;
+	}
+	c->idle_due_ms = loop_now_ms(loop) + c->tp->cfg.idle_timeout_ms;
+	if (!conn_process(c))
+		return;
+	conn_arm_timer(c);
+}
+
+static unsigned
+conns_from(const struct tarpit *tp, int family, const uint8_t *addr)
+{
+	unsigned n = 0;
+
+	for (const struct conn *c = tp->buckets[addr_hash(tp, family, addr)];
+	     c; c = c->hash_next)
+		n += c->family == family && same_addr(family, c->addr, addr);
+	return n;
+}
+
+static void
+refuse_busy(struct tarpit *tp, int fd)
+{
+	static const char busy[] = "421 4.7.0 Too busy, try again later\r\n";
+
+	send_reply(fd, busy, sizeof(busy) - 1);
+	tp->counters.busy++;
+	close(fd);
+}
+
+static void
+conn_start(struct tarpit *tp, int fd, const struct sockaddr_storage *ss)
+{
+	char banner[TARPIT_REPLY_MAX];
+	struct conn *c;
+	uint64_t now = loop_now_ms(tp->loop);
+	size_t h;
+
+	if (tp->counters.open >= tp->cfg.max_conns) {
+		refuse_busy(tp, fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		refuse_busy(tp, fd);
+		return;
+	}
+	c->tp = tp;
+	c->fd = fd;
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)ss;
+
+		c->family = AF_INET;
+		memcpy(c->addr, &in->sin_addr, 4);
+		c->port = ntohs(in->sin_port);
+	} else {
+		const struct sockaddr_in6 *in6 = (const void *)ss;
+
+		c->family = AF_INET6;
+		memcpy(c->addr, &in6->sin6_addr, 16);
+		c->port = ntohs(in6->sin6_port);
+	}
+	if (conns_from(tp, c->family, c->addr) >= tp->cfg.max_per_client) {
+		free(c);
+		refuse_busy(tp, fd);
+		return;
+	}
+	tarpit_dialogue_init(&c->dlg, &tp->cfg);
+	loop_timer_init(&c->timer, on_conn_timer, c);
+	c->idle_due_ms = now + tp->cfg.idle_timeout_ms;
+	c->session_due_ms = now + tp->cfg.session_timeout_ms;
+	if (loop_add_fd(tp->loop, fd, EPOLLIN, on_conn_ready, c) < 0) {
+		free(c);
+		close(fd);
+		return;
+	}
+	h = addr_hash(tp, c->family, c->addr);
+	c->hash_next = tp->buckets[h];
+	tp->buckets[h] = c;
+	tp->counters.open++;
+	tp->counters.connections++;
+	if (!send_reply(fd, banner, tarpit_banner(&tp->cfg, banner,
+						 sizeof(banner)))) {
+		conn_close(c);
+		return;
+	}
+	conn_arm_timer(c);
+}
+
+static void
+set_accepting(struct tarpit *tp, bool on)
+{
+	for (size_t i = 0; i < tp->nlisten; i++)
+		loop_mod_fd(tp->loop, tp->listen_fd[i], on ? EPOLLIN : 0);
+}
+
+static void
+on_backoff_over(struct loop *loop, struct loop_timer *timer, void *ctx)
+{
+	set_accepting(ctx, true);
+}
+
+static void
+on_listen_ready(struct loop *loop, int fd, uint32_t events, void *ctx)
+{
+	struct tarpit *tp = ctx;
+
+	for (int i = 0; i < ACCEPT_BATCH; i++) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		int cfd = accept4(fd, (struct sockaddr *)&ss, &sl,
+				  SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (cfd >= 0) {
+			conn_start(tp, cfd, &ss);
+			continue;
+		}
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+		    errno == ENOMEM) {
+			/* Out of descriptors: stop accepting for a while
+			 * rather than spin on a listener that stays ready. */
+			set_accepting(tp, false);
+			loop_timer_arm(loop, &tp->backoff,
+				       loop_now_ms(loop) + EMFILE_BACKOFF_MS);
+		}
+		return;
+	}
+}
+
+int
+tarpit_listen(struct tarpit *tp, const struct sockaddr *addr,
+	      socklen_t addr_len)
+{
+	int fd, one = 1, r;
+
+	if (tp->nlisten == LISTEN_MAX)
+		return -ENOSPC;
+	fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (addr->sa_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	/* The kernel caps the backlog at net.core.somaxconn. SMTP's server
+	 * speaks first, so a full queue strands clients silently. */
+	if (bind(fd, addr, addr_len) < 0 || listen(fd, 65535) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	r = loop_add_fd(tp->loop, fd, EPOLLIN, on_listen_ready, tp);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	tp->listen_fd[tp->nlisten++] = fd;
+	return 0;
+}

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Tests of the tarpit's dialogue state machine: every command's reply,
+ * multi-line EHLO, the null sender's 451 moved to DATA, BDAT, bad
+ * commands and their cap. */
+#include "check.h"
+#include "tarpit.h"
+
+static struct tarpit_config cfg;
+static struct tarpit_dialogue dlg;
+static char out[TARPIT_REPLY_MAX];
+
+static int
+say(const char *line)
+{
+	size_t n;
+	int r = tarpit_dialogue_line(&dlg, line, strlen(line), false, out, &n);
+
+	CHECK_INT(n, strlen(out));
+	CHECK(n >= 2 && out[n - 2] == '\r' && out[n - 1] == '\n');
+	return r;
+}
+
+static void
+start(void)
+{
+	tarpit_config_defaults(&cfg);
+	cfg.hostname = "mx.test";
+	cfg.retry_sec = 300;
+	tarpit_dialogue_init(&dlg, &cfg);
+}
+
+static void
+test_banner_and_ehlo(void)
+{
+	char b[128];
+
+	start();
+	CHECK_INT(tarpit_banner(&cfg, b, sizeof(b)), 19);
+	CHECK_STR(b, "220 mx.test ESMTP\r\n");
+	CHECK_INT(say("EHLO client.test"), 0);
+	CHECK_STR(out, "250-mx.test\r\n250-PIPELINING\r\n250-SIZE 52428800\r\n"
+		       "250-8BITMIME\r\n250-ENHANCEDSTATUSCODES\r\n"
+		       "250 STARTTLS\r\n");
+	cfg.offer_starttls = false;
+	cfg.capabilities = " PIPELINING ,, ";
+	CHECK_INT(say("ehlo client.test"), 0);
+	CHECK_STR(out, "250-mx.test\r\n250 PIPELINING\r\n");
+	cfg.capabilities = "";
+	CHECK_INT(say("EHLO x"), 0);
+	CHECK_STR(out, "250 mx.test\r\n");
+	CHECK_INT(say("HELO x"), 0);
+	CHECK_STR(out, "250 mx.test\r\n");
+}
+
+static void
+test_rcpt_gets_451(void)
+{
+	start();
+	say("EHLO c");
+	CHECK_INT(say("RCPT TO:<bob@b.test>"), 0);
+	CHECK_STR(out, "503 5.5.1 Error: need MAIL command\r\n");
+	CHECK_INT(say("MAIL FROM:<alice@a.test> SIZE=100 BODY=8BITMIME"), 0);
+	CHECK_STR(out, "250 2.1.0 Ok\r\n");
+	CHECK_INT(say("MAIL FROM:<alice@a.test>"), 0);
+	CHECK_STR(out, "503 5.5.1 Error: nested MAIL command\r\n");
+	CHECK_INT(say("rcpt to:<bob@b.test>"), 0);
+	CHECK_STR(out, "451 4.7.1 <bob@b.test>: Greylisted, please try again "
+		       "in 300 seconds\r\n");
+	CHECK_INT(say("RCPT TO: <carol@b.test> NOTIFY=NEVER"), 0);
+	CHECK_STR(out, "451 4.7.1 <carol@b.test>: Greylisted, please try "
+		       "again in 300 seconds\r\n");
+	CHECK_INT(say("RCPT TO:<>"), 0);
+	CHECK_STR(out, "501 5.1.3 Bad recipient address syntax\r\n");
+	CHECK_INT(say("DATA"), 0);
+	CHECK(out[0] == '4');
+	/* DATA ended the transaction: a new MAIL is fine. */
+	CHECK_INT(say("MAIL FROM:<alice@a.test>"), 0);
+	CHECK_STR(out, "250 2.1.0 Ok\r\n");
+	CHECK_INT(say("RSET"), 0);
+	CHECK_STR(out, "250 2.0.0 Ok\r\n");
+	CHECK_INT(say("QUIT"), TARPIT_CLOSE);
+	CHECK_STR(out, "221 2.0.0 Bye\r\n");
+}
+
+static void
+test_null_sender_defers_at_data(void)
+{
+	start();
+	say("EHLO c");
+	say("MAIL FROM:<>");
+	CHECK_INT(say("RCPT TO:<bob@b.test>"), 0);
+	CHECK_STR(out, "250 2.1.5 Ok\r\n");
+	CHECK_INT(say("DATA"), 0);
+	CHECK_STR(out, "451 4.7.1 Greylisted, please try again in 300 "
+		       "seconds\r\n");
+	/* Option off: the 451 stays at RCPT. */
+	cfg.null_sender_at_data = false;
+	say("MAIL FROM:<>");
+	CHECK_INT(say("RCPT TO:<bob@b.test>"), 0);
+	CHECK(strncmp(out, "451 4.7.1 <bob@b.test>", 22) == 0);
+}
+
+static void
+test_other_commands(void)
+{
+	start();
+	CHECK_INT(say("STARTTLS"), 0);
+	CHECK_STR(out, "454 4.7.0 TLS not available due to temporary "
+		       "reason\r\n");
+	CHECK_INT(say("NOOP"), 0);
+	CHECK_STR(out, "250 2.0.0 Ok\r\n");
+	CHECK_INT(say("VRFY bob"), 0);
+	CHECK(strncmp(out, "252 ", 4) == 0);
+	CHECK_INT(say("HELP"), 0);
+	CHECK_STR(out, "502 5.5.2 Error: command not recognized\r\n");
+	CHECK_INT(say("EHLOX"), 0);
+	CHECK(strncmp(out, "502 ", 4) == 0);
+	CHECK_INT(say("MAIL FROM:alice@a.test"), 0);
+	CHECK_STR(out, "501 5.1.7 Bad sender address syntax\r\n");
+	CHECK_INT(say("MAIL FROM:<a\001b@a.test>"), 0);
+	CHECK(strncmp(out, "501 ", 4) == 0);
+}
+
+static void
+test_bdat_skips_chunk(void)
+{
+	start();
+	say("EHLO c");
+	say("MAIL FROM:<alice@a.test>");
+	CHECK_INT(say("BDAT 1234 LAST"), 0);
+	CHECK(out[0] == '4');
+	CHECK_INT(dlg.skip_bytes, 1234);
+	CHECK_INT(dlg.in_mail, 0);
+	start();
+	CHECK_INT(say("BDAT 99999999999999999999"), TARPIT_CLOSE);
+	CHECK(strncmp(out, "421 ", 4) == 0);
+	start();
+	CHECK_INT(say("BDAT -5"), TARPIT_CLOSE);
+	start();
+	CHECK_INT(say("BDAT 0 LAST"), 0);
+	CHECK_INT(dlg.skip_bytes, 0);
+}
+
+static void
+test_bad_command_cap_and_long_line(void)
+{
+	size_t n;
+
+	start();
+	cfg.max_bad_commands = 3;
+	CHECK_INT(tarpit_dialogue_line(&dlg, "x", 1, true, out, &n), 0);
+	CHECK_STR(out, "500 5.5.0 Error: line too long\r\n");
+	CHECK_INT(say("garbage"), 0);
+	CHECK_INT(say("more garbage"), TARPIT_CLOSE);
+	CHECK_STR(out, "421 4.7.0 mx.test Error: too many errors\r\n");
+	/* NUL bytes inside a line are just bytes. */
+	start();
+	CHECK_INT(tarpit_dialogue_line(&dlg, "NO\0OP", 5, false, out, &n), 0);
+	CHECK(strncmp(out, "502 ", 4) == 0);
+}
+
+int
+main(void)
+{
+	RUN(test_banner_and_ehlo);
+	RUN(test_rcpt_gets_451);
+	RUN(test_null_sender_defers_at_data);
+	RUN(test_other_commands);
+	RUN(test_bdat_skips_chunk);
+	RUN(test_bad_command_cap_and_long_line);
+	return 0;
+}
