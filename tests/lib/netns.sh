@@ -118,7 +118,8 @@ netns_spawn() {
 	local ns
 	ns=$(netns_ns "$1") || exit 1
 	shift
-	ip netns exec "$ns" "$@" &
+	# <&0: keep the caller's stdin (bash gives background jobs /dev/null).
+	ip netns exec "$ns" "$@" <&0 &
 	SPAWNED=$!
 }
 

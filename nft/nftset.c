@@ -1,0 +1,681 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The nft manager's handle: the owning netlink socket, the queue of element
+ * operations and its batched commit, and reading sets back. Elements are
+ * intervals (a prefix is [network, broadcast+1)), sent as a start and an
+ * end element in one message so a refusal names one prefix. Never
+ * NLM_F_EXCL on elements: re-adding refreshes, and a batch is
+ * all-or-nothing. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libnftnl/set.h>
+#include <libnftnl/table.h>
+#include <libnftnl/udata.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "internal.h"
+
+#define BATCH_MAX_OPS 2048
+#define SOCKET_BUFFER (8 << 20)
+
+enum op_type { OP_ADD, OP_DEL, OP_FLUSH };
+
+struct op {
+	enum op_type type;
+	enum nftset_kind kind;
+	struct nftset_prefix prefix;
+	uint64_t timeout_ms;
+	char *comment;
+};
+
+struct nftset {
+	struct nftset_config cfg;
+	char table[64];
+	struct mnl_socket *nl;
+	struct op *ops;
+	size_t nops, ops_alloc;
+};
+
+const char *
+nftset_set_name(enum nftset_kind kind, int family)
+{
+	static const char *const names[NFTSET_KINDS][2] = {
+		{"allow4", "allow6"}, {"pass4", "pass6"}, {"trap4", "trap6"}};
+
+	return names[kind][family == AF_INET6];
+}
+
+const char *
+nftset_explain(int err)
+{
+	switch (err) {
+	case -EEXIST:
+		return "a table of that name already exists and is not ours: "
+		       "another greygated owns it, or it was left by hand "
+		       "(nft list tables; remove a stale one with nft delete "
+		       "table inet NAME, or set another table name)";
+	case -EPERM:
+	case -EACCES:
+		return "no permission to change nftables: greygated needs "
+		       "CAP_NET_ADMIN (run it as root)";
+	case -EPROTONOSUPPORT:
+	case -EAFNOSUPPORT:
+		return "the kernel has no nf_tables: load it (modprobe "
+		       "nf_tables) or use a kernel built with it";
+	case -EOPNOTSUPP:
+	case -ENOENT:
+		return "the kernel lacks a feature greygate needs (owned "
+		       "tables: Linux 5.12; timeouts in interval sets; nat "
+		       "redirect for inet): load nft_redir, nft_nat, nft_ct, "
+		       "nft_objref or use a newer kernel";
+	default:
+		return "nftables refused greygate's table";
+	}
+}
+
+static int
+socket_open(struct mnl_socket **out)
+{
+	struct mnl_socket *nl = mnl_socket_open(NETLINK_NETFILTER);
+	int one = 1, size = SOCKET_BUFFER, fd, r;
+
+	if (!nl)
+		return -errno;
+	fd = mnl_socket_get_fd(nl);
+	/* Acks without the echoed request, and room for thousands. */
+	mnl_socket_setsockopt(nl, NETLINK_CAP_ACK, &one, sizeof(one));
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		r = -errno;
+		mnl_socket_close(nl);
+		return r;
+	}
+	*out = nl;
+	return 0;
+}
+
+static void
+first_error(size_t index, int err, void *ctx)
+{
+	int *first = ctx;
+
+	if (!*first)
+		*first = err;
+}
+
+/* Asks for the table by name. Returns 1 if it exists, 0 if not, -errno
+ * (-EPERM: no CAP_NET_ADMIN). An owned table refuses NEWTABLE from any
+ * other socket with EPERM, so this tells "taken" from "not allowed". */
+static int
+table_exists(struct mnl_socket *nl, const char *name)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nftnl_table *t = nftnl_table_alloc();
+	uint32_t seq = (uint32_t)time(NULL);
+	struct nlmsghdr *nlh;
+	ssize_t n;
+	int r;
+
+	if (!t)
+		return -ENOMEM;
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, name);
+	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, NFPROTO_INET,
+				    NLM_F_ACK, seq);
+	nftnl_table_nlmsg_build_payload(nlh, t);
+	nftnl_table_free(t);
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+	if (n < 0)
+		return -errno;
+	r = mnl_cb_run(buf, (size_t)n, seq, mnl_socket_get_portid(nl), NULL,
+		       NULL);
+	if (r >= 0)
+		return 1;
+	return errno == ENOENT ? 0 : -errno;
+}
+
+int
+nftset_open(const struct nftset_config *cfg, struct nftset **out)
+{
+	struct nftset *nft = calloc(1, sizeof(*nft));
+	struct nft_batch *b = NULL;
+	int r, err = 0;
+
+	if (!nft)
+		return -ENOMEM;
+	nft->cfg = *cfg;
+	if (strlen(cfg->table) >= sizeof(nft->table)) {
+		r = -ENAMETOOLONG;
+		goto fail;
+	}
+	strcpy(nft->table, cfg->table);
+	nft->cfg.table = nft->table;
+	r = socket_open(&nft->nl);
+	if (r)
+		goto fail;
+	r = table_exists(nft->nl, nft->table);
+	if (r > 0)
+		r = -EEXIST;
+	if (r)
+		goto fail;
+	b = nft_batch_new();
+	if (!b) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	r = nft_ruleset_build(b, &nft->cfg);
+	if (r)
+		goto fail;
+	r = nft_batch_send(nft->nl, b, first_error, &err);
+	if (r > 0)
+		r = err;
+	if (r)
+		goto fail;
+	nft_batch_free(b);
+	*out = nft;
+	return 0;
+fail:
+	nft_batch_free(b);
+	if (nft->nl)
+		mnl_socket_close(nft->nl);
+	free(nft);
+	return r;
+}
+
+static void
+ops_clear(struct nftset *nft)
+{
+	for (size_t i = 0; i < nft->nops; i++)
+		free(nft->ops[i].comment);
+	nft->nops = 0;
+}
+
+void
+nftset_close(struct nftset *nft)
+{
+	if (!nft)
+		return;
+	ops_clear(nft);
+	free(nft->ops);
+	mnl_socket_close(nft->nl);
+	free(nft);
+}
+
+static int
+queue_op(struct nftset *nft, const struct op *op)
+{
+	if (nft->nops == nft->ops_alloc) {
+		size_t n = nft->ops_alloc ? nft->ops_alloc * 2 : 64;
+		struct op *grown = realloc(nft->ops, n * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		nft->ops = grown;
+		nft->ops_alloc = n;
+	}
+	nft->ops[nft->nops++] = *op;
+	return 0;
+}
+
+static bool
+prefix_valid(const struct nftset_prefix *p)
+{
+	return (p->family == AF_INET && p->prefix <= 32) ||
+	       (p->family == AF_INET6 && p->prefix <= 128);
+}
+
+int
+nftset_add(struct nftset *nft, enum nftset_kind kind,
+	   const struct nftset_prefix *prefix, uint64_t timeout_ms,
+	   const char *comment)
+{
+	struct op op = {OP_ADD, kind, *prefix, timeout_ms, NULL};
+	int r;
+
+	if (!prefix_valid(prefix) || kind >= NFTSET_KINDS)
+		return -EINVAL;
+	if (comment && !(op.comment = strdup(comment)))
+		return -ENOMEM;
+	r = queue_op(nft, &op);
+	if (r)
+		free(op.comment);
+	return r;
+}
+
+int
+nftset_del(struct nftset *nft, enum nftset_kind kind,
+	   const struct nftset_prefix *prefix)
+{
+	struct op op = {OP_DEL, kind, *prefix, 0, NULL};
+
+	if (!prefix_valid(prefix) || kind >= NFTSET_KINDS)
+		return -EINVAL;
+	return queue_op(nft, &op);
+}
+
+int
+nftset_flush(struct nftset *nft, enum nftset_kind kind)
+{
+	struct op op = {OP_FLUSH, kind, {0}, 0, NULL};
+
+	if (kind >= NFTSET_KINDS)
+		return -EINVAL;
+	op.prefix.family = AF_INET;
+	if (queue_op(nft, &op))
+		return -ENOMEM;
+	op.prefix.family = AF_INET6;
+	return queue_op(nft, &op);
+}
+
+size_t
+nftset_queued(const struct nftset *nft)
+{
+	return nft->nops;
+}
+
+/* The interval's end: the address after the prefix's last one. Returns
+ * false when the prefix runs to the end of the address space. */
+static bool
+prefix_end(const struct nftset_prefix *p, uint8_t *end)
+{
+	size_t len = p->family == AF_INET ? 4 : 16;
+	memcpy(end, p->bytes, len);
+	if (p->prefix == 0)
+		return false;
+	/* Add 1 at bit position prefix-1 (counting from the top). */
+	for (int i = (int)(p->prefix - 1) / 8; i >= 0; i--) {
+		unsigned shift = (unsigned)i == (p->prefix - 1) / 8u
+					 ? 7u - (p->prefix - 1) % 8u
+					 : 0u;
+		unsigned sum = end[i] + (1u << shift);
+
+		end[i] = (uint8_t)sum;
+		if (sum < 256)
+			return true;
+	}
+	return false;
+}
+
+static struct nftnl_set_elem *
+elem_new(const uint8_t *key, size_t len, uint32_t flags, uint64_t timeout_ms,
+	 const char *comment)
+{
+	struct nftnl_set_elem *e = nftnl_set_elem_alloc();
+
+	if (!e)
+		return NULL;
+	nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, key, (uint32_t)len);
+	if (flags)
+		nftnl_set_elem_set_u32(e, NFTNL_SET_ELEM_FLAGS, flags);
+	if (timeout_ms) {
+		/* Both, so that re-adding restarts the element's clock. */
+		nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_TIMEOUT, timeout_ms);
+		nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_EXPIRATION, timeout_ms);
+	}
+	if (comment) {
+		struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(256);
+
+		if (ud && nftnl_udata_put_strz(ud, NFTNL_UDATA_SET_ELEM_COMMENT,
+					       comment))
+			nftnl_set_elem_set(e, NFTNL_SET_ELEM_USERDATA,
+					   nftnl_udata_buf_data(ud),
+					   nftnl_udata_buf_len(ud));
+		nftnl_udata_buf_free(ud);
+	}
+	return e;
+}
+
+static int
+put_op(struct nftset *nft, struct nft_batch *b, const struct op *op)
+{
+	struct nftnl_set *s = nftnl_set_alloc();
+	size_t len = op->prefix.family == AF_INET ? 4 : 16;
+	uint8_t end[16];
+	uint16_t type = op->type == OP_ADD ? NFT_MSG_NEWSETELEM
+					   : NFT_MSG_DELSETELEM;
+	uint16_t flags = op->type == OP_ADD ? NLM_F_CREATE : 0;
+	struct nlmsghdr *nlh;
+	uint32_t seq;
+	char *buf;
+	int r = -ENOMEM;
+
+	if (!s)
+		return -ENOMEM;
+	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
+	nftnl_set_set_str(s, NFTNL_SET_TABLE, nft->table);
+	nftnl_set_set_str(s, NFTNL_SET_NAME,
+			  nftset_set_name(op->kind, op->prefix.family));
+	if (op->type != OP_FLUSH) {
+		struct nftnl_set_elem *e =
+			elem_new(op->prefix.bytes, len, 0,
+				 op->type == OP_ADD ? op->timeout_ms : 0,
+				 op->comment);
+
+		if (!e)
+			goto out;
+		nftnl_set_elem_add(s, e);
+		if (prefix_end(&op->prefix, end)) {
+			/* The kernel takes no timeout on an interval's end:
+			 * the start element's timeout covers both. */
+			e = elem_new(end, len, NFT_SET_ELEM_INTERVAL_END, 0,
+				     NULL);
+			if (!e)
+				goto out;
+			nftnl_set_elem_add(s, e);
+		}
+	}
+	buf = nft_batch_msg(b, &seq, NULL);
+	if (!buf)
+		goto out;
+	nlh = nftnl_nlmsg_build_hdr(buf, type, NFPROTO_INET,
+				    flags | NLM_F_ACK, seq);
+	nftnl_set_elems_nlmsg_build_payload(nlh, s);
+	r = nft_batch_done(b);
+out:
+	nftnl_set_free(s);
+	return r;
+}
+
+struct commit_state {
+	const struct op *ops;  /* this chunk's ops */
+	size_t *op_of_msg;     /* message number -> op index */
+	bool *refused;         /* per op: not to be sent again */
+	nftset_fail_fn *fail;
+	void *ctx;
+	int failed;            /* refusals reported to fail() */
+};
+
+static void
+on_refused(size_t msg, int err, void *ctx)
+{
+	struct commit_state *st = ctx;
+	size_t i = st->op_of_msg[msg];
+	const struct op *op = &st->ops[i];
+
+	if (st->refused[i])
+		return;
+	st->refused[i] = true;
+	/* Deleting what is already gone is what was wanted; adding what an
+	 * element already covers (a /32 inside a passed /24) changes
+	 * nothing a packet would see. */
+	if ((op->type == OP_DEL && err == -ENOENT) ||
+	    (op->type == OP_ADD && err == -EEXIST))
+		return;
+	st->failed++;
+	if (st->fail)
+		st->fail(op->kind, &op->prefix, err, st->ctx);
+}
+
+/* Sends ops[0..n) as one batch; while the kernel refuses some, sends the
+ * rest again without them. */
+static int
+commit_chunk(struct nftset *nft, const struct op *ops, size_t n,
+	     nftset_fail_fn *fail, void *ctx)
+{
+	struct commit_state st = {ops, calloc(n, sizeof(size_t)),
+				  calloc(n, sizeof(bool)), fail, ctx, 0};
+	int r = -ENOMEM;
+
+	if (!st.op_of_msg || !st.refused)
+		goto out;
+	for (int attempt = 0; attempt < 8; attempt++) {
+		struct nft_batch *b = nft_batch_new();
+		size_t nsent = 0;
+
+		r = b ? 0 : -ENOMEM;
+		for (size_t i = 0; i < n && r == 0; i++) {
+			if (st.refused[i])
+				continue;
+			r = put_op(nft, b, &ops[i]);
+			st.op_of_msg[nsent++] = i;
+		}
+		if (r == 0 && nsent)
+			r = nft_batch_send(nft->nl, b, on_refused, &st);
+		nft_batch_free(b);
+		if (r <= 0)
+			break;
+	}
+out:
+	free(st.op_of_msg);
+	free(st.refused);
+	return r < 0 ? r : st.failed;
+}
+
+int
+nftset_commit(struct nftset *nft, nftset_fail_fn *fail, void *ctx)
+{
+	int total = 0, r = 0;
+
+	for (size_t at = 0; at < nft->nops && r >= 0; at += BATCH_MAX_OPS) {
+		size_t n = nft->nops - at < BATCH_MAX_OPS ? nft->nops - at
+							  : BATCH_MAX_OPS;
+
+		r = commit_chunk(nft, nft->ops + at, n, fail, ctx);
+		if (r > 0)
+			total += r;
+	}
+	ops_clear(nft);
+	return r < 0 ? r : total;
+}
+
+/* --- reading sets back --- */
+
+struct raw_elem {
+	uint8_t key[16];
+	bool is_end;
+	uint64_t timeout_ms, expires_ms;
+	char comment[128];
+};
+
+struct dump {
+	struct raw_elem *elems;
+	size_t n, alloc;
+	size_t keylen;
+};
+
+static void
+elem_comment(struct nftnl_set_elem *e, char *out, size_t len)
+{
+	uint32_t ulen = 0;
+	const uint8_t *ud = nftnl_set_elem_get(e, NFTNL_SET_ELEM_USERDATA, &ulen);
+
+	out[0] = 0;
+	/* TLVs: type (1 byte), length (1 byte), value. */
+	for (uint32_t i = 0; ud && i + 2 <= ulen;) {
+		uint8_t type = ud[i], l = ud[i + 1];
+
+		if (i + 2u + l > ulen)
+			break;
+		if (type == NFTNL_UDATA_SET_ELEM_COMMENT && l > 0) {
+			size_t n = l < len ? l : len - 1;
+
+			memcpy(out, ud + i + 2, n);
+			out[n] = 0;
+			return;
+		}
+		i += 2u + l;
+	}
+}
+
+static int
+on_dump_msg(const struct nlmsghdr *nlh, void *ctx)
+{
+	struct dump *d = ctx;
+	struct nftnl_set *s = nftnl_set_alloc();
+	struct nftnl_set_elems_iter *it;
+	struct nftnl_set_elem *e;
+
+	if (!s)
+		return MNL_CB_ERROR;
+	if (nftnl_set_elems_nlmsg_parse(nlh, s) < 0) {
+		nftnl_set_free(s);
+		return MNL_CB_ERROR;
+	}
+	it = nftnl_set_elems_iter_create(s);
+	for (e = it ? nftnl_set_elems_iter_cur(it) : NULL; e;
+	     e = nftnl_set_elems_iter_next(it)) {
+		struct raw_elem *re;
+		uint32_t klen = 0;
+		const void *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
+
+		if (!key || klen != d->keylen)
+			continue;
+		if (d->n == d->alloc) {
+			size_t na = d->alloc ? d->alloc * 2 : 64;
+			struct raw_elem *g = realloc(d->elems, na * sizeof(*g));
+
+			if (!g)
+				break;
+			d->elems = g;
+			d->alloc = na;
+		}
+		re = &d->elems[d->n++];
+		memset(re, 0, sizeof(*re));
+		memcpy(re->key, key, klen);
+		re->is_end = nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_FLAGS) &&
+			     (nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_FLAGS) &
+			      NFT_SET_ELEM_INTERVAL_END);
+		if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_TIMEOUT))
+			re->timeout_ms =
+				nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_TIMEOUT);
+		if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPIRATION))
+			re->expires_ms = nftnl_set_elem_get_u64(
+				e, NFTNL_SET_ELEM_EXPIRATION);
+		elem_comment(e, re->comment, sizeof(re->comment));
+	}
+	if (it)
+		nftnl_set_elems_iter_destroy(it);
+	nftnl_set_free(s);
+	return MNL_CB_OK;
+}
+
+static size_t dump_keylen;
+
+static int
+cmp_raw(const void *a, const void *b)
+{
+	const struct raw_elem *x = a, *y = b;
+	int c = memcmp(x->key, y->key, dump_keylen);
+
+	/* An end and a start at the same key: the end first. */
+	return c ? c : (int)y->is_end - (int)x->is_end;
+}
+
+/* The prefix length of [start, end) (or to the top when end is NULL). */
+static uint8_t
+interval_prefix(const uint8_t *start, const uint8_t *end, size_t len)
+{
+	uint8_t diff[16];
+	int borrow = 0;
+	unsigned bits = (unsigned)len * 8, zeros = 0;
+
+	if (!end) {
+		/* [start, top]: the prefix is where start's trailing zeros
+		 * begin. */
+		for (int i = (int)len - 1; i >= 0; i--) {
+			if (start[i] == 0) {
+				zeros += 8;
+				continue;
+			}
+			zeros += (unsigned)__builtin_ctz(start[i]);
+			break;
+		}
+		return (uint8_t)(bits - zeros);
+	}
+	for (int i = (int)len - 1; i >= 0; i--) {
+		int v = end[i] - start[i] - borrow;
+
+		borrow = v < 0;
+		diff[i] = (uint8_t)(v + (borrow ? 256 : 0));
+	}
+	/* diff is a power of two 2^k: prefix = bits - k. */
+	for (int i = (int)len - 1; i >= 0; i--) {
+		if (diff[i] == 0) {
+			zeros += 8;
+			continue;
+		}
+		zeros += (unsigned)__builtin_ctz(diff[i]);
+		break;
+	}
+	return (uint8_t)(bits - zeros);
+}
+
+static int
+list_one(struct nftset *nft, enum nftset_kind kind, int family,
+	 nftset_elem_fn *fn, void *ctx)
+{
+	static char buf[1 << 16];
+	struct dump d = {.keylen = family == AF_INET ? 4 : 16};
+	struct nftnl_set *s = nftnl_set_alloc();
+	struct nlmsghdr *nlh;
+	uint32_t seq = (uint32_t)time(NULL), portid = mnl_socket_get_portid(nft->nl);
+	int r = 0;
+	ssize_t n;
+
+	if (!s)
+		return -ENOMEM;
+	nftnl_set_set_str(s, NFTNL_SET_TABLE, nft->table);
+	nftnl_set_set_str(s, NFTNL_SET_NAME, nftset_set_name(kind, family));
+	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETSETELEM, NFPROTO_INET,
+				    NLM_F_DUMP | NLM_F_ACK, seq);
+	nftnl_set_elems_nlmsg_build_payload(nlh, s);
+	nftnl_set_free(s);
+	if (mnl_socket_sendto(nft->nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	do {
+		n = mnl_socket_recvfrom(nft->nl, buf, sizeof(buf));
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		r = mnl_cb_run(buf, (size_t)n, seq, portid, on_dump_msg, &d);
+	} while (r > 0);
+	if (r < 0) {
+		r = -errno;
+		goto out;
+	}
+	dump_keylen = d.keylen;
+	qsort(d.elems, d.n, sizeof(*d.elems), cmp_raw);
+	for (size_t i = 0; i < d.n && r == 0; i++) {
+		struct nftset_elem out = {0};
+		const struct raw_elem *st = &d.elems[i];
+		const uint8_t *end = NULL;
+
+		if (st->is_end)
+			continue;
+		if (i + 1 < d.n && d.elems[i + 1].is_end)
+			end = d.elems[i + 1].key;
+		out.prefix.family = (uint8_t)family;
+		memcpy(out.prefix.bytes, st->key, d.keylen);
+		out.prefix.prefix = interval_prefix(st->key, end, d.keylen);
+		out.timeout_ms = st->timeout_ms;
+		out.expires_ms = st->expires_ms;
+		memcpy(out.comment, st->comment, sizeof(out.comment));
+		r = fn(&out, ctx);
+	}
+out:
+	free(d.elems);
+	return r;
+}
+
+int
+nftset_list(struct nftset *nft, enum nftset_kind kind, nftset_elem_fn *fn,
+	    void *ctx)
+{
+	int r;
+
+	if (kind >= NFTSET_KINDS)
+		return -EINVAL;
+	r = list_one(nft, kind, AF_INET, fn, ctx);
+	if (r == 0)
+		r = list_one(nft, kind, AF_INET6, fn, ctx);
+	return r;
+}

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The nft manager: greygate's own nftables table (owned by this process's
+ * netlink socket, so it vanishes when the process does), its sets of
+ * allowed, passed and trapped clients, the chains that send everyone else
+ * to the tarpit, and batched element updates with timeouts. It knows
+ * nothing of SMTP. */
+#ifndef GREYGATE_NFTSET_H
+#define GREYGATE_NFTSET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct nftset;
+
+struct nftset_config {
+	const char *table;    /* table name in family inet ("greygate") */
+	uint16_t smtp_port;   /* port clients connect to (25) */
+	uint16_t tarpit_port; /* where unproven clients are sent (2525) */
+	uint32_t exempt_mark; /* packets with any of these mark bits skip
+				 greygate (0: no such rule) */
+};
+
+/* An address prefix: a network or, at full length, one address. */
+struct nftset_prefix {
+	uint8_t family;    /* AF_INET or AF_INET6 */
+	uint8_t prefix;    /* bits */
+	uint8_t bytes[16]; /* network order, bits past prefix zero */
+};
+
+enum nftset_kind {
+	NFTSET_ALLOW = 0, /* allow4/allow6: never greylisted */
+	NFTSET_PASS = 1,  /* pass4/pass6: proved themselves */
+	NFTSET_TRAP = 2,  /* trap4/trap6: always to the tarpit */
+	NFTSET_KINDS
+};
+
+/* An element read back from the kernel. */
+struct nftset_elem {
+	struct nftset_prefix prefix;
+	uint64_t timeout_ms; /* 0: none */
+	uint64_t expires_ms; /* time left; 0 with no timeout */
+	char comment[128];
+};
+
+/*
+ * nftset_open - create the table, its counters, sets and chains in one
+ * batch, owned by a new netlink socket.
+ * @cfg: copied (table name too)
+ * @out: the manager (nftset_close)
+ * Return: 0; -EEXIST when a table of that name exists (not ours);
+ * -EPERM without CAP_NET_ADMIN; other -errno. nftset_explain tells a
+ * person what each means and what to do.
+ */
+int nftset_open(const struct nftset_config *cfg, struct nftset **out);
+
+/* nftset_close - close the socket: the kernel drops the table. NULL ok. */
+void nftset_close(struct nftset *nft);
+
+/* nftset_explain - a sentence on what err from nftset_open means. */
+const char *nftset_explain(int err);
+
+/*
+ * nftset_add - queue adding (or refreshing) prefix in the kind's set.
+ * @timeout_ms: element lifetime; 0 for none. A refresh restarts it.
+ * @comment: shown by `nft list` (copied; NULL for none)
+ * Return: 0, -EINVAL (bad prefix), -ENOMEM.
+ */
+int nftset_add(struct nftset *nft, enum nftset_kind kind,
+	       const struct nftset_prefix *prefix, uint64_t timeout_ms,
+	       const char *comment);
+
+/* nftset_del - queue removing prefix. Return: 0, -EINVAL, -ENOMEM. */
+int nftset_del(struct nftset *nft, enum nftset_kind kind,
+	       const struct nftset_prefix *prefix);
+
+/* nftset_flush - queue emptying the kind's IPv4 and IPv6 sets. */
+int nftset_flush(struct nftset *nft, enum nftset_kind kind);
+
+/* nftset_queued - operations waiting for nftset_commit. */
+size_t nftset_queued(const struct nftset *nft);
+
+/* Told about each queued operation the kernel refused. */
+typedef void nftset_fail_fn(enum nftset_kind kind,
+			    const struct nftset_prefix *prefix, int err,
+			    void *ctx);
+
+/*
+ * nftset_commit - send the queue as one netlink batch and wait for the
+ * kernel's answer. A batch is all-or-nothing, so operations the kernel
+ * refuses are reported to fail() and the rest is sent again without them.
+ * Return: the number of refused operations (0: all applied), or -errno
+ * when the batch could not be sent (the queue is then dropped).
+ */
+int nftset_commit(struct nftset *nft, nftset_fail_fn *fail, void *ctx);
+
+typedef int nftset_elem_fn(const struct nftset_elem *elem, void *ctx);
+
+/*
+ * nftset_list - read the kind's sets back from the kernel (IPv4 first).
+ * Slow for big sets (a dump): never on the hot path.
+ * Return: 0, the callback's non-zero value, or -errno.
+ */
+int nftset_list(struct nftset *nft, enum nftset_kind kind, nftset_elem_fn *fn,
+		void *ctx);
+
+/* nftset_set_name - "allow4", "pass6", ... */
+const char *nftset_set_name(enum nftset_kind kind, int family);
+
+#endif

@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* greygate's ruleset, built with libnftnl expressions: the owned table,
+ * named counters, the six sets and two chains:
+ *
+ *   chain prerouting (nat, dstnat): for TCP to the SMTP port
+ *     [meta mark & MARK != 0 accept]
+ *     ip saddr @allow4 counter allowed accept      (and ip6 / allow6)
+ *     ip saddr @trap4 counter trapped redirect to :TARPIT
+ *     ip saddr @pass4 counter passed accept
+ *     counter greylisted redirect to :TARPIT
+ *   chain tarpit_guard (filter, input): TCP to the tarpit port that was
+ *     not redirected (ct status dnat unset) is dropped.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/object.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/set.h>
+#include <libnftnl/table.h>
+#include <libnftnl/udata.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter_ipv4.h>
+#include <linux/netfilter/nf_tables.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "internal.h"
+
+#define SET_ID_BASE 0x6767 /* batch-local ids for rules to find new sets */
+
+static const char *const set_comments[NFTSET_KINDS] = {
+	"greygate: never greylisted (own networks, provider banks)",
+	"greygate: clients that passed greylisting",
+	"greygate: clients that hit a greytrap",
+};
+
+static const char *const counter_names[] = {"allowed", "passed", "trapped",
+					    "greylisted"};
+
+static uint32_t
+set_id(enum nftset_kind kind, int family)
+{
+	return SET_ID_BASE + (uint32_t)kind * 2 + (family == AF_INET6);
+}
+
+/* Puts one object's message into the batch. */
+#define BATCH_PUT(b, type, flags, build_payload, obj)                          \
+	({                                                                     \
+		uint32_t seq_;                                                 \
+		char *buf_ = nft_batch_msg(b, &seq_, NULL);                    \
+		struct nlmsghdr *nlh_;                                         \
+		int r_ = -ENOMEM;                                              \
+		if (buf_) {                                                    \
+			nlh_ = nftnl_nlmsg_build_hdr(buf_, type, NFPROTO_INET, \
+						     (flags) | NLM_F_ACK,      \
+						     seq_);                    \
+			build_payload(nlh_, obj);                              \
+			r_ = nft_batch_done(b);                                \
+		}                                                              \
+		r_;                                                            \
+	})
+
+static int
+put_table(struct nft_batch *b, const struct nftset_config *cfg)
+{
+	struct nftnl_table *t = nftnl_table_alloc();
+	int r;
+
+	if (!t)
+		return -ENOMEM;
+	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, cfg->table);
+	nftnl_table_set_u32(t, NFTNL_TABLE_FLAGS, NFT_TABLE_F_OWNER);
+	/* EXCL: a table of that name that is not ours is an error. */
+	r = BATCH_PUT(b, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL,
+		      nftnl_table_nlmsg_build_payload, t);
+	nftnl_table_free(t);
+	return r;
+}
+
+static int
+put_counter(struct nft_batch *b, const struct nftset_config *cfg,
+	    const char *name)
+{
+	struct nftnl_obj *o = nftnl_obj_alloc();
+	int r;
+
+	if (!o)
+		return -ENOMEM;
+	nftnl_obj_set_u32(o, NFTNL_OBJ_FAMILY, NFPROTO_INET);
+	nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, cfg->table);
+	nftnl_obj_set_str(o, NFTNL_OBJ_NAME, name);
+	nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, NFT_OBJECT_COUNTER);
+	r = BATCH_PUT(b, NFT_MSG_NEWOBJ, NLM_F_CREATE,
+		      nftnl_obj_nlmsg_build_payload, o);
+	nftnl_obj_free(o);
+	return r;
+}
+
+static int
+put_set(struct nft_batch *b, const struct nftset_config *cfg,
+	enum nftset_kind kind, int family)
+{
+	struct nftnl_set *s = nftnl_set_alloc();
+	struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(256);
+	int r = -ENOMEM;
+
+	if (!s || !ud)
+		goto out;
+	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
+	nftnl_set_set_str(s, NFTNL_SET_TABLE, cfg->table);
+	nftnl_set_set_str(s, NFTNL_SET_NAME, nftset_set_name(kind, family));
+	nftnl_set_set_u32(s, NFTNL_SET_ID, set_id(kind, family));
+	nftnl_set_set_u32(s, NFTNL_SET_FLAGS, NFT_SET_INTERVAL | NFT_SET_TIMEOUT);
+	nftnl_set_set_u32(s, NFTNL_SET_KEY_TYPE,
+			  family == AF_INET ? NFT_TYPE_IPADDR : NFT_TYPE_IP6ADDR);
+	nftnl_set_set_u32(s, NFTNL_SET_KEY_LEN, family == AF_INET ? 4 : 16);
+	/* nft needs the key's byte order to print interval elements. */
+	nftnl_udata_put_u32(ud, NFTNL_UDATA_SET_KEYBYTEORDER,
+			    NFT_BYTEORDER_BIG_ENDIAN);
+	nftnl_udata_put_strz(ud, NFTNL_UDATA_SET_COMMENT, set_comments[kind]);
+	nftnl_set_set_data(s, NFTNL_SET_USERDATA, nftnl_udata_buf_data(ud),
+			   nftnl_udata_buf_len(ud));
+	r = BATCH_PUT(b, NFT_MSG_NEWSET, NLM_F_CREATE,
+		      nftnl_set_nlmsg_build_payload, s);
+out:
+	nftnl_udata_buf_free(ud);
+	nftnl_set_free(s);
+	return r;
+}
+
+static int
+put_chain(struct nft_batch *b, const struct nftset_config *cfg,
+	  const char *name, const char *type, uint32_t hook, int32_t prio)
+{
+	struct nftnl_chain *c = nftnl_chain_alloc();
+	int r;
+
+	if (!c)
+		return -ENOMEM;
+	nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, NFPROTO_INET);
+	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, cfg->table);
+	nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name);
+	nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, type);
+	nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, hook);
+	nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, prio);
+	nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, NF_ACCEPT);
+	r = BATCH_PUT(b, NFT_MSG_NEWCHAIN, NLM_F_CREATE,
+		      nftnl_chain_nlmsg_build_payload, c);
+	nftnl_chain_free(c);
+	return r;
+}
+
+/* --- expressions --- */
+
+static void
+add_expr(struct nftnl_rule *r, struct nftnl_expr *e)
+{
+	if (e)
+		nftnl_rule_add_expr(r, e);
+}
+
+static void
+add_meta(struct nftnl_rule *r, uint32_t key)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("meta");
+
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG_1);
+	add_expr(r, e);
+}
+
+static void
+add_cmp(struct nftnl_rule *r, uint32_t op, const void *data, uint32_t len)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("cmp");
+
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, op);
+	nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len);
+	add_expr(r, e);
+}
+
+static void
+add_payload(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_t len)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("payload");
+
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, base);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, off);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG_1);
+	add_expr(r, e);
+}
+
+/* reg1 &= mask (len bytes) */
+static void
+add_bitwise(struct nftnl_rule *r, const void *mask, uint32_t len)
+{
+	static const uint8_t zero[16];
+	struct nftnl_expr *e = nftnl_expr_alloc("bitwise");
+
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, len);
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, mask, len);
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, zero, len);
+	add_expr(r, e);
+}
+
+static void
+add_lookup(struct nftnl_rule *r, enum nftset_kind kind, int family)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("lookup");
+
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG_1);
+	nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET,
+			   nftset_set_name(kind, family));
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, set_id(kind, family));
+	add_expr(r, e);
+}
+
+static void
+add_counter(struct nftnl_rule *r, const char *name)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("objref");
+
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_IMM_TYPE, NFT_OBJECT_COUNTER);
+	nftnl_expr_set_str(e, NFTNL_EXPR_OBJREF_IMM_NAME, name);
+	add_expr(r, e);
+}
+
+static void
+add_verdict(struct nftnl_rule *r, int verdict)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("immediate");
+
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)verdict);
+	add_expr(r, e);
+}
+
+static void
+add_redirect(struct nftnl_rule *r, uint16_t port)
+{
+	uint16_t nport = htons(port);
+	struct nftnl_expr *imm = nftnl_expr_alloc("immediate");
+	struct nftnl_expr *e = nftnl_expr_alloc("redir");
+
+	if (imm) {
+		nftnl_expr_set_u32(imm, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
+		nftnl_expr_set(imm, NFTNL_EXPR_IMM_DATA, &nport, sizeof(nport));
+		add_expr(r, imm);
+	}
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN, NFT_REG_1);
+		add_expr(r, e);
+	}
+}
+
+/* meta l4proto tcp; tcp dport PORT */
+static void
+add_tcp_dport(struct nftnl_rule *r, uint16_t port)
+{
+	uint8_t tcp = IPPROTO_TCP;
+	uint16_t nport = htons(port);
+
+	add_meta(r, NFT_META_L4PROTO);
+	add_cmp(r, NFT_CMP_EQ, &tcp, sizeof(tcp));
+	add_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2);
+	add_cmp(r, NFT_CMP_EQ, &nport, sizeof(nport));
+}
+
+/* meta nfproto FAMILY; ip(6) saddr @SET */
+static void
+add_saddr_in(struct nftnl_rule *r, enum nftset_kind kind, int family)
+{
+	uint8_t nfproto = family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6;
+
+	add_meta(r, NFT_META_NFPROTO);
+	add_cmp(r, NFT_CMP_EQ, &nfproto, sizeof(nfproto));
+	if (family == AF_INET)
+		add_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 12, 4);
+	else
+		add_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 8, 16);
+	add_lookup(r, kind, family);
+}
+
+static struct nftnl_rule *
+rule_new(const struct nftset_config *cfg, const char *chain)
+{
+	struct nftnl_rule *r = nftnl_rule_alloc();
+
+	if (!r)
+		return NULL;
+	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_INET);
+	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, cfg->table);
+	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain);
+	return r;
+}
+
+static int
+put_rule(struct nft_batch *b, struct nftnl_rule *r)
+{
+	int rc;
+
+	if (!r)
+		return -ENOMEM;
+	rc = BATCH_PUT(b, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND,
+		       nftnl_rule_nlmsg_build_payload, r);
+	nftnl_rule_free(r);
+	return rc;
+}
+
+static int
+put_prerouting_rules(struct nft_batch *b, const struct nftset_config *cfg)
+{
+	static const int families[] = {AF_INET, AF_INET6};
+	struct nftnl_rule *r;
+	int rc;
+
+	if (cfg->exempt_mark) {
+		uint32_t mark = cfg->exempt_mark, zero = 0;
+
+		r = rule_new(cfg, "prerouting");
+		if (r) {
+			add_meta(r, NFT_META_MARK);
+			add_bitwise(r, &mark, sizeof(mark));
+			add_cmp(r, NFT_CMP_NEQ, &zero, sizeof(zero));
+			add_verdict(r, NF_ACCEPT);
+		}
+		rc = put_rule(b, r);
+		if (rc)
+			return rc;
+	}
+	for (size_t i = 0; i < 2; i++) {
+		static const struct {
+			enum nftset_kind kind;
+			const char *counter;
+			bool redirect;
+		} steps[] = {
+			{NFTSET_ALLOW, "allowed", false},
+			{NFTSET_TRAP, "trapped", true},
+			{NFTSET_PASS, "passed", false},
+		};
+
+		for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
+			r = rule_new(cfg, "prerouting");
+			if (r) {
+				add_tcp_dport(r, cfg->smtp_port);
+				add_saddr_in(r, steps[s].kind, families[i]);
+				add_counter(r, steps[s].counter);
+				if (steps[s].redirect)
+					add_redirect(r, cfg->tarpit_port);
+				else
+					add_verdict(r, NF_ACCEPT);
+			}
+			rc = put_rule(b, r);
+			if (rc)
+				return rc;
+		}
+	}
+	r = rule_new(cfg, "prerouting");
+	if (r) {
+		add_tcp_dport(r, cfg->smtp_port);
+		add_counter(r, "greylisted");
+		add_redirect(r, cfg->tarpit_port);
+	}
+	return put_rule(b, r);
+}
+
+static int
+put_guard_rule(struct nft_batch *b, const struct nftset_config *cfg)
+{
+	struct nftnl_rule *r = rule_new(cfg, "tarpit_guard");
+	struct nftnl_expr *ct;
+	uint32_t dnat = IPS_DST_NAT, zero = 0;
+
+	if (!r)
+		return -ENOMEM;
+	add_tcp_dport(r, cfg->tarpit_port);
+	ct = nftnl_expr_alloc("ct");
+	if (ct) {
+		nftnl_expr_set_u32(ct, NFTNL_EXPR_CT_KEY, NFT_CT_STATUS);
+		nftnl_expr_set_u32(ct, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+		add_expr(r, ct);
+	}
+	add_bitwise(r, &dnat, sizeof(dnat));
+	add_cmp(r, NFT_CMP_EQ, &zero, sizeof(zero));
+	add_verdict(r, NF_DROP);
+	return put_rule(b, r);
+}
+
+int
+nft_ruleset_build(struct nft_batch *b, const struct nftset_config *cfg)
+{
+	int r = put_table(b, cfg);
+
+	for (size_t i = 0; !r && i < sizeof(counter_names) / sizeof(*counter_names); i++)
+		r = put_counter(b, cfg, counter_names[i]);
+	for (int k = 0; !r && k < NFTSET_KINDS; k++) {
+		r = put_set(b, cfg, (enum nftset_kind)k, AF_INET);
+		if (!r)
+			r = put_set(b, cfg, (enum nftset_kind)k, AF_INET6);
+	}
+	if (!r)
+		r = put_chain(b, cfg, "prerouting", "nat", NF_INET_PRE_ROUTING,
+			      NF_IP_PRI_NAT_DST);
+	if (!r)
+		r = put_chain(b, cfg, "tarpit_guard", "filter", NF_INET_LOCAL_IN,
+			      NF_IP_PRI_FILTER);
+	if (!r)
+		r = put_prerouting_rules(b, cfg);
+	if (!r)
+		r = put_guard_rule(b, cfg);
+	return r;
+}

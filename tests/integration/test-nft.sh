@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The nft manager against the real kernel, inside test namespaces: the
+# table, sets, chains and counters as described; timeouts that expire and
+# refreshes that extend; the table gone when its owner is killed; and
+# traffic: a client not in a set lands on the tarpit port, one in pass
+# (by /24, /64 or its own address) or allow reaches the MTA, one in trap
+# goes back to the tarpit, a direct connection to the tarpit port is
+# dropped. IPv4 and IPv6.
+set -euo pipefail
+here=$(dirname "$0")
+. "$here/../lib/netns.sh"
+driver=$GREYGATE_BUILD/tests/nft-driver
+
+netns_init
+netns_host sender
+netns_host gw
+netns_link sender 203.0.113.10/24 gw 203.0.113.1/24 \
+	2001:db8:1::10/64 2001:db8:1::1/64
+
+# The manager, fed commands through a fifo so the test can talk to it.
+mkfifo "$NETNS_TMP/cmd"
+exec 3<>"$NETNS_TMP/cmd" # read-write: opening it never blocks
+netns_spawn gw "$driver" <"$NETNS_TMP/cmd" >"$NETNS_TMP/out" 2>&1
+driver_pid=$SPAWNED
+wait_for 5 grep -q '^ready' "$NETNS_TMP/out" || { cat "$NETNS_TMP/out"; fail "driver did not start"; }
+
+say() { echo "$*" >&3; }
+# commit: send the queue, wait for the answer line.
+answers() { grep -c '^committed' "$NETNS_TMP/out" || true; }
+commit() {
+	local before
+	before=$(answers)
+	say commit
+	wait_for 5 eval '[ "$(answers)" -gt "$before" ]' ||
+		fail "no answer to commit"
+	tail -n 1 "$NETNS_TMP/out"
+}
+nftj() { nsx gw nft -j list table inet greygate; }
+
+# --- the ruleset as described ---
+json=$(nftj)
+for s in allow4 allow6 pass4 pass6 trap4 trap6; do
+	echo "$json" | jq -e --arg s "$s" \
+		'.nftables[] | select(.set.name == $s) | .set.flags | index("interval") and index("timeout")' >/dev/null ||
+		fail "set $s missing or without interval,timeout"
+	echo "$json" | jq -e --arg s "$s" \
+		'.nftables[] | select(.set.name == $s) | .set.comment | startswith("greygate: ")' >/dev/null ||
+		fail "set $s has no comment"
+done
+for c in allowed passed trapped greylisted; do
+	echo "$json" | jq -e --arg c "$c" '.nftables[] | select(.counter.name == $c)' >/dev/null ||
+		fail "counter $c missing"
+done
+# nft 1.0.6's JSON misnames the owner flag; its text output has it right.
+nsx gw nft list table inet greygate | grep -x $'\tflags owner' >/dev/null || fail "table not owned"
+echo "$json" | jq -e '.nftables[] | select(.chain.name == "prerouting") | select(.chain.type == "nat" and .chain.hook == "prerouting" and .chain.prio == -100)' >/dev/null ||
+	fail "prerouting chain wrong"
+echo "$json" | jq -e '.nftables[] | select(.chain.name == "tarpit_guard") | select(.chain.type == "filter" and .chain.hook == "input")' >/dev/null ||
+	fail "tarpit_guard chain wrong"
+nsx gw nft list chain inet greygate prerouting | grep 'tcp dport 25 counter name "greylisted" redirect to :2525' >/dev/null ||
+	fail "no catch-all redirect rule"
+echo "ok: ruleset"
+
+# A second owner cannot take the table.
+if nsx gw "$driver" </dev/null >"$NETNS_TMP/second" 2>&1; then
+	fail "a second manager opened the same table"
+fi
+grep -q "already exists and is not ours" "$NETNS_TMP/second" || fail "no clear error for a taken table"
+echo "ok: a taken table is refused with a clear error"
+
+# --- traffic ---
+for port_banner in "25 MTA" "2525 TARPIT"; do
+	set -- $port_banner
+	netns_spawn gw python3 "$here/../lib/banner-server.py" 203.0.113.1 "$1" "$2" >/dev/null
+	netns_spawn gw python3 "$here/../lib/banner-server.py" 2001:db8:1::1 "$1" "$2" >/dev/null
+done
+probe() { # ADDR PORT: the banner the sender reads, or "none"
+	nsx sender timeout 3 bash -c "exec 3<>/dev/tcp/$1/$2 && head -n 1 <&3 | tr -d '\r'" 2>/dev/null || echo none
+}
+servers_up() {
+	[ "$(probe 203.0.113.1 25)" != none ] && [ "$(probe 2001:db8:1::1 25)" != none ]
+}
+wait_for 5 servers_up || fail "servers not up"
+
+expect() { # ADDR PORT WANT WHY
+	local got
+	got=$(probe "$1" "$2")
+	[ "$got" = "$3" ] || fail "$4: connecting to $1 port $2 reached '$got', want '$3'"
+}
+expect 203.0.113.1 25 TARPIT "unknown v4 client"
+expect 2001:db8:1::1 25 TARPIT "unknown v6 client"
+expect 203.0.113.1 2525 none "direct v4 connection to the tarpit port"
+expect 2001:db8:1::1 2525 none "direct v6 connection to the tarpit port"
+
+say add pass 203.0.113.0/24 60000 test pass
+say add pass 2001:db8:1::/64 60000
+commit >/dev/null
+expect 203.0.113.1 25 MTA "v4 client in a passed /24"
+expect 2001:db8:1::1 25 MTA "v6 client in a passed /64"
+# A /32 inside the passed /24 is not an error.
+say add pass 203.0.113.10/32 60000
+[ "$(commit)" = "committed 0 refused" ] || fail "overlapping add was an error"
+
+say add trap 203.0.113.10 60000
+commit >/dev/null
+expect 203.0.113.1 25 TARPIT "trapped client in a passed /24"
+say del trap 203.0.113.10
+say del pass 203.0.113.0/24
+say del pass 203.0.113.10/32
+say add allow 203.0.113.10/32
+commit >/dev/null
+expect 203.0.113.1 25 MTA "allow-listed client"
+say flush allow
+commit >/dev/null
+expect 203.0.113.1 25 TARPIT "client after the allow list was flushed"
+counters=$(nsx gw nft -j list counters table inet greygate)
+for c in allowed passed trapped greylisted; do
+	echo "$counters" | jq -e --arg c "$c" '.nftables[] | select(.counter.name == $c) | .counter.packets > 0' >/dev/null ||
+		fail "counter $c did not count"
+done
+echo "ok: traffic steered by the sets, counters count"
+
+# --- timeouts ---
+say add pass 198.51.100.0/24 1500
+say add pass 198.51.101.0/24 2500
+commit >/dev/null
+sleep 1.2
+say add pass 198.51.101.0/24 2500 # refresh: restarts its clock
+commit >/dev/null
+in_set() { nsx gw nft -j list set inet greygate pass4 |
+	jq -e --arg a "$1" '.nftables[].set.elem // [] | map(.elem.val.prefix.addr // .val.prefix.addr) | index($a)' >/dev/null; }
+in_set 198.51.100.0 || fail "element gone before its timeout"
+sleep 0.8
+in_set 198.51.100.0 && fail "element still there after its timeout"
+in_set 198.51.101.0 || fail "refreshed element expired on its old timeout"
+sleep 2
+in_set 198.51.101.0 && fail "refreshed element outlived its new timeout"
+echo "ok: timeouts expire in the kernel, refresh extends"
+
+# --- the owner dies: the table goes (fail open) ---
+kill -9 "$driver_pid"
+wait "$driver_pid" 2>/dev/null || true
+wait_for 5 bash -c "! ip netns exec $(netns_ns gw) nft list table inet greygate >/dev/null 2>&1" ||
+	fail "table still there after its owner was killed"
+expect 203.0.113.1 25 MTA "client after greygate died (fail open)"
+echo "ok: SIGKILL of the owner drops the table"
