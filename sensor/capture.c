@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* libpcap capture for the sensor: live (immediate mode, a sized kernel
+ * buffer, non-blocking, BPF for the SMTP ports) or from a pcap/pcapng
+ * file, feeding frames to sensor_frame. */
+#include <errno.h>
+#include <pcap/pcap.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sensor.h"
+
+struct sensor_capture {
+	pcap_t *pcap;
+	int linktype;
+	bool live;
+};
+
+struct dispatch_ctx {
+	struct sensor *sensor;
+	int linktype;
+};
+
+static void
+on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
+{
+	struct dispatch_ctx *d = (struct dispatch_ctx *)user;
+
+	sensor_frame(d->sensor, d->linktype, &h->ts, bytes, h->caplen);
+}
+
+static int
+set_filter(pcap_t *p, const struct sensor_config *cfg, char *err)
+{
+	struct bpf_program prog;
+	char ports[64], expr[256];
+
+	if (cfg->tarpit_port)
+		snprintf(ports, sizeof(ports), "tcp port %u or tcp port %u",
+			 cfg->smtp_port, cfg->tarpit_port);
+	else
+		snprintf(ports, sizeof(ports), "tcp port %u", cfg->smtp_port);
+	/* On Ethernet, tagged frames need "vlan" to shift the offsets: one
+	 * tag (802.1Q) or two (QinQ). */
+	if (pcap_datalink(p) == DLT_EN10MB)
+		snprintf(expr, sizeof(expr),
+			 "(%s) or (vlan and ((%s) or (vlan and (%s))))", ports,
+			 ports, ports);
+	else
+		snprintf(expr, sizeof(expr), "%s", ports);
+	if (pcap_compile(p, &prog, expr, 1, PCAP_NETMASK_UNKNOWN) < 0 ||
+	    pcap_setfilter(p, &prog) < 0) {
+		snprintf(err, 256, "filter: %s", pcap_geterr(p));
+		return -EINVAL;
+	}
+	pcap_freecode(&prog);
+	return 0;
+}
+
+static int
+capture_new(pcap_t *p, bool live, struct sensor_capture **out)
+{
+	struct sensor_capture *cap = calloc(1, sizeof(*cap));
+
+	if (!cap) {
+		pcap_close(p);
+		return -ENOMEM;
+	}
+	cap->pcap = p;
+	cap->linktype = pcap_datalink(p);
+	cap->live = live;
+	*out = cap;
+	return 0;
+}
+
+int
+sensor_capture_open_live(const char *iface, int buffer_bytes,
+			 const struct sensor_config *cfg,
+			 struct sensor_capture **out, char *err)
+{
+	char perr[PCAP_ERRBUF_SIZE] = "";
+	pcap_t *p = pcap_create(iface, perr);
+	int r;
+
+	if (!p) {
+		snprintf(err, 256, "%s: %s", iface, perr);
+		return -ENODEV;
+	}
+	pcap_set_snaplen(p, 65535);
+	pcap_set_promisc(p, 0);
+	pcap_set_immediate_mode(p, 1);
+	if (buffer_bytes > 0)
+		pcap_set_buffer_size(p, buffer_bytes);
+	r = pcap_activate(p);
+	if (r < 0) {
+		snprintf(err, 256, "%s: %s", iface, pcap_geterr(p));
+		r = r == PCAP_ERROR_NO_SUCH_DEVICE	 ? -ENODEV
+		    : r == PCAP_ERROR_PERM_DENIED ? -EPERM
+						  : -EIO;
+		pcap_close(p);
+		return r;
+	}
+	if (set_filter(p, cfg, err) < 0 || pcap_setnonblock(p, 1, perr) < 0) {
+		if (!err[0])
+			snprintf(err, 256, "%s: %s", iface, perr);
+		pcap_close(p);
+		return -EIO;
+	}
+	return capture_new(p, true, out);
+}
+
+int
+sensor_capture_open_file(const char *path, const struct sensor_config *cfg,
+			 struct sensor_capture **out, char *err)
+{
+	char perr[PCAP_ERRBUF_SIZE] = "";
+	pcap_t *p = pcap_open_offline(path, perr);
+
+	if (!p) {
+		snprintf(err, 256, "%s", perr);
+		return -ENOENT;
+	}
+	if (set_filter(p, cfg, err) < 0) {
+		pcap_close(p);
+		return -EINVAL;
+	}
+	return capture_new(p, false, out);
+}
+
+void
+sensor_capture_close(struct sensor_capture *cap)
+{
+	if (!cap)
+		return;
+	pcap_close(cap->pcap);
+	free(cap);
+}
+
+int
+sensor_capture_fd(const struct sensor_capture *cap)
+{
+	return cap->live ? pcap_get_selectable_fd(cap->pcap) : -1;
+}
+
+int
+sensor_capture_dispatch(struct sensor_capture *cap, struct sensor *sensor,
+			int max)
+{
+	struct dispatch_ctx d = {sensor, cap->linktype};
+	int n = pcap_dispatch(cap->pcap, max, on_packet, (u_char *)&d);
+
+	if (n == PCAP_ERROR)
+		return -EIO;
+	return n < 0 ? 0 : n;
+}

@@ -1,0 +1,665 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Frames to SMTP flows: link and IP decoding, the flow table with its caps
+ * and LRU eviction, and per-direction TCP reassembly (in order; out-of-
+ * order segments held in a bounded buffer; retransmissions trimmed; a gap
+ * skipped when the buffer is full). Events from the parser leave here with
+ * the flow's addresses, time and path. */
+#include <errno.h>
+#include <pcap/dlt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "sensor.h"
+
+#define VLAN_MAX 3    /* stacked 802.1Q / QinQ tags walked */
+#define IPV6_EXT_MAX 8 /* extension headers walked */
+
+#ifndef DLT_LINUX_SLL2
+#define DLT_LINUX_SLL2 276
+#endif
+
+struct seg {
+	struct seg *next;
+	uint32_t seq;
+	uint32_t len;
+	uint8_t data[];
+};
+
+struct dir {
+	uint32_t next_seq;
+	bool seq_known;
+	bool fin;
+	struct seg *held; /* out-of-order segments, sorted by seq */
+	size_t held_bytes;
+};
+
+struct flow {
+	struct flow *hash_next;
+	struct flow *lru_prev, *lru_next;
+	struct sensor *sensor;
+	uint8_t family;
+	uint8_t client[16], server[16];
+	uint16_t client_port, server_port;
+	struct dir dir[2]; /* 0: client to server, 1: server to client */
+	struct smtp_conv *conv;
+	struct timeval last;
+	enum sensor_path path;
+	bool path_known;
+};
+
+struct sensor {
+	struct sensor_config cfg;
+	sensor_event_fn *fn;
+	void *ctx;
+	sensor_tarpit_fn *tarpit;
+	void *tarpit_ctx;
+	struct flow **buckets;
+	size_t nbuckets;
+	struct flow *lru_head, *lru_tail; /* head: least recently seen */
+	size_t nflows;
+	size_t held_total;
+	bool quiet; /* flows ending without events (sensor_free) */
+	struct sensor_counters counters;
+};
+
+/* The parts of a decoded TCP segment the flows need. */
+struct segment {
+	uint8_t family;
+	const uint8_t *src, *dst;
+	uint16_t sport, dport;
+	uint32_t seq;
+	uint8_t flags;
+	const uint8_t *payload;
+	size_t len;
+};
+
+#define TCP_FIN 0x01
+#define TCP_SYN 0x02
+#define TCP_RST 0x04
+
+void
+sensor_config_defaults(struct sensor_config *cfg)
+{
+	cfg->smtp_port = 25;
+	cfg->tarpit_port = 0;
+	cfg->max_flows = 100000;
+	cfg->max_reorder_bytes = 64 * 1024;
+	cfg->max_total_bytes = 64 * 1024 * 1024;
+	cfg->idle_timeout_sec = 300;
+}
+
+struct sensor *
+sensor_new(const struct sensor_config *cfg, sensor_event_fn *fn, void *ctx)
+{
+	struct sensor *s = calloc(1, sizeof(*s));
+	size_t n = 1024;
+
+	if (!s)
+		return NULL;
+	s->cfg = *cfg;
+	s->fn = fn;
+	s->ctx = ctx;
+	while (n < cfg->max_flows && n < (1u << 22))
+		n *= 2;
+	s->nbuckets = n;
+	s->buckets = calloc(n, sizeof(*s->buckets));
+	if (!s->buckets) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void
+sensor_set_tarpit_hook(struct sensor *s, sensor_tarpit_fn *fn, void *ctx)
+{
+	s->tarpit = fn;
+	s->tarpit_ctx = ctx;
+}
+
+const struct sensor_counters *
+sensor_get_counters(const struct sensor *s)
+{
+	return &s->counters;
+}
+
+static size_t
+addr_len(uint8_t family)
+{
+	return family == AF_INET ? 4 : 16;
+}
+
+static size_t
+flow_hash(const struct sensor *s, uint8_t family, const uint8_t *client,
+	  uint16_t cport, const uint8_t *server, uint16_t sport)
+{
+	uint32_t h = 2166136261u ^ family;
+	size_t n = addr_len(family);
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ client[i] ^ ((uint32_t)server[i] << 8)) * 16777619u;
+	h = (h ^ cport) * 16777619u;
+	h = (h ^ sport) * 16777619u;
+	return h & (s->nbuckets - 1);
+}
+
+/* --- events --- */
+
+static enum sensor_path
+flow_path(struct flow *f)
+{
+	if (!f->sensor->tarpit)
+		return SENSOR_PATH_UNKNOWN;
+	if (!f->path_known) {
+		f->path = f->sensor->tarpit(f->family, f->client, f->client_port,
+					    f->sensor->tarpit_ctx)
+				  ? SENSOR_PATH_TARPIT
+				  : SENSOR_PATH_FAST;
+		f->path_known = true;
+	}
+	return f->path;
+}
+
+static void
+flow_emit(struct flow *f, enum sensor_event_type type, int reply,
+	  const char *helo, const char *from, const char *to)
+{
+	struct sensor_event ev = {
+		.type = type,
+		.ts = f->last,
+		.family = f->family,
+		.client_port = f->client_port,
+		.server_port = f->server_port,
+		.reply = reply,
+		.helo = helo,
+		.from = from,
+		.to = to,
+	};
+
+	if (f->sensor->quiet)
+		return;
+	memcpy(ev.client, f->client, 16);
+	memcpy(ev.server, f->server, 16);
+	if (type == SENSOR_EV_RCPT || type == SENSOR_EV_STARTTLS ||
+	    type == SENSOR_EV_AUTH)
+		ev.path = flow_path(f);
+	f->sensor->fn(&ev, f->sensor->ctx);
+}
+
+static void
+on_conv_event(enum sensor_event_type type, int reply, const char *helo,
+	      const char *from, const char *to, void *ctx)
+{
+	flow_emit(ctx, type, reply, helo, from, to);
+}
+
+/* --- the flow table --- */
+
+static void
+lru_unlink(struct sensor *s, struct flow *f)
+{
+	if (f->lru_prev)
+		f->lru_prev->lru_next = f->lru_next;
+	else
+		s->lru_head = f->lru_next;
+	if (f->lru_next)
+		f->lru_next->lru_prev = f->lru_prev;
+	else
+		s->lru_tail = f->lru_prev;
+	f->lru_prev = f->lru_next = NULL;
+}
+
+static void
+lru_append(struct sensor *s, struct flow *f)
+{
+	f->lru_prev = s->lru_tail;
+	f->lru_next = NULL;
+	if (s->lru_tail)
+		s->lru_tail->lru_next = f;
+	else
+		s->lru_head = f;
+	s->lru_tail = f;
+}
+
+static void
+dir_release(struct sensor *s, struct dir *d)
+{
+	while (d->held) {
+		struct seg *next = d->held->next;
+
+		s->held_total -= d->held->len;
+		free(d->held);
+		d->held = next;
+	}
+	d->held_bytes = 0;
+}
+
+static void
+flow_end(struct sensor *s, struct flow *f, bool report)
+{
+	struct flow **pp = &s->buckets[flow_hash(s, f->family, f->client,
+						 f->client_port, f->server,
+						 f->server_port)];
+
+	while (*pp && *pp != f)
+		pp = &(*pp)->hash_next;
+	if (*pp)
+		*pp = f->hash_next;
+	lru_unlink(s, f);
+	/* Pending RCPTs are reported (reply 0) before the close. */
+	s->quiet = !report;
+	smtp_conv_free(f->conv);
+	flow_emit(f, SENSOR_EV_CLOSE, 0, "", "", "");
+	s->quiet = false;
+	dir_release(s, &f->dir[0]);
+	dir_release(s, &f->dir[1]);
+	s->nflows--;
+	free(f);
+}
+
+static struct flow *
+flow_find(struct sensor *s, const struct segment *seg, bool to_server)
+{
+	const uint8_t *client = to_server ? seg->src : seg->dst;
+	const uint8_t *server = to_server ? seg->dst : seg->src;
+	uint16_t cport = to_server ? seg->sport : seg->dport;
+	uint16_t sport = to_server ? seg->dport : seg->sport;
+	size_t n = addr_len(seg->family);
+	size_t h = flow_hash(s, seg->family, client, cport, server, sport);
+	struct flow *f;
+
+	for (f = s->buckets[h]; f; f = f->hash_next)
+		if (f->family == seg->family && f->client_port == cport &&
+		    f->server_port == sport && memcmp(f->client, client, n) == 0 &&
+		    memcmp(f->server, server, n) == 0)
+			return f;
+	/* A flow starts on any packet: a capture may begin mid-session, or
+	 * see only one direction. A bare RST or FIN starts nothing. */
+	if (seg->flags & (TCP_RST | TCP_FIN))
+		return NULL;
+	if (s->nflows >= s->cfg.max_flows && s->lru_head) {
+		s->counters.flows_evicted++;
+		flow_end(s, s->lru_head, true);
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->sensor = s;
+	f->family = seg->family;
+	memcpy(f->client, client, n);
+	memcpy(f->server, server, n);
+	f->client_port = cport;
+	f->server_port = sport;
+	f->conv = smtp_conv_new(&s->counters,
+				(seg->flags & TCP_SYN) && to_server,
+				on_conv_event, f);
+	if (!f->conv) {
+		free(f);
+		return NULL;
+	}
+	f->hash_next = s->buckets[h];
+	s->buckets[h] = f;
+	lru_append(s, f);
+	s->nflows++;
+	s->counters.flows++;
+	return f;
+}
+
+/* --- reassembly --- */
+
+static void
+deliver(struct flow *f, int d, const uint8_t *data, size_t len)
+{
+	if (len == 0 || smtp_conv_is_done(f->conv))
+		return;
+	if (d == 0)
+		smtp_conv_client(f->conv, data, len);
+	else
+		smtp_conv_server(f->conv, data, len);
+}
+
+/* In-order bytes from seq on: trims what was already delivered. */
+static void
+deliver_from(struct flow *f, int d, uint32_t seq, const uint8_t *data,
+	     size_t len)
+{
+	struct dir *dr = &f->dir[d];
+	int32_t behind = (int32_t)(dr->next_seq - seq);
+
+	if (behind > 0) {
+		if ((size_t)behind >= len)
+			return; /* a retransmission */
+		data += behind;
+		len -= (size_t)behind;
+	}
+	dr->next_seq += (uint32_t)len;
+	deliver(f, d, data, len);
+}
+
+static void
+drain_held(struct flow *f, int d)
+{
+	struct sensor *s = f->sensor;
+	struct dir *dr = &f->dir[d];
+
+	while (dr->held && (int32_t)(dr->held->seq - dr->next_seq) <= 0) {
+		struct seg *g = dr->held;
+
+		dr->held = g->next;
+		dr->held_bytes -= g->len;
+		s->held_total -= g->len;
+		deliver_from(f, d, g->seq, g->data, g->len);
+		free(g);
+	}
+}
+
+static bool
+hold(struct flow *f, int d, uint32_t seq, const uint8_t *data, size_t len)
+{
+	struct sensor *s = f->sensor;
+	struct dir *dr = &f->dir[d];
+	struct seg **pp = &dr->held, *g;
+
+	if (dr->held_bytes + len > s->cfg.max_reorder_bytes ||
+	    s->held_total + len > s->cfg.max_total_bytes)
+		return false;
+	while (*pp && (int32_t)((*pp)->seq - seq) < 0)
+		pp = &(*pp)->next;
+	if (*pp && (*pp)->seq == seq && (*pp)->len >= len)
+		return true; /* already held */
+	g = malloc(sizeof(*g) + len);
+	if (!g)
+		return false;
+	g->seq = seq;
+	g->len = (uint32_t)len;
+	memcpy(g->data, data, len);
+	g->next = *pp;
+	*pp = g;
+	dr->held_bytes += len;
+	s->held_total += len;
+	return true;
+}
+
+static void
+reassemble(struct flow *f, int d, const struct segment *seg)
+{
+	struct dir *dr = &f->dir[d];
+	int32_t ahead;
+
+	if (seg->flags & TCP_SYN) {
+		dr->next_seq = seg->seq + 1;
+		dr->seq_known = true;
+		return;
+	}
+	if (!dr->seq_known) {
+		dr->next_seq = seg->seq;
+		dr->seq_known = true;
+	}
+	if (seg->len == 0)
+		return;
+	ahead = (int32_t)(seg->seq - dr->next_seq);
+	if (ahead > 0) {
+		if (hold(f, d, seg->seq, seg->payload, seg->len))
+			return;
+		/* No room to wait for the missing bytes: skip them, and
+		 * let the parser find the next line. */
+		smtp_conv_gap(f->conv, d == 0);
+		dr->next_seq = dr->held ? dr->held->seq : seg->seq;
+		drain_held(f, d);
+		if ((int32_t)(seg->seq - dr->next_seq) > 0) {
+			smtp_conv_gap(f->conv, d == 0);
+			dr->next_seq = seg->seq;
+		}
+	}
+	deliver_from(f, d, seg->seq, seg->payload, seg->len);
+	drain_held(f, d);
+}
+
+static void
+on_segment(struct sensor *s, const struct timeval *ts,
+	   const struct segment *seg)
+{
+	bool to_server;
+	struct flow *f;
+	int d;
+
+	if (seg->dport == s->cfg.smtp_port ||
+	    (s->cfg.tarpit_port && seg->dport == s->cfg.tarpit_port))
+		to_server = true;
+	else if (seg->sport == s->cfg.smtp_port ||
+		 (s->cfg.tarpit_port && seg->sport == s->cfg.tarpit_port))
+		to_server = false;
+	else
+		return;
+	s->counters.tcp_segments++;
+	f = flow_find(s, seg, to_server);
+	if (!f)
+		return;
+	f->last = *ts;
+	lru_unlink(s, f);
+	lru_append(s, f);
+	d = to_server ? 0 : 1;
+	reassemble(f, d, seg);
+	if (seg->flags & TCP_RST) {
+		flow_end(s, f, true);
+		return;
+	}
+	if (seg->flags & TCP_FIN)
+		f->dir[d].fin = true;
+	if (f->dir[0].fin && f->dir[1].fin) {
+		flow_end(s, f, true);
+		return;
+	}
+	/* Over the global cap: give back the oldest flows' buffers. */
+	while (s->held_total > s->cfg.max_total_bytes && s->lru_head &&
+	       s->lru_head != f) {
+		s->counters.flows_evicted++;
+		flow_end(s, s->lru_head, true);
+	}
+}
+
+/* --- decoding --- */
+
+static uint16_t
+be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t
+be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+static bool
+decode_tcp(struct segment *seg, const uint8_t *p, size_t len)
+{
+	size_t off;
+
+	if (len < 20)
+		return false;
+	off = (size_t)(p[12] >> 4) * 4;
+	if (off < 20 || off > len)
+		return false;
+	seg->sport = be16(p);
+	seg->dport = be16(p + 2);
+	seg->seq = be32(p + 4);
+	seg->flags = p[13];
+	seg->payload = p + off;
+	seg->len = len - off;
+	return true;
+}
+
+/* Returns 1 with seg filled, 0 if not TCP, -1 if malformed. */
+static int
+decode_ipv4(struct sensor *s, struct segment *seg, const uint8_t *p,
+	    size_t len)
+{
+	size_t ihl, total;
+
+	if (len < 20 || (p[0] >> 4) != 4)
+		return -1;
+	ihl = (size_t)(p[0] & 0x0f) * 4;
+	total = be16(p + 2);
+	if (ihl < 20 || total < ihl || total > len)
+		return -1;
+	if (be16(p + 6) & 0x3fff) { /* MF set or an offset: a fragment */
+		s->counters.fragments++;
+		return 0;
+	}
+	if (p[9] != 6)
+		return 0;
+	seg->family = AF_INET;
+	seg->src = p + 12;
+	seg->dst = p + 16;
+	return decode_tcp(seg, p + ihl, total - ihl) ? 1 : -1;
+}
+
+static int
+decode_ipv6(struct sensor *s, struct segment *seg, const uint8_t *p,
+	    size_t len)
+{
+	size_t plen, off = 40;
+	uint8_t next;
+
+	if (len < 40 || (p[0] >> 4) != 6)
+		return -1;
+	plen = be16(p + 4);
+	if (40 + plen > len)
+		return -1;
+	len = 40 + plen;
+	next = p[6];
+	for (int i = 0; i < IPV6_EXT_MAX && next != 6; i++) {
+		size_t hl;
+
+		switch (next) {
+		case 0:  /* hop-by-hop */
+		case 43: /* routing */
+		case 60: /* destination options */
+			if (off + 8 > len)
+				return -1;
+			hl = ((size_t)p[off + 1] + 1) * 8;
+			break;
+		case 51: /* authentication header */
+			if (off + 8 > len)
+				return -1;
+			hl = ((size_t)p[off + 1] + 2) * 4;
+			break;
+		case 44: /* fragment */
+			s->counters.fragments++;
+			return 0;
+		default:
+			return 0;
+		}
+		next = p[off];
+		off += hl;
+		if (off > len)
+			return -1;
+	}
+	if (next != 6)
+		return 0;
+	seg->family = AF_INET6;
+	seg->src = p + 8;
+	seg->dst = p + 24;
+	return decode_tcp(seg, p + off, len - off) ? 1 : -1;
+}
+
+void
+sensor_frame(struct sensor *s, int linktype, const struct timeval *ts,
+	     const uint8_t *data, size_t caplen)
+{
+	struct segment seg;
+	uint16_t etype = 0;
+	size_t off = 0;
+	int r;
+
+	s->counters.packets++;
+	switch (linktype) {
+	case DLT_EN10MB:
+		if (caplen < 14)
+			goto bad;
+		etype = be16(data + 12);
+		off = 14;
+		for (int i = 0; i < VLAN_MAX &&
+				(etype == 0x8100 || etype == 0x88a8 ||
+				 etype == 0x9100);
+		     i++) {
+			if (off + 4 > caplen)
+				goto bad;
+			etype = be16(data + off + 2);
+			off += 4;
+		}
+		break;
+	case DLT_LINUX_SLL:
+		if (caplen < 16)
+			goto bad;
+		etype = be16(data + 14);
+		off = 16;
+		break;
+	case DLT_LINUX_SLL2:
+		if (caplen < 20)
+			goto bad;
+		etype = be16(data);
+		off = 20;
+		break;
+	case DLT_NULL:
+		if (caplen < 4)
+			goto bad;
+		/* Host byte order family: 2 is IPv4, the rest IPv6. */
+		etype = (data[0] == 2 || data[3] == 2) ? 0x0800 : 0x86dd;
+		off = 4;
+		break;
+	case DLT_RAW:
+	case DLT_IPV4:
+	case DLT_IPV6:
+		if (caplen < 1)
+			goto bad;
+		etype = (data[0] >> 4) == 4 ? 0x0800 : 0x86dd;
+		break;
+	default:
+		goto bad;
+	}
+	if (etype == 0x0800)
+		r = decode_ipv4(s, &seg, data + off, caplen - off);
+	else if (etype == 0x86dd)
+		r = decode_ipv6(s, &seg, data + off, caplen - off);
+	else
+		return; /* ARP and friends: not ours */
+	if (r < 0)
+		goto bad;
+	if (r > 0)
+		on_segment(s, ts, &seg);
+	return;
+bad:
+	s->counters.not_decoded++;
+}
+
+void
+sensor_expire(struct sensor *s, int64_t now_sec)
+{
+	while (s->lru_head &&
+	       s->lru_head->last.tv_sec + (int64_t)s->cfg.idle_timeout_sec <
+		       now_sec)
+		flow_end(s, s->lru_head, true);
+}
+
+void
+sensor_finish(struct sensor *s)
+{
+	while (s->lru_head)
+		flow_end(s, s->lru_head, true);
+}
+
+void
+sensor_free(struct sensor *s)
+{
+	if (!s)
+		return;
+	while (s->lru_head)
+		flow_end(s, s->lru_head, false);
+	free(s->buckets);
+	free(s);
+}

@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The SMTP conversation parser: client commands and server replies of one
+ * connection, fed as two byte streams. Replies are matched to commands in
+ * order (PIPELINING); DATA bodies are skipped to CRLF.CRLF and BDAT chunks
+ * by their size without buffering; STARTTLS with a 220 ends visibility.
+ * Every line is bounded; bad input is counted and survived. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sensor.h"
+
+enum cmd {
+	CMD_GREETING,
+	CMD_HELO,
+	CMD_MAIL,
+	CMD_RCPT,
+	CMD_DATA,
+	CMD_DATA_END, /* the reply after the body's final dot */
+	CMD_BDAT,
+	CMD_STARTTLS,
+	CMD_AUTH,
+	CMD_OTHER
+};
+
+enum client_mode {
+	CM_COMMAND,
+	CM_DATA_WAIT, /* DATA sent, its reply not seen yet */
+	CM_BODY,      /* skipping the body to CRLF.CRLF */
+	CM_BDAT,      /* skipping bdat_left bytes */
+	CM_AUTH,      /* SASL exchange: client lines are not commands */
+	CM_TLS_WAIT,  /* STARTTLS sent, its reply not seen yet */
+	CM_DONE       /* encrypted: nothing more to see */
+};
+
+struct line_buf {
+	size_t len;
+	bool too_long;   /* past SMTP_LINE_MAX: dropping to the LF */
+	bool skip_to_lf; /* after a gap: resync at the next line */
+	bool has_nul;
+	bool last_cr; /* the last byte taken was CR (even if not kept) */
+	char buf[SMTP_LINE_MAX + 1];
+};
+
+struct pending {
+	enum cmd cmd;
+	char *arg; /* RCPT: "from\0to" */
+};
+
+struct smtp_conv {
+	struct sensor_counters *ctr;
+	smtp_event_fn *fn;
+	void *ctx;
+	enum client_mode mode;
+	uint8_t body_state;
+	bool server_seen;
+	bool replies_lost; /* matching is broken for good */
+	uint64_t bdat_left;
+	bool bdat_last;
+	struct pending q[SMTP_PENDING_MAX];
+	size_t qhead, qlen;
+	struct line_buf cl, sv;
+	char helo[SMTP_HELO_MAX];
+	char from[SMTP_ADDR_MAX];
+};
+
+static void
+emit(struct smtp_conv *c, enum sensor_event_type type, int reply,
+     const char *from, const char *to)
+{
+	if (type == SENSOR_EV_RCPT)
+		c->ctr->rcpts++;
+	c->fn(type, reply, c->helo, from ? from : "", to ? to : "", c->ctx);
+}
+
+/* --- the queue of commands awaiting replies --- */
+
+static struct pending *
+q_front(struct smtp_conv *c)
+{
+	return c->qlen ? &c->q[c->qhead] : NULL;
+}
+
+/* Reports a pending command as unanswered and drops it. */
+static void
+q_drop_front(struct smtp_conv *c, int reply)
+{
+	struct pending *p = &c->q[c->qhead];
+
+	if (p->cmd == CMD_RCPT && p->arg)
+		emit(c, SENSOR_EV_RCPT, reply, p->arg,
+		     p->arg + strlen(p->arg) + 1);
+	else if (p->cmd == CMD_STARTTLS && reply == 0)
+		emit(c, SENSOR_EV_STARTTLS, 0, NULL, NULL);
+	free(p->arg);
+	p->arg = NULL;
+	c->qhead = (c->qhead + 1) % SMTP_PENDING_MAX;
+	c->qlen--;
+}
+
+static void
+q_flush(struct smtp_conv *c)
+{
+	while (c->qlen)
+		q_drop_front(c, 0);
+}
+
+static void
+q_push(struct smtp_conv *c, enum cmd cmd, char *arg)
+{
+	if (c->replies_lost) {
+		/* No reply will be matched: report at once. */
+		struct pending p = {cmd, arg};
+
+		c->q[c->qhead] = p;
+		c->qlen = 1;
+		q_drop_front(c, 0);
+		return;
+	}
+	if (c->qlen == SMTP_PENDING_MAX) {
+		/* A client that pipelines past any sane depth, or a server
+		 * we cannot hear: stop matching rather than mismatch. */
+		q_flush(c);
+		c->replies_lost = true;
+		q_push(c, cmd, arg);
+		return;
+	}
+	c->q[(c->qhead + c->qlen) % SMTP_PENDING_MAX] =
+		(struct pending){cmd, arg};
+	c->qlen++;
+}
+
+struct smtp_conv *
+smtp_conv_new(struct sensor_counters *counters, bool from_start,
+	      smtp_event_fn *fn, void *ctx)
+{
+	struct smtp_conv *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->ctr = counters;
+	c->fn = fn;
+	c->ctx = ctx;
+	if (from_start)
+		q_push(c, CMD_GREETING, NULL);
+	return c;
+}
+
+void
+smtp_conv_free(struct smtp_conv *c)
+{
+	if (!c)
+		return;
+	q_flush(c);
+	free(c);
+}
+
+bool
+smtp_conv_is_done(const struct smtp_conv *c)
+{
+	return c->mode == CM_DONE;
+}
+
+/* --- line assembly, shared by both directions --- */
+
+typedef void line_fn(struct smtp_conv *c, char *line, size_t len);
+
+/* Consumes bytes up to and including one LF. Returns bytes used; calls
+ * on_line for a complete line (without CR LF). */
+static size_t
+line_feed(struct smtp_conv *c, struct line_buf *lb, const uint8_t *buf,
+	  size_t len, line_fn *on_line)
+{
+	const uint8_t *lf = memchr(buf, '\n', len);
+	size_t take = lf ? (size_t)(lf - buf) + 1 : len;
+	size_t body = lf ? take - 1 : take;
+
+	if (!lb->skip_to_lf && !lb->too_long) {
+		if (lb->len + body > SMTP_LINE_MAX) {
+			lb->too_long = true;
+			c->ctr->long_lines++;
+		} else {
+			if (memchr(buf, 0, body))
+				lb->has_nul = true;
+			memcpy(lb->buf + lb->len, buf, body);
+			lb->len += body;
+		}
+	}
+	if (body > 0)
+		lb->last_cr = buf[body - 1] == '\r';
+	if (!lf)
+		return take;
+	if (!lb->skip_to_lf) {
+		if (lb->len > 0 && lb->buf[lb->len - 1] == '\r')
+			lb->len--;
+		if (!lb->last_cr)
+			c->ctr->bare_lf++;
+		if (lb->has_nul)
+			c->ctr->nul_bytes++;
+		lb->buf[lb->len] = 0;
+		/* An over-long line still gets a reply from the server. */
+		on_line(c, lb->too_long ? NULL : lb->buf,
+			lb->too_long ? 0 : lb->len);
+	}
+	lb->len = 0;
+	lb->too_long = lb->skip_to_lf = lb->has_nul = lb->last_cr = false;
+	return take;
+}
+
+/* --- client commands --- */
+
+static bool
+verb_is(const char *line, size_t len, const char *verb)
+{
+	size_t n = strlen(verb);
+
+	return len >= n && strncasecmp(line, verb, n) == 0 &&
+	       (len == n || line[n] == ' ');
+}
+
+/* The path after "MAIL FROM:" / "RCPT TO:", with or without <>; copies
+ * it into out. Returns false if it is malformed or too long. */
+static bool
+parse_path(const char *p, size_t len, char *out)
+{
+	size_t i = 0, n = 0;
+	bool bracket;
+
+	while (i < len && p[i] == ' ')
+		i++;
+	bracket = i < len && p[i] == '<';
+	if (bracket)
+		i++;
+	for (; i < len; i++) {
+		char ch = p[i];
+
+		if (bracket ? ch == '>' : ch == ' ')
+			break;
+		if (!isgraph((unsigned char)ch) || n + 1 >= SMTP_ADDR_MAX)
+			return false;
+		out[n++] = ch;
+	}
+	if (bracket && i >= len)
+		return false;
+	out[n] = 0;
+	return true;
+}
+
+static char *
+rcpt_arg(const char *from, const char *to)
+{
+	size_t lf = strlen(from), lt = strlen(to);
+	char *arg = malloc(lf + lt + 2);
+
+	if (!arg)
+		return NULL;
+	memcpy(arg, from, lf + 1);
+	memcpy(arg + lf + 1, to, lt + 1);
+	return arg;
+}
+
+/* BDAT <size> [LAST]: false for a size that is not a plain number or is
+ * absurd (a server refuses those and reads on as commands). */
+static bool
+parse_bdat(struct smtp_conv *c, const char *line, size_t len)
+{
+	uint64_t size = 0;
+	size_t i = 5;
+
+	if (i >= len || !isdigit((unsigned char)line[i]))
+		return false;
+	for (; i < len && isdigit((unsigned char)line[i]); i++) {
+		size = size * 10 + (uint64_t)(line[i] - '0');
+		if (size > (1ull << 40))
+			return false;
+	}
+	if (i < len && line[i] != ' ')
+		return false;
+	c->bdat_left = size;
+	c->bdat_last = i + 5 <= len && strncasecmp(line + i, " LAST", 5) == 0;
+	return true;
+}
+
+static void
+on_command(struct smtp_conv *c, char *line, size_t len)
+{
+	char path[SMTP_ADDR_MAX];
+
+	if (c->mode == CM_AUTH) {
+		/* A SASL response: never looked at (credentials). A "*"
+		 * cancels; the server's reply ends the exchange. */
+		return;
+	}
+	if (!line) {
+		q_push(c, CMD_OTHER, NULL);
+		c->ctr->garbage++;
+		return;
+	}
+	if (verb_is(line, len, "EHLO") || verb_is(line, len, "HELO")) {
+		size_t n = 0;
+
+		for (size_t i = 5; i < len && line[i] != ' ' &&
+				   n + 1 < sizeof(c->helo);
+		     i++)
+			if (isgraph((unsigned char)line[i]))
+				c->helo[n++] = line[i];
+		c->helo[n] = 0;
+		c->from[0] = 0;
+		q_push(c, CMD_HELO, NULL);
+	} else if (len >= 10 && strncasecmp(line, "MAIL FROM:", 10) == 0 &&
+		   parse_path(line + 10, len - 10, path)) {
+		memcpy(c->from, path, sizeof(path));
+		q_push(c, CMD_MAIL, NULL);
+	} else if (len >= 8 && strncasecmp(line, "RCPT TO:", 8) == 0 &&
+		   parse_path(line + 8, len - 8, path) && path[0]) {
+		q_push(c, CMD_RCPT, rcpt_arg(c->from, path));
+	} else if (verb_is(line, len, "DATA")) {
+		q_push(c, CMD_DATA, NULL);
+		c->mode = CM_DATA_WAIT;
+	} else if (verb_is(line, len, "BDAT") && parse_bdat(c, line, len)) {
+		q_push(c, CMD_BDAT, NULL);
+		if (c->bdat_left)
+			c->mode = CM_BDAT;
+	} else if (verb_is(line, len, "STARTTLS")) {
+		q_push(c, CMD_STARTTLS, NULL);
+		c->mode = CM_TLS_WAIT;
+	} else if (verb_is(line, len, "AUTH")) {
+		q_push(c, CMD_AUTH, NULL);
+		/* With an initial response and no server to tell us more,
+		 * assume the exchange is one line. */
+		if (c->server_seen || !memchr(line + 5, ' ', len > 5 ? len - 5 : 0))
+			c->mode = CM_AUTH;
+	} else if (verb_is(line, len, "RSET")) {
+		c->from[0] = 0;
+		q_push(c, CMD_OTHER, NULL);
+	} else {
+		if (!verb_is(line, len, "QUIT") && !verb_is(line, len, "NOOP") &&
+		    !verb_is(line, len, "VRFY") && !verb_is(line, len, "EXPN") &&
+		    !verb_is(line, len, "HELP"))
+			c->ctr->garbage++;
+		q_push(c, CMD_OTHER, NULL);
+	}
+}
+
+/* Skips DATA body bytes; returns how many were body (the end included). */
+static size_t
+body_skip(struct smtp_conv *c, const uint8_t *buf, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		uint8_t ch = buf[i];
+
+		switch (c->body_state) {
+		case 0: /* inside a line */
+			c->body_state = ch == '\n';
+			break;
+		case 1: /* at a line's start */
+			c->body_state = ch == '.' ? 2 : ch == '\n' ? 1 : 0;
+			break;
+		case 2: /* "." at a line's start */
+			if (ch == '\r') {
+				c->body_state = 3;
+				break;
+			}
+			if (ch != '\n') {
+				c->body_state = 0; /* a dot-stuffed line */
+				break;
+			}
+			/* ".\n" ends it too */
+			__attribute__((fallthrough));
+		case 3:
+			if (ch == '\n') {
+				c->mode = CM_COMMAND;
+				q_push(c, CMD_DATA_END, NULL);
+				return i + 1;
+			}
+			c->body_state = 0;
+			break;
+		}
+	}
+	return len;
+}
+
+void
+smtp_conv_client(struct smtp_conv *c, const uint8_t *buf, size_t len)
+{
+	while (len > 0 && c->mode != CM_DONE) {
+		size_t used;
+
+		switch (c->mode) {
+		case CM_DATA_WAIT:
+			/* Body bytes before we heard the 354: the server's
+			 * side is not captured. */
+			c->mode = CM_BODY;
+			c->body_state = 1;
+			continue;
+		case CM_TLS_WAIT:
+			if (buf[0] == 0x16) { /* a TLS handshake record */
+				c->mode = CM_DONE;
+				c->ctr->tls_flows++;
+				if (q_front(c) && q_front(c)->cmd == CMD_STARTTLS)
+					q_drop_front(c, 0);
+				return;
+			}
+			c->mode = CM_COMMAND;
+			continue;
+		case CM_BODY:
+			used = body_skip(c, buf, len);
+			break;
+		case CM_BDAT:
+			used = len < c->bdat_left ? len : (size_t)c->bdat_left;
+			c->bdat_left -= used;
+			if (c->bdat_left == 0)
+				c->mode = CM_COMMAND;
+			break;
+		default:
+			used = line_feed(c, &c->cl, buf, len, on_command);
+			break;
+		}
+		buf += used;
+		len -= used;
+	}
+}
+
+/* --- server replies --- */
+
+static void
+on_reply(struct smtp_conv *c, int code)
+{
+	struct pending *p = q_front(c);
+
+	if (!p || c->replies_lost)
+		return; /* unsolicited (a 421 at timeout) or unmatchable */
+	switch (p->cmd) {
+	case CMD_HELO:
+		emit(c, SENSOR_EV_HELO, code, NULL, NULL);
+		break;
+	case CMD_RCPT:
+		if (p->arg)
+			emit(c, SENSOR_EV_RCPT, code, p->arg,
+			     p->arg + strlen(p->arg) + 1);
+		break;
+	case CMD_DATA:
+		if (c->mode == CM_DATA_WAIT) {
+			c->mode = code == 354 ? CM_BODY : CM_COMMAND;
+			c->body_state = 1;
+		}
+		break;
+	case CMD_AUTH:
+		if (code == 334)
+			return; /* the exchange goes on */
+		emit(c, SENSOR_EV_AUTH, code, NULL, NULL);
+		if (c->mode == CM_AUTH)
+			c->mode = CM_COMMAND;
+		break;
+	case CMD_STARTTLS:
+		emit(c, SENSOR_EV_STARTTLS, code, NULL, NULL);
+		if (code == 220) {
+			c->mode = CM_DONE;
+			c->ctr->tls_flows++;
+		} else if (c->mode == CM_TLS_WAIT) {
+			c->mode = CM_COMMAND;
+		}
+		break;
+	default:
+		break;
+	}
+	free(p->arg);
+	p->arg = NULL;
+	c->qhead = (c->qhead + 1) % SMTP_PENDING_MAX;
+	c->qlen--;
+}
+
+static void
+on_server_line(struct smtp_conv *c, char *line, size_t len)
+{
+	int code;
+
+	if (!line || len < 3 || !isdigit((unsigned char)line[0]) ||
+	    !isdigit((unsigned char)line[1]) ||
+	    !isdigit((unsigned char)line[2]) || (len > 3 && line[3] != ' ' &&
+						 line[3] != '-')) {
+		c->ctr->garbage++;
+		return;
+	}
+	if (len > 3 && line[3] == '-')
+		return; /* a multi-line reply goes on */
+	code = (line[0] - '0') * 100 + (line[1] - '0') * 10 + (line[2] - '0');
+	on_reply(c, code);
+}
+
+void
+smtp_conv_server(struct smtp_conv *c, const uint8_t *buf, size_t len)
+{
+	if (len)
+		c->server_seen = true;
+	while (len > 0 && c->mode != CM_DONE) {
+		size_t used = line_feed(c, &c->sv, buf, len, on_server_line);
+
+		buf += used;
+		len -= used;
+	}
+}
+
+void
+smtp_conv_gap(struct smtp_conv *c, bool client)
+{
+	struct line_buf *lb = client ? &c->cl : &c->sv;
+
+	c->ctr->gaps++;
+	lb->len = 0;
+	lb->too_long = lb->has_nul = false;
+	lb->skip_to_lf = true;
+	if (!client) {
+		/* Replies were lost: those pending are unanswered. */
+		q_flush(c);
+		c->replies_lost = true;
+	}
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A short fuzz run: TARGET SEED_DIR SECONDS. New inputs go to a temp dir
+# (the committed seeds stay as they are); a crash fails the test and its
+# input is printed.
+set -euo pipefail
+target=$1 seeds=$2 seconds=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+"$target" -max_total_time="$seconds" -max_len=4096 -print_final_stats=1 \
+	-artifact_prefix="$work/" "$work" "$seeds"

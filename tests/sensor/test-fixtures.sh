@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# greygate-sniff on the captures in tests/data (made with real Postfix,
+# swaks and tcpdump by tests/data/make-fixtures.sh): the exact triplets
+# and replies, over IPv4, IPv6, PIPELINING, STARTTLS, 802.1Q and QinQ,
+# Linux cooked ("any") captures, and a capture of one direction only.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+data=$here/../data
+sniff=$GREYGATE_BUILD/tools/greygate-sniff
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+rcpts() { # FILE: "client helo from to reply" per RCPT, in order
+	"$sniff" -r "$1" | jq -r 'select(.event == "rcpt") |
+		[.client, .helo, .from, .to, (.reply | tostring)] | join(" ")'
+}
+
+expect() { # FILE WANT
+	local got
+	got=$(rcpts "$1")
+	[ "$got" = "$2" ] || fail "$(basename "$1"):
+got:
+$got
+want:
+$2"
+	echo "ok: $(basename "$1")"
+}
+
+expect "$data/smtp-plain.pcap" "\
+203.0.113.10 sender.test alice@sender.test bob@example.org 250
+203.0.113.10 sender.test Carol@Sender.Test x@example.org 250
+203.0.113.10 sender.test Carol@Sender.Test y@example.org 250
+203.0.113.10 sender.test Carol@Sender.Test z@example.org 250"
+
+expect "$data/smtp-pipe.pcap" "\
+2001:db8:1::10 v6.sender.test dave@sender.test erin@example.org 250
+2001:db8:1::10 v6.sender.test dave@sender.test frank@example.org 250"
+
+expect "$data/smtp-refused.pcap" "\
+203.0.113.10 sender.test  refused@example.org 554
+203.0.113.10 sender.test  ok@example.org 250"
+
+expect "$data/smtp-any.pcap" "\
+203.0.113.10 any.sender.test a4@sender.test cooked@example.org 250
+2001:db8:1::10 any6.sender.test a6@sender.test cooked6@example.org 250"
+
+expect "$data/smtp-vlan.pcap" "$(rcpts "$data/smtp-plain.pcap")
+$(rcpts "$data/smtp-pipe.pcap")"
+
+# STARTTLS: the 220 is seen, the envelope after it is not.
+expect "$data/smtp-tls.pcap" ""
+[ "$("$sniff" -r "$data/smtp-tls.pcap" | jq -r 'select(.event == "starttls") | .reply')" = 220 ] ||
+	fail "smtp-tls: no starttls event with 220"
+echo "ok: smtp-tls STARTTLS seen, nothing after it"
+
+# One direction only (the client's): triplets without replies.
+tcpdump -r "$data/smtp-plain.pcap" -w "$tmp/client-only.pcap" 'tcp dst port 25' 2>/dev/null
+expect "$tmp/client-only.pcap" "\
+203.0.113.10 sender.test alice@sender.test bob@example.org 0
+203.0.113.10 sender.test Carol@Sender.Test x@example.org 0
+203.0.113.10 sender.test Carol@Sender.Test y@example.org 0
+203.0.113.10 sender.test Carol@Sender.Test z@example.org 0"
+
+# Every event line is valid JSON with the documented keys.
+"$sniff" -r "$data/smtp-plain.pcap" | jq -e -s 'length > 0 and all(.[];
+	has("ts") and has("event") and has("client") and has("server") and
+	has("helo") and has("from") and has("to") and has("reply"))' >/dev/null ||
+	fail "events lack keys"
+echo "ok: JSON keys"

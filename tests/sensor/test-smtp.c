@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Tests of the SMTP conversation parser on hand-written conversations:
+ * replies matched in order under PIPELINING, multi-line replies, several
+ * transactions, DATA bodies and BDAT chunks skipped, STARTTLS, AUTH never
+ * reported in clear, one direction only, and bad input survived. */
+#include "check.h"
+#include "sensor.h"
+
+static char log_buf[8192];
+static size_t log_len;
+static struct sensor_counters ctr;
+
+static void
+on_event(enum sensor_event_type type, int reply, const char *helo,
+	 const char *from, const char *to, void *ctx)
+{
+	static const char *const names[] = {"", "open", "helo", "rcpt",
+					    "starttls", "auth", "close"};
+
+	log_len += (size_t)snprintf(log_buf + log_len, sizeof(log_buf) - log_len,
+				    "%s %d %s <%s> <%s>\n", names[type], reply,
+				    helo, from, to);
+}
+
+static struct smtp_conv *
+start(bool from_start)
+{
+	log_len = 0;
+	log_buf[0] = 0;
+	memset(&ctr, 0, sizeof(ctr));
+	return smtp_conv_new(&ctr, from_start, on_event, NULL);
+}
+
+static void
+cl(struct smtp_conv *c, const char *s)
+{
+	smtp_conv_client(c, (const uint8_t *)s, strlen(s));
+}
+
+static void
+sv(struct smtp_conv *c, const char *s)
+{
+	smtp_conv_server(c, (const uint8_t *)s, strlen(s));
+}
+
+static void
+test_pipelined_session_with_multiline_replies(void)
+{
+	struct smtp_conv *c = start(true);
+
+	sv(c, "220 mx.test ESMTP\r\n");
+	cl(c, "EHLO client.test\r\n");
+	sv(c, "250-mx.test\r\n250-PIPELINING\r\n250 8BITMIME\r\n");
+	/* One segment: MAIL, two RCPTs and DATA pipelined. */
+	cl(c, "MAIL FROM:<a@a.test> SIZE=10\r\nRCPT TO:<b@b.test>\r\n"
+	      "RCPT TO:<c@b.test> NOTIFY=NEVER\r\nDATA\r\n");
+	/* Replies split across segments at odd places. */
+	sv(c, "250 2.1.0 Ok\r\n250 2.1.5 Ok\r\n55");
+	sv(c, "0-5.1.1 no such\r\n550 5.1.1 user\r\n354 go ahead\r\n");
+	/* A body with a dot-stuffed line and things that look like
+	 * commands; the end split across segments. */
+	cl(c, "Subject: x\r\n\r\nRCPT TO:<evil@x.test>\r\n..leading dot\r\n"
+	      "\r");
+	cl(c, "\n.");
+	cl(c, "\r\nMAIL FROM:<>\r\nRCPT TO:<d@b.test>\r\nQUIT\r\n");
+	sv(c, "250 queued\r\n250 Ok\r\n451 4.7.1 later\r\n221 Bye\r\n");
+	CHECK_STR(log_buf, "helo 250 client.test <> <>\n"
+			   "rcpt 250 client.test <a@a.test> <b@b.test>\n"
+			   "rcpt 550 client.test <a@a.test> <c@b.test>\n"
+			   "rcpt 451 client.test <> <d@b.test>\n");
+	CHECK_INT(ctr.garbage, 0);
+	smtp_conv_free(c);
+}
+
+static void
+test_bdat_chunks_skipped(void)
+{
+	struct smtp_conv *c = start(true);
+
+	sv(c, "220 mx\r\n");
+	cl(c, "EHLO x\r\nMAIL FROM:<a@a.test>\r\nRCPT TO:<b@b.test>\r\n"
+	      "BDAT 21\r\nRCPT TO:<no@x.test>\r\nBDAT 0 LAST\r\n");
+	cl(c, "BDAT -5\r\nBDAT 99999999999999999999999\r\nRCPT TO:<e@b.test>\r\n");
+	sv(c, "250 mx\r\n250 ok\r\n250 ok\r\n250 chunk\r\n250 done\r\n"
+	      "501 bad\r\n501 bad\r\n250 ok\r\n");
+	CHECK_STR(log_buf, "helo 250 x <> <>\n"
+			   "rcpt 250 x <a@a.test> <b@b.test>\n"
+			   "rcpt 250 x <a@a.test> <e@b.test>\n");
+	CHECK_INT(ctr.garbage, 2);
+	smtp_conv_free(c);
+}
+
+static void
+test_starttls_ends_visibility(void)
+{
+	struct smtp_conv *c = start(true);
+
+	sv(c, "220 mx\r\n");
+	cl(c, "EHLO x\r\nSTARTTLS\r\n");
+	sv(c, "250 mx\r\n220 2.0.0 Ready\r\n");
+	CHECK(smtp_conv_is_done(c));
+	cl(c, "\x16\x03\x01 binary handshake MAIL FROM:<a@a.test>\r\n");
+	CHECK_STR(log_buf, "helo 250 x <> <>\nstarttls 220 x <> <>\n");
+	CHECK_INT(ctr.tls_flows, 1);
+	smtp_conv_free(c);
+
+	/* The tarpit's 454: the dialogue goes on in plain text. */
+	c = start(true);
+	sv(c, "220 mx\r\n");
+	cl(c, "EHLO x\r\nSTARTTLS\r\n");
+	sv(c, "250 mx\r\n454 4.7.0 TLS not available\r\n");
+	cl(c, "MAIL FROM:<a@a.test>\r\nRCPT TO:<b@b.test>\r\n");
+	sv(c, "250 ok\r\n451 later\r\n");
+	CHECK_STR(log_buf, "helo 250 x <> <>\nstarttls 454 x <> <>\n"
+			   "rcpt 451 x <a@a.test> <b@b.test>\n");
+	smtp_conv_free(c);
+}
+
+static void
+test_auth_exchange_not_parsed(void)
+{
+	struct smtp_conv *c = start(true);
+
+	sv(c, "220 mx\r\n");
+	cl(c, "EHLO x\r\nAUTH LOGIN\r\n");
+	sv(c, "250 mx\r\n334 VXNlcm5hbWU6\r\n");
+	cl(c, "RCPT TO:<looks@like.cmd>\r\n");
+	sv(c, "334 UGFzc3dvcmQ6\r\n");
+	cl(c, "c2VjcmV0\r\n");
+	sv(c, "235 2.7.0 Authentication successful\r\n");
+	cl(c, "MAIL FROM:<a@a.test>\r\nRCPT TO:<b@b.test>\r\n");
+	sv(c, "250 ok\r\n250 ok\r\n");
+	CHECK_STR(log_buf, "helo 250 x <> <>\nauth 235 x <> <>\n"
+			   "rcpt 250 x <a@a.test> <b@b.test>\n");
+	smtp_conv_free(c);
+}
+
+static void
+test_one_direction_and_mid_session(void)
+{
+	/* Only the client's side: triplets come out, reply 0, at the end. */
+	struct smtp_conv *c = start(true);
+
+	cl(c, "EHLO x\r\nMAIL FROM:<a@a.test>\r\nRCPT TO:<b@b.test>\r\n"
+	      "DATA\r\nbody\r\n.\r\nMAIL FROM:<c@a.test>\r\n"
+	      "RCPT TO:<d@b.test>\r\nQUIT\r\n");
+	CHECK_STR(log_buf, "");
+	smtp_conv_free(c);
+	CHECK_STR(log_buf, "rcpt 0 x <a@a.test> <b@b.test>\n"
+			   "rcpt 0 x <c@a.test> <d@b.test>\n");
+
+	/* Seen from mid-session (no greeting): replies still line up. */
+	c = start(false);
+	cl(c, "RCPT TO:<b@b.test>\r\n");
+	sv(c, "451 later\r\n");
+	CHECK_STR(log_buf, "rcpt 451  <> <b@b.test>\n");
+	smtp_conv_free(c);
+}
+
+static void
+test_bad_input_survived(void)
+{
+	struct smtp_conv *c = start(true);
+	char big[5000];
+
+	memset(big, 'A', sizeof(big));
+	sv(c, "220 mx\r\n");
+	smtp_conv_client(c, (const uint8_t *)big, sizeof(big));
+	smtp_conv_client(c, (const uint8_t *)"\r\nHE\0LO\r\n", 9);
+	cl(c, "EHLO x\nRCPT TO:<no-mail@x>\r\n");
+	cl(c, "MAIL FROM:<a@a.test\r\nMAIL FROM:<a@a.test>\r\n"
+	      "RCPT TO:<b@b.test>\r\n");
+	sv(c, "500 too long\r\n502 what\r\n250 x\r\n503 need mail\r\n"
+	      "garbage reply\r\n501 bad\r\n250 ok\r\n451 later\r\n");
+	CHECK_INT(ctr.long_lines, 1);
+	CHECK_INT(ctr.nul_bytes, 1);
+	CHECK_INT(ctr.bare_lf, 1);
+	CHECK(ctr.garbage >= 3);
+	/* RCPT before MAIL still reports its (empty) sender. */
+	CHECK_STR(log_buf, "helo 250 x <> <>\n"
+			   "rcpt 503 x <> <no-mail@x>\n"
+			   "rcpt 451 x <a@a.test> <b@b.test>\n");
+	/* A gap on the server side: pending are reported unanswered. */
+	cl(c, "RCPT TO:<c@b.test>\r\n");
+	smtp_conv_gap(c, false);
+	sv(c, "250 ok\r\n");
+	CHECK(strstr(log_buf, "rcpt 0 x <a@a.test> <c@b.test>\n"));
+	smtp_conv_free(c);
+}
+
+int
+main(void)
+{
+	RUN(test_pipelined_session_with_multiline_replies);
+	RUN(test_bdat_chunks_skipped);
+	RUN(test_starttls_ends_visibility);
+	RUN(test_auth_exchange_not_parsed);
+	RUN(test_one_direction_and_mid_session);
+	RUN(test_bad_input_survived);
+	return 0;
+}
