@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* greygated: the gateway daemon's entry point. Parses the command line,
- * sets up logging and the event loop, and runs until SIGTERM or SIGINT. */
+/* greygated: the gateway daemon's entry point. Reads the config, opens
+ * every part (see gateway.c), and runs the event loop until SIGTERM or
+ * SIGINT; SIGHUP reloads the allow lists. */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "config.h"
+#include "gateway.h"
 #include "log.h"
 #include "loop.h"
 
@@ -19,8 +24,12 @@ static void
 usage(FILE *out)
 {
 	fprintf(out,
-		"usage: greygated [--foreground] [--log-level warn|info|debug]\n"
-		"       greygated --version\n");
+		"usage: greygated [--config FILE] [--foreground] "
+		"[--log-level warn|info|debug]\n"
+		"       greygated [--config FILE] --check-config\n"
+		"       greygated --version\n"
+		"The config defaults to " CONFIG_DEFAULT_PATH
+		"; without it every key has its default.\n");
 }
 
 static void
@@ -30,24 +39,44 @@ on_stop_signal(struct loop *loop, int signo, void *ctx)
 	loop_quit(loop, 0);
 }
 
+static void
+on_hup(struct loop *loop, int signo, void *ctx)
+{
+	log_info("SIGHUP: reloading the allow lists");
+	gateway_reload_allow(ctx);
+}
+
 int
 main(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
 		{"foreground", no_argument, NULL, 'f'},
+		{"check-config", no_argument, NULL, 'C'},
 		{"log-level", required_argument, NULL, 'l'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	int level = LOG_LEVEL_INFO, c, code;
-	bool foreground = false;
+	static struct config cfg;
+	const char *path = CONFIG_DEFAULT_PATH;
+	bool foreground = false, check = false, path_given = false;
+	int level = -1, c, code;
+	struct gateway *gw;
 	struct loop *loop;
+	char err[512] = "";
 
-	while ((c = getopt_long(argc, argv, "fl:Vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:fCl:Vh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'c':
+			path = optarg;
+			path_given = true;
+			break;
 		case 'f':
 			foreground = true;
+			break;
+		case 'C':
+			check = true;
 			break;
 		case 'l':
 			level = log_level_parse(optarg);
@@ -72,7 +101,20 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	log_init("greygated", !foreground, (enum log_level)level);
+	config_defaults(&cfg);
+	if (config_load(&cfg, path, !path_given, err) < 0) {
+		fprintf(stderr, "greygated: %s\n", err);
+		return 2;
+	}
+	if (check) {
+		printf("greygated: %s: ok\n", path);
+		return 0;
+	}
+	if (level >= 0)
+		cfg.log_level = level;
+	/* In the foreground, logs go to stderr; otherwise to syslog (mail). */
+	log_init("greygated", !foreground,
+		 (enum log_level)cfg.log_level);
 
 	loop = loop_new(timesrc_system());
 	if (!loop)
@@ -80,11 +122,19 @@ main(int argc, char **argv)
 	if (loop_add_signal(loop, SIGTERM, on_stop_signal, NULL) < 0 ||
 	    loop_add_signal(loop, SIGINT, on_stop_signal, NULL) < 0)
 		fatalx("cannot watch signals");
-
-	log_info("greygated %s up (pid %d)", GREYGATE_VERSION, (int)getpid());
-	log_warnx("not built yet: sensor, policy, nft manager, tarpit; "
-		  "nothing is greylisted and no firewall rule is made");
+	signal(SIGPIPE, SIG_IGN);
+	if (gateway_open(&cfg, loop, &gw, err) < 0) {
+		log_warnx("%s", err);
+		loop_free(loop);
+		return 2;
+	}
+	loop_add_signal(loop, SIGHUP, on_hup, gw);
+	log_info("greygated %s up: capturing on %s, tarpit on port %u, "
+		 "table inet %s, delay %us",
+		 GREYGATE_VERSION, cfg.interface, cfg.nft.tarpit_port, cfg.table,
+		 cfg.grey.delay_sec);
 	code = loop_run(loop);
+	gateway_close(gw);
 	loop_free(loop);
 	log_info("stopped");
 	return code < 0 ? 1 : code;

@@ -51,8 +51,11 @@ biff = no
 maillog_file = $dir/maillog
 maillog_file_prefixes = $dir
 smtp_dns_support_level = disabled
-$extra
 CF
+	# Extra settings replace the template's (no duplicate-key warnings).
+	while IFS= read -r line; do
+		case "$line" in *=*) postconf -c "$dir" -e "$line" ;; esac
+	done <<<"$extra"
 	cat >"$dir/master.cf" <<'CF'
 smtp      inet  n       -       n       -       -       smtpd
 pickup    unix  n       -       n       60      1       pickup

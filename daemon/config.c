@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The INI config: a table of keys, each with its parser, over defaults
+ * that make a working gateway. */
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+
+struct load_state {
+	struct config *cfg;
+	char *err;
+	const char *path;
+	int line;
+	bool failed;
+};
+
+/* Settings that follow from others, and pointers into cfg's buffers. */
+static void
+config_derive(struct config *cfg)
+{
+	cfg->nft.table = cfg->table;
+	cfg->tarpit.capabilities = cfg->capabilities;
+	cfg->tarpit.hostname = cfg->hostname;
+	cfg->tarpit.offer_starttls = cfg->grey.tls_pass;
+	cfg->tarpit.retry_sec = cfg->grey.delay_sec;
+	cfg->sensor.smtp_port = cfg->nft.smtp_port;
+}
+
+void
+config_defaults(struct config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	snprintf(cfg->interface, sizeof(cfg->interface), "any");
+	snprintf(cfg->store_dir, sizeof(cfg->store_dir), "/var/lib/greygate");
+	snprintf(cfg->allow_dir, sizeof(cfg->allow_dir), "/etc/greygate/allow.d");
+	if (gethostname(cfg->hostname, sizeof(cfg->hostname) - 1) < 0 ||
+	    !cfg->hostname[0])
+		snprintf(cfg->hostname, sizeof(cfg->hostname), "localhost");
+	cfg->log_level = LOG_LEVEL_INFO;
+	grey_config_defaults(&cfg->grey);
+	sensor_config_defaults(&cfg->sensor);
+	tarpit_config_defaults(&cfg->tarpit);
+	snprintf(cfg->table, sizeof(cfg->table), "greygate");
+	snprintf(cfg->capabilities, sizeof(cfg->capabilities), "%s",
+		 cfg->tarpit.capabilities);
+	cfg->nft.table = cfg->table;
+	cfg->nft.smtp_port = 25;
+	cfg->nft.tarpit_port = 2525;
+	cfg->nft.exempt_mark = 0;
+	snprintf(cfg->exempt[0], GREY_ADDR_MAX, "postmaster@");
+	snprintf(cfg->exempt[1], GREY_ADDR_MAX, "abuse@");
+	cfg->nexempt = 2;
+	config_derive(cfg);
+}
+
+int
+config_parse_duration(const char *text, uint32_t *sec)
+{
+	char *end;
+	unsigned long long v;
+	unsigned mult = 1;
+
+	if (!isdigit((unsigned char)*text))
+		return -EINVAL;
+	v = strtoull(text, &end, 10);
+	if (*end) {
+		switch (*end) {
+		case 's':
+			break;
+		case 'm':
+			mult = 60;
+			break;
+		case 'h':
+			mult = 3600;
+			break;
+		case 'd':
+			mult = 86400;
+			break;
+		default:
+			return -EINVAL;
+		}
+		if (end[1])
+			return -EINVAL;
+	}
+	if (v * mult > UINT32_MAX)
+		return -EINVAL;
+	*sec = (uint32_t)(v * mult);
+	return 0;
+}
+
+static int
+parse_uint(const char *text, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*text))
+		return -EINVAL;
+	*out = strtoull(text, &end, 0);
+	if (*end || *out > max)
+		return -EINVAL;
+	return 0;
+}
+
+static int
+parse_bool(const char *text, bool *out)
+{
+	if (!strcasecmp(text, "yes") || !strcasecmp(text, "true") ||
+	    !strcmp(text, "1") || !strcasecmp(text, "on"))
+		*out = true;
+	else if (!strcasecmp(text, "no") || !strcasecmp(text, "false") ||
+		 !strcmp(text, "0") || !strcasecmp(text, "off"))
+		*out = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int
+parse_string(const char *text, char *out, size_t len)
+{
+	if (strlen(text) >= len)
+		return -ENAMETOOLONG;
+	strcpy(out, text);
+	return 0;
+}
+
+/* A comma-separated list of addresses. */
+static int
+parse_list(const char *text, char (*items)[GREY_ADDR_MAX], int *n)
+{
+	*n = 0;
+	while (*text) {
+		size_t len = strcspn(text, ",");
+		const char *p = text;
+
+		text += len + (text[len] == ',');
+		while (len && isspace((unsigned char)*p)) {
+			p++;
+			len--;
+		}
+		while (len && isspace((unsigned char)p[len - 1]))
+			len--;
+		if (!len)
+			continue;
+		if (*n == CONFIG_LIST_MAX || len >= GREY_ADDR_MAX)
+			return -E2BIG;
+		memcpy(items[*n], p, len);
+		items[*n][len] = 0;
+		(*n)++;
+	}
+	return 0;
+}
+
+/* Sets *ms from a duration in seconds. */
+static int
+parse_ms(const char *text, uint32_t *ms)
+{
+	uint32_t sec;
+
+	if (config_parse_duration(text, &sec) < 0 || sec > UINT32_MAX / 1000)
+		return -EINVAL;
+	*ms = sec * 1000;
+	return 0;
+}
+
+static int
+parse_port(const char *text, uint16_t *port)
+{
+	unsigned long long v;
+
+	if (parse_uint(text, 65535, &v) < 0 || v == 0)
+		return -EINVAL;
+	*port = (uint16_t)v;
+	return 0;
+}
+
+static int
+set_key(struct config *c, const char *section, const char *key,
+	const char *v, const char **why)
+{
+	unsigned long long u;
+	int lvl;
+
+#define KEY(s, k) (!strcmp(section, s) && !strcmp(key, k))
+	*why = "bad value";
+	if (KEY("gateway", "interface"))
+		return parse_string(v, c->interface, sizeof(c->interface));
+	if (KEY("gateway", "store_dir"))
+		return parse_string(v, c->store_dir, sizeof(c->store_dir));
+	if (KEY("gateway", "allow_dir"))
+		return parse_string(v, c->allow_dir, sizeof(c->allow_dir));
+	if (KEY("gateway", "hostname"))
+		return parse_string(v, c->hostname, sizeof(c->hostname));
+	if (KEY("gateway", "table"))
+		return parse_string(v, c->table, sizeof(c->table));
+	if (KEY("gateway", "smtp_port"))
+		return parse_port(v, &c->nft.smtp_port);
+	if (KEY("gateway", "tarpit_port"))
+		return parse_port(v, &c->nft.tarpit_port);
+	if (KEY("gateway", "exempt_mark")) {
+		if (parse_uint(v, UINT32_MAX, &u) < 0)
+			return -EINVAL;
+		c->nft.exempt_mark = (uint32_t)u;
+		return 0;
+	}
+	if (KEY("gateway", "log_level")) {
+		*why = "want warn, info or debug";
+		lvl = log_level_parse(v);
+		if (lvl < 0)
+			return -EINVAL;
+		c->log_level = lvl;
+		return 0;
+	}
+	*why = "want a duration: seconds, or a number with s, m, h or d";
+	if (KEY("greylist", "delay"))
+		return config_parse_duration(v, &c->grey.delay_sec);
+	if (KEY("greylist", "retry_window"))
+		return config_parse_duration(v, &c->grey.retry_window_sec);
+	if (KEY("greylist", "pass_ttl"))
+		return config_parse_duration(v, &c->grey.pass_ttl_sec);
+	if (KEY("greylist", "refresh_interval"))
+		return config_parse_duration(v, &c->grey.refresh_interval_sec);
+	if (KEY("greylist", "trap_ttl"))
+		return config_parse_duration(v, &c->grey.trap_ttl_sec);
+	if (KEY("tarpit", "idle_timeout"))
+		return parse_ms(v, &c->tarpit.idle_timeout_ms);
+	if (KEY("tarpit", "session_timeout"))
+		return parse_ms(v, &c->tarpit.session_timeout_ms);
+	*why = "bad number";
+	if (KEY("greylist", "client_prefix4")) {
+		if (parse_uint(v, 32, &u) < 0)
+			return -EINVAL;
+		c->grey.prefix4 = (uint8_t)u;
+		return 0;
+	}
+	if (KEY("greylist", "client_prefix6")) {
+		if (parse_uint(v, 128, &u) < 0)
+			return -EINVAL;
+		c->grey.prefix6 = (uint8_t)u;
+		return 0;
+	}
+	if (KEY("tarpit", "max_connections") ||
+	    KEY("tarpit", "max_per_client") ||
+	    KEY("tarpit", "max_bad_commands")) {
+		if (parse_uint(v, 1000000, &u) < 0 || u == 0)
+			return -EINVAL;
+		if (!strcmp(key, "max_connections"))
+			c->tarpit.max_conns = (uint32_t)u;
+		else if (!strcmp(key, "max_per_client"))
+			c->tarpit.max_per_client = (uint32_t)u;
+		else
+			c->tarpit.max_bad_commands = (uint32_t)u;
+		return 0;
+	}
+	*why = "want yes or no";
+	if (KEY("greylist", "tls_pass"))
+		return parse_bool(v, &c->grey.tls_pass);
+	if (KEY("tarpit", "null_sender_at_data"))
+		return parse_bool(v, &c->tarpit.null_sender_at_data);
+	*why = "too many or too long addresses";
+	if (KEY("greylist", "exempt_recipients"))
+		return parse_list(v, c->exempt, &c->nexempt);
+	if (KEY("greylist", "trap_recipients"))
+		return parse_list(v, c->traps, &c->ntraps);
+	*why = "too long";
+	if (KEY("tarpit", "capabilities"))
+		return parse_string(v, c->capabilities, sizeof(c->capabilities));
+#undef KEY
+	*why = "unknown key";
+	return -ENOENT;
+}
+
+static int
+on_ini(void *user, const char *section, const char *key, const char *value)
+{
+	struct load_state *st = user;
+	const char *why;
+
+	if (st->failed)
+		return 0;
+	if (set_key(st->cfg, section, key, value, &why) < 0) {
+		snprintf(st->err, 512, "[%s] %s = %s: %s", section, key, value,
+			 why);
+		st->failed = true;
+		return 0;
+	}
+	return 1;
+}
+
+int
+config_load(struct config *cfg, const char *path, bool missing_ok, char *err)
+{
+	struct load_state st = {cfg, err, path, 0, false};
+	char msg[512] = "";
+	int line;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		if (errno == ENOENT && missing_ok) {
+			config_derive(cfg);
+			return 0;
+		}
+		snprintf(err, 512, "%s: %s", path, strerror(errno));
+		return -ENOENT;
+	}
+	st.err = msg;
+	line = ini_parse_file(f, on_ini, &st);
+	fclose(f);
+	if (line != 0) {
+		snprintf(err, 512, "%s:%d: %s", path, line,
+			 msg[0] ? msg : "not INI syntax");
+		return -EINVAL;
+	}
+	config_derive(cfg);
+	return 0;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* greygated's configuration: one INI file (inih), every key with a
+ * default; unknown keys and bad values are errors that name the line. */
+#ifndef GREYGATE_CONFIG_H
+#define GREYGATE_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nftset.h"
+#include "policy.h"
+#include "sensor.h"
+#include "tarpit.h"
+
+#define CONFIG_DEFAULT_PATH "/etc/greygate/greygate.conf"
+#define CONFIG_LIST_MAX 32
+
+struct config {
+	/* [gateway] */
+	char interface[64];    /* where to capture ("any") */
+	char store_dir[256];   /* LMDB store (/var/lib/greygate) */
+	char allow_dir[256];   /* allow lists, *.txt or any file */
+	char hostname[256];    /* in the tarpit's banner */
+	int log_level;         /* enum log_level */
+	/* each part's own settings */
+	struct grey_config grey;
+	struct nftset_config nft;
+	struct sensor_config sensor;
+	struct tarpit_config tarpit;
+	char table[64];
+	char capabilities[256];
+	/* [greylist] lists */
+	char exempt[CONFIG_LIST_MAX][GREY_ADDR_MAX];
+	int nexempt;
+	char traps[CONFIG_LIST_MAX][GREY_ADDR_MAX];
+	int ntraps;
+};
+
+/* config_defaults - every key's default. */
+void config_defaults(struct config *cfg);
+
+/*
+ * config_load - read path over the defaults already in cfg.
+ * @missing_ok: a missing file at the default path is not an error
+ * @err: gets "FILE:LINE: what is wrong" (at least 512 bytes)
+ * Return: 0 or -EINVAL/-ENOENT with err set.
+ */
+int config_load(struct config *cfg, const char *path, bool missing_ok,
+		char *err);
+
+/* config_parse_duration - "300", "5m", "2h", "2d" to seconds.
+ * Return: 0 or -EINVAL. */
+int config_parse_duration(const char *text, uint32_t *sec);
+
+#endif

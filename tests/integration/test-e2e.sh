@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Greylisting end to end, all real parts: a sending Postfix on 'sender'
+# relays to the gateway 'gw', where greygated (delay 5 s) runs in front of
+# a receiving Postfix. The first attempt meets the tarpit's 451; Postfix
+# retries on its own; the retry after the delay passes the client's /24
+# into pass4; the next attempt reaches the MTA; the message arrives once.
+# A second message then goes straight through. A fire-and-forget 'bot'
+# never reaches the MTA; a greytrap recipient traps its client; an
+# allow-listed host never meets the tarpit; kill -9 of greygated drops
+# the table (mail flows to the MTA) and a restart restores the passes.
+set -euo pipefail
+here=$(dirname "$0")
+. "$here/../lib/netns.sh"
+. "$here/../lib/postfix.sh"
+greygated=$GREYGATE_BUILD/daemon/greygated
+
+netns_init
+netns_host sender
+netns_host bot
+netns_host gw
+netns_link sender 203.0.113.10/24 gw 203.0.113.1/24 \
+	2001:db8:1::10/64 2001:db8:1::1/64
+netns_link bot 198.51.100.20/24 gw 198.51.100.1/24
+nsx bot ip addr add 198.51.100.30/24 dev "$(netns_dev bot gw)"
+
+# The receiving MTA on the gateway.
+postfix_new mx gw "203.0.113.1, [2001:db8:1::1], 198.51.100.1"
+postfix_start mx
+postfix_wait_listening mx 203.0.113.1 || fail "mx is not listening"
+
+# The sending MTA: relays everything to the gateway, retries fast.
+postfix_new out sender "127.0.0.1" "
+virtual_mailbox_domains =
+relayhost = [203.0.113.1]:25
+queue_run_delay = 2s
+minimal_backoff_time = 2s
+maximal_backoff_time = 4s
+"
+postfix_start out
+
+# greygated on the gateway.
+mkdir -p "$NETNS_TMP/allow.d" "$NETNS_TMP/store"
+echo "198.51.100.30 # a friend's server" >"$NETNS_TMP/allow.d/friends.txt"
+cat >"$NETNS_TMP/greygate.conf" <<CONF
+[gateway]
+interface = any
+store_dir = $NETNS_TMP/store
+allow_dir = $NETNS_TMP/allow.d
+hostname = gw.test
+log_level = debug
+[greylist]
+delay = 5
+trap_recipients = spamtrap@example.org
+CONF
+log=$NETNS_TMP/greygated.log
+: >"$log"
+ups() { grep -c "greygated .* up" "$log" 2>/dev/null || true; }
+start_greygated() {
+	local before
+	before=$(ups)
+	netns_spawn gw "$greygated" --foreground --config "$NETNS_TMP/greygate.conf" >>"$log" 2>&1
+	gg_pid=$SPAWNED
+	wait_for 10 eval '[ "$(ups)" -gt "$before" ]' || { cat "$log"; fail "greygated did not start"; }
+}
+start_greygated
+
+mbox=$(postfix_mailbox mx)
+delivered() { [ "$(grep -c "^Subject: $1\$" "$mbox" 2>/dev/null)" = "$2" ]; }
+send() { # SUBJECT: inject into the sending Postfix
+	printf 'Subject: %s\n\nhello\n' "$1" |
+		nsx sender /usr/sbin/sendmail -C "$(postfix_dir out)" -f alice@sender.test bob@example.org
+}
+
+# --- a well-behaved sender is greylisted, retries, passes, delivers ---
+t0=$(date +%s)
+send "first-$NETNS_RUN"
+wait_for 60 delivered "first-$NETNS_RUN" 1 || {
+	cat "$log"; tail -n 30 "$(postfix_log out)"; fail "first message not delivered"
+}
+took=$(( $(date +%s) - t0 ))
+grep -q "status=deferred (host 203.0.113.1\[203.0.113.1\] said: 451 4.7.1 <bob@example.org>: Greylisted, please try again in 5 seconds (in reply to RCPT TO command))" \
+	"$(postfix_log out)" || fail "the sender did not see our 451"
+grep -q "action=greylist, reason=new, client=203.0.113.10, helo=out.test.example, sender=alice@sender.test, recipient=bob@example.org, delay=5" "$log" ||
+	fail "no greylist decision logged"
+grep -q "action=pass, reason=retry-passed, client=203.0.113.10, key=203.0.113.0/24" "$log" ||
+	fail "no pass decision logged"
+nsx gw nft -j list set inet greygate pass4 |
+	jq -e '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val.prefix.addr == "203.0.113.0" and .elem.val.prefix.len == 24)' >/dev/null ||
+	fail "203.0.113.0/24 not in pass4"
+echo "ok: greylisted, retried, passed into pass4, delivered once after ${took}s"
+
+# --- the next message goes straight through ---
+greylists_before=$(grep -c "action=greylist" "$log")
+t0=$(date +%s%N)
+send "second-$NETNS_RUN"
+wait_for 20 delivered "second-$NETNS_RUN" 1 || fail "second message not delivered"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$(grep -c "action=greylist" "$log")" = "$greylists_before" ] || fail "second message was greylisted"
+[ "$ms" -lt 5000 ] || fail "second message took ${ms} ms"
+delivered "first-$NETNS_RUN" 1 || fail "first message arrived twice"
+echo "ok: second message delivered directly in ${ms} ms"
+
+# --- a fire-and-forget bot never gets in ---
+out=$(nsx bot swaks --server 198.51.100.1 --from bot@spam.test --to bob@example.org \
+	--header "Subject: bot-$NETNS_RUN" 2>&1 || true)
+echo "$out" | grep -q "<\*\* 451 4.7.1 <bob@example.org>: Greylisted" || { echo "$out"; fail "bot did not get 451"; }
+echo "$out" | grep -q "^<-  220 gw.test ESMTP" || fail "bot did not meet the tarpit's banner"
+sleep 1
+delivered "bot-$NETNS_RUN" 0 || fail "bot's message was delivered"
+grep -q "action=greylist, reason=new, client=198.51.100.20" "$log" || fail "bot not greylisted"
+echo "ok: bot stopped at the tarpit"
+
+# --- a greytrap traps its client ---
+nsx bot swaks --server 198.51.100.1 --from bot@spam.test --to spamtrap@example.org >/dev/null 2>&1 || true
+wait_for 5 grep -q "action=trap, reason=trapped, client=198.51.100.20" "$log" || fail "trap not logged"
+nsx gw nft -j list set inet greygate trap4 |
+	jq -e '.nftables[] | select(.set) | .set.elem[]? | select((.elem.val // .elem.val.prefix.addr) == "198.51.100.20" or .elem.val.prefix.addr == "198.51.100.20")' >/dev/null ||
+	fail "198.51.100.20 not in trap4"
+echo "ok: greytrap traps the client"
+
+# --- an allow-listed host reaches the MTA at once ---
+nsx bot swaks --server 198.51.100.1 --local-interface 198.51.100.30 --from friend@friend.test \
+	--to bob@example.org --header "Subject: friend-$NETNS_RUN" >/dev/null 2>&1 ||
+	fail "allow-listed host could not deliver"
+wait_for 10 delivered "friend-$NETNS_RUN" 1 || fail "friend's message not delivered"
+echo "ok: allow-listed host delivered directly"
+
+# --- kill -9: the table goes, mail flows; restart restores the passes ---
+kill -9 "$gg_pid"
+wait "$gg_pid" 2>/dev/null || true
+wait_for 5 bash -c "! ip netns exec $(netns_ns gw) nft list table inet greygate >/dev/null 2>&1" ||
+	fail "table still there after kill -9"
+nsx bot swaks --server 198.51.100.1 --from other@bot.test --to bob@example.org \
+	--header "Subject: failopen-$NETNS_RUN" >/dev/null 2>&1 || fail "MTA not reachable with greygated dead"
+wait_for 10 delivered "failopen-$NETNS_RUN" 1 || fail "fail-open message not delivered"
+start_greygated
+nsx gw nft -j list set inet greygate pass4 |
+	jq -e '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val.prefix.addr == "203.0.113.0")' >/dev/null ||
+	fail "pass not restored after restart"
+grep -q "restored 1 passed and 1 trapped" "$log" || fail "restore not logged"
+echo "ok: kill -9 fails open; restart restores passes from the store"
