@@ -126,6 +126,37 @@ nsx bot swaks --server 198.51.100.1 --local-interface 198.51.100.30 --from frien
 wait_for 10 delivered "friend-$NETNS_RUN" 1 || fail "friend's message not delivered"
 echo "ok: allow-listed host delivered directly"
 
+# --- IPv6: greylisted, passed by its /64 in pass6, then delivered ---
+v6() { # SUBJECT: one swaks attempt over IPv6, its output
+	nsx sender swaks --server 2001:db8:1::1 --from carol@sender.test --to bob@example.org \
+		--header "Subject: $1" 2>&1 || true
+}
+v6 "v6-$NETNS_RUN" | grep -q "<\*\* 451 4.7.1" || fail "IPv6 first attempt not greylisted"
+sleep 5
+v6 "v6-$NETNS_RUN" | grep -q "<\*\* 451 4.7.1" || fail "IPv6 retry not answered by the tarpit"
+grep -q "action=pass, reason=retry-passed, client=2001:db8:1::10, key=2001:db8:1::/64" "$log" ||
+	fail "IPv6 pass not logged"
+v6 "v6-$NETNS_RUN" | grep -q "^<-  250 .*queued as" || fail "IPv6 third attempt not delivered"
+wait_for 10 delivered "v6-$NETNS_RUN" 1 || fail "IPv6 message not in the mailbox"
+echo "ok: IPv6 greylisted, passed by /64, delivered"
+
+# --- STARTTLS at the tarpit passes the client's /24 (tls_pass) ---
+nsx bot ip addr add 198.51.100.40/24 dev "$(netns_dev bot gw)"
+out=$(nsx bot swaks --server 198.51.100.1 --local-interface 198.51.100.40 --tls \
+	--from tls@tls.test --to bob@example.org 2>&1 || true)
+echo "$out" | grep -q "<\*\* 454 4.7.0 TLS not available" || { echo "$out"; fail "no 454 to STARTTLS"; }
+wait_for 5 grep -q "action=pass, reason=starttls, client=198.51.100.40, key=198.51.100.0/24" "$log" ||
+	fail "STARTTLS pass not logged"
+nsx bot swaks --server 198.51.100.1 --local-interface 198.51.100.40 --from tls@tls.test \
+	--to bob@example.org --header "Subject: tls-$NETNS_RUN" >/dev/null 2>&1 ||
+	fail "client passed by STARTTLS could not deliver"
+wait_for 10 delivered "tls-$NETNS_RUN" 1 || fail "STARTTLS-passed message not delivered"
+# The trapped host in the same /24 still meets the tarpit.
+out=$(nsx bot swaks --server 198.51.100.1 --local-interface 198.51.100.20 \
+	--from bot@spam.test --to bob@example.org 2>&1 || true)
+echo "$out" | grep -q "^<-  220 gw.test ESMTP" || fail "trapped host got past the tarpit"
+echo "ok: STARTTLS passes the /24; the trapped host in it stays in the tarpit"
+
 # --- kill -9: the table goes, mail flows; restart restores the passes ---
 kill -9 "$gg_pid"
 wait "$gg_pid" 2>/dev/null || true
@@ -138,5 +169,5 @@ start_greygated
 nsx gw nft -j list set inet greygate pass4 |
 	jq -e '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val.prefix.addr == "203.0.113.0")' >/dev/null ||
 	fail "pass not restored after restart"
-grep -q "restored 1 passed and 1 trapped" "$log" || fail "restore not logged"
+grep -q "restored 3 passed and 1 trapped" "$log" || fail "restore not logged"
 echo "ok: kill -9 fails open; restart restores passes from the store"
