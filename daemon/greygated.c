@@ -124,7 +124,7 @@ main(int argc, char **argv)
 		fatalx("cannot watch signals");
 	signal(SIGPIPE, SIG_IGN);
 	if (gateway_open(&cfg, loop, &gw, err) < 0) {
-		log_warnx("%s", err);
+		log_warnx("cannot start: %s", err);
 		loop_free(loop);
 		return 2;
 	}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# greygated refuses to start with a clear one-line error and exit code 2,
+# leaving nothing behind (no nft table), for: a bad value, an unknown key,
+# a missing config file, a missing interface, no CAP_NET_ADMIN, and a
+# table of its name that someone else owns.
+set -euo pipefail
+here=$(dirname "$0")
+. "$here/../lib/netns.sh"
+greygated=$GREYGATE_BUILD/daemon/greygated
+
+netns_init
+netns_host gw
+conf=$NETNS_TMP/greygate.conf
+
+expect_refusal() { # WHAT PATTERN ARGS...
+	local what=$1 pattern=$2 out rc=0
+	shift 2
+	out=$(nsx gw "$@" 2>&1) || rc=$?
+	[ "$rc" = 2 ] || fail "$what: exit $rc, want 2 ($out)"
+	[ "$(echo "$out" | wc -l)" = 1 ] || fail "$what: more than one line: $out"
+	echo "$out" | grep -q -- "$pattern" || fail "$what: '$out' does not say '$pattern'"
+	if nsx gw nft list table inet greygate >/dev/null 2>&1; then
+		fail "$what: the table was left behind"
+	fi
+	echo "ok: $what: $out"
+}
+
+write_conf() {
+	printf '[gateway]\nstore_dir = %s/store\nallow_dir = %s/allow\n%s\n' \
+		"$NETNS_TMP" "$NETNS_TMP" "$1" >"$conf"
+}
+
+write_conf "[greylist]
+delay = 5x"
+expect_refusal "bad value" "greygate.conf:5: \[greylist\] delay = 5x: want a duration" \
+	"$greygated" --config "$conf" --foreground
+write_conf "[greylist]
+delai = 5"
+expect_refusal "unknown key" "greygate.conf:5: \[greylist\] delai = 5: unknown key" \
+	"$greygated" --config "$conf" --check-config
+expect_refusal "missing config" "no-such.conf: No such file or directory" \
+	"$greygated" --config "$NETNS_TMP/no-such.conf"
+write_conf "interface = nosuch0"
+expect_refusal "missing interface" "cannot start: capture on nosuch0" \
+	"$greygated" --config "$conf" --foreground
+write_conf ""
+expect_refusal "no CAP_NET_ADMIN" "needs CAP_NET_ADMIN" \
+	setpriv --bounding-set=-net_admin "$greygated" --config "$conf" --foreground
+
+# A table of that name made by someone else is not taken over.
+nsx gw nft add table inet greygate
+out=$(nsx gw "$greygated" --config "$conf" --foreground 2>&1) && fail "started over a foreign table"
+echo "$out" | grep -q "already exists and is not ours" || fail "foreign table: '$out'"
+nsx gw nft list table inet greygate >/dev/null || fail "the foreign table was removed"
+echo "ok: foreign table: $out"
