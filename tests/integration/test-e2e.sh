@@ -124,7 +124,20 @@ nsx bot swaks --server 198.51.100.1 --local-interface 198.51.100.30 --from frien
 	--to bob@example.org --header "Subject: friend-$NETNS_RUN" >/dev/null 2>&1 ||
 	fail "allow-listed host could not deliver"
 wait_for 10 delivered "friend-$NETNS_RUN" 1 || fail "friend's message not delivered"
-echo "ok: allow-listed host delivered directly"
+nsx gw nft -j list set inet greygate allow4 |
+	jq -e --arg f "$NETNS_TMP/allow.d/friends.txt" '.nftables[] | select(.set) | .set.elem[]? |
+		select(.elem.comment == $f)' >/dev/null || fail "allow4 entry does not name its file"
+echo "ok: allow-listed host delivered directly; allow4 names the file"
+
+# --- SIGHUP reloads the allow lists ---
+echo "198.51.100.50/32" >"$NETNS_TMP/allow.d/more.txt"
+kill -HUP "$gg_pid"
+in_allow() {
+	nsx gw nft -j list set inet greygate allow4 |
+		jq -e '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val == "198.51.100.50")' >/dev/null
+}
+wait_for 5 in_allow || fail "SIGHUP did not load the new allow entry"
+echo "ok: SIGHUP reloads the allow lists"
 
 # --- IPv6: greylisted, passed by its /64 in pass6, then delivered ---
 v6() { # SUBJECT: one swaks attempt over IPv6, its output
