@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The tarpit with real clients, reached the way the internet reaches it:
+# port 25 on the gateway, redirected by greygated's table. swaks (plain,
+# PIPELINING with three recipients, STARTTLS offered and refused), the
+# null sender, Postfix's smtp-source, and bad clients (garbage, a 100 KB
+# line, too many connections, a slowloris, a half-closed socket); a good
+# client is answered promptly throughout.
+set -euo pipefail
+here=$(dirname "$0")
+. "$here/../lib/netns.sh"
+greygated=$GREYGATE_BUILD/daemon/greygated
+abuse="python3 $here/../lib/smtp-abuse.py"
+
+netns_init
+netns_host sender
+netns_host gw
+netns_link sender 203.0.113.10/24 gw 203.0.113.1/24 \
+	2001:db8:1::10/64 2001:db8:1::1/64
+cat >"$NETNS_TMP/greygate.conf" <<CONF
+[gateway]
+interface = any
+store_dir = $NETNS_TMP/store
+allow_dir = $NETNS_TMP/allow.d
+hostname = gw.test
+[greylist]
+delay = 1h
+[tarpit]
+max_per_client = 8
+session_timeout = 4s
+CONF
+log=$NETNS_TMP/greygated.log
+netns_spawn gw "$greygated" --foreground --config "$NETNS_TMP/greygate.conf" >"$log" 2>&1
+gg_pid=$SPAWNED
+wait_for 10 grep -q "greygated .* up" "$log" || { cat "$log"; fail "greygated did not start"; }
+
+sw() { nsx sender swaks --server 203.0.113.1 --ehlo sender.test "$@" 2>&1 || true; }
+
+out=$(sw --from a@sender.test --to bob@example.org)
+echo "$out" | grep -q "^<-  220 gw.test ESMTP" || fail "no banner: $out"
+echo "$out" | grep -q "^<\*\* 451 4.7.1 <bob@example.org>: Greylisted, please try again in 3600 seconds" ||
+	fail "plain: no 451 at RCPT: $out"
+echo "$out" | grep -q "^<-  221 2.0.0 Bye" || fail "plain: QUIT not answered: $out"
+echo "ok: plain swaks session: 220, 451 at RCPT, 221"
+
+out=$(sw --pipeline --from a@sender.test --to x@example.org,y@example.org,z@example.org)
+[ "$(echo "$out" | grep -c "451 4.7.1 <[xyz]@example.org>: Greylisted")" = 3 ] ||
+	fail "pipelined: want three 451s: $out"
+echo "$out" | grep -q "PIPELINING" || fail "EHLO does not offer PIPELINING"
+echo "ok: PIPELINING with three recipients: three 451s in order"
+
+out=$(sw --from '<>' --to bob@example.org)
+echo "$out" | grep -q "^<-  250 2.1.5 Ok" || fail "null sender: RCPT not 250: $out"
+echo "$out" | grep -q "^<\*\* 451 4.7.1 Greylisted" || fail "null sender: DATA not 451: $out"
+echo "ok: null sender: 250 at RCPT, 451 at DATA"
+
+# smtp-source ends at the first refused recipient ("fatal: recipient
+# rejected: 451 ..."), so each run is one session; five run at a time.
+seq 20 | nsx sender xargs -P 5 -I{} timeout 30 /usr/sbin/smtp-source -m 1 \
+	-f src@sender.test -t rcpt{}@example.org 203.0.113.1:25 \
+	>"$NETNS_TMP/smtp-source.out" 2>&1 || true
+[ "$(grep -c "recipient rejected: 451 4.7.1 <rcpt[0-9]*@example.org>: Greylisted" "$NETNS_TMP/smtp-source.out")" = 20 ] ||
+	{ cat "$NETNS_TMP/smtp-source.out"; fail "smtp-source did not see 20 451s"; }
+n=0
+all_seen() { n=$(grep -c "action=greylist, reason=new, .*recipient=rcpt[0-9]*@example.org" "$log" || true); [ "$n" = 20 ]; }
+wait_for 5 all_seen || fail "smtp-source: $n decisions, want 20"
+echo "ok: smtp-source: 20 sessions, 5 at a time, all 451, all greylisted"
+
+nsx sender $abuse garbage 203.0.113.1
+nsx sender $abuse longline 203.0.113.1
+nsx sender $abuse halfclose 203.0.113.1
+nsx sender $abuse percap 203.0.113.1 12 | tee "$NETNS_TMP/percap"
+grep -q "^served=8$" "$NETNS_TMP/percap" || fail "per-client cap is 8"
+# A slowloris in the background while a good client is served.
+nsx sender $abuse slowloris 203.0.113.1 4 &
+slow=$!
+sleep 1
+nsx sender $abuse good 203.0.113.1
+nsx sender $abuse good 2001:db8:1::1
+wait "$slow" || fail "slowloris not ended by the session deadline"
+kill -0 "$gg_pid" || fail "greygated died"
+echo "ok: tarpit survived the bad clients"
+
+# Last: with tls_pass on, STARTTLS at the tarpit passes the client.
+out=$(sw --tls-optional --from a@sender.test --to bob@example.org)
+echo "$out" | grep -q "454 4.7.0 TLS not available due to temporary reason" || fail "no 454: $out"
+echo "$out" | grep -q "451 4.7.1 <bob@example.org>" || fail "no 451 after the 454: $out"
+echo "ok: STARTTLS answered 454, the session went on in plain text"
+grep -q "action=pass, reason=starttls, client=203.0.113.10" "$log" || fail "STARTTLS did not pass"

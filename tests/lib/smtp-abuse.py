@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Bad SMTP clients for the tarpit tests. Each mode prints "ok: ..." and
+# exits 0, or prints what went wrong and exits 1.
+#   garbage HOST        NUL bytes, binary, unknown commands until 421
+#   longline HOST       a 100 KB line: 500, then the session goes on
+#   percap HOST N       N connections from one address: the ones past the
+#                       per-client cap get 421 Too busy
+#   slowloris HOST S    one byte every 0.2 s: closed by the deadline (S s)
+#   halfclose HOST      EHLO then shutdown(SHUT_WR): replies still come
+#   good HOST           a plain session; prints the RCPT reply and timing
+import socket
+import sys
+import time
+
+
+def connect(host):
+    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect((host, 25))
+    return s
+
+
+def read_reply(s):
+    """One whole reply (multi-line ones too); returns its last line."""
+    buf = b""
+    while True:
+        chunk = s.recv(4096)
+        if not chunk:
+            return buf.decode(errors="replace") or "EOF"
+        buf += chunk
+        lines = buf.split(b"\r\n")
+        for line in lines[:-1]:
+            if len(line) >= 4 and line[3:4] == b" " or len(line) == 3:
+                return line.decode(errors="replace")
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def garbage(host):
+    s = connect(host)
+    read_reply(s)
+    s.sendall(b"\x00\x01\x02 binary\r\n")
+    r = read_reply(s)
+    if not r.startswith("502"):
+        fail("binary line: " + r)
+    replies = []
+    for i in range(20):
+        try:
+            s.sendall(b"XYZZY %d\r\n" % i)
+            replies.append(read_reply(s))
+        except OSError:
+            break
+        if replies[-1].startswith("421") or replies[-1] == "EOF":
+            break
+    if not any(r.startswith("421") for r in replies):
+        fail("no 421 after bad commands: %r" % replies[-3:])
+    print("ok: garbage answered 502, then 421 after %d bad commands" % (len(replies) + 1))
+
+
+def longline(host):
+    s = connect(host)
+    read_reply(s)
+    s.sendall(b"EHLO " + b"a" * 100000)
+    time.sleep(0.2)
+    s.sendall(b"\r\n")
+    r = read_reply(s)
+    if not r.startswith("500"):
+        fail("long line: " + r)
+    s.sendall(b"QUIT\r\n")
+    r = read_reply(s)
+    if not r.startswith("221"):
+        fail("after the long line: " + r)
+    print("ok: 100 KB line answered 500, session went on")
+
+
+def percap(host, n):
+    socks, refused, served = [], 0, 0
+    for _ in range(n):
+        s = connect(host)
+        r = read_reply(s)
+        if r.startswith("421") and "Too busy" in r:
+            refused += 1
+        elif r.startswith("220"):
+            served += 1
+        socks.append(s)
+    for s in socks:
+        s.close()
+    if refused == 0 or served == 0:
+        fail("served %d, refused %d" % (served, refused))
+    print("ok: %d served, %d refused with 421 Too busy" % (served, refused))
+    print("served=%d" % served)
+
+
+def slowloris(host, deadline):
+    s = connect(host)
+    read_reply(s)
+    start = time.time()
+    payload = b"EHLO slow.example.org" * 100
+    s.settimeout(deadline + 10)
+    for b in payload:
+        try:
+            s.sendall(bytes([b]))
+        except OSError:
+            break
+        time.sleep(0.2)
+        if time.time() - start > deadline + 5:
+            fail("not closed by the deadline")
+        s.setblocking(False)
+        try:
+            data = s.recv(4096)
+        except BlockingIOError:
+            data = None
+        s.setblocking(True)
+        if data is not None:
+            if b"421 4.4.2" in data or data == b"":
+                took = time.time() - start
+                print("ok: slowloris closed after %.1f s" % took)
+                return
+            fail("unexpected reply: %r" % data)
+    fail("connection never closed")
+
+
+def halfclose(host):
+    s = connect(host)
+    read_reply(s)
+    s.sendall(b"EHLO half.example.org\r\nMAIL FROM:<a@a.test>\r\n")
+    s.shutdown(socket.SHUT_WR)
+    data = b""
+    while True:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    if b"250 2.1.0" not in data:
+        fail("no reply after half-close: %r" % data)
+    print("ok: half-closed client got its replies, then EOF")
+
+
+def good(host):
+    start = time.time()
+    s = connect(host)
+    read_reply(s)
+    for cmd in (b"EHLO good.example.org", b"MAIL FROM:<good@a.test>",
+                b"RCPT TO:<bob@example.org>"):
+        s.sendall(cmd + b"\r\n")
+        r = read_reply(s)
+    s.sendall(b"QUIT\r\n")
+    read_reply(s)
+    took = time.time() - start
+    if not r.startswith("451 4.7.1"):
+        fail("good client: " + r)
+    print("ok: good client got 451 in %.3f s" % took)
+
+
+mode, host = sys.argv[1], sys.argv[2]
+if mode == "garbage":
+    garbage(host)
+elif mode == "longline":
+    longline(host)
+elif mode == "percap":
+    percap(host, int(sys.argv[3]))
+elif mode == "slowloris":
+    slowloris(host, float(sys.argv[3]))
+elif mode == "halfclose":
+    halfclose(host)
+elif mode == "good":
+    good(host)
+else:
+    fail("unknown mode " + mode)
