@@ -18,6 +18,14 @@
 
 #define HOUSEKEEPING_MS 1000
 #define PURGE_BATCH 2000
+/* The store commits (one fsync) when this many writes wait or this long
+ * passed since the last commit: a kill -9 loses at most that much, and
+ * greylisting only ever answers 4xx, so nothing is lost but a retry. */
+#define STORE_COMMIT_PENDING 10000
+#define STORE_COMMIT_MS 200
+/* Passes, refreshes and traps are few and precious (a lost pass costs a
+ * legitimate sender another delay): they are committed in the turn they
+ * are decided. */
 
 struct gateway {
 	const struct config *cfg;
@@ -29,6 +37,8 @@ struct gateway {
 	struct sensor *sensor;
 	struct sensor_capture *cap;
 	struct loop_timer housekeeping;
+	uint64_t store_committed_ms;
+	bool must_commit; /* a pass or trap waits: commit it this turn */
 	size_t allow_count;
 };
 
@@ -51,9 +61,13 @@ on_nft_refused(enum nftset_kind kind, const struct nftset_prefix *p, int err,
 		  nftset_set_name(kind, p->family), strerror(-err));
 }
 
+/* Sends the queued set changes now (a pass must reach the kernel at
+ * once); commits the store when enough waits or time passed, or when
+ * force is set. */
 static void
-commit(struct gateway *gw)
+commit_now(struct gateway *gw, bool force)
 {
+	uint64_t now = loop_now_ms(gw->loop);
 	int r;
 
 	if (nftset_queued(gw->nft)) {
@@ -61,11 +75,22 @@ commit(struct gateway *gw)
 		if (r < 0)
 			log_warnx("nft: batch not sent: %s", strerror(-r));
 	}
-	if (store_pending(gw->store)) {
+	if (store_pending(gw->store) &&
+	    (force || gw->must_commit ||
+	     store_pending(gw->store) >= STORE_COMMIT_PENDING ||
+	     now - gw->store_committed_ms >= STORE_COMMIT_MS)) {
+		gw->store_committed_ms = now;
+		gw->must_commit = false;
 		r = store_flush(gw->store);
 		if (r < 0)
 			log_warnx("store: commit failed: %s", strerror(-r));
 	}
+}
+
+static void
+commit(struct gateway *gw)
+{
+	commit_now(gw, true);
 }
 
 /* --- allow lists --- */
@@ -178,6 +203,9 @@ apply(struct gateway *gw, const struct sensor_event *ev,
 	grey_client_format(&d->client, key, sizeof(key));
 	prefix_of(&d->client, &p);
 	ttl_ms = d->expires > now ? (uint64_t)(d->expires - now) * 1000 : 0;
+	if ((d->action == GREY_PASS && d->reason != GREY_REASON_PASSED) ||
+	    d->action == GREY_REFRESH || d->action == GREY_TRAP)
+		gw->must_commit = true;
 	switch (d->action) {
 	case GREY_GREYLIST:
 		log_info("action=greylist, reason=%s, client=%s, helo=%s, "
@@ -278,7 +306,7 @@ on_capture(struct loop *loop, int fd, uint32_t events, void *ctx)
 	if (sensor_capture_dispatch(gw->cap, gw->sensor, 256) < 0)
 		log_warnx("capture: read failed");
 	/* A pass reaches the kernel in the same turn it is decided. */
-	commit(gw);
+	commit_now(gw, false);
 }
 
 static void

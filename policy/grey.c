@@ -23,6 +23,9 @@ struct grey {
 	struct str_list exempt; /* "postmaster@" matches any domain */
 	struct str_list traps;
 	struct grey_counters counters;
+	uint32_t *delays; /* ring of GREY_DELAYS_KEPT, grown on demand */
+	size_t ndelays, delays_alloc;
+	uint64_t delays_seen;
 };
 
 void
@@ -66,6 +69,7 @@ grey_free(struct grey *grey)
 	if (!grey)
 		return;
 	free(grey->allow);
+	free(grey->delays);
 	str_list_free(&grey->exempt);
 	str_list_free(&grey->traps);
 	free(grey);
@@ -148,6 +152,33 @@ const struct grey_counters *
 grey_get_counters(const struct grey *grey)
 {
 	return &grey->counters;
+}
+
+const uint32_t *
+grey_get_pass_delays(const struct grey *grey, size_t *n)
+{
+	*n = grey->ndelays;
+	return grey->delays;
+}
+
+static void
+keep_delay(struct grey *grey, uint32_t delay_sec)
+{
+	if (grey->ndelays == grey->delays_alloc &&
+	    grey->delays_alloc < GREY_DELAYS_KEPT) {
+		size_t n = grey->delays_alloc ? grey->delays_alloc * 2 : 1024;
+		uint32_t *grown = realloc(grey->delays, n * sizeof(*grown));
+
+		if (!grown)
+			return; /* the statistics lose a sample, nothing else */
+		grey->delays = grown;
+		grey->delays_alloc = n;
+	}
+	if (grey->ndelays < grey->delays_alloc)
+		grey->delays[grey->ndelays++] = delay_sec;
+	else
+		grey->delays[grey->delays_seen % GREY_DELAYS_KEPT] = delay_sec;
+	grey->delays_seen++;
 }
 
 static bool
@@ -290,6 +321,7 @@ triplet_step(struct grey *grey, int64_t now, const char *sender,
 	}
 	out->delay_sec = (uint32_t)age;
 	grey->counters.passed_retry++;
+	keep_delay(grey, out->delay_sec);
 	return pass_client(grey, now, GREY_REASON_RETRY_PASSED, out);
 }
 

@@ -220,6 +220,16 @@ int grey_on_starttls(struct grey *grey, int64_t now,
 /* grey_get_counters - the counters since grey_new. */
 const struct grey_counters *grey_get_counters(const struct grey *grey);
 
+/* The most recent passes by retry keep their delay (first sight to pass)
+ * for the report's median, mean, p90 and max. */
+#define GREY_DELAYS_KEPT (1u << 20)
+
+/* grey_get_pass_delays - the kept delays in seconds, oldest first while
+ * fewer than GREY_DELAYS_KEPT were seen (then in ring order: order does
+ * not matter for the statistics). Return: the array (owned by grey); *n
+ * gets its length. */
+const uint32_t *grey_get_pass_delays(const struct grey *grey, size_t *n);
+
 /* --- helpers shared with the daemon and tools --- */
 
 /* grey_client_of - the key of addr for prefix bits (v4 or v6 by family). */

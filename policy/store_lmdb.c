@@ -147,7 +147,7 @@ store_try_open(const char *dir, struct store **out)
 	mdb_env_set_mapsize(store->env, STORE_MAP_SIZE);
 	/* NOMETASYNC: one fsync per commit; a crash of the machine can lose
 	 * only the last commit, never the file's integrity. */
-	rc = mdb_env_open(store->env, dir, MDB_NOMETASYNC, 0600);
+	rc = mdb_env_open(store->env, dir, MDB_NOMETASYNC | MDB_WRITEMAP, 0600);
 	if (rc)
 		goto fail;
 	rc = store_prepare(store);

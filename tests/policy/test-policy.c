@@ -112,6 +112,14 @@ test_first_sight_then_retry_passes_exactly_at_delay(void)
 	CHECK_INT(grey_get_counters(grey)->greylisted_early, 2);
 	CHECK_INT(grey_get_counters(grey)->passed_retry, 1);
 	CHECK_INT(grey_get_counters(grey)->attempts, 4);
+	/* The delay is kept for the report. */
+	{
+		size_t n;
+		const uint32_t *delays = grey_get_pass_delays(grey, &n);
+
+		CHECK_INT(n, 1);
+		CHECK_INT(delays[0], 300);
+	}
 	teardown();
 }
 
