@@ -19,6 +19,7 @@ struct config {
 	/* [gateway] */
 	char interface[64];    /* where to capture ("any") */
 	char store_dir[256];   /* LMDB store (/var/lib/greygate) */
+	bool store_move_aside; /* unreadable store: move aside, start empty */
 	char allow_dir[256];   /* allow lists, *.txt or any file */
 	char hostname[256];    /* in the tarpit's banner */
 	int log_level;         /* enum log_level */

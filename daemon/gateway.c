@@ -380,12 +380,14 @@ open_policy(struct gateway *gw, char *err)
 		snprintf(err, 512, "store %s: %s", cfg->store_dir, strerror(-r));
 		return r;
 	}
-	r = store_open(cfg->store_dir, false, &gw->store);
+	r = store_open(cfg->store_dir, cfg->store_move_aside, &gw->store);
 	if (r < 0) {
 		snprintf(err, 512, "store %s: %s%s", cfg->store_dir,
 			 strerror(-r),
 			 r == -EPROTO ? " (not a greygate store of this "
-					"version, or corrupt: move it away)"
+					"version, or corrupt: set "
+					"store_move_aside = yes to keep it "
+					"aside and start empty)"
 				      : "");
 		return r;
 	}

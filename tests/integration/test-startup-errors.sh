@@ -48,6 +48,22 @@ write_conf ""
 expect_refusal "no CAP_NET_ADMIN" "needs CAP_NET_ADMIN" \
 	setpriv --bounding-set=-net_admin "$greygated" --config "$conf" --foreground
 
+# A corrupt store: an error naming the fix; with store_move_aside it is
+# kept aside and greygated starts empty.
+mkdir -p "$NETNS_TMP/store"
+head -c 65536 /dev/urandom >"$NETNS_TMP/store/data.mdb"
+write_conf ""
+expect_refusal "corrupt store" "store_move_aside = yes" \
+	"$greygated" --config "$conf" --foreground
+write_conf "store_move_aside = yes"
+netns_spawn gw "$greygated" --config "$conf" --foreground >"$NETNS_TMP/aside.log" 2>&1
+wait_for 10 grep -q "greygated .* up" "$NETNS_TMP/aside.log" || { cat "$NETNS_TMP/aside.log"; fail "did not start with store_move_aside"; }
+kill "$SPAWNED"
+wait "$SPAWNED" || true
+ls "$NETNS_TMP"/store/data.mdb.bad-* >/dev/null || fail "corrupt store not kept aside"
+echo "ok: corrupt store moved aside with store_move_aside = yes"
+write_conf ""
+
 # A table of that name made by someone else is not taken over.
 nsx gw nft add table inet greygate
 out=$(nsx gw "$greygated" --config "$conf" --foreground 2>&1) && fail "started over a foreign table"
