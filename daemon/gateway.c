@@ -24,8 +24,10 @@
 #define STORE_COMMIT_PENDING 10000
 #define STORE_COMMIT_MS 200
 /* Passes, refreshes and traps are few and precious (a lost pass costs a
- * legitimate sender another delay): they are committed in the turn they
- * are decided. */
+ * legitimate sender another delay): they are committed and synced to disk
+ * in the turn they are decided. Everything else is synced every few
+ * seconds. */
+#define STORE_SYNC_TICKS 5
 
 struct gateway {
 	const struct config *cfg;
@@ -38,6 +40,7 @@ struct gateway {
 	struct sensor_capture *cap;
 	struct loop_timer housekeeping;
 	uint64_t store_committed_ms;
+	unsigned ticks;
 	bool must_commit; /* a pass or trap waits: commit it this turn */
 	size_t allow_count;
 };
@@ -80,8 +83,9 @@ commit_now(struct gateway *gw, bool force)
 	     store_pending(gw->store) >= STORE_COMMIT_PENDING ||
 	     now - gw->store_committed_ms >= STORE_COMMIT_MS)) {
 		gw->store_committed_ms = now;
+		r = gw->must_commit ? store_sync(gw->store)
+				    : store_flush(gw->store);
 		gw->must_commit = false;
-		r = store_flush(gw->store);
 		if (r < 0)
 			log_warnx("store: commit failed: %s", strerror(-r));
 	}
@@ -322,6 +326,8 @@ on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 	if (r > 0)
 		log_debug("store: purged %d expired records", r);
 	commit(gw);
+	if (++gw->ticks % STORE_SYNC_TICKS == 0 && store_sync(gw->store) < 0)
+		log_warnx("store: sync to disk failed");
 	loop_timer_arm(loop, t, loop_now_ms(loop) + HOUSEKEEPING_MS);
 }
 

@@ -125,9 +125,15 @@ int store_open(const char *dir, bool move_aside, struct store **out);
 /* store_close - commit what is pending and close; NULL is fine. */
 void store_close(struct store *store);
 
-/* store_flush - commit the writes made since the last flush (one fsync).
+/* store_flush - commit the writes made since the last flush. Committed
+ * writes survive the process being killed, not yet a crash of the machine.
  * Return: 0 or -errno. */
 int store_flush(struct store *store);
+
+/* store_sync - flush, then wait until everything committed is on disk
+ * (one fsync): it now survives a crash of the machine too.
+ * Return: 0 or -errno. */
+int store_sync(struct store *store);
 
 /* store_pending - writes not yet flushed. */
 size_t store_pending(const struct store *store);

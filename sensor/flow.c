@@ -274,9 +274,11 @@ flow_find(struct sensor *s, const struct segment *seg, bool to_server)
 		    f->server_port == sport && memcmp(f->client, client, n) == 0 &&
 		    memcmp(f->server, server, n) == 0)
 			return f;
-	/* A flow starts on any packet: a capture may begin mid-session, or
-	 * see only one direction. A bare RST or FIN starts nothing. */
-	if (seg->flags & (TCP_RST | TCP_FIN))
+	/* A flow starts on a SYN or on data: a capture may begin
+	 * mid-session, or see only one direction. A bare ACK, RST or FIN
+	 * (the tail of a flow that just ended) starts nothing. */
+	if ((seg->flags & (TCP_RST | TCP_FIN)) ||
+	    (!(seg->flags & TCP_SYN) && seg->len == 0))
 		return NULL;
 	if (s->nflows >= s->cfg.max_flows && s->lru_head) {
 		s->counters.flows_evicted++;

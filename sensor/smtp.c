@@ -352,9 +352,15 @@ body_skip(struct smtp_conv *c, const uint8_t *buf, size_t len)
 		uint8_t ch = buf[i];
 
 		switch (c->body_state) {
-		case 0: /* inside a line */
-			c->body_state = ch == '\n';
+		case 0: { /* inside a line: jump to its end */
+			const uint8_t *lf = memchr(buf + i, '\n', len - i);
+
+			if (!lf)
+				return len;
+			i = (size_t)(lf - buf);
+			c->body_state = 1;
 			break;
+		}
 		case 1: /* at a line's start */
 			c->body_state = ch == '.' ? 2 : ch == '\n' ? 1 : 0;
 			break;
