@@ -17,10 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/postfix.sh"
 
 netns_init
-netns_host sender
-netns_host gw
-netns_link sender 203.0.113.10/24 gw 203.0.113.1/24 \
-	2001:db8:1::10/64 2001:db8:1::1/64
+netns_sender_gw
 dev=$(netns_dev gw sender)
 # This kernel has no 802.1Q module: tagged frames are made from a real
 # capture by vlan-tag.py instead (smtp-vlan.pcap, below).

@@ -16,11 +16,8 @@ here=$(dirname "$0")
 greygated=$GREYGATE_BUILD/daemon/greygated
 
 netns_init
-netns_host sender
+netns_sender_gw
 netns_host bot
-netns_host gw
-netns_link sender 203.0.113.10/24 gw 203.0.113.1/24 \
-	2001:db8:1::10/64 2001:db8:1::1/64
 netns_link bot 198.51.100.20/24 gw 198.51.100.1/24
 nsx bot ip addr add 198.51.100.30/24 dev "$(netns_dev bot gw)"
 

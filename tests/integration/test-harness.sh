@@ -9,10 +9,7 @@ here=$(dirname "$0")
 . "$here/../lib/postfix.sh"
 
 netns_init
-netns_host sender
-netns_host gw
-netns_link sender 203.0.113.10/24 gw 203.0.113.1/24 \
-	2001:db8:1::10/64 2001:db8:1::1/64
+netns_sender_gw
 
 postfix_new mx gw "203.0.113.1, [2001:db8:1::1]"
 postfix_start mx

@@ -13,10 +13,7 @@ here=$(dirname "$0")
 driver=$GREYGATE_BUILD/tests/nft-driver
 
 netns_init
-netns_host sender
-netns_host gw
-netns_link sender 203.0.113.10/24 gw 203.0.113.1/24 \
-	2001:db8:1::10/64 2001:db8:1::1/64
+netns_sender_gw
 
 # The manager, fed commands through a fifo so the test can talk to it.
 mkfifo "$NETNS_TMP/cmd"

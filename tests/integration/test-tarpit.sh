@@ -13,10 +13,7 @@ greygated=$GREYGATE_BUILD/daemon/greygated
 abuse="python3 $here/../lib/smtp-abuse.py"
 
 netns_init
-netns_host sender
-netns_host gw
-netns_link sender 203.0.113.10/24 gw 203.0.113.1/24 \
-	2001:db8:1::10/64 2001:db8:1::1/64
+netns_sender_gw
 cat >"$NETNS_TMP/greygate.conf" <<CONF
 [gateway]
 interface = any

@@ -3,6 +3,7 @@
 # Source it, then:
 #   netns_init                         temp dir, per-run suffix, cleanup trap
 #   netns_host NAME                    a host (namespace) with lo up
+#   netns_sender_gw                    hosts 'sender' and 'gw', linked
 #   netns_link A ADDR_A B ADDR_B       a veth pair between hosts A and B;
 #                                      ADDR is CIDR, v4 or v6; more address
 #                                      pairs may follow
@@ -154,6 +155,15 @@ netns_cleanup() {
 		fi
 	fi
 	exit "$status"
+}
+
+# netns_sender_gw: the usual pair: 'sender' (203.0.113.10, 2001:db8:1::10)
+# linked to 'gw' (203.0.113.1, 2001:db8:1::1), after netns_init.
+netns_sender_gw() {
+	netns_host sender
+	netns_host gw
+	netns_link sender 203.0.113.10/24 gw 203.0.113.1/24 \
+		2001:db8:1::10/64 2001:db8:1::1/64
 }
 
 # wait_for SECONDS CMD...: retry CMD every 0.1 s until it succeeds.
