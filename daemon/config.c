@@ -31,6 +31,8 @@ config_derive(struct config *cfg)
 	cfg->tarpit.offer_starttls = cfg->grey.tls_pass;
 	cfg->tarpit.retry_sec = cfg->grey.delay_sec;
 	cfg->sensor.smtp_port = cfg->nft.smtp_port;
+	cfg->nft.pass_prefix4 = cfg->grey.prefix4;
+	cfg->nft.pass_prefix6 = cfg->grey.prefix6;
 }
 
 void

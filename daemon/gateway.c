@@ -348,9 +348,20 @@ reconcile_one(const struct grey_client *c, const struct store_client *rec,
 	struct nftset_prefix p;
 
 	prefix_of(c, &p);
-	nftset_add(rc->gw->nft, rc->kind, &p,
-		   (uint64_t)(rec->expires - rc->now) * 1000,
-		   rc->kind == NFTSET_PASS ? "greygate pass" : "greygate trap");
+	if (nftset_add(rc->gw->nft, rc->kind, &p,
+		       (uint64_t)(rec->expires - rc->now) * 1000,
+		       rc->kind == NFTSET_PASS ? "greygate pass"
+					       : "greygate trap") < 0) {
+		char key[64];
+
+		/* A pass stored under another client_prefix than the one
+		 * configured now: the set cannot hold it. */
+		log_warnx("store: %s not restored: not a /%u key",
+			  grey_client_format(c, key, sizeof(key)),
+			  c->family == AF_INET ? rc->gw->cfg->grey.prefix4
+					       : rc->gw->cfg->grey.prefix6);
+		return 0;
+	}
 	rc->count++;
 	return 0;
 }

@@ -152,7 +152,12 @@ nftset_open(const struct nftset_config *cfg, struct nftset **out)
 	if (!nft)
 		return -ENOMEM;
 	nft->cfg = *cfg;
-	if (strlen(cfg->table) >= sizeof(nft->table)) {
+	if (!nft->cfg.pass_prefix4)
+		nft->cfg.pass_prefix4 = 24;
+	if (!nft->cfg.pass_prefix6)
+		nft->cfg.pass_prefix6 = 64;
+	if (strlen(cfg->table) >= sizeof(nft->table) ||
+	    nft->cfg.pass_prefix4 > 32 || nft->cfg.pass_prefix6 > 128) {
 		r = -ENAMETOOLONG;
 		goto fail;
 	}
@@ -225,11 +230,31 @@ queue_op(struct nftset *nft, const struct op *op)
 	return 0;
 }
 
-static bool
-prefix_valid(const struct nftset_prefix *p)
+/* The key length a set takes: any (allow), the pass length, full (trap).
+ * Returns -1 for "any". */
+static int
+set_key_bits(const struct nftset *nft, enum nftset_kind kind, int family)
 {
-	return (p->family == AF_INET && p->prefix <= 32) ||
-	       (p->family == AF_INET6 && p->prefix <= 128);
+	if (kind == NFTSET_ALLOW)
+		return -1;
+	if (kind == NFTSET_PASS)
+		return family == AF_INET ? nft->cfg.pass_prefix4
+					 : nft->cfg.pass_prefix6;
+	return family == AF_INET ? 32 : 128;
+}
+
+static bool
+prefix_valid(const struct nftset *nft, enum nftset_kind kind,
+	     const struct nftset_prefix *p)
+{
+	int want;
+
+	if (kind >= NFTSET_KINDS ||
+	    !((p->family == AF_INET && p->prefix <= 32) ||
+	      (p->family == AF_INET6 && p->prefix <= 128)))
+		return false;
+	want = set_key_bits(nft, kind, p->family);
+	return want < 0 || p->prefix == want;
 }
 
 int
@@ -240,7 +265,7 @@ nftset_add(struct nftset *nft, enum nftset_kind kind,
 	struct op op = {OP_ADD, kind, *prefix, timeout_ms, NULL};
 	int r;
 
-	if (!prefix_valid(prefix) || kind >= NFTSET_KINDS)
+	if (!prefix_valid(nft, kind, prefix))
 		return -EINVAL;
 	if (comment && !(op.comment = strdup(comment)))
 		return -ENOMEM;
@@ -256,7 +281,7 @@ nftset_del(struct nftset *nft, enum nftset_kind kind,
 {
 	struct op op = {OP_DEL, kind, *prefix, 0, NULL};
 
-	if (!prefix_valid(prefix) || kind >= NFTSET_KINDS)
+	if (!prefix_valid(nft, kind, prefix))
 		return -EINVAL;
 	return queue_op(nft, &op);
 }
@@ -362,7 +387,9 @@ put_op(struct nftset *nft, struct nft_batch *b, const struct op *op)
 		if (!e)
 			goto out;
 		nftnl_set_elem_add(s, e);
-		if (prefix_end(&op->prefix, end)) {
+		/* Only the allow sets hold intervals: the others take the
+		 * key alone. */
+		if (op->kind == NFTSET_ALLOW && prefix_end(&op->prefix, end)) {
 			/* The kernel takes no timeout on an interval's end:
 			 * the start element's timeout covers both. */
 			e = elem_new(end, len, NFT_SET_ELEM_INTERVAL_END, 0,
@@ -655,7 +682,10 @@ list_one(struct nftset *nft, enum nftset_kind kind, int family,
 			end = d.elems[i + 1].key;
 		out.prefix.family = (uint8_t)family;
 		memcpy(out.prefix.bytes, st->key, d.keylen);
-		out.prefix.prefix = interval_prefix(st->key, end, d.keylen);
+		out.prefix.prefix =
+			kind == NFTSET_ALLOW
+				? interval_prefix(st->key, end, d.keylen)
+				: (uint8_t)set_key_bits(nft, kind, family);
 		out.timeout_ms = st->timeout_ms;
 		out.expires_ms = st->expires_ms;
 		memcpy(out.comment, st->comment, sizeof(out.comment));

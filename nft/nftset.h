@@ -19,6 +19,8 @@ struct nftset_config {
 	uint16_t tarpit_port; /* where unproven clients are sent (2525) */
 	uint32_t exempt_mark; /* packets with any of these mark bits skip
 				 greygate (0: no such rule) */
+	uint8_t pass_prefix4; /* key length of pass4 (24) */
+	uint8_t pass_prefix6; /* key length of pass6 (64) */
 };
 
 /* An address prefix: a network or, at full length, one address. */
@@ -28,10 +30,13 @@ struct nftset_prefix {
 	uint8_t bytes[16]; /* network order, bits past prefix zero */
 };
 
+/* allow sets hold intervals (any CIDR); pass and trap sets are hash sets
+ * of one key length each (the rule masks the source address to it), so an
+ * update costs the same however large they grow. */
 enum nftset_kind {
-	NFTSET_ALLOW = 0, /* allow4/allow6: never greylisted */
-	NFTSET_PASS = 1,  /* pass4/pass6: proved themselves */
-	NFTSET_TRAP = 2,  /* trap4/trap6: always to the tarpit */
+	NFTSET_ALLOW = 0, /* allow4/allow6: never greylisted, any CIDR */
+	NFTSET_PASS = 1,  /* pass4/pass6: networks of pass_prefix4/6 */
+	NFTSET_TRAP = 2,  /* trap4/trap6: single addresses */
 	NFTSET_KINDS
 };
 
@@ -64,7 +69,9 @@ const char *nftset_explain(int err);
  * nftset_add - queue adding (or refreshing) prefix in the kind's set.
  * @timeout_ms: element lifetime; 0 for none. A refresh restarts it.
  * @comment: shown by `nft list` (copied; NULL for none)
- * Return: 0, -EINVAL (bad prefix), -ENOMEM.
+ * Return: 0, -EINVAL (bad prefix, or not of the set's key length: a
+ * pass set takes networks of exactly pass_prefix4/6 bits, a trap set
+ * single addresses), -ENOMEM.
  */
 int nftset_add(struct nftset *nft, enum nftset_kind kind,
 	       const struct nftset_prefix *prefix, uint64_t timeout_ms,

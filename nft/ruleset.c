@@ -25,6 +25,7 @@
 #include <linux/netfilter_ipv4.h>
 #include <linux/netfilter/nf_tables.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -32,11 +33,33 @@
 
 #define SET_ID_BASE 0x6767 /* batch-local ids for rules to find new sets */
 
-static const char *const set_comments[NFTSET_KINDS] = {
-	"greygate: never greylisted (own networks, provider banks)",
-	"greygate: clients that passed greylisting",
-	"greygate: clients that hit a greytrap",
-};
+static void
+set_comment(const struct nftset_config *cfg, enum nftset_kind kind,
+	    int family, char *buf, size_t len)
+{
+	if (kind == NFTSET_ALLOW)
+		snprintf(buf, len, "greygate: never greylisted (own networks, "
+				   "provider banks)");
+	else if (kind == NFTSET_PASS)
+		snprintf(buf, len, "greygate: networks (/%u) that passed "
+				   "greylisting",
+			 family == AF_INET ? cfg->pass_prefix4
+					   : cfg->pass_prefix6);
+	else
+		snprintf(buf, len, "greygate: clients that hit a greytrap");
+}
+
+/* The source address bits a set's keys have: mask for the lookup. */
+static unsigned
+key_bits(const struct nftset_config *cfg, enum nftset_kind kind, int family)
+{
+	unsigned full = family == AF_INET ? 32 : 128;
+
+	if (kind == NFTSET_PASS)
+		return family == AF_INET ? cfg->pass_prefix4
+					 : cfg->pass_prefix6;
+	return full;
+}
 
 static const char *const counter_names[] = {"allowed", "passed", "trapped",
 					    "greylisted"};
@@ -107,22 +130,26 @@ put_set(struct nft_batch *b, const struct nftset_config *cfg,
 {
 	struct nftnl_set *s = nftnl_set_alloc();
 	struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(256);
+	char comment[128];
 	int r = -ENOMEM;
 
 	if (!s || !ud)
 		goto out;
+	set_comment(cfg, kind, family, comment, sizeof(comment));
 	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
 	nftnl_set_set_str(s, NFTNL_SET_TABLE, cfg->table);
 	nftnl_set_set_str(s, NFTNL_SET_NAME, nftset_set_name(kind, family));
 	nftnl_set_set_u32(s, NFTNL_SET_ID, set_id(kind, family));
-	nftnl_set_set_u32(s, NFTNL_SET_FLAGS, NFT_SET_INTERVAL | NFT_SET_TIMEOUT);
+	nftnl_set_set_u32(s, NFTNL_SET_FLAGS,
+			  kind == NFTSET_ALLOW ? NFT_SET_INTERVAL | NFT_SET_TIMEOUT
+					       : NFT_SET_TIMEOUT);
 	nftnl_set_set_u32(s, NFTNL_SET_KEY_TYPE,
 			  family == AF_INET ? NFT_TYPE_IPADDR : NFT_TYPE_IP6ADDR);
 	nftnl_set_set_u32(s, NFTNL_SET_KEY_LEN, family == AF_INET ? 4 : 16);
 	/* nft needs the key's byte order to print interval elements. */
 	nftnl_udata_put_u32(ud, NFTNL_UDATA_SET_KEYBYTEORDER,
 			    NFT_BYTEORDER_BIG_ENDIAN);
-	nftnl_udata_put_strz(ud, NFTNL_UDATA_SET_COMMENT, set_comments[kind]);
+	nftnl_udata_put_strz(ud, NFTNL_UDATA_SET_COMMENT, comment);
 	nftnl_set_set_data(s, NFTNL_SET_USERDATA, nftnl_udata_buf_data(ud),
 			   nftnl_udata_buf_len(ud));
 	r = BATCH_PUT(b, NFT_MSG_NEWSET, NLM_F_CREATE,
@@ -289,11 +316,15 @@ add_tcp_dport(struct nftnl_rule *r, uint16_t port)
 	add_cmp(r, NFT_CMP_EQ, &nport, sizeof(nport));
 }
 
-/* meta nfproto FAMILY; ip(6) saddr @SET */
+/* meta nfproto FAMILY; ip(6) saddr [& MASK] @SET */
 static void
-add_saddr_in(struct nftnl_rule *r, enum nftset_kind kind, int family)
+add_saddr_in(struct nftnl_rule *r, const struct nftset_config *cfg,
+	     enum nftset_kind kind, int family)
 {
 	uint8_t nfproto = family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6;
+	unsigned len = family == AF_INET ? 4 : 16;
+	unsigned bits = key_bits(cfg, kind, family);
+	uint8_t mask[16] = {0};
 
 	add_meta(r, NFT_META_NFPROTO);
 	add_cmp(r, NFT_CMP_EQ, &nfproto, sizeof(nfproto));
@@ -301,6 +332,11 @@ add_saddr_in(struct nftnl_rule *r, enum nftset_kind kind, int family)
 		add_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 12, 4);
 	else
 		add_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 8, 16);
+	if (bits < len * 8) {
+		for (unsigned i = 0; i < bits; i++)
+			mask[i / 8] |= (uint8_t)(0x80 >> (i % 8));
+		add_bitwise(r, mask, len);
+	}
 	add_lookup(r, kind, family);
 }
 
@@ -366,7 +402,8 @@ put_prerouting_rules(struct nft_batch *b, const struct nftset_config *cfg)
 			r = rule_new(cfg, "prerouting");
 			if (r) {
 				add_tcp_dport(r, cfg->smtp_port);
-				add_saddr_in(r, steps[s].kind, families[i]);
+				add_saddr_in(r, cfg, steps[s].kind,
+					     families[i]);
 				add_counter(r, steps[s].counter);
 				if (steps[s].redirect)
 					add_redirect(r, cfg->tarpit_port);

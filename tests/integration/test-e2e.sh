@@ -83,7 +83,7 @@ grep -q "action=greylist, reason=new, client=203.0.113.10, helo=out.test.example
 grep -q "action=pass, reason=retry-passed, client=203.0.113.10, key=203.0.113.0/24" "$log" ||
 	fail "no pass decision logged"
 nsx gw nft -j list set inet greygate pass4 |
-	jq -e '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val.prefix.addr == "203.0.113.0" and .elem.val.prefix.len == 24)' >/dev/null ||
+	jq -e '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val == "203.0.113.0")' >/dev/null ||
 	fail "203.0.113.0/24 not in pass4"
 echo "ok: greylisted, retried, passed into pass4, delivered once after ${took}s"
 
@@ -112,7 +112,7 @@ echo "ok: bot stopped at the tarpit"
 nsx bot swaks --server 198.51.100.1 --from bot@spam.test --to spamtrap@example.org >/dev/null 2>&1 || true
 wait_for 5 grep -q "action=trap, reason=trapped, client=198.51.100.20" "$log" || fail "trap not logged"
 nsx gw nft -j list set inet greygate trap4 |
-	jq -e '.nftables[] | select(.set) | .set.elem[]? | select((.elem.val // .elem.val.prefix.addr) == "198.51.100.20" or .elem.val.prefix.addr == "198.51.100.20")' >/dev/null ||
+	jq -e '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val == "198.51.100.20")' >/dev/null ||
 	fail "198.51.100.20 not in trap4"
 echo "ok: greytrap traps the client"
 
@@ -177,7 +177,7 @@ nsx bot swaks --server 198.51.100.1 --from other@bot.test --to bob@example.org \
 wait_for 10 delivered "failopen-$NETNS_RUN" 1 || fail "fail-open message not delivered"
 start_greygated
 nsx gw nft -j list set inet greygate pass4 |
-	jq -e '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val.prefix.addr == "203.0.113.0")' >/dev/null ||
+	jq -e '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val == "203.0.113.0")' >/dev/null ||
 	fail "pass not restored after restart"
 grep -q "restored 3 passed and 1 trapped" "$log" || fail "restore not logged"
 echo "ok: kill -9 fails open; restart restores passes from the store"

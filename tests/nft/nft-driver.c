@@ -78,7 +78,7 @@ print_elem(const struct nftset_elem *e, void *ctx)
 int
 main(int argc, char **argv)
 {
-	struct nftset_config cfg = {"greygate", 25, 2525, 0};
+	struct nftset_config cfg = {"greygate", 25, 2525, 0, 24, 64};
 	struct nftset *nft;
 	char line[512];
 	int r;
