@@ -13,7 +13,7 @@
 
 #include "internal.h"
 
-#define MSG_ROOM 16384       /* free space kept for the next message */
+#define MSG_ROOM 32768       /* free space kept for the next message */
 #define ANSWER_WAIT_MS 5000  /* the kernel answers in microseconds */
 
 struct nft_batch {

@@ -19,7 +19,10 @@
 
 #include "internal.h"
 
-#define BATCH_MAX_OPS 2048
+#define BATCH_MAX_OPS 8192
+#define ELEMS_PER_MSG 64 /* elements sharing one netlink message */
+/* Well under the room a batch keeps for one message (nft/batch.c). */
+#define MSG_BYTES_MAX 12000
 #define SOCKET_BUFFER (8 << 20)
 
 enum op_type { OP_ADD, OP_DEL, OP_FLUSH };
@@ -358,19 +361,45 @@ elem_new(const uint8_t *key, size_t len, uint32_t flags, uint64_t timeout_ms,
 	return e;
 }
 
+/* Adds op's element(s) to s. */
 static int
-put_op(struct nftset *nft, struct nft_batch *b, const struct op *op)
+add_elems(struct nftnl_set *s, const struct op *op)
 {
-	struct nftnl_set *s = nftnl_set_alloc();
 	size_t len = op->prefix.family == AF_INET ? 4 : 16;
+	struct nftnl_set_elem *e =
+		elem_new(op->prefix.bytes, len, 0,
+			 op->type == OP_ADD ? op->timeout_ms : 0, op->comment);
 	uint8_t end[16];
+
+	if (!e)
+		return -ENOMEM;
+	nftnl_set_elem_add(s, e);
+	/* Only the allow sets hold intervals: the others take the key
+	 * alone. The kernel takes no timeout on an interval's end: the
+	 * start element's covers both. */
+	if (op->kind == NFTSET_ALLOW && prefix_end(&op->prefix, end)) {
+		e = elem_new(end, len, NFT_SET_ELEM_INTERVAL_END, 0, NULL);
+		if (!e)
+			return -ENOMEM;
+		nftnl_set_elem_add(s, e);
+	}
+	return 0;
+}
+
+/* One message for ops[idx[0..n)], all of one type, kind and family. */
+static int
+put_msg(struct nftset *nft, struct nft_batch *b, const struct op *ops,
+	const size_t *idx, size_t n)
+{
+	const struct op *op = &ops[idx[0]];
+	struct nftnl_set *s = nftnl_set_alloc();
 	uint16_t type = op->type == OP_ADD ? NFT_MSG_NEWSETELEM
 					   : NFT_MSG_DELSETELEM;
 	uint16_t flags = op->type == OP_ADD ? NLM_F_CREATE : 0;
 	struct nlmsghdr *nlh;
 	uint32_t seq;
 	char *buf;
-	int r = -ENOMEM;
+	int r = 0;
 
 	if (!s)
 		return -ENOMEM;
@@ -378,43 +407,44 @@ put_op(struct nftset *nft, struct nft_batch *b, const struct op *op)
 	nftnl_set_set_str(s, NFTNL_SET_TABLE, nft->table);
 	nftnl_set_set_str(s, NFTNL_SET_NAME,
 			  nftset_set_name(op->kind, op->prefix.family));
-	if (op->type != OP_FLUSH) {
-		struct nftnl_set_elem *e =
-			elem_new(op->prefix.bytes, len, 0,
-				 op->type == OP_ADD ? op->timeout_ms : 0,
-				 op->comment);
-
-		if (!e)
-			goto out;
-		nftnl_set_elem_add(s, e);
-		/* Only the allow sets hold intervals: the others take the
-		 * key alone. */
-		if (op->kind == NFTSET_ALLOW && prefix_end(&op->prefix, end)) {
-			/* The kernel takes no timeout on an interval's end:
-			 * the start element's timeout covers both. */
-			e = elem_new(end, len, NFT_SET_ELEM_INTERVAL_END, 0,
-				     NULL);
-			if (!e)
-				goto out;
-			nftnl_set_elem_add(s, e);
+	for (size_t i = 0; i < n && r == 0 && op->type != OP_FLUSH; i++)
+		r = add_elems(s, &ops[idx[i]]);
+	if (r == 0) {
+		buf = nft_batch_msg(b, &seq, NULL);
+		r = -ENOMEM;
+		if (buf) {
+			nlh = nftnl_nlmsg_build_hdr(buf, type, NFPROTO_INET,
+						    flags | NLM_F_ACK, seq);
+			nftnl_set_elems_nlmsg_build_payload(nlh, s);
+			r = nft_batch_done(b);
 		}
 	}
-	buf = nft_batch_msg(b, &seq, NULL);
-	if (!buf)
-		goto out;
-	nlh = nftnl_nlmsg_build_hdr(buf, type, NFPROTO_INET,
-				    flags | NLM_F_ACK, seq);
-	nftnl_set_elems_nlmsg_build_payload(nlh, s);
-	r = nft_batch_done(b);
-out:
 	nftnl_set_free(s);
 	return r;
 }
 
+/* A generous bound on the bytes op's elements take in a message. */
+static size_t
+op_bytes(const struct op *op)
+{
+	return 160 + (op->comment ? strlen(op->comment) + 16 : 0);
+}
+
+/* Can ops a and b share one message? */
+static bool
+same_msg(const struct op *a, const struct op *b)
+{
+	return a->type == b->type && a->type != OP_FLUSH &&
+	       a->kind == b->kind && a->prefix.family == b->prefix.family;
+}
+
 struct commit_state {
 	const struct op *ops;  /* this chunk's ops */
-	size_t *op_of_msg;     /* message number -> op index */
+	size_t *idx;           /* ops of each message, in message order */
+	size_t *msg_first;     /* message number -> its first entry in idx */
+	size_t *msg_len;       /* message number -> how many ops */
 	bool *refused;         /* per op: not to be sent again */
+	bool *alone;           /* per op: send in a message of its own */
 	nftset_fail_fn *fail;
 	void *ctx;
 	int failed;            /* refusals reported to fail() */
@@ -424,14 +454,22 @@ static void
 on_refused(size_t msg, int err, void *ctx)
 {
 	struct commit_state *st = ctx;
-	size_t i = st->op_of_msg[msg];
-	const struct op *op = &st->ops[i];
+	const struct op *op;
+	size_t i;
 
+	if (st->msg_len[msg] > 1) {
+		/* Which element? Send each alone to find out. */
+		for (size_t k = 0; k < st->msg_len[msg]; k++)
+			st->alone[st->idx[st->msg_first[msg] + k]] = true;
+		return;
+	}
+	i = st->idx[st->msg_first[msg]];
+	op = &st->ops[i];
 	if (st->refused[i])
 		return;
 	st->refused[i] = true;
 	/* Deleting what is already gone is what was wanted; adding what an
-	 * element already covers (a /32 inside a passed /24) changes
+	 * element already covers (a /32 inside an allowed /24) changes
 	 * nothing a packet would see. */
 	if ((op->type == OP_DEL && err == -ENOENT) ||
 	    (op->type == OP_ADD && err == -EEXIST))
@@ -441,38 +479,73 @@ on_refused(size_t msg, int err, void *ctx)
 		st->fail(op->kind, &op->prefix, err, st->ctx);
 }
 
+/* Builds one batch of the ops not refused: runs of alike ops share a
+ * message (up to ELEMS_PER_MSG), ops marked alone get one each. */
+static int
+build_batch(struct nftset *nft, struct nft_batch *b, struct commit_state *st,
+	    size_t n)
+{
+	size_t nidx = 0, nmsg = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < n && r == 0;) {
+		size_t first = nidx, bytes;
+
+		if (st->refused[i]) {
+			i++;
+			continue;
+		}
+		bytes = op_bytes(&st->ops[i]);
+		st->idx[nidx++] = i++;
+		while (!st->alone[st->idx[first]] && i < n &&
+		       nidx - first < ELEMS_PER_MSG && !st->refused[i] &&
+		       !st->alone[i] &&
+		       bytes + op_bytes(&st->ops[i]) < MSG_BYTES_MAX &&
+		       same_msg(&st->ops[st->idx[first]], &st->ops[i])) {
+			bytes += op_bytes(&st->ops[i]);
+			st->idx[nidx++] = i++;
+		}
+		st->msg_first[nmsg] = first;
+		st->msg_len[nmsg] = nidx - first;
+		nmsg++;
+		r = put_msg(nft, b, st->ops, st->idx + first, nidx - first);
+	}
+	return r;
+}
+
 /* Sends ops[0..n) as one batch; while the kernel refuses some, sends the
  * rest again without them. */
 static int
 commit_chunk(struct nftset *nft, const struct op *ops, size_t n,
 	     nftset_fail_fn *fail, void *ctx)
 {
-	struct commit_state st = {ops, calloc(n, sizeof(size_t)),
-				  calloc(n, sizeof(bool)), fail, ctx, 0};
+	struct commit_state st = {
+		ops,	 calloc(n, sizeof(size_t)), calloc(n, sizeof(size_t)),
+		calloc(n, sizeof(size_t)), calloc(n, sizeof(bool)),
+		calloc(n, sizeof(bool)), fail, ctx, 0};
 	int r = -ENOMEM;
 
-	if (!st.op_of_msg || !st.refused)
+	if (!st.idx || !st.msg_first || !st.msg_len || !st.refused ||
+	    !st.alone)
 		goto out;
-	for (int attempt = 0; attempt < 8; attempt++) {
+	/* Each round either applies the batch or learns something: a
+	 * refused op, or which messages to split. */
+	for (int attempt = 0; attempt < 16; attempt++) {
 		struct nft_batch *b = nft_batch_new();
-		size_t nsent = 0;
 
-		r = b ? 0 : -ENOMEM;
-		for (size_t i = 0; i < n && r == 0; i++) {
-			if (st.refused[i])
-				continue;
-			r = put_op(nft, b, &ops[i]);
-			st.op_of_msg[nsent++] = i;
-		}
-		if (r == 0 && nsent)
+		r = b ? build_batch(nft, b, &st, n) : -ENOMEM;
+		if (r == 0 && nft_batch_count(b))
 			r = nft_batch_send(nft->nl, b, on_refused, &st);
 		nft_batch_free(b);
 		if (r <= 0)
 			break;
 	}
 out:
-	free(st.op_of_msg);
+	free(st.idx);
+	free(st.msg_first);
+	free(st.msg_len);
 	free(st.refused);
+	free(st.alone);
 	return r < 0 ? r : st.failed;
 }
 

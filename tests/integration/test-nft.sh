@@ -127,6 +127,19 @@ for c in allowed passed trapped greylisted; do
 done
 echo "ok: traffic steered by the sets, counters count"
 
+# --- a refusal inside a batch names its element; the rest is applied ---
+say add pass 198.51.102.0/24 60000
+say add pass 198.51.103.0/24 4611686018427387904 # a timeout the kernel refuses
+say add pass 198.51.104.0/24 60000
+[ "$(commit)" = "committed 1 refused" ] || fail "want exactly one refusal"
+grep -q "^refused 198.51.103.0/24: " "$NETNS_TMP/out" || fail "the refusal does not name its element"
+for a in 198.51.102.0 198.51.104.0; do
+	nsx gw nft -j list set inet greygate pass4 |
+		jq -e --arg a "$a" '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val == $a)' >/dev/null ||
+		fail "$a not applied next to the refused element"
+done
+echo "ok: a refused element is named, the others in its batch are applied"
+
 # --- timeouts ---
 say add pass 198.51.100.0/24 1500
 say add pass 198.51.101.0/24 2500
