@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# greygate on a gateway that forwards to an MTA behind it: 'sender' ->
+# 'gw' (routing, greygated) -> 'mx' (Postfix). The sender relays to the
+# MTA's own address; the gateway's table sends the first attempts to its
+# local tarpit and, once the sender's /24 has passed, forwards it on.
+set -euo pipefail
+here=$(dirname "$0")
+. "$here/../lib/netns.sh"
+. "$here/../lib/postfix.sh"
+greygated=$GREYGATE_BUILD/daemon/greygated
+
+netns_init
+netns_sender_gw
+netns_host mx
+netns_link gw 198.51.100.1/24 mx 198.51.100.2/24
+nsx gw sysctl -qw net.ipv4.ip_forward=1
+nsx sender ip route add 198.51.100.0/24 via 203.0.113.1
+nsx mx ip route add 203.0.113.0/24 via 198.51.100.1
+
+postfix_new mx mx "198.51.100.2"
+postfix_start mx
+postfix_wait_listening mx 198.51.100.2 || fail "mx is not listening"
+postfix_new out sender "127.0.0.1" "
+virtual_mailbox_domains =
+relayhost = [198.51.100.2]:25
+queue_run_delay = 2s
+minimal_backoff_time = 2s
+maximal_backoff_time = 4s
+"
+postfix_start out
+
+cat >"$NETNS_TMP/greygate.conf" <<CONF
+[gateway]
+interface = any
+store_dir = $NETNS_TMP/store
+allow_dir = $NETNS_TMP/allow.d
+hostname = gw.test
+[greylist]
+delay = 5
+CONF
+log=$NETNS_TMP/greygated.log
+netns_spawn gw "$greygated" --foreground --config "$NETNS_TMP/greygate.conf" >"$log" 2>&1
+wait_for 10 grep -q "greygated .* up" "$log" || { cat "$log"; fail "greygated did not start"; }
+
+printf 'Subject: fwd-%s\n\nhello\n' "$NETNS_RUN" |
+	nsx sender /usr/sbin/sendmail -C "$(postfix_dir out)" -f alice@sender.test bob@example.org
+mbox=$(postfix_mailbox mx)
+wait_for 60 grep -qs "^Subject: fwd-$NETNS_RUN\$" "$mbox" || {
+	cat "$log"; tail -n 20 "$(postfix_log out)"; fail "message not delivered through the gateway"
+}
+grep -q "said: 451 4.7.1 <bob@example.org>: Greylisted" "$(postfix_log out)" ||
+	fail "the first attempt did not meet the tarpit"
+grep -q "action=pass, reason=retry-passed, client=203.0.113.10, key=203.0.113.0/24" "$log" ||
+	fail "no pass logged"
+grep -q "^Received: from .*\[203.0.113.10\]" "$mbox" || fail "mx did not see the real client address"
+echo "ok: forwarded gateway: tarpitted, passed, delivered to the MTA behind it"
