@@ -44,7 +44,7 @@ cmp_double(const void *a, const void *b)
 int
 main(int argc, char **argv)
 {
-	struct nftset_config cfg = {"greygate", 25, 2525, 0, 24, 64};
+	struct nftset_config cfg = {"greygate", 25, 2525, 0, 24, 64, false};
 	size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 100000;
 	static const size_t batches[] = {1, 100, 1000};
 	struct nftset *nft;

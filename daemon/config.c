@@ -262,6 +262,8 @@ set_key(struct config *c, const char *section, const char *key,
 		return 0;
 	}
 	*why = "want yes or no";
+	if (KEY("gateway", "persist"))
+		return parse_bool(v, &c->nft.persist);
 	if (KEY("gateway", "store_move_aside"))
 		return parse_bool(v, &c->store_move_aside);
 	if (KEY("greylist", "tls_pass"))

@@ -34,7 +34,14 @@ typedef void nft_batch_err_fn(size_t index, int err, void *ctx);
 int nft_batch_send(struct mnl_socket *nl, struct nft_batch *b,
 		   nft_batch_err_fn *on_err, void *ctx);
 
-/* nft_ruleset_build - append the table, counters, sets and chains. */
-int nft_ruleset_build(struct nft_batch *b, const struct nftset_config *cfg);
+#ifndef NFT_TABLE_F_PERSIST
+#define NFT_TABLE_F_PERSIST 0x4 /* Linux 6.9; older headers lack it */
+#endif
+
+/* nft_ruleset_build - append the table, counters, sets and chains.
+ * @takeover: first take an orphaned persistent table of that name and
+ * delete it, so the new one replaces it in the same batch. */
+int nft_ruleset_build(struct nft_batch *b, const struct nftset_config *cfg,
+		      bool takeover);
 
 #endif

@@ -72,9 +72,10 @@ nftset_explain(int err)
 	case -EOPNOTSUPP:
 	case -ENOENT:
 		return "the kernel lacks a feature greygate needs (owned "
-		       "tables: Linux 5.12; timeouts in interval sets; nat "
-		       "redirect for inet): load nft_redir, nft_nat, nft_ct, "
-		       "nft_objref or use a newer kernel";
+		       "tables: Linux 5.12; persist: Linux 6.9; timeouts in "
+		       "sets; nat redirect for inet): load nft_redir, nft_nat, "
+		       "nft_ct, nft_objref, or use a newer kernel, or turn "
+		       "persist off";
 	default:
 		return "nftables refused greygate's table";
 	}
@@ -113,11 +114,36 @@ first_error(size_t index, int err, void *ctx)
 		*first = err;
 }
 
-/* Asks for the table by name. Returns 1 if it exists, 0 if not, -errno
- * (-EPERM: no CAP_NET_ADMIN). An owned table refuses NEWTABLE from any
- * other socket with EPERM, so this tells "taken" from "not allowed". */
+struct table_info {
+	bool found;
+	uint32_t flags;
+	bool owned;
+};
+
 static int
-table_exists(struct mnl_socket *nl, const char *name)
+on_table(const struct nlmsghdr *nlh, void *ctx)
+{
+	struct table_info *ti = ctx;
+	struct nftnl_table *t = nftnl_table_alloc();
+
+	if (!t)
+		return MNL_CB_ERROR;
+	if (nftnl_table_nlmsg_parse(nlh, t) == 0) {
+		ti->found = true;
+		if (nftnl_table_is_set(t, NFTNL_TABLE_FLAGS))
+			ti->flags = nftnl_table_get_u32(t, NFTNL_TABLE_FLAGS);
+		ti->owned = nftnl_table_is_set(t, NFTNL_TABLE_OWNER);
+	}
+	nftnl_table_free(t);
+	return MNL_CB_OK;
+}
+
+/* Asks for the table by name: is it there, with which flags, does a live
+ * socket own it. Return: 0 (see ti->found) or -errno (-EPERM: no
+ * CAP_NET_ADMIN). An owned table refuses NEWTABLE from any other socket
+ * with EPERM, so this tells "taken" from "not allowed". */
+static int
+table_info(struct mnl_socket *nl, const char *name, struct table_info *ti)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nftnl_table *t = nftnl_table_alloc();
@@ -126,6 +152,7 @@ table_exists(struct mnl_socket *nl, const char *name)
 	ssize_t n;
 	int r;
 
+	memset(ti, 0, sizeof(*ti));
 	if (!t)
 		return -ENOMEM;
 	nftnl_table_set_str(t, NFTNL_TABLE_NAME, name);
@@ -135,14 +162,16 @@ table_exists(struct mnl_socket *nl, const char *name)
 	nftnl_table_free(t);
 	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
-	n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-	if (n < 0)
+	do {
+		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (n < 0)
+			return -errno;
+		r = mnl_cb_run(buf, (size_t)n, seq, mnl_socket_get_portid(nl),
+			       on_table, ti);
+	} while (r > 0);
+	if (r < 0 && errno != ENOENT)
 		return -errno;
-	r = mnl_cb_run(buf, (size_t)n, seq, mnl_socket_get_portid(nl), NULL,
-		       NULL);
-	if (r >= 0)
-		return 1;
-	return errno == ENOENT ? 0 : -errno;
+	return 0;
 }
 
 int
@@ -150,6 +179,8 @@ nftset_open(const struct nftset_config *cfg, struct nftset **out)
 {
 	struct nftset *nft = calloc(1, sizeof(*nft));
 	struct nft_batch *b = NULL;
+	struct table_info ti;
+	bool takeover;
 	int r, err = 0;
 
 	if (!nft)
@@ -169,17 +200,23 @@ nftset_open(const struct nftset_config *cfg, struct nftset **out)
 	r = socket_open(&nft->nl);
 	if (r)
 		goto fail;
-	r = table_exists(nft->nl, nft->table);
-	if (r > 0)
-		r = -EEXIST;
+	r = table_info(nft->nl, nft->table, &ti);
 	if (r)
 		goto fail;
+	/* Ours to take back only if a persistent greygate table lost its
+	 * owner (greygated died with persist on). */
+	takeover = ti.found && nft->cfg.persist && !ti.owned &&
+		   (ti.flags & NFT_TABLE_F_PERSIST);
+	if (ti.found && !takeover) {
+		r = -EEXIST;
+		goto fail;
+	}
 	b = nft_batch_new();
 	if (!b) {
 		r = -ENOMEM;
 		goto fail;
 	}
-	r = nft_ruleset_build(b, &nft->cfg);
+	r = nft_ruleset_build(b, &nft->cfg, takeover);
 	if (r)
 		goto fail;
 	r = nft_batch_send(nft->nl, b, first_error, &err);

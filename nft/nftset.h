@@ -21,6 +21,8 @@ struct nftset_config {
 				 greygate (0: no such rule) */
 	uint8_t pass_prefix4; /* key length of pass4 (24) */
 	uint8_t pass_prefix6; /* key length of pass6 (64) */
+	bool persist;         /* keep the table if greygated dies (fail
+				 closed; Linux 6.9+), take it back on start */
 };
 
 /* An address prefix: a network or, at full length, one address. */
@@ -53,6 +55,9 @@ struct nftset_elem {
  * batch, owned by a new netlink socket.
  * @cfg: copied (table name too)
  * @out: the manager (nftset_close)
+ * With cfg->persist, a table of that name that a dead greygated left
+ * (persistent, no owner) is taken back: its rules are replaced in one
+ * batch; its sets start empty until the caller refills them.
  * Return: 0; -EEXIST when a table of that name exists (not ours);
  * -EPERM without CAP_NET_ADMIN; other -errno. nftset_explain tells a
  * person what each means and what to do.

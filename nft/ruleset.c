@@ -87,20 +87,25 @@ set_id(enum nftset_kind kind, int family)
 		r_;                                                            \
 	})
 
+/* type NEWTABLE with flags (EXCL: a table that is not ours is an
+ * error), or DELTABLE. */
 static int
-put_table(struct nft_batch *b, const struct nftset_config *cfg)
+put_table(struct nft_batch *b, const struct nftset_config *cfg, uint16_t type,
+	  uint16_t nlflags)
 {
 	struct nftnl_table *t = nftnl_table_alloc();
+	uint32_t flags = NFT_TABLE_F_OWNER;
 	int r;
 
 	if (!t)
 		return -ENOMEM;
+	if (cfg->persist)
+		flags |= NFT_TABLE_F_PERSIST;
 	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
 	nftnl_table_set_str(t, NFTNL_TABLE_NAME, cfg->table);
-	nftnl_table_set_u32(t, NFTNL_TABLE_FLAGS, NFT_TABLE_F_OWNER);
-	/* EXCL: a table of that name that is not ours is an error. */
-	r = BATCH_PUT(b, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL,
-		      nftnl_table_nlmsg_build_payload, t);
+	if (type == NFT_MSG_NEWTABLE)
+		nftnl_table_set_u32(t, NFTNL_TABLE_FLAGS, flags);
+	r = BATCH_PUT(b, type, nlflags, nftnl_table_nlmsg_build_payload, t);
 	nftnl_table_free(t);
 	return r;
 }
@@ -447,9 +452,22 @@ put_guard_rule(struct nft_batch *b, const struct nftset_config *cfg)
 }
 
 int
-nft_ruleset_build(struct nft_batch *b, const struct nftset_config *cfg)
+nft_ruleset_build(struct nft_batch *b, const struct nftset_config *cfg,
+		  bool takeover)
 {
-	int r = put_table(b, cfg);
+	int r = 0;
+
+	/* Taking an orphaned persistent table: claim it (OWNER|PERSIST on
+	 * the existing table), delete it, build it anew, all in one batch:
+	 * packets see the old rules until the new ones are in place. */
+	if (takeover) {
+		r = put_table(b, cfg, NFT_MSG_NEWTABLE, NLM_F_CREATE);
+		if (!r)
+			r = put_table(b, cfg, NFT_MSG_DELTABLE, 0);
+	}
+	if (!r)
+		r = put_table(b, cfg, NFT_MSG_NEWTABLE,
+			      NLM_F_CREATE | NLM_F_EXCL);
 
 	for (size_t i = 0; !r && i < sizeof(counter_names) / sizeof(*counter_names); i++)
 		r = put_counter(b, cfg, counter_names[i]);

@@ -164,3 +164,26 @@ wait_for 5 bash -c "! ip netns exec $(netns_ns gw) nft list table inet greygate 
 	fail "table still there after its owner was killed"
 expect 203.0.113.1 25 MTA "client after greygate died (fail open)"
 echo "ok: SIGKILL of the owner drops the table"
+
+# --- persist: the table outlives its owner, a new one takes it back ---
+: >"$NETNS_TMP/out"
+netns_spawn gw "$driver" greygate 0 persist <"$NETNS_TMP/cmd" >"$NETNS_TMP/out" 2>&1
+driver_pid=$SPAWNED
+wait_for 5 grep -q '^ready' "$NETNS_TMP/out" || { cat "$NETNS_TMP/out"; fail "persist driver did not start"; }
+say add pass 203.0.113.0/24 60000
+commit >/dev/null
+kill -9 "$driver_pid"
+wait "$driver_pid" 2>/dev/null || true
+sleep 0.5
+nsx gw nft list table inet greygate >/dev/null 2>&1 || fail "persistent table gone with its owner"
+expect 203.0.113.1 25 MTA "passed client with the owner dead (persist)"
+nsx gw nft list table inet greygate | grep -x $'\tflags owner' >/dev/null && fail "dead owner still listed"
+# Without persist, the orphan is not taken.
+nsx gw "$driver" </dev/null >"$NETNS_TMP/second" 2>&1 && fail "a non-persist manager took the orphan"
+: >"$NETNS_TMP/out"
+netns_spawn gw "$driver" greygate 0 persist <"$NETNS_TMP/cmd" >"$NETNS_TMP/out" 2>&1
+driver_pid=$SPAWNED
+wait_for 5 grep -q '^ready' "$NETNS_TMP/out" || { cat "$NETNS_TMP/out"; fail "persist driver did not take the table back"; }
+nsx gw nft list table inet greygate | grep -x $'\tflags owner' >/dev/null || fail "table not owned after takeover"
+[ "$(nsx gw nft list tables | grep -c 'inet greygate')" = 1 ] || fail "two tables after takeover"
+echo "ok: persist: the table outlives its owner and is taken back"

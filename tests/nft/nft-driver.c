@@ -6,7 +6,8 @@
  *   flush KIND
  *   commit                                 prints "committed N refused"
  *   list KIND                              prints "CIDR TIMEOUT EXPIRES C"
- * and answers "ready" once the table exists. It keeps the table (and its
+ * and answers "ready" once the table exists. Arguments: [TABLE [MARK
+ * [persist]]]. It keeps the table (and its
  * socket) until stdin closes or it is killed. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -78,7 +79,7 @@ print_elem(const struct nftset_elem *e, void *ctx)
 int
 main(int argc, char **argv)
 {
-	struct nftset_config cfg = {"greygate", 25, 2525, 0, 24, 64};
+	struct nftset_config cfg = {"greygate", 25, 2525, 0, 24, 64, false};
 	struct nftset *nft;
 	char line[512];
 	int r;
@@ -87,6 +88,8 @@ main(int argc, char **argv)
 		cfg.table = argv[1];
 	if (argc > 2)
 		cfg.exempt_mark = (uint32_t)strtoul(argv[2], NULL, 0);
+	if (argc > 3 && strcmp(argv[3], "persist") == 0)
+		cfg.persist = true;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	r = nftset_open(&cfg, &nft);
 	if (r) {
