@@ -98,6 +98,11 @@ say add pass 203.0.113.0/24 60000 test pass
 say add pass 2001:db8:1::/64 60000
 commit >/dev/null
 expect 203.0.113.1 25 MTA "v4 client in a passed /24"
+# Reading the sets back (what greygatectl list will show).
+say list pass
+wait_for 5 grep -q '^end' "$NETNS_TMP/out" || fail "no answer to list"
+grep -q '^203.0.113.0/24 60000 [0-9]* test pass$' "$NETNS_TMP/out" || fail "list pass lacks 203.0.113.0/24"
+grep -q '^2001:db8:1::/64 60000 [0-9]* -$' "$NETNS_TMP/out" || fail "list pass lacks 2001:db8:1::/64"
 expect 2001:db8:1::1 25 MTA "v6 client in a passed /64"
 # The pass rule looks the source's /24 up (a hash set of /24 keys).
 nsx gw nft list chain inet greygate prerouting |
@@ -164,6 +169,26 @@ wait_for 5 bash -c "! ip netns exec $(netns_ns gw) nft list table inet greygate 
 	fail "table still there after its owner was killed"
 expect 203.0.113.1 25 MTA "client after greygate died (fail open)"
 echo "ok: SIGKILL of the owner drops the table"
+
+# --- a site's own mark exempts its traffic ---
+: >"$NETNS_TMP/out"
+netns_spawn gw "$driver" greygate 0x10 <"$NETNS_TMP/cmd" >"$NETNS_TMP/out" 2>&1
+driver_pid=$SPAWNED
+wait_for 5 grep -q '^ready' "$NETNS_TMP/out" || { cat "$NETNS_TMP/out"; fail "mark driver did not start"; }
+expect 203.0.113.1 25 TARPIT "unmarked client"
+nsx gw nft -f - <<'NFT'
+table inet site {
+	chain mark_friends {
+		type filter hook prerouting priority -300; policy accept;
+		ip saddr 203.0.113.10 meta mark set 0x10
+	}
+}
+NFT
+expect 203.0.113.1 25 MTA "client marked by the site's own ruleset"
+nsx gw nft delete table inet site
+kill "$driver_pid"
+wait "$driver_pid" 2>/dev/null || true
+echo "ok: a packet mark set by the site's ruleset skips greygate"
 
 # --- persist: the table outlives its owner, a new one takes it back ---
 : >"$NETNS_TMP/out"
