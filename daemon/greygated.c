@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -30,6 +31,23 @@ usage(FILE *out)
 		"       greygated --version\n"
 		"The config defaults to " CONFIG_DEFAULT_PATH
 		"; without it every key has its default.\n");
+}
+
+/* Every tarpit connection is a descriptor: make room for max_conns of
+ * them and the rest (the soft limit is often 1024). */
+static void
+raise_fd_limit(uint32_t max_conns)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)max_conns + 1024;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < want)
+		log_warnx("only %llu file descriptors: fewer than max_connections "
+			  "= %u tarpit connections can be open",
+			  (unsigned long long)rl.rlim_cur, max_conns);
 }
 
 static void
@@ -116,6 +134,7 @@ main(int argc, char **argv)
 	log_init("greygated", !foreground,
 		 (enum log_level)cfg.log_level);
 
+	raise_fd_limit(cfg.tarpit.max_conns);
 	loop = loop_new(timesrc_system());
 	if (!loop)
 		fatal("event loop");

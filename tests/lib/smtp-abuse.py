@@ -9,6 +9,9 @@
 #   slowloris HOST S    one byte every 0.2 s: closed by the deadline (S s)
 #   halfclose HOST      EHLO then shutdown(SHUT_WR): replies still come
 #   good HOST           a plain session; prints the RCPT reply and timing
+#   flood HOST N SRC... N connections at once, from the source addresses
+#                       in turn; waits for every banner; holds them until
+#                       stdin closes; prints "banners=K"
 import socket
 import sys
 import time
@@ -157,6 +160,39 @@ def good(host):
     print("ok: good client got 451 in %.3f s" % took)
 
 
+def flood(host, n, sources):
+    import resource
+    import selectors
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 100), hard))
+    sel = selectors.DefaultSelector()
+    socks = []
+    for i in range(n):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.bind((sources[i % len(sources)], 0))
+        s.setblocking(False)
+        try:
+            s.connect((host, 25))
+        except BlockingIOError:
+            pass
+        socks.append(s)
+        sel.register(s, selectors.EVENT_READ)
+    banners, deadline = 0, time.time() + 60
+    while banners < n and time.time() < deadline:
+        for key, _ in sel.select(timeout=1):
+            try:
+                data = key.fileobj.recv(512)
+            except OSError:
+                data = b""
+            if data.startswith(b"220 "):
+                banners += 1
+            sel.unregister(key.fileobj)
+    print("banners=%d" % banners, flush=True)
+    sys.stdin.read()
+    for s in socks:
+        s.close()
+
+
 mode, host = sys.argv[1], sys.argv[2]
 if mode == "garbage":
     garbage(host)
@@ -170,5 +206,7 @@ elif mode == "halfclose":
     halfclose(host)
 elif mode == "good":
     good(host)
+elif mode == "flood":
+    flood(host, int(sys.argv[3]), sys.argv[4:])
 else:
     fail("unknown mode " + mode)
