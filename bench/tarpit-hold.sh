@@ -11,7 +11,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/../tests/integration" && pwd)
 GREYGATE_BUILD=${GREYGATE_BUILD:-$(cd "$here/../.." && pwd)/build}
 . "$here/../lib/netns.sh"
-greygated=$GREYGATE_BUILD/daemon/greygated
+. "$here/../lib/greygated.sh"
 abuse="python3 $here/../lib/smtp-abuse.py"
 N=10000
 
@@ -22,22 +22,13 @@ for i in $(seq 11 20); do
 	nsx sender ip addr add "203.0.113.$i/24" dev "$(netns_dev sender gw)"
 	sources+=("203.0.113.$i")
 done
-cat >"$NETNS_TMP/greygate.conf" <<CONF
-[gateway]
-interface = any
-store_dir = $NETNS_TMP/store
-allow_dir = $NETNS_TMP/allow.d
-hostname = gw.test
-[tarpit]
+greygated_conf "[tarpit]
 max_connections = 12000
 max_per_client = 2000
 idle_timeout = 120s
-session_timeout = 300s
-CONF
-log=$NETNS_TMP/greygated.log
-netns_spawn gw "$greygated" --foreground --config "$NETNS_TMP/greygate.conf" >"$log" 2>&1
-gg_pid=$SPAWNED
-wait_for 10 grep -q "greygated .* up" "$log" || { cat "$log"; fail "greygated did not start"; }
+session_timeout = 300s"
+greygated_start
+gg_pid=$GG_PID
 # The daemon is the child of 'ip netns exec', which execs it: same PID.
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$gg_pid/status"; }
 

@@ -13,7 +13,7 @@ set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
 . "$here/../lib/postfix.sh"
-greygated=$GREYGATE_BUILD/daemon/greygated
+. "$here/../lib/greygated.sh"
 
 netns_init
 netns_sender_gw
@@ -39,28 +39,12 @@ postfix_start out
 # greygated on the gateway.
 mkdir -p "$NETNS_TMP/allow.d" "$NETNS_TMP/store"
 echo "198.51.100.30 # a friend's server" >"$NETNS_TMP/allow.d/friends.txt"
-cat >"$NETNS_TMP/greygate.conf" <<CONF
-[gateway]
-interface = any
-store_dir = $NETNS_TMP/store
-allow_dir = $NETNS_TMP/allow.d
-hostname = gw.test
-log_level = debug
+greygated_conf "log_level = debug
 [greylist]
 delay = 5
-trap_recipients = spamtrap@example.org
-CONF
-log=$NETNS_TMP/greygated.log
-: >"$log"
-ups() { grep -c "greygated .* up" "$log" 2>/dev/null || true; }
-start_greygated() {
-	local before
-	before=$(ups)
-	netns_spawn gw "$greygated" --foreground --config "$NETNS_TMP/greygate.conf" >>"$log" 2>&1
-	gg_pid=$SPAWNED
-	wait_for 10 eval '[ "$(ups)" -gt "$before" ]' || { cat "$log"; fail "greygated did not start"; }
-}
-start_greygated
+trap_recipients = spamtrap@example.org"
+greygated_start
+log=$GG_LOG
 
 mbox=$(postfix_mailbox mx)
 delivered() { [ "$(grep -c "^Subject: $1\$" "$mbox" 2>/dev/null)" = "$2" ]; }
@@ -128,7 +112,7 @@ echo "ok: allow-listed host delivered directly; allow4 names the file"
 
 # --- SIGHUP reloads the allow lists ---
 echo "198.51.100.50/32" >"$NETNS_TMP/allow.d/more.txt"
-kill -HUP "$gg_pid"
+kill -HUP "$GG_PID"
 in_allow() {
 	nsx gw nft -j list set inet greygate allow4 |
 		jq -e '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val == "198.51.100.50")' >/dev/null
@@ -168,14 +152,14 @@ echo "$out" | grep -q "^<-  220 gw.test ESMTP" || fail "trapped host got past th
 echo "ok: STARTTLS passes the /24; the trapped host in it stays in the tarpit"
 
 # --- kill -9: the table goes, mail flows; restart restores the passes ---
-kill -9 "$gg_pid"
-wait "$gg_pid" 2>/dev/null || true
+kill -9 "$GG_PID"
+wait "$GG_PID" 2>/dev/null || true
 wait_for 5 bash -c "! ip netns exec $(netns_ns gw) nft list table inet greygate >/dev/null 2>&1" ||
 	fail "table still there after kill -9"
 nsx bot swaks --server 198.51.100.1 --from other@bot.test --to bob@example.org \
 	--header "Subject: failopen-$NETNS_RUN" >/dev/null 2>&1 || fail "MTA not reachable with greygated dead"
 wait_for 10 delivered "failopen-$NETNS_RUN" 1 || fail "fail-open message not delivered"
-start_greygated
+greygated_start
 nsx gw nft -j list set inet greygate pass4 |
 	jq -e '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val == "203.0.113.0")' >/dev/null ||
 	fail "pass not restored after restart"

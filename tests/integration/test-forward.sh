@@ -8,7 +8,7 @@ set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
 . "$here/../lib/postfix.sh"
-greygated=$GREYGATE_BUILD/daemon/greygated
+. "$here/../lib/greygated.sh"
 
 netns_init
 netns_sender_gw
@@ -30,18 +30,10 @@ maximal_backoff_time = 4s
 "
 postfix_start out
 
-cat >"$NETNS_TMP/greygate.conf" <<CONF
-[gateway]
-interface = any
-store_dir = $NETNS_TMP/store
-allow_dir = $NETNS_TMP/allow.d
-hostname = gw.test
-[greylist]
-delay = 5
-CONF
-log=$NETNS_TMP/greygated.log
-netns_spawn gw "$greygated" --foreground --config "$NETNS_TMP/greygate.conf" >"$log" 2>&1
-wait_for 10 grep -q "greygated .* up" "$log" || { cat "$log"; fail "greygated did not start"; }
+greygated_conf "[greylist]
+delay = 5"
+greygated_start
+log=$GG_LOG
 
 printf 'Subject: fwd-%s\n\nhello\n' "$NETNS_RUN" |
 	nsx sender /usr/sbin/sendmail -C "$(postfix_dir out)" -f alice@sender.test bob@example.org

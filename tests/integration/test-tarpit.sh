@@ -9,27 +9,18 @@
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
-greygated=$GREYGATE_BUILD/daemon/greygated
+. "$here/../lib/greygated.sh"
 abuse="python3 $here/../lib/smtp-abuse.py"
 
 netns_init
 netns_sender_gw
-cat >"$NETNS_TMP/greygate.conf" <<CONF
-[gateway]
-interface = any
-store_dir = $NETNS_TMP/store
-allow_dir = $NETNS_TMP/allow.d
-hostname = gw.test
-[greylist]
+greygated_conf "[greylist]
 delay = 1h
 [tarpit]
 max_per_client = 8
-session_timeout = 4s
-CONF
-log=$NETNS_TMP/greygated.log
-netns_spawn gw "$greygated" --foreground --config "$NETNS_TMP/greygate.conf" >"$log" 2>&1
-gg_pid=$SPAWNED
-wait_for 10 grep -q "greygated .* up" "$log" || { cat "$log"; fail "greygated did not start"; }
+session_timeout = 4s"
+greygated_start
+log=$GG_LOG
 
 sw() { nsx sender swaks --server 203.0.113.1 --ehlo sender.test "$@" 2>&1 || true; }
 
@@ -75,7 +66,7 @@ sleep 1
 nsx sender $abuse good 203.0.113.1
 nsx sender $abuse good 2001:db8:1::1
 wait "$slow" || fail "slowloris not ended by the session deadline"
-kill -0 "$gg_pid" || fail "greygated died"
+kill -0 "$GG_PID" || fail "greygated died"
 echo "ok: tarpit survived the bad clients"
 
 # Last: with tls_pass on, STARTTLS at the tarpit passes the client.

@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Running greygated in a test: needs netns.sh and a host 'gw'.
+#   greygated_conf [EXTRA]  writes $NETNS_TMP/greygate.conf: capture on
+#                           any, the test's own store and allow dirs,
+#                           hostname gw.test, then EXTRA (INI lines)
+#   greygated_start         starts it on gw in the foreground, logging to
+#                           $GG_LOG; sets GG_PID; waits until it is up
+GG_LOG=""
+GG_PID=""
+
+greygated_conf() {
+	cat >"$NETNS_TMP/greygate.conf" <<CONF
+[gateway]
+interface = any
+store_dir = $NETNS_TMP/store
+allow_dir = $NETNS_TMP/allow.d
+hostname = gw.test
+${1:-}
+CONF
+}
+
+greygated_ups() { grep -c "greygated .* up" "$GG_LOG" 2>/dev/null || true; }
+
+greygated_start() {
+	local before
+	GG_LOG=$NETNS_TMP/greygated.log
+	[ -f "$GG_LOG" ] || : >"$GG_LOG"
+	before=$(greygated_ups)
+	netns_spawn gw "$GREYGATE_BUILD/daemon/greygated" --foreground \
+		--config "$NETNS_TMP/greygate.conf" >>"$GG_LOG" 2>&1
+	GG_PID=$SPAWNED
+	wait_for 10 eval '[ "$(greygated_ups)" -gt "$before" ]' ||
+		{ cat "$GG_LOG"; fail "greygated did not start"; }
+}
