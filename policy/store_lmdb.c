@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The embedded store on LMDB: triplets, passed and trapped clients. Writes
- * go into one long write transaction that store_flush commits, so a burst
- * of decisions costs one fsync; whatever was committed survives kill -9.
+ * go into one long write transaction that store_flush commits (no fsync:
+ * a commit survives kill -9) and store_sync puts on disk (one fsync), so a
+ * burst of decisions costs neither per decision.
  * The file carries a schema version; a file we cannot read is an error or
  * is moved aside, never a crash. */
 #include <errno.h>

@@ -27,14 +27,7 @@ postfix_start mx
 postfix_wait_listening mx 203.0.113.1 || fail "mx is not listening"
 
 # The sending MTA: relays everything to the gateway, retries fast.
-postfix_new out sender "127.0.0.1" "
-virtual_mailbox_domains =
-relayhost = [203.0.113.1]:25
-queue_run_delay = 2s
-minimal_backoff_time = 2s
-maximal_backoff_time = 4s
-"
-postfix_start out
+postfix_relay out sender 203.0.113.1
 
 # greygated on the gateway.
 mkdir -p "$NETNS_TMP/allow.d" "$NETNS_TMP/store"

@@ -21,14 +21,7 @@ nsx mx ip route add 203.0.113.0/24 via 198.51.100.1
 postfix_new mx mx "198.51.100.2"
 postfix_start mx
 postfix_wait_listening mx 198.51.100.2 || fail "mx is not listening"
-postfix_new out sender "127.0.0.1" "
-virtual_mailbox_domains =
-relayhost = [198.51.100.2]:25
-queue_run_delay = 2s
-minimal_backoff_time = 2s
-maximal_backoff_time = 4s
-"
-postfix_start out
+postfix_relay out sender 198.51.100.2
 
 greygated_conf "[greylist]
 delay = 5"

@@ -7,6 +7,8 @@
 #       makes instance NAME on test host HOST listening on LISTEN (an
 #       inet_interfaces value), delivering every address in example.org
 #       to one mailbox file; extra main.cf lines come from the 4th arg.
+#   postfix_relay NAME HOST RELAY
+#       a sending instance relaying everything to RELAY, fast retries
 #   postfix_start NAME / postfix_stop NAME
 #   postfix_dir NAME         the instance's config directory
 #   postfix_mailbox NAME     its mailbox file
@@ -86,6 +88,20 @@ CF
 	# Inside the host: check resolves inet_interfaces, which exist there only.
 	nsx "$host" postfix -c "$dir" check ||
 		netns_die "postfix check failed for $name"
+}
+
+# postfix_relay NAME HOST RELAY: a sending instance on HOST, listening on
+# loopback only, relaying all mail to RELAY (an IP address) with fast
+# retries (queue run and backoff 2-4 s), then started.
+postfix_relay() {
+	postfix_new "$1" "$2" "127.0.0.1" "
+virtual_mailbox_domains =
+relayhost = [$3]:25
+queue_run_delay = 2s
+minimal_backoff_time = 2s
+maximal_backoff_time = 4s
+"
+	postfix_start "$1"
 }
 
 postfix_start() {
