@@ -657,8 +657,8 @@ on_dump_msg(const struct nlmsghdr *nlh, void *ctx)
 		return MNL_CB_ERROR;
 	}
 	it = nftnl_set_elems_iter_create(s);
-	for (e = it ? nftnl_set_elems_iter_cur(it) : NULL; e;
-	     e = nftnl_set_elems_iter_next(it)) {
+	/* iter_next returns the element it stands on, then moves on. */
+	while (it && (e = nftnl_set_elems_iter_next(it))) {
 		struct raw_elem *re;
 		uint32_t klen = 0;
 		const void *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);

@@ -103,6 +103,9 @@ say list pass
 wait_for 5 grep -q '^end' "$NETNS_TMP/out" || fail "no answer to list"
 grep -q '^203.0.113.0/24 60000 [0-9]* test pass$' "$NETNS_TMP/out" || fail "list pass lacks 203.0.113.0/24"
 grep -q '^2001:db8:1::/64 60000 [0-9]* -$' "$NETNS_TMP/out" || fail "list pass lacks 2001:db8:1::/64"
+# Each element once: libnftnl's iterator returns the element it stands on.
+[ "$(sed -n '/^[0-9]/p' "$NETNS_TMP/out" | sort | uniq -d)" = "" ] ||
+	fail "list pass repeats an element: $(cat "$NETNS_TMP/out")"
 expect 2001:db8:1::1 25 MTA "v6 client in a passed /64"
 # The pass rule looks the source's /24 up (a hash set of /24 keys).
 nsx gw nft list chain inet greygate prerouting |
