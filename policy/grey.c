@@ -136,6 +136,19 @@ str_list_match(const struct str_list *l, const char *rcpt)
 	return false;
 }
 
+void
+grey_set_config(struct grey *grey, const struct grey_config *cfg)
+{
+	grey->cfg = *cfg;
+}
+
+void
+grey_recipients_clear(struct grey *grey)
+{
+	str_list_free(&grey->exempt);
+	str_list_free(&grey->traps);
+}
+
 int
 grey_exempt_add(struct grey *grey, const char *rcpt)
 {
@@ -277,6 +290,7 @@ check_passed(struct grey *grey, int64_t now, bool delivered,
 	if (!delivered)
 		return 1;
 	rec.deliveries++;
+	grey->counters.fastpath_deliveries++;
 	if (now - rec.refreshed >= (int64_t)grey->cfg.refresh_interval_sec) {
 		rec.refreshed = now;
 		rec.expires = now + grey->cfg.pass_ttl_sec;
@@ -309,7 +323,8 @@ triplet_step(struct grey *grey, int64_t now, const char *sender,
 					 rcpt, &t);
 	}
 	t.last_seen = now;
-	t.attempts++;
+	if (++t.attempts == 2)
+		grey->counters.retried++;
 	r = store_put_triplet(grey->store, &out->client, sender, rcpt, &t);
 	if (r < 0)
 		return r;
@@ -323,6 +338,25 @@ triplet_step(struct grey *grey, int64_t now, const char *sender,
 	grey->counters.passed_retry++;
 	keep_delay(grey, out->delay_sec);
 	return pass_client(grey, now, GREY_REASON_RETRY_PASSED, out);
+}
+
+/* A greylisted triplet whose client passed meanwhile (by another
+ * triplet) comes back on the fast path: it was retried all the same, and
+ * the report must not count it as never retried. */
+static int
+note_retry(struct grey *grey, int64_t now, const char *sender,
+	   const char *rcpt, const struct grey_client *client)
+{
+	struct store_triplet t;
+	int r = store_get_triplet(grey->store, client, sender, rcpt, &t);
+
+	if (r != STORE_FOUND || t.attempts != 1 ||
+	    now - t.first_seen > (int64_t)grey->cfg.retry_window_sec)
+		return r < 0 ? r : 0;
+	t.attempts = 2;
+	t.last_seen = now;
+	grey->counters.retried++;
+	return store_put_triplet(grey->store, client, sender, rcpt, &t);
 }
 
 int
@@ -359,7 +393,9 @@ grey_on_rcpt(struct grey *grey, int64_t now, const struct grey_addr *addr,
 
 	grey_client_of(addr, key_prefix(grey, addr), &out->client);
 	r = check_passed(grey, now, delivered && path != GREY_PATH_TARPIT, out);
-	if (r != 0)
+	if (r > 0)
+		r = note_retry(grey, now, s, rc, &out->client);
+	if (r != 0 || out->action != GREY_ACTION_NONE)
 		return r < 0 ? r : 0;
 	if (path == GREY_PATH_FAST) {
 		/* Reached the MTA without a pass of ours: a site mark, an

@@ -80,9 +80,11 @@ struct grey_counters {
 	uint64_t attempts;          /* RCPT events decided */
 	uint64_t greylisted_new;    /* first sights */
 	uint64_t greylisted_early;  /* retries before the delay */
+	uint64_t retried;           /* greylisted triplets that came back */
 	uint64_t passed;            /* passes, all reasons */
 	uint64_t passed_retry;      /* passes by a retry after the delay */
 	uint64_t refreshed;         /* fast-path refreshes */
+	uint64_t fastpath_deliveries; /* RCPTs accepted on the fast path */
 	uint64_t allow_listed;      /* events from allow-listed clients */
 	uint64_t trapped;           /* events from trapped clients */
 };
@@ -164,6 +166,19 @@ typedef int store_client_fn(const struct grey_client *client,
 int store_each_client(struct store *store, enum store_table table,
 		      int64_t now, store_client_fn *fn, void *ctx);
 
+/* Called for each triplet; return non-zero to stop. */
+typedef int store_triplet_fn(const struct grey_client *client,
+			     const char *sender, const char *rcpt,
+			     const struct store_triplet *rec, void *ctx);
+/* store_each_triplet - walk every triplet record, expired or not, in key
+ * order (grouped by client). Return: 0, the callback's value, or -errno. */
+int store_each_triplet(struct store *store, store_triplet_fn *fn, void *ctx);
+
+/* store_forget_client - delete the client key's pass, trap and every
+ * triplet of it. Return: records deleted, or -errno. */
+int store_forget_client(struct store *store,
+			const struct grey_client *client);
+
 /*
  * store_purge - delete at most max expired records: triplets older than
  * triplet_ttl_sec since last seen, clients whose expires <= now.
@@ -196,6 +211,10 @@ void grey_free(struct grey *grey);
 int grey_allow_add(struct grey *grey, const char *cidr);
 /* grey_allow_clear - empty the static allow list (before a reload). */
 void grey_allow_clear(struct grey *grey);
+/* grey_set_config - new settings (a reload); the store is kept. */
+void grey_set_config(struct grey *grey, const struct grey_config *cfg);
+/* grey_recipients_clear - empty the exempt and trap recipient lists. */
+void grey_recipients_clear(struct grey *grey);
 /* grey_exempt_add - a recipient (full address, or "postmaster@" for any
  * domain) whose mail is never greylisted. Return: 0, -ENOMEM, -EINVAL. */
 int grey_exempt_add(struct grey *grey, const char *rcpt);

@@ -213,6 +213,14 @@ client_key(const struct grey_client *client, uint8_t *key)
 	memcpy(key + 2, client->bytes, 16);
 }
 
+static void
+client_of_key(const uint8_t *key, struct grey_client *client)
+{
+	client->family = key[0];
+	client->prefix = key[1];
+	memcpy(client->bytes, key + 2, 16);
+}
+
 static size_t
 triplet_key(const struct grey_client *client, const char *sender,
 	    const char *rcpt, uint8_t *key)
@@ -336,20 +344,59 @@ store_del_client(struct store *store, enum store_table table,
 	return STORE_FOUND;
 }
 
+/* A cursor on db in the open write transaction. Return: 0 or -errno. */
+static int
+open_cursor(struct store *store, int db, MDB_cursor **cur)
+{
+	MDB_txn *txn = NULL;
+	int rc = txn_get(store, &txn);
+
+	if (rc)
+		return rc;
+	rc = mdb_cursor_open(txn, store->dbi[db], cur);
+	return rc ? mdb_to_errno(rc) : 0;
+}
+
+/* Closes a walk: LMDB's error if the walk failed, else result. */
+static int
+cursor_done(MDB_cursor *cur, int rc, int result)
+{
+	mdb_cursor_close(cur);
+	return rc && rc != MDB_NOTFOUND ? mdb_to_errno(rc) : result;
+}
+
+static int
+cursor_del(struct store *store, MDB_cursor *cur, MDB_val *key, MDB_val *val)
+{
+	int rc = mdb_cursor_del(cur, 0);
+
+	if (rc == 0)
+		store->pending++;
+	return rc;
+}
+
+/* After a delete the cursor stands on the next record, or past the end
+ * (LMDB answers either way depending on the page). */
+static int
+cursor_after_del(MDB_cursor *cur, MDB_val *key, MDB_val *val)
+{
+	int rc = mdb_cursor_get(cur, key, val, MDB_GET_CURRENT);
+
+	if (rc == MDB_NOTFOUND || rc == EINVAL)
+		rc = mdb_cursor_get(cur, key, val, MDB_NEXT);
+	return rc;
+}
+
 int
 store_each_client(struct store *store, enum store_table table, int64_t now,
 		  store_client_fn *fn, void *ctx)
 {
-	MDB_txn *txn = NULL;
 	MDB_cursor *cur;
 	MDB_val key, val;
-	int rc = txn_get(store, &txn), r = 0;
+	int rc = open_cursor(store, client_db(table), &cur), r = 0;
 
 	if (rc)
 		return rc;
-	rc = mdb_cursor_open(txn, store->dbi[client_db(table)], &cur);
-	if (rc)
-		return mdb_to_errno(rc);
 	for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == 0;
 	     rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
 		struct grey_client client;
@@ -361,17 +408,83 @@ store_each_client(struct store *store, enum store_table table, int64_t now,
 		memcpy(&rec, val.mv_data, sizeof(rec));
 		if (rec.expires <= now)
 			continue;
-		client.family = k[0];
-		client.prefix = k[1];
-		memcpy(client.bytes, k + 2, 16);
+		client_of_key(k, &client);
 		r = fn(&client, &rec, ctx);
 		if (r)
 			break;
 	}
-	mdb_cursor_close(cur);
-	if (rc && rc != MDB_NOTFOUND)
-		return mdb_to_errno(rc);
-	return r;
+	return cursor_done(cur, rc, r);
+}
+
+int
+store_each_triplet(struct store *store, store_triplet_fn *fn, void *ctx)
+{
+	MDB_cursor *cur;
+	MDB_val key, val;
+	int rc = open_cursor(store, DB_TRIPLET, &cur), r = 0;
+
+	if (rc)
+		return rc;
+	for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
+		char sender[STORE_KEY_ADDR_MAX + 1], rcpt[STORE_KEY_ADDR_MAX + 1];
+		const uint8_t *k = key.mv_data;
+		struct grey_client client;
+		struct store_triplet rec;
+		size_t ls, lr;
+
+		if (key.mv_size <= CLIENT_KEY_LEN || val.mv_size != sizeof(rec))
+			continue;
+		ls = strnlen((const char *)k + CLIENT_KEY_LEN,
+			     key.mv_size - CLIENT_KEY_LEN);
+		if (ls > STORE_KEY_ADDR_MAX ||
+		    CLIENT_KEY_LEN + ls + 1 > key.mv_size)
+			continue;
+		lr = key.mv_size - CLIENT_KEY_LEN - ls - 1;
+		if (lr > STORE_KEY_ADDR_MAX)
+			continue;
+		memcpy(sender, k + CLIENT_KEY_LEN, ls);
+		sender[ls] = 0;
+		memcpy(rcpt, k + CLIENT_KEY_LEN + ls + 1, lr);
+		rcpt[lr] = 0;
+		memcpy(&rec, val.mv_data, sizeof(rec));
+		client_of_key(k, &client);
+		r = fn(&client, sender, rcpt, &rec, ctx);
+		if (r)
+			break;
+	}
+	return cursor_done(cur, rc, r);
+}
+
+int
+store_forget_client(struct store *store, const struct grey_client *client)
+{
+	uint8_t prefix[CLIENT_KEY_LEN];
+	MDB_cursor *cur;
+	MDB_val key = {sizeof(prefix), prefix}, val;
+	int rc, deleted = 0;
+
+	for (int t = STORE_PASS; t <= STORE_TRAP; t++) {
+		rc = store_del_client(store, (enum store_table)t, client);
+		if (rc < 0)
+			return rc;
+		deleted += rc == STORE_FOUND;
+	}
+	client_key(client, prefix);
+	rc = open_cursor(store, DB_TRIPLET, &cur);
+	if (rc)
+		return rc;
+	/* Triplet keys start with the client key: one range to delete. */
+	rc = mdb_cursor_get(cur, &key, &val, MDB_SET_RANGE);
+	while (rc == 0 && key.mv_size > CLIENT_KEY_LEN &&
+	       memcmp(key.mv_data, prefix, CLIENT_KEY_LEN) == 0) {
+		rc = cursor_del(store, cur, &key, &val);
+		if (rc)
+			break;
+		deleted++;
+		rc = cursor_after_del(cur, &key, &val);
+	}
+	return cursor_done(cur, rc, deleted);
 }
 
 static bool
@@ -401,28 +514,21 @@ static int
 purge_table(struct store *store, int db, int64_t now, uint32_t ttl,
 	    size_t budget, int *deleted)
 {
-	MDB_txn *txn = NULL;
 	MDB_cursor *cur;
 	MDB_val key = {store->purge_at_len[db], store->purge_at[db]}, val;
-	int rc = txn_get(store, &txn);
+	int rc = open_cursor(store, db, &cur);
 
 	if (rc)
 		return rc;
-	rc = mdb_cursor_open(txn, store->dbi[db], &cur);
-	if (rc)
-		return mdb_to_errno(rc);
 	rc = key.mv_size ? mdb_cursor_get(cur, &key, &val, MDB_SET_RANGE)
 			 : mdb_cursor_get(cur, &key, &val, MDB_FIRST);
 	while (rc == 0 && budget-- > 0) {
 		if (record_expired(db, &val, now, ttl)) {
-			rc = mdb_cursor_del(cur, 0);
+			rc = cursor_del(store, cur, &key, &val);
 			if (rc)
 				break;
 			(*deleted)++;
-			store->pending++;
-			rc = mdb_cursor_get(cur, &key, &val, MDB_GET_CURRENT);
-			if (rc == MDB_NOTFOUND || rc == EINVAL)
-				rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT);
+			rc = cursor_after_del(cur, &key, &val);
 			continue;
 		}
 		rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT);

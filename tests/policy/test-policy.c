@@ -123,6 +123,36 @@ test_first_sight_then_retry_passes_exactly_at_delay(void)
 	teardown();
 }
 
+/* The report's funnel: a triplet greylisted while another triplet of the
+ * same client passes comes back on the fast path, and counts as retried;
+ * one that never comes back does not. */
+static void
+test_retried_counts_fast_path_returns(void)
+{
+	const struct grey_counters *k;
+
+	setup();
+	tarpit(T0, "198.51.100.7", "a@a.test", "one@b.test");
+	tarpit(T0 + 10, "198.51.100.8", "a@a.test", "two@b.test");
+	tarpit(T0 + 20, "203.0.113.9", "bot@c.test", "one@b.test");
+	CHECK_INT(tarpit(T0 + 400, "198.51.100.7", "a@a.test", "one@b.test")
+			  .action,
+		  GREY_PASS);
+	CHECK_INT(rcpt_at(T0 + 500, "198.51.100.8", "A@a.test", "two@b.test",
+			  GREY_PATH_FAST, 250)
+			  .action,
+		  GREY_PASS);
+	/* Again: still one retry of that triplet. */
+	rcpt_at(T0 + 600, "198.51.100.8", "a@a.test", "two@b.test",
+		GREY_PATH_FAST, 250);
+	k = grey_get_counters(grey);
+	CHECK_INT(k->greylisted_new, 3);
+	CHECK_INT(k->retried, 2);
+	CHECK_INT(k->passed_retry, 1);
+	CHECK_INT(k->fastpath_deliveries, 2);
+	teardown();
+}
+
 static void
 test_retry_window_boundaries(void)
 {
@@ -398,6 +428,7 @@ int
 main(void)
 {
 	RUN(test_first_sight_then_retry_passes_exactly_at_delay);
+	RUN(test_retried_counts_fast_path_returns);
 	RUN(test_retry_window_boundaries);
 	RUN(test_triplet_is_the_key);
 	RUN(test_ipv6_slash64_and_full_address_option);

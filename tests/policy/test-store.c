@@ -124,6 +124,60 @@ test_purge_in_bounded_batches(void)
 	rm_tmp();
 }
 
+struct walk {
+	int n;
+	char seen[4][96];
+};
+
+static int
+note_triplet(const struct grey_client *c, const char *sender,
+	     const char *rcpt, const struct store_triplet *rec, void *ctx)
+{
+	struct walk *w = ctx;
+
+	CHECK(w->n < 4);
+	snprintf(w->seen[w->n++], sizeof(w->seen[0]), "%u %s %s %u",
+		 (unsigned)c->bytes[3], sender, rcpt, rec->attempts);
+	return 0;
+}
+
+/* greygatectl list grey walks the triplets; forget drops a client's pass,
+ * trap and triplets, and nothing of its neighbours. */
+static void
+test_walk_triplets_and_forget_client(void)
+{
+	struct store *s;
+	struct store_triplet t = {T0, T0, 1};
+	struct store_client rec = {T0, T0 + 100, T0, 0};
+	struct grey_client a = client_n(1), b = client_n(2);
+	struct walk w = {0};
+
+	mkdir_tmp();
+	CHECK_INT(store_open(dir, false, &s), 0);
+	CHECK_INT(store_put_triplet(s, &a, "x@a.test", "y@b.test", &t), 0);
+	CHECK_INT(store_put_triplet(s, &a, "", "z@b.test", &t), 0);
+	t.attempts = 3;
+	CHECK_INT(store_put_triplet(s, &b, "x@a.test", "y@b.test", &t), 0);
+	CHECK_INT(store_put_client(s, STORE_PASS, &a, &rec), 0);
+	CHECK_INT(store_put_client(s, STORE_TRAP, &b, &rec), 0);
+	CHECK_INT(store_each_triplet(s, note_triplet, &w), 0);
+	CHECK_INT(w.n, 3);
+	CHECK_STR(w.seen[0], "1  z@b.test 1");
+	CHECK_STR(w.seen[1], "1 x@a.test y@b.test 1");
+	CHECK_STR(w.seen[2], "2 x@a.test y@b.test 3");
+
+	CHECK_INT(store_forget_client(s, &a), 3);
+	CHECK_INT(store_forget_client(s, &a), 0);
+	w.n = 0;
+	CHECK_INT(store_each_triplet(s, note_triplet, &w), 0);
+	CHECK_INT(w.n, 1);
+	CHECK_STR(w.seen[0], "2 x@a.test y@b.test 3");
+	CHECK_INT(store_count(s, STORE_TRAP), 1);
+	CHECK_INT(store_count(s, STORE_PASS), 0);
+	store_close(s);
+	rm_tmp();
+}
+
 static void
 test_unknown_schema_and_corrupt_file(void)
 {
@@ -236,6 +290,7 @@ main(void)
 {
 	RUN(test_reopen_keeps_records);
 	RUN(test_purge_in_bounded_batches);
+	RUN(test_walk_triplets_and_forget_client);
 	RUN(test_unknown_schema_and_corrupt_file);
 	RUN(test_kill_9_mid_writes);
 	return 0;
