@@ -23,6 +23,15 @@ log_init(const char *ident, bool to_syslog, enum log_level level)
 }
 
 void
+log_reopen(void)
+{
+	if (!log_to_syslog)
+		return;
+	closelog();
+	openlog(log_ident, LOG_PID | LOG_NDELAY, LOG_MAIL);
+}
+
+void
 log_set_level(enum log_level level)
 {
 	log_max = level;

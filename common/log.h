@@ -25,6 +25,10 @@ void log_init(const char *ident, bool to_syslog, enum log_level level);
 /* log_set_level - change the most verbose level shown. */
 void log_set_level(enum log_level level);
 
+/* log_reopen - open syslog's socket again (after a fork that closed every
+ * descriptor). */
+void log_reopen(void);
+
 /* log_level_parse - "warn", "info" or "debug" to a level; -EINVAL else. */
 int log_level_parse(const char *name);
 

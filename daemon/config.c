@@ -2,6 +2,7 @@
 /* The INI config: a table of keys, each with its parser, over defaults
  * that make a working gateway. */
 #include <ctype.h>
+#include <stddef.h>
 #include <errno.h>
 #include <ini.h>
 #include <stdio.h>
@@ -42,6 +43,10 @@ config_defaults(struct config *cfg)
 	snprintf(cfg->interface, sizeof(cfg->interface), "any");
 	snprintf(cfg->store_dir, sizeof(cfg->store_dir), "/var/lib/greygate");
 	snprintf(cfg->allow_dir, sizeof(cfg->allow_dir), "/etc/greygate/allow.d");
+	snprintf(cfg->control_socket, sizeof(cfg->control_socket),
+		 "/run/greygate/control.sock");
+	snprintf(cfg->user, sizeof(cfg->user), "greygate");
+	cfg->seccomp = true;
 	if (gethostname(cfg->hostname, sizeof(cfg->hostname) - 1) < 0 ||
 	    !cfg->hostname[0])
 		snprintf(cfg->hostname, sizeof(cfg->hostname), "localhost");
@@ -198,6 +203,11 @@ set_key(struct config *c, const char *section, const char *key,
 		return parse_string(v, c->store_dir, sizeof(c->store_dir));
 	if (KEY("gateway", "allow_dir"))
 		return parse_string(v, c->allow_dir, sizeof(c->allow_dir));
+	if (KEY("gateway", "control_socket"))
+		return parse_string(v, c->control_socket,
+				    sizeof(c->control_socket));
+	if (KEY("gateway", "user"))
+		return parse_string(v, c->user, sizeof(c->user));
 	if (KEY("gateway", "hostname"))
 		return parse_string(v, c->hostname, sizeof(c->hostname));
 	if (KEY("gateway", "table"))
@@ -264,6 +274,8 @@ set_key(struct config *c, const char *section, const char *key,
 	*why = "want yes or no";
 	if (KEY("gateway", "persist"))
 		return parse_bool(v, &c->nft.persist);
+	if (KEY("gateway", "seccomp"))
+		return parse_bool(v, &c->seccomp);
 	if (KEY("gateway", "store_move_aside"))
 		return parse_bool(v, &c->store_move_aside);
 	if (KEY("greylist", "tls_pass"))
@@ -326,4 +338,64 @@ config_load(struct config *cfg, const char *path, bool missing_ok, char *err)
 	}
 	config_derive(cfg);
 	return 0;
+}
+
+/* Keys that shape what is open (capture, ports, table, store, socket,
+ * users): a reload keeps their old values and says so. */
+static void
+keep_restart_keys(struct config *n, const struct config *old)
+{
+	static const struct {
+		const char *name;
+		size_t off, len;
+	} keys[] = {
+#define K(field) {#field, offsetof(struct config, field), \
+		   sizeof(((struct config *)0)->field)}
+		K(interface), K(store_dir), K(table), K(control_socket),
+		K(user), K(seccomp), K(store_move_aside), K(nft.smtp_port),
+		K(nft.tarpit_port), K(nft.exempt_mark), K(nft.persist),
+		K(grey.prefix4), K(grey.prefix6),
+#undef K
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+		char *dst = (char *)n + keys[i].off;
+		const char *src = (const char *)old + keys[i].off;
+
+		if (memcmp(dst, src, keys[i].len) == 0)
+			continue;
+		log_warnx("reload: %s changed: it takes effect when greygated "
+			  "restarts",
+			  keys[i].name);
+		memcpy(dst, src, keys[i].len);
+	}
+}
+
+int
+config_reload(struct config *cfg, const char *path, bool missing_ok,
+	      char *err)
+{
+	struct config *n = malloc(sizeof(*n));
+	int changed, r;
+
+	if (!n)
+		return -ENOMEM;
+	config_defaults(n);
+	r = config_load(n, path, missing_ok, err);
+	if (r < 0) {
+		free(n);
+		return r;
+	}
+	keep_restart_keys(n, cfg);
+	/* The tarpit's strings are compared below, not their pointers. */
+	n->tarpit.hostname = cfg->tarpit.hostname;
+	n->tarpit.capabilities = cfg->tarpit.capabilities;
+	changed = memcmp(&n->tarpit, &cfg->tarpit, sizeof(n->tarpit)) ||
+		  memcmp(&n->sensor, &cfg->sensor, sizeof(n->sensor)) ||
+		  strcmp(n->hostname, cfg->hostname) ||
+		  strcmp(n->capabilities, cfg->capabilities);
+	*cfg = *n;
+	free(n);
+	config_derive(cfg);
+	return changed ? CONFIG_CHILD_CHANGED : 0;
 }

@@ -23,6 +23,9 @@ struct config {
 	char allow_dir[256];   /* allow lists, *.txt or any file */
 	char hostname[256];    /* in the tarpit's banner */
 	int log_level;         /* enum log_level */
+	char control_socket[108]; /* greygatectl's unix socket */
+	char user[64];         /* the unprivileged child's user (greygate) */
+	bool seccomp;          /* the child's system call filter (yes) */
 	/* each part's own settings */
 	struct grey_config grey;
 	struct nftset_config nft;
@@ -48,6 +51,19 @@ void config_defaults(struct config *cfg);
  */
 int config_load(struct config *cfg, const char *path, bool missing_ok,
 		char *err);
+
+#define CONFIG_CHILD_CHANGED 1
+
+/*
+ * config_reload - read path again into cfg, in place. Keys that need a
+ * restart keep their old values (a warning names each that changed). On
+ * error cfg is left as it was.
+ * Return: CONFIG_CHILD_CHANGED if the tarpit's or the sensor's settings
+ * changed (the child must be started again to take them), 0, or -errno
+ * with err set.
+ */
+int config_reload(struct config *cfg, const char *path, bool missing_ok,
+		  char *err);
 
 /* config_parse_duration - "300", "5m", "2h", "2d" to seconds.
  * Return: 0 or -EINVAL. */

@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The gateway wiring: capture -> sensor -> policy -> nft sets, the tarpit
- * on the same loop, allow lists from files, periodic expiry and purge, and
+/* The gateway's policy side: the child's events -> policy -> nft sets,
+ * allow lists from files and greygatectl, periodic expiry and purge, and
  * one postgrey-style log line per decision. */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "gateway.h"
+#include "control.h"
+#include "gateway-int.h"
 #include "log.h"
-#include "loop.h"
 
 #define HOUSEKEEPING_MS 1000
 #define PURGE_BATCH 2000
@@ -29,21 +30,6 @@
  * seconds. */
 #define STORE_SYNC_TICKS 5
 
-struct gateway {
-	const struct config *cfg;
-	struct loop *loop;
-	struct store *store;
-	struct grey *grey;
-	struct nftset *nft;
-	struct tarpit *tarpit;
-	struct sensor *sensor;
-	struct sensor_capture *cap;
-	struct loop_timer housekeeping;
-	uint64_t store_committed_ms;
-	unsigned ticks;
-	bool must_commit; /* a pass or trap waits: commit it this turn */
-	size_t allow_count;
-};
 
 static void
 prefix_of(const struct grey_client *c, struct nftset_prefix *p)
@@ -91,99 +77,158 @@ commit_now(struct gateway *gw, bool force)
 	}
 }
 
-static void
-commit(struct gateway *gw)
+void
+gateway_commit(struct gateway *gw)
 {
 	commit_now(gw, true);
 }
 
 /* --- allow lists --- */
 
-static int
-load_allow_file(struct gateway *gw, const char *dir, const char *name)
+static void
+allow_entry(struct gateway *gw, const char *cidr,
+	    const struct grey_client *net, uint64_t timeout_ms,
+	    const char *comment)
 {
-	char path[512], line[512];
-	int lineno = 0, loaded = 0;
-	FILE *f;
+	struct nftset_prefix p;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "r");
-	if (!f) {
-		log_warn("allow list %s", path);
-		return 0;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		struct grey_client net;
-		struct nftset_prefix p;
-		char *s = line, *e;
+	if (grey_allow_add(gw->grey, cidr) < 0)
+		return;
+	prefix_of(net, &p);
+	nftset_add(gw->nft, NFTSET_ALLOW, &p, timeout_ms, comment);
+}
 
-		lineno++;
-		s[strcspn(s, "#\r\n")] = 0;
-		while (*s == ' ' || *s == '\t')
-			s++;
-		e = s + strlen(s);
-		while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-			*--e = 0;
-		if (!*s)
-			continue;
-		if (grey_cidr_parse(s, &net) < 0 ||
-		    grey_allow_add(gw->grey, s) < 0) {
-			log_warnx("%s:%d: not an address or CIDR: '%s' "
-				  "(line skipped)",
-				  path, lineno, s);
-			continue;
-		}
-		prefix_of(&net, &p);
-		nftset_add(gw->nft, NFTSET_ALLOW, &p, 0, path);
-		loaded++;
-	}
-	fclose(f);
-	return loaded;
+static void
+on_allow_file_entry(const char *cidr, const struct grey_client *net,
+		    const char *source, void *ctx)
+{
+	allow_entry(ctx, cidr, net, 0, source);
+}
+
+/* Run-time entries past their end are dropped from the list (the kernel
+ * already dropped them from the sets). Return: true if any was. */
+static bool
+runtime_expire(struct gateway *gw, int64_t now)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < gw->nruntime; i++)
+		if (!gw->runtime[i].expires || gw->runtime[i].expires > now)
+			gw->runtime[kept++] = gw->runtime[i];
+	if (kept == gw->nruntime)
+		return false;
+	gw->nruntime = kept;
+	if (allow_runtime_save(gw->runtime_path, gw->runtime, kept) < 0)
+		log_warn("allow: saving %s", gw->runtime_path);
+	return true;
 }
 
 static int
-cmp_names(const void *a, const void *b)
+reload_allow(struct gateway *gw)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int
-gateway_reload_allow(struct gateway *gw)
-{
-	const char *dir = gw->cfg->allow_dir;
-	char *names[1024];
-	size_t n = 0;
-	struct dirent *de;
-	int total = 0;
-	DIR *d;
+	int64_t now = time(NULL);
+	int total;
 
 	grey_allow_clear(gw->grey);
 	/* One batch: the flush and the new entries land together, so no
 	 * allowed bank ever meets the tarpit in between. */
 	nftset_flush(gw->nft, NFTSET_ALLOW);
-	d = opendir(dir);
-	if (!d) {
-		if (errno != ENOENT)
-			log_warn("allow lists %s", dir);
-	} else {
-		while ((de = readdir(d)) && n < 1024) {
-			if (de->d_name[0] == '.')
-				continue;
-			names[n] = strdup(de->d_name);
-			if (names[n])
-				n++;
-		}
-		closedir(d);
+	total = allow_load_dir(gw->cfg->allow_dir, on_allow_file_entry, gw,
+			       &gw->allow_files);
+	runtime_expire(gw, now);
+	for (size_t i = 0; i < gw->nruntime; i++) {
+		const struct allow_runtime *e = &gw->runtime[i];
+		struct grey_client net;
+
+		grey_cidr_parse(e->cidr, &net);
+		allow_entry(gw, e->cidr, &net,
+			    e->expires ? (uint64_t)(e->expires - now) * 1000
+				       : 0,
+			    e->comment[0] ? e->comment : "greygatectl allow");
 	}
-	qsort(names, n, sizeof(*names), cmp_names);
-	for (size_t i = 0; i < n; i++) {
-		total += load_allow_file(gw, dir, names[i]);
-		free(names[i]);
-	}
-	commit(gw);
-	gw->allow_count = (size_t)total;
-	log_info("allow lists: %d entries from %zu files in %s", total, n, dir);
+	gateway_commit(gw);
+	gw->allow_count = (size_t)total + gw->nruntime;
+	log_info("allow lists: %d entries from %zu files in %s, %zu from "
+		 "greygatectl",
+		 total, gw->allow_files, gw->cfg->allow_dir, gw->nruntime);
 	return total;
+}
+
+int
+gateway_allow_runtime(struct gateway *gw, const char *cidr, uint32_t ttl_sec,
+		      const char *comment)
+{
+	struct grey_client net;
+	struct allow_runtime e = {0}, *list;
+	size_t i;
+	int r;
+
+	if (grey_cidr_parse(cidr, &net) < 0)
+		return -EINVAL;
+	/* Stored in canonical form, so the same net given twice is one. */
+	grey_client_format(&net, e.cidr, sizeof(e.cidr));
+	snprintf(e.comment, sizeof(e.comment), "%s", comment ? comment : "");
+	e.expires = ttl_sec ? (int64_t)time(NULL) + ttl_sec : 0;
+	for (i = 0; i < gw->nruntime; i++)
+		if (strcmp(gw->runtime[i].cidr, e.cidr) == 0)
+			break;
+	if (i == gw->nruntime) {
+		list = realloc(gw->runtime, (i + 1) * sizeof(*list));
+		if (!list)
+			return -ENOMEM;
+		gw->runtime = list;
+		gw->nruntime++;
+	}
+	gw->runtime[i] = e;
+	r = allow_runtime_save(gw->runtime_path, gw->runtime, gw->nruntime);
+	if (r < 0)
+		return r;
+	/* A new ttl or comment for an entry already there: the set's
+	 * element is replaced, so reload all in one batch. */
+	reload_allow(gw);
+	log_info("action=allow, client=%s, ttl=%u, comment=%s", e.cidr,
+		 ttl_sec, e.comment);
+	return 0;
+}
+
+int
+gateway_forget(struct gateway *gw, const char *client, char *key_out,
+	       size_t key_len)
+{
+	struct grey_client given, key;
+	struct grey_addr a;
+	struct nftset_prefix p;
+	int r;
+
+	if (grey_cidr_parse(client, &given) < 0)
+		return -EINVAL;
+	/* "198.51.100.7" and "198.51.100.0/24" both mean the key /24. */
+	a.family = given.family;
+	memcpy(a.bytes, given.bytes, 16);
+	grey_client_of(&a, given.family == AF_INET ? gw->cfg->grey.prefix4
+						   : gw->cfg->grey.prefix6,
+		       &key);
+	grey_client_format(&key, key_out, key_len);
+	r = store_forget_client(gw->store, &key);
+	if (r < 0)
+		return r;
+	/* Traps are kept by single address. */
+	if (given.prefix == (given.family == AF_INET ? 32 : 128)) {
+		int t = store_del_client(gw->store, STORE_TRAP, &given);
+
+		if (t < 0)
+			return t;
+		r += t == STORE_FOUND;
+		prefix_of(&given, &p);
+		nftset_del(gw->nft, NFTSET_TRAP, &p);
+	}
+	prefix_of(&key, &p);
+	nftset_del(gw->nft, NFTSET_PASS, &p);
+	gw->must_commit = true;
+	gateway_commit(gw);
+	log_info("action=forget, client=%s, key=%s, records=%d", client,
+		 key_out, r);
+	return r;
 }
 
 /* --- decisions --- */
@@ -265,10 +310,9 @@ grey_path_of(enum sensor_path path)
 					  : GREY_PATH_UNKNOWN;
 }
 
-static void
-on_sensor_event(const struct sensor_event *ev, void *ctx)
+void
+gateway_on_event(struct gateway *gw, const struct sensor_event *ev)
 {
-	struct gateway *gw = ctx;
 	struct grey_decision d;
 	struct grey_addr a = {.family = ev->family};
 	int64_t now = ev->ts.tv_sec;
@@ -292,23 +336,6 @@ on_sensor_event(const struct sensor_event *ev, void *ctx)
 		return;
 	}
 	apply(gw, ev, &d, now);
-}
-
-static bool
-tarpit_holds_hook(int family, const uint8_t *client, uint16_t port, void *ctx)
-{
-	struct gateway *gw = ctx;
-
-	return tarpit_holds(gw->tarpit, family, client, port);
-}
-
-static void
-on_capture(struct loop *loop, int fd, uint32_t events, void *ctx)
-{
-	struct gateway *gw = ctx;
-
-	if (sensor_capture_dispatch(gw->cap, gw->sensor, 256) < 0)
-		log_warnx("capture: read failed");
 	/* A pass reaches the kernel in the same turn it is decided. */
 	commit_now(gw, false);
 }
@@ -320,12 +347,13 @@ on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 	int64_t now = time(NULL);
 	int r;
 
-	sensor_expire(gw->sensor, now);
+	if (runtime_expire(gw, now))
+		reload_allow(gw);
 	r = store_purge(gw->store, now, gw->cfg->grey.retry_window_sec,
 			PURGE_BATCH);
 	if (r > 0)
 		log_debug("store: purged %d expired records", r);
-	commit(gw);
+	gateway_commit(gw);
 	if (++gw->ticks % STORE_SYNC_TICKS == 0 && store_sync(gw->store) < 0)
 		log_warnx("store: sync to disk failed");
 	loop_timer_arm(loop, t, loop_now_ms(loop) + HOUSEKEEPING_MS);
@@ -379,7 +407,7 @@ reconcile(struct gateway *gw)
 				      reconcile_one, &trap);
 	if (r < 0)
 		return r;
-	commit(gw);
+	gateway_commit(gw);
 	log_info("nft: restored %d passed and %d trapped clients from the "
 		 "store",
 		 pass.count, trap.count);
@@ -418,59 +446,53 @@ open_policy(struct gateway *gw, char *err)
 	return 0;
 }
 
+/* The tarpit's listeners are bound here, while greygated may still bind
+ * any port; the child serves them, and a restarted child the same ones. */
 static int
-open_tarpit(struct gateway *gw, char *err)
+bind_tarpit(struct gateway *gw, char *err)
 {
 	struct sockaddr_in in4 = {.sin_family = AF_INET};
 	struct sockaddr_in6 in6 = {.sin6_family = AF_INET6,
 				   .sin6_addr = IN6ADDR_ANY_INIT};
-	int r;
+	int fd;
 
-	gw->tarpit = tarpit_new(&gw->cfg->tarpit, gw->loop);
-	if (!gw->tarpit)
-		return -ENOMEM;
 	in4.sin_port = htons(gw->cfg->nft.tarpit_port);
 	in6.sin6_port = in4.sin_port;
-	r = tarpit_listen(gw->tarpit, (struct sockaddr *)&in4, sizeof(in4));
-	if (r == 0) {
-		r = tarpit_listen(gw->tarpit, (struct sockaddr *)&in6,
-				  sizeof(in6));
-		if (r == -EAFNOSUPPORT || r == -EADDRNOTAVAIL)
-			r = 0; /* no IPv6 on this host */
+	fd = tarpit_bind((struct sockaddr *)&in4, sizeof(in4));
+	if (fd < 0) {
+		snprintf(err, 512, "tarpit port %u: %s",
+			 gw->cfg->nft.tarpit_port, strerror(-fd));
+		return fd;
 	}
-	if (r < 0)
-		snprintf(err, 512, "tarpit port %u: %s", gw->cfg->nft.tarpit_port,
-			 strerror(-r));
-	return r;
+	gw->listen_fd[0] = fd;
+	fd = tarpit_bind((struct sockaddr *)&in6, sizeof(in6));
+	if (fd == -EAFNOSUPPORT || fd == -EADDRNOTAVAIL)
+		return 0; /* no IPv6 on this host */
+	if (fd < 0) {
+		snprintf(err, 512, "tarpit port %u (IPv6): %s",
+			 gw->cfg->nft.tarpit_port, strerror(-fd));
+		return fd;
+	}
+	gw->listen_fd[1] = fd;
+	return 0;
 }
 
-static int
-open_sensor(struct gateway *gw, char *err)
+static void
+load_runtime_allow(struct gateway *gw)
 {
-	char perr[256] = "";
 	int r;
 
-	gw->sensor = sensor_new(&gw->cfg->sensor, on_sensor_event, gw);
-	if (!gw->sensor)
-		return -ENOMEM;
-	sensor_set_tarpit_hook(gw->sensor, tarpit_holds_hook, gw);
-	r = sensor_capture_open_live(gw->cfg->interface, 8 << 20,
-				     &gw->cfg->sensor, &gw->cap, perr);
-	if (r < 0) {
-		snprintf(err, 512, "capture on %s: %s", gw->cfg->interface,
-			 perr);
-		return r;
-	}
-	r = loop_add_fd(gw->loop, sensor_capture_fd(gw->cap), EPOLLIN,
-			on_capture, gw);
+	snprintf(gw->runtime_path, sizeof(gw->runtime_path),
+		 "%s/allow-runtime.txt", gw->cfg->store_dir);
+	r = allow_runtime_load(gw->runtime_path, time(NULL), &gw->runtime,
+			       &gw->nruntime);
 	if (r < 0)
-		snprintf(err, 512, "capture: %s", strerror(-r));
-	return r;
+		log_warnx("allow: %s: %s", gw->runtime_path, strerror(-r));
 }
 
 int
-gateway_open(const struct config *cfg, struct loop *loop, struct gateway **out,
-	     char *err)
+gateway_open(struct config *cfg, const char *path, bool missing_ok,
+	     struct loop *loop, struct gateway **out, char *err)
 {
 	struct gateway *gw = calloc(1, sizeof(*gw));
 	int r;
@@ -478,7 +500,12 @@ gateway_open(const struct config *cfg, struct loop *loop, struct gateway **out,
 	if (!gw)
 		return -ENOMEM;
 	gw->cfg = cfg;
+	gw->cfg_path = path;
+	gw->cfg_missing_ok = missing_ok;
 	gw->loop = loop;
+	gw->started = time(NULL);
+	gw->listen_fd[0] = gw->listen_fd[1] = -1;
+	gw->child_sock = -1;
 	loop_timer_init(&gw->housekeeping, on_housekeeping, gw);
 	r = open_policy(gw, err);
 	if (r < 0)
@@ -489,19 +516,26 @@ gateway_open(const struct config *cfg, struct loop *loop, struct gateway **out,
 			 nftset_explain(r));
 		goto fail;
 	}
-	r = open_tarpit(gw, err);
+	r = bind_tarpit(gw, err);
 	if (r < 0)
 		goto fail;
-	r = open_sensor(gw, err);
+	r = supervise_open_capture(gw, err);
 	if (r < 0)
 		goto fail;
-	gateway_reload_allow(gw);
+	r = control_open(cfg->control_socket, loop, gw, &gw->control, err);
+	if (r < 0)
+		goto fail;
+	load_runtime_allow(gw);
+	reload_allow(gw);
 	r = reconcile(gw);
 	if (r < 0) {
 		snprintf(err, 512, "restoring clients from the store: %s",
 			 strerror(-r));
 		goto fail;
 	}
+	r = supervise_start(gw, err);
+	if (r < 0)
+		goto fail;
 	loop_timer_arm(loop, &gw->housekeeping,
 		       loop_now_ms(loop) + HOUSEKEEPING_MS);
 	*out = gw;
@@ -513,20 +547,47 @@ fail:
 	return r;
 }
 
+int
+gateway_reload(struct gateway *gw, char *err)
+{
+	struct config *cfg = gw->cfg;
+	int r = config_reload(cfg, gw->cfg_path, gw->cfg_missing_ok, err);
+
+	if (r < 0) {
+		log_warnx("reload: %s (the running config stays)", err);
+		return r;
+	}
+	log_set_level((enum log_level)cfg->log_level);
+	grey_set_config(gw->grey, &cfg->grey);
+	grey_recipients_clear(gw->grey);
+	for (int i = 0; i < cfg->nexempt; i++)
+		grey_exempt_add(gw->grey, cfg->exempt[i]);
+	for (int i = 0; i < cfg->ntraps; i++)
+		grey_trap_add(gw->grey, cfg->traps[i]);
+	reload_allow(gw);
+	if (r == CONFIG_CHILD_CHANGED) {
+		log_info("reload: tarpit or sensor settings changed: starting "
+			 "the child again");
+		supervise_restart(gw);
+	}
+	log_info("reload: %s applied", gw->cfg_path);
+	return 0;
+}
+
 void
 gateway_close(struct gateway *gw)
 {
 	if (!gw)
 		return;
+	supervise_stop(gw);
 	loop_timer_cancel(gw->loop, &gw->housekeeping);
-	if (gw->cap) {
-		loop_del_fd(gw->loop, sensor_capture_fd(gw->cap));
-		sensor_capture_close(gw->cap);
-	}
-	sensor_free(gw->sensor);
-	tarpit_free(gw->tarpit);
+	control_close(gw->control);
+	for (int i = 0; i < 2; i++)
+		if (gw->listen_fd[i] >= 0)
+			close(gw->listen_fd[i]);
 	nftset_close(gw->nft);
 	grey_free(gw->grey);
 	store_close(gw->store);
+	free(gw->runtime);
 	free(gw);
 }

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The gateway: the parts joined on one event loop. The sensor's events go
- * to the policy, its decisions to the nft sets and the log. */
+/* The gateway: greygated's privileged side. It keeps the policy, the
+ * store and the nft sets, runs the unprivileged child (sensor and tarpit)
+ * and acts on its events, and answers greygatectl. */
 #ifndef GREYGATE_GATEWAY_H
 #define GREYGATE_GATEWAY_H
+
+#include <stdbool.h>
 
 #include "config.h"
 
@@ -10,22 +13,26 @@ struct gateway;
 struct loop;
 
 /*
- * gateway_open - open the store, load the allow lists, build the nft
- * table and put every live pass and trap back in it, bind the tarpit and
- * open the capture.
- * @cfg: borrowed; must outlive the gateway
+ * gateway_open - open the store, build the nft table and put every live
+ * pass and trap back in it, load the allow lists, bind the tarpit and the
+ * control socket, and start the child.
+ * @cfg: borrowed; must outlive the gateway (a reload rewrites it)
+ * @path: where cfg came from (read again by gateway_reload)
+ * @missing_ok: path may be missing (the default path)
  * @loop: borrowed
  * @err: a one-line reason on failure (at least 512 bytes)
  * Return: 0 or -errno.
  */
-int gateway_open(const struct config *cfg, struct loop *loop,
-		 struct gateway **out, char *err);
+int gateway_open(struct config *cfg, const char *path, bool missing_ok,
+		 struct loop *loop, struct gateway **out, char *err);
 
-/* gateway_close - everything closed; the nft table goes with it. */
+/* gateway_close - stop the child, close everything; the nft table goes
+ * with it. */
 void gateway_close(struct gateway *gw);
 
-/* gateway_reload_allow - read the allow directory again and replace the
- * allow sets in one batch. Return: entries loaded, or -errno. */
-int gateway_reload_allow(struct gateway *gw);
+/* gateway_reload - read the config and the allow lists again; the allow
+ * sets are replaced in one batch. Return: 0, or -errno (the old config
+ * stays) with err set. */
+int gateway_reload(struct gateway *gw, char *err);
 
 #endif

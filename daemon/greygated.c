@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* greygated: the gateway daemon's entry point. Reads the config, opens
  * every part (see gateway.c), and runs the event loop until SIGTERM or
- * SIGINT; SIGHUP reloads the allow lists. */
+ * SIGINT; SIGHUP reloads the config and the allow lists. With --replay it
+ * runs the sensor and the policy over a capture instead (replay.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include "gateway.h"
 #include "log.h"
 #include "loop.h"
+#include "replay.h"
 
 #ifndef GREYGATE_VERSION
 #define GREYGATE_VERSION "unknown"
@@ -28,6 +30,8 @@ usage(FILE *out)
 		"usage: greygated [--config FILE] [--foreground] "
 		"[--log-level warn|info|debug]\n"
 		"       greygated [--config FILE] --check-config\n"
+		"       greygated [--config FILE] --replay FILE.pcap --dry-run "
+		"[--json | --events json] [--svg FILE]\n"
 		"       greygated --version\n"
 		"The config defaults to " CONFIG_DEFAULT_PATH
 		"; without it every key has its default.\n");
@@ -60,8 +64,10 @@ on_stop_signal(struct loop *loop, int signo, void *ctx)
 static void
 on_hup(struct loop *loop, int signo, void *ctx)
 {
-	log_info("SIGHUP: reloading the allow lists");
-	gateway_reload_allow(ctx);
+	char err[512];
+
+	log_info("SIGHUP: reloading the config and the allow lists");
+	gateway_reload(ctx, err);
 }
 
 int
@@ -72,13 +78,20 @@ main(int argc, char **argv)
 		{"foreground", no_argument, NULL, 'f'},
 		{"check-config", no_argument, NULL, 'C'},
 		{"log-level", required_argument, NULL, 'l'},
+		{"replay", required_argument, NULL, 'r'},
+		{"dry-run", no_argument, NULL, 'n'},
+		{"events", required_argument, NULL, 'e'},
+		{"json", no_argument, NULL, 'j'},
+		{"svg", required_argument, NULL, 's'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	static struct config cfg;
 	const char *path = CONFIG_DEFAULT_PATH;
+	struct replay_opts replay = {0};
 	bool foreground = false, check = false, path_given = false;
+	bool dry_run = false;
 	int level = -1, c, code;
 	struct gateway *gw;
 	struct loop *loop;
@@ -86,6 +99,27 @@ main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "c:fCl:Vh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'r':
+			replay.file = optarg;
+			break;
+		case 'n':
+			dry_run = true;
+			break;
+		case 'e':
+			if (strcmp(optarg, "json") != 0) {
+				fprintf(stderr, "greygated: --events: only "
+						"json is known\n");
+				return 2;
+			}
+			replay.output = REPLAY_EVENTS_JSON;
+			break;
+		case 'j':
+			if (replay.output != REPLAY_EVENTS_JSON)
+				replay.output = REPLAY_REPORT_JSON;
+			break;
+		case 's':
+			replay.svg = optarg;
+			break;
 		case 'c':
 			path = optarg;
 			path_given = true;
@@ -119,6 +153,17 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (!replay.file && (replay.output || replay.svg)) {
+		fprintf(stderr, "greygated: --json, --events and --svg are for "
+				"--replay\n");
+		return 2;
+	}
+	if (!replay.file != !dry_run) {
+		fprintf(stderr, "greygated: --replay FILE and --dry-run go "
+				"together (a replay never touches the "
+				"kernel)\n");
+		return 2;
+	}
 	config_defaults(&cfg);
 	if (config_load(&cfg, path, !path_given, err) < 0) {
 		fprintf(stderr, "greygated: %s\n", err);
@@ -130,6 +175,10 @@ main(int argc, char **argv)
 	}
 	if (level >= 0)
 		cfg.log_level = level;
+	if (replay.file) {
+		log_init("greygated", false, LOG_LEVEL_WARN);
+		return replay_run(&cfg, &replay);
+	}
 	/* In the foreground, logs go to stderr; otherwise to syslog (mail). */
 	log_init("greygated", !foreground,
 		 (enum log_level)cfg.log_level);
@@ -142,7 +191,7 @@ main(int argc, char **argv)
 	    loop_add_signal(loop, SIGINT, on_stop_signal, NULL) < 0)
 		fatalx("cannot watch signals");
 	signal(SIGPIPE, SIG_IGN);
-	if (gateway_open(&cfg, loop, &gw, err) < 0) {
+	if (gateway_open(&cfg, path, !path_given, loop, &gw, err) < 0) {
 		log_warnx("cannot start: %s", err);
 		loop_free(loop);
 		return 2;

@@ -142,6 +142,19 @@ sensor_capture_fd(const struct sensor_capture *cap)
 }
 
 int
+sensor_capture_stats(struct sensor_capture *cap, uint64_t *received,
+		     uint64_t *dropped)
+{
+	struct pcap_stat st;
+
+	if (!cap->live || pcap_stats(cap->pcap, &st) < 0)
+		return -EIO;
+	*received = st.ps_recv;
+	*dropped = st.ps_drop;
+	return 0;
+}
+
+int
 sensor_capture_dispatch(struct sensor_capture *cap, struct sensor *sensor,
 			int max)
 {

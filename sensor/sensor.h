@@ -141,6 +141,11 @@ int sensor_capture_open_file(const char *path, const struct sensor_config *cfg,
 void sensor_capture_close(struct sensor_capture *cap);
 /* sensor_capture_fd - a descriptor to poll (live only; -1 for files). */
 int sensor_capture_fd(const struct sensor_capture *cap);
+/* sensor_capture_stats - packets the kernel passed to the capture and
+ * dropped for want of room, since it opened (live only).
+ * Return: 0 or -EIO. */
+int sensor_capture_stats(struct sensor_capture *cap, uint64_t *received,
+			 uint64_t *dropped);
 /*
  * sensor_capture_dispatch - feed up to max frames (-1: all there are) to
  * the sensor. Return: frames fed; 0 when none are waiting (live) or at the

@@ -436,13 +436,10 @@ on_listen_ready(struct loop *loop, int fd, uint32_t events, void *ctx)
 }
 
 int
-tarpit_listen(struct tarpit *tp, const struct sockaddr *addr,
-	      socklen_t addr_len)
+tarpit_bind(const struct sockaddr *addr, socklen_t addr_len)
 {
 	int fd, one = 1, r;
 
-	if (tp->nlisten == LISTEN_MAX)
-		return -ENOSPC;
 	fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 		    0);
 	if (fd < 0)
@@ -457,11 +454,36 @@ tarpit_listen(struct tarpit *tp, const struct sockaddr *addr,
 		close(fd);
 		return r;
 	}
+	return fd;
+}
+
+int
+tarpit_adopt(struct tarpit *tp, int fd)
+{
+	int r;
+
+	if (tp->nlisten == LISTEN_MAX)
+		return -ENOSPC;
 	r = loop_add_fd(tp->loop, fd, EPOLLIN, on_listen_ready, tp);
-	if (r < 0) {
-		close(fd);
+	if (r < 0)
 		return r;
-	}
 	tp->listen_fd[tp->nlisten++] = fd;
 	return 0;
+}
+
+int
+tarpit_listen(struct tarpit *tp, const struct sockaddr *addr,
+	      socklen_t addr_len)
+{
+	int fd, r;
+
+	if (tp->nlisten == LISTEN_MAX)
+		return -ENOSPC;
+	fd = tarpit_bind(addr, addr_len);
+	if (fd < 0)
+		return fd;
+	r = tarpit_adopt(tp, fd);
+	if (r < 0)
+		close(fd);
+	return r;
 }

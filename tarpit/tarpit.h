@@ -102,6 +102,16 @@ void tarpit_free(struct tarpit *tarpit);
 int tarpit_listen(struct tarpit *tarpit, const struct sockaddr *addr,
 		  socklen_t addr_len);
 
+/* tarpit_bind - a non-blocking listening socket on addr, with the
+ * backlog at the kernel's cap, not yet served: a privileged process binds,
+ * an unprivileged one serves it (tarpit_adopt).
+ * Return: the descriptor, or -errno. */
+int tarpit_bind(const struct sockaddr *addr, socklen_t addr_len);
+
+/* tarpit_adopt - serve the listening socket fd (now owned by the tarpit).
+ * Return: 0, -ENOSPC (too many listeners), or -errno. */
+int tarpit_adopt(struct tarpit *tarpit, int fd);
+
 /*
  * tarpit_holds - does the tarpit hold (or did it hold within the last few
  * seconds) a connection from this client address and port?

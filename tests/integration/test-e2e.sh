@@ -9,6 +9,9 @@
 # never reaches the MTA; a greytrap recipient traps its client; an
 # allow-listed host never meets the tarpit; kill -9 of greygated drops
 # the table (mail flows to the MTA) and a restart restores the passes.
+# greygatectl shows and changes the state (status, list, allow, forget,
+# reload, report); a killed child is restarted and greylisting goes on;
+# a capture of the whole test replayed with --dry-run decides the same.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -36,6 +39,11 @@ greygated_conf "log_level = debug
 [greylist]
 delay = 5
 trap_recipients = spamtrap@example.org"
+# Everything port 25 on the gateway, for the replay at the end.
+cap=$NETNS_TMP/e2e.pcap
+netns_spawn gw tcpdump -i any -U -Z root -w "$cap" 'tcp port 25' >"$NETNS_TMP/tcpdump.log" 2>&1
+tcpdump_pid=$SPAWNED
+wait_for 5 grep -q "listening on" "$NETNS_TMP/tcpdump.log" || fail "tcpdump did not start"
 greygated_start
 log=$GG_LOG
 
@@ -144,9 +152,77 @@ out=$(nsx bot swaks --server 198.51.100.1 --local-interface 198.51.100.20 \
 echo "$out" | grep -q "^<-  220 gw.test ESMTP" || fail "trapped host got past the tarpit"
 echo "ok: STARTTLS passes the /24; the trapped host in it stays in the tarpit"
 
+# --- greygatectl: status, list, report ---
+status=$(ggctl status --json)
+echo "$status" | jq -e '.child.running and .sets.pass4 == 2 and .sets.pass6 == 1 and
+	.sets.trap4 == 1 and .store.passed == 3' >/dev/null || fail "status: $status"
+ggctl status | grep -q "^sets: *allow4 [0-9]*, allow6 0, pass4 2, pass6 1, trap4 1, trap6 0" ||
+	fail "status text: $(ggctl status)"
+ggctl list pass | grep -q "^203.0.113.0/24 " || fail "list pass: $(ggctl list pass)"
+ggctl list trap --json | jq -e 'any(.[]; .client == "198.51.100.20/32")' >/dev/null ||
+	fail "list trap: $(ggctl list trap --json)"
+ggctl list grey --json | jq -e 'any(.[]; .client == "198.51.100.0/24" and
+	.sender == "bot@spam.test" and .recipient == "bob@example.org" and .attempts == 1)' >/dev/null ||
+	fail "list grey: $(ggctl list grey --json)"
+report=$(ggctl report --json)
+echo "$report" | jq -e '.funnel.passed_retry == 2 and .funnel.never_retried >= 1 and
+	.funnel.trapped >= 1 and .funnel.allow_listed >= 1 and .funnel.fastpath_deliveries >= 3 and
+	.delay.passes == 2 and .delay.max >= 5 and .delay.max < 120 and
+	([.delay.histogram[] | select(.bucket == "<1m" or .bucket == "1-5m") | .count] | add) == 2' \
+	>/dev/null || fail "report: $report"
+ggctl report | grep -q "^  passed greylisting (retry) *2 " || fail "report text: $(ggctl report)"
+ggctl report --svg "$NETNS_TMP/report.svg"
+python3 -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); assert r.tag.endswith("svg") and len(r) > 20' \
+	"$NETNS_TMP/report.svg" || fail "report --svg did not write an SVG"
+out=$(ggctl list nothing 2>&1) && fail "list nothing succeeded"
+[ "$out" = "greygatectl: error: list what? grey, pass, allow or trap" ] || fail "bad list: $out"
+echo "ok: greygatectl status, list pass/trap/grey, report (text, JSON, SVG)"
+
+# --- greygatectl allow (kept across restarts), reload, forget ---
+nsx bot ip addr add 198.51.100.60/24 dev "$(netns_dev bot gw)"
+ggctl allow 198.51.100.60 --ttl 1h --comment "ctl test" >/dev/null
+nsx gw nft -j list set inet greygate allow4 |
+	jq -e '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val == "198.51.100.60" and
+		.elem.comment == "ctl test" and .elem.timeout == 3600)' >/dev/null ||
+	fail "greygatectl allow not in allow4 with its comment and timeout"
+echo "198.51.100.70" >"$NETNS_TMP/allow.d/reload.txt"
+ggctl reload | grep -q "^reloaded " || fail "greygatectl reload"
+ggctl list allow | grep -q "^198.51.100.70/32 .*reload.txt" || fail "reload did not load reload.txt"
+ggctl list allow | grep -q "^198.51.100.60/32 .*ctl test" || fail "reload lost the greygatectl entry"
+out=$(nsx bot swaks --server 198.51.100.1 --local-interface 198.51.100.60 --from x@ctl.test \
+	--to bob@example.org 2>&1 || true)
+if echo "$out" | grep -q "^<-  220 gw.test ESMTP"; then fail "allowed host met the tarpit"; fi
+echo "$out" | grep -q "^<-  250 .*queued as" || { echo "$out"; fail "allowed host not delivered"; }
+ggctl forget 198.51.100.40 | grep -q "key 198.51.100.0/24" || fail "forget"
+if nsx gw nft -j list set inet greygate pass4 |
+	jq -e '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val == "198.51.100.0")' >/dev/null; then
+	fail "forgotten /24 still in pass4"
+fi
+out=$(nsx bot swaks --server 198.51.100.1 --local-interface 198.51.100.40 --from y@ctl.test \
+	--to bob@example.org 2>&1 || true)
+echo "$out" | grep -q "^<-  220 gw.test ESMTP" || fail "forgotten client did not meet the tarpit"
+echo "ok: greygatectl allow, reload, forget act on the sets at once"
+
+# --- the child: unprivileged, restarted when killed, greylisting goes on ---
+child=$(ggctl status --json | jq -r .child.pid)
+[ "$(ps -o user= -p "$child")" = greygate ] || fail "child $child does not run as greygate"
+grep -q "^CapEff:\s*0000000000000000" "/proc/$child/status" || fail "child has capabilities"
+grep -q "^Seccomp:\s*2" "/proc/$child/status" || fail "child has no seccomp filter"
+kill -9 "$child"
+new_child() { ggctl status --json | jq -e --argjson old "$child" '.child.running and .child.pid != $old' >/dev/null; }
+wait_for 10 new_child || fail "child not restarted"
+grep -q "child $child killed by signal 9" "$log" || fail "child's death not logged"
+nsx bot swaks --server 198.51.100.1 --local-interface 198.51.100.40 --from after@restart.test \
+	--to bob@example.org >/dev/null 2>&1 || true
+wait_for 5 grep -q "action=greylist, reason=new, client=198.51.100.40, .*sender=after@restart.test" "$log" ||
+	fail "no greylisting after the child's restart"
+echo "ok: child runs as greygate without capabilities under seccomp; killed, it is restarted"
+
 # --- kill -9: the table goes, mail flows; restart restores the passes ---
+child=$(ggctl status --json | jq -r .child.pid)
 kill -9 "$GG_PID"
 wait "$GG_PID" 2>/dev/null || true
+wait_for 5 eval "! kill -0 $child 2>/dev/null" || fail "child outlived the parent"
 wait_for 5 bash -c "! ip netns exec $(netns_ns gw) nft list table inet greygate >/dev/null 2>&1" ||
 	fail "table still there after kill -9"
 nsx bot swaks --server 198.51.100.1 --from other@bot.test --to bob@example.org \
@@ -156,5 +232,26 @@ greygated_start
 nsx gw nft -j list set inet greygate pass4 |
 	jq -e '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val == "203.0.113.0")' >/dev/null ||
 	fail "pass not restored after restart"
-grep -q "restored 3 passed and 1 trapped" "$log" || fail "restore not logged"
-echo "ok: kill -9 fails open; restart restores passes from the store"
+grep -q "restored 2 passed and 1 trapped" "$log" || fail "restore not logged"
+ggctl list allow | grep -q "^198.51.100.60/32 .*ctl test" || fail "greygatectl allow lost in the restart"
+echo "ok: kill -9 fails open; restart restores passes and greygatectl allows"
+
+# --- the whole capture replayed: the same decisions, no kernel state ---
+kill "$tcpdump_pid"
+wait "$tcpdump_pid" 2>/dev/null || true
+events=$(nsx gw "$GREYGATE_BUILD/daemon/greygated" --config "$NETNS_TMP/greygate.conf" \
+	--replay "$cap" --dry-run --events json)
+echo "$events" | jq -se 'map(select(.from == "alice@sender.test" and .to == "bob@example.org")) |
+	.[0].action == "greylist" and .[0].reason == "new" and .[0].reply == 451 and
+	any(.[]; .action == "pass" and .reason == "retry-passed")' >/dev/null ||
+	{ echo "$events"; fail "replay events: alice not greylisted then passed"; }
+echo "$events" | jq -se 'all(.[]; has("ts") and has("client") and has("helo") and has("from") and
+	has("to") and has("reply") and has("action") and has("reason"))' >/dev/null ||
+	fail "replay events lack keys"
+echo "$events" | jq -se 'any(.[]; .client == "198.51.100.30" and .action == "allow")' >/dev/null ||
+	fail "replay: the allow-listed friend not allowed"
+replay=$(nsx gw "$GREYGATE_BUILD/daemon/greygated" --config "$NETNS_TMP/greygate.conf" \
+	--replay "$cap" --dry-run --json)
+echo "$replay" | jq -e '.funnel.passed_retry >= 2 and .funnel.never_retried >= 1 and
+	.delay.passes >= 2 and .delay.max >= 5' >/dev/null || fail "replay report: $replay"
+echo "ok: replay of the capture: alice greylisted then passed; report $(echo "$replay" | jq -c .funnel)"

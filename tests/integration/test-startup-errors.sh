@@ -27,17 +27,17 @@ expect_refusal() { # WHAT PATTERN ARGS...
 }
 
 write_conf() {
-	printf '[gateway]\nstore_dir = %s/store\nallow_dir = %s/allow\n%s\n' \
-		"$NETNS_TMP" "$NETNS_TMP" "$1" >"$conf"
+	printf '[gateway]\nstore_dir = %s/store\nallow_dir = %s/allow\ncontrol_socket = %s/control.sock\n%s\n' \
+		"$NETNS_TMP" "$NETNS_TMP" "$NETNS_TMP" "$1" >"$conf"
 }
 
 write_conf "[greylist]
 delay = 5x"
-expect_refusal "bad value" "greygate.conf:5: \[greylist\] delay = 5x: want a duration" \
+expect_refusal "bad value" "greygate.conf:6: \[greylist\] delay = 5x: want a duration" \
 	"$greygated" --config "$conf" --foreground
 write_conf "[greylist]
 delai = 5"
-expect_refusal "unknown key" "greygate.conf:5: \[greylist\] delai = 5: unknown key" \
+expect_refusal "unknown key" "greygate.conf:6: \[greylist\] delai = 5: unknown key" \
 	"$greygated" --config "$conf" --check-config
 expect_refusal "missing config" "no-such.conf: No such file or directory" \
 	"$greygated" --config "$NETNS_TMP/no-such.conf"

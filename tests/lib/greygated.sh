@@ -1,20 +1,25 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Running greygated in a test: needs netns.sh and a host 'gw'.
 #   greygated_conf [EXTRA]  writes $NETNS_TMP/greygate.conf: capture on
-#                           any, the test's own store and allow dirs,
-#                           hostname gw.test, then EXTRA (INI lines)
+#                           any, the test's own store and allow dirs and
+#                           control socket ($GG_SOCK), hostname gw.test,
+#                           then EXTRA (INI lines)
+#   ggctl ARGS              greygatectl on the test's socket
 #   greygated_start         starts it on gw in the foreground, logging to
 #                           $GG_LOG; sets GG_PID; waits until it is up
 GG_LOG=""
 GG_PID=""
+GG_SOCK=""
 
 greygated_conf() {
+	GG_SOCK=$NETNS_TMP/control.sock
 	cat >"$NETNS_TMP/greygate.conf" <<CONF
 [gateway]
 interface = any
 store_dir = $NETNS_TMP/store
 allow_dir = $NETNS_TMP/allow.d
 hostname = gw.test
+control_socket = $NETNS_TMP/control.sock
 ${1:-}
 CONF
 }
@@ -32,3 +37,5 @@ greygated_start() {
 	wait_for 10 eval '[ "$(greygated_ups)" -gt "$before" ]' ||
 		{ cat "$GG_LOG"; fail "greygated did not start"; }
 }
+
+ggctl() { "$GREYGATE_BUILD/tools/greygatectl" --socket "$GG_SOCK" "$@"; }

@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* What greygatectl can ask: status, list, allow, forget, reload, report.
+ * Text in columns by default, one JSON document with --json. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gateway-int.h"
+#include "json.h"
+#include "log.h"
+#include "report.h"
+
+#ifndef GREYGATE_VERSION
+#define GREYGATE_VERSION "unknown"
+#endif
+
+struct args {
+	const char *cmd, *what; /* "list" "pass" */
+	bool json, svg;
+	const char *ttl, *comment;
+};
+
+static const char *
+iso(int64_t t, char *buf)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!gmtime_r(&tt, &tm) ||
+	    !strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, 32, "%" PRId64, t);
+	return buf;
+}
+
+static int
+parse_args(int argc, char **argv, struct args *a, char *err, size_t len)
+{
+	memset(a, 0, sizeof(*a));
+	a->cmd = argv[0];
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			a->json = true;
+		else if (!strcmp(argv[i], "--svg"))
+			a->svg = true;
+		else if (!strcmp(argv[i], "--ttl") && i + 1 < argc)
+			a->ttl = argv[++i];
+		else if (!strcmp(argv[i], "--comment") && i + 1 < argc)
+			a->comment = argv[++i];
+		else if (argv[i][0] != '-' && !a->what)
+			a->what = argv[i];
+		else {
+			snprintf(err, len, "%s: unexpected argument '%s'",
+				 a->cmd, argv[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* --- status --- */
+
+struct set_sizes {
+	size_t n[3][2]; /* kind, v4/v6 */
+};
+
+static int
+count_elem(const struct nftset_elem *e, void *ctx)
+{
+	size_t *n = ctx;
+
+	n[e->prefix.family == AF_INET6]++;
+	return 0;
+}
+
+static void
+set_sizes(struct gateway *gw, struct set_sizes *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (int k = NFTSET_ALLOW; k <= NFTSET_TRAP; k++)
+		nftset_list(gw->nft, (enum nftset_kind)k, count_elem, s->n[k]);
+}
+
+static void
+status(struct gateway *gw, const struct args *a, FILE *out)
+{
+	const struct grey_counters *k = grey_get_counters(gw->grey);
+	const struct ipc_stats *cs = &gw->child_stats;
+	int64_t now = time(NULL);
+	struct set_sizes sz;
+	char t[32];
+
+	set_sizes(gw, &sz);
+	if (a->json) {
+		fprintf(out,
+			"{\"version\":\"%s\",\"since\":\"%s\",\"uptime\":%" PRId64
+			",\"child\":{\"pid\":%d,\"running\":%s,\"starts\":%u},"
+			"\"sets\":{",
+			GREYGATE_VERSION, iso(gw->started, t),
+			now - gw->started, (int)gw->child_pid,
+			gw->child_pid > 0 ? "true" : "false", gw->child_starts);
+		for (int kind = 0; kind < 3; kind++)
+			for (int f = 0; f < 2; f++)
+				fprintf(out, "%s\"%s\":%zu",
+					kind + f ? "," : "",
+					nftset_set_name((enum nftset_kind)kind,
+							f ? AF_INET6 : AF_INET),
+					sz.n[kind][f]);
+		fprintf(out,
+			"},\"store\":{\"triplets\":%zu,\"passed\":%zu,"
+			"\"trapped\":%zu},\"decisions\":{\"attempts\":%" PRIu64
+			",\"greylisted\":%" PRIu64 ",\"passed\":%" PRIu64
+			",\"refreshed\":%" PRIu64 ",\"trapped\":%" PRIu64
+			",\"allow_listed\":%" PRIu64 "},\"tarpit\":{\"open\":%u,"
+			"\"connections\":%" PRIu64 ",\"reached_rcpt\":%" PRIu64
+			",\"busy\":%" PRIu64 ",\"timeouts\":%" PRIu64
+			",\"bad_commands\":%" PRIu64 "},\"sensor\":{\"packets\":"
+			"%" PRIu64 ",\"flows\":%" PRIu64 ",\"rcpts\":%" PRIu64
+			",\"pcap_dropped\":%" PRIu64 "}}\n",
+			store_count(gw->store, -1),
+			store_count(gw->store, STORE_PASS),
+			store_count(gw->store, STORE_TRAP), k->attempts,
+			k->greylisted_new + k->greylisted_early, k->passed,
+			k->refreshed, k->trapped, k->allow_listed,
+			cs->tarpit.open, cs->tarpit.connections,
+			cs->tarpit.reached_rcpt, cs->tarpit.busy,
+			cs->tarpit.timeouts, cs->tarpit.bad_commands,
+			cs->sensor.packets, cs->sensor.flows, cs->sensor.rcpts,
+			cs->pcap_dropped);
+		return;
+	}
+	fprintf(out, "greygated %s, up %" PRId64 " s (since %s)\n",
+		GREYGATE_VERSION, now - gw->started, iso(gw->started, t));
+	if (gw->child_pid > 0)
+		fprintf(out, "child:     pid %d, up %" PRId64 " s, started %u "
+			     "time(s)\n",
+			(int)gw->child_pid, now - gw->child_since,
+			gw->child_starts);
+	else
+		fprintf(out, "child:     down (restarting), started %u "
+			     "time(s)\n",
+			gw->child_starts);
+	fprintf(out,
+		"sets:      allow4 %zu, allow6 %zu, pass4 %zu, pass6 %zu, "
+		"trap4 %zu, trap6 %zu\n",
+		sz.n[0][0], sz.n[0][1], sz.n[1][0], sz.n[1][1], sz.n[2][0],
+		sz.n[2][1]);
+	fprintf(out, "store:     %zu triplets, %zu passed, %zu trapped\n",
+		store_count(gw->store, -1), store_count(gw->store, STORE_PASS),
+		store_count(gw->store, STORE_TRAP));
+	fprintf(out,
+		"decisions: %" PRIu64 " attempts, %" PRIu64
+		" greylisted, %" PRIu64 " passed, %" PRIu64
+		" refreshed, %" PRIu64 " trapped, %" PRIu64 " allow-listed\n",
+		k->attempts, k->greylisted_new + k->greylisted_early,
+		k->passed, k->refreshed, k->trapped, k->allow_listed);
+	fprintf(out,
+		"tarpit:    %u open, %" PRIu64 " connections, %" PRIu64
+		" reached RCPT, %" PRIu64 " busy, %" PRIu64
+		" timeouts, %" PRIu64 " bad commands\n",
+		cs->tarpit.open, cs->tarpit.connections,
+		cs->tarpit.reached_rcpt, cs->tarpit.busy, cs->tarpit.timeouts,
+		cs->tarpit.bad_commands);
+	fprintf(out,
+		"sensor:    %" PRIu64 " packets, %" PRIu64 " flows, %" PRIu64
+		" RCPTs, %" PRIu64 " dropped by the kernel\n",
+		cs->sensor.packets, cs->sensor.flows, cs->sensor.rcpts,
+		cs->pcap_dropped);
+}
+
+/* --- list --- */
+
+struct list_ctx {
+	struct gateway *gw;
+	FILE *out;
+	bool json;
+	int rows;
+	int64_t now;
+};
+
+static void
+row_start(struct list_ctx *l)
+{
+	if (l->json)
+		fputs(l->rows ? ",{" : "{", l->out);
+	l->rows++;
+}
+
+static int
+list_client(const struct grey_client *c, const struct store_client *rec,
+	    void *ctx)
+{
+	struct list_ctx *l = ctx;
+	char key[64], a[32], b[32];
+
+	grey_client_format(c, key, sizeof(key));
+	row_start(l);
+	if (l->json)
+		fprintf(l->out,
+			"\"client\":\"%s\",\"since\":\"%s\",\"expires\":\"%s\","
+			"\"deliveries\":%u}",
+			key, iso(rec->since, a), iso(rec->expires, b),
+			rec->deliveries);
+	else
+		fprintf(l->out, "%-24s %-20s %-20s %u\n", key,
+			iso(rec->since, a), iso(rec->expires, b),
+			rec->deliveries);
+	return 0;
+}
+
+static int
+list_triplet(const struct grey_client *c, const char *sender,
+	     const char *rcpt, const struct store_triplet *t, void *ctx)
+{
+	struct list_ctx *l = ctx;
+	const struct grey_config *g = &l->gw->cfg->grey;
+	int64_t age = l->now - t->first_seen;
+	char key[64], a[32], state[32];
+
+	if (age > (int64_t)g->retry_window_sec)
+		return 0; /* expired: purge will take it */
+	if (t->attempts > 1 && age >= (int64_t)g->delay_sec)
+		snprintf(state, sizeof(state), "retried");
+	else if (age >= (int64_t)g->delay_sec)
+		snprintf(state, sizeof(state), "may-pass");
+	else
+		snprintf(state, sizeof(state), "wait-%" PRId64 "s",
+			 (int64_t)g->delay_sec - age);
+	grey_client_format(c, key, sizeof(key));
+	row_start(l);
+	if (l->json) {
+		fprintf(l->out, "\"client\":\"%s\",\"sender\":", key);
+		json_put_string(l->out, sender);
+		fputs(",\"recipient\":", l->out);
+		json_put_string(l->out, rcpt);
+		fprintf(l->out,
+			",\"first_seen\":\"%s\",\"attempts\":%u,\"state\":"
+			"\"%s\"}",
+			iso(t->first_seen, a), t->attempts, state);
+	} else {
+		fprintf(l->out, "%-20s %-30s %-30s %-20s %8u %s\n", key,
+			sender[0] ? sender : "<>", rcpt, iso(t->first_seen, a),
+			t->attempts, state);
+	}
+	return 0;
+}
+
+static int
+list_allow(const struct nftset_elem *e, void *ctx)
+{
+	struct list_ctx *l = ctx;
+	char ip[INET6_ADDRSTRLEN], net[64];
+
+	inet_ntop(e->prefix.family, e->prefix.bytes, ip, sizeof(ip));
+	snprintf(net, sizeof(net), "%s/%u", ip, e->prefix.prefix);
+	row_start(l);
+	if (l->json) {
+		fprintf(l->out, "\"client\":\"%s\",\"expires_in\":%" PRIu64
+				",\"comment\":",
+			net, e->expires_ms / 1000);
+		json_put_string(l->out, e->comment);
+		fputc('}', l->out);
+	} else {
+		char left[32] = "never";
+
+		if (e->timeout_ms)
+			snprintf(left, sizeof(left), "%" PRIu64 "s",
+				 e->expires_ms / 1000);
+		fprintf(l->out, "%-24s %-12s %s\n", net, left, e->comment);
+	}
+	return 0;
+}
+
+static int
+list(struct gateway *gw, const struct args *a, FILE *out, char *err,
+     size_t len)
+{
+	struct list_ctx l = {gw, out, a->json, 0, time(NULL)};
+	const char *what = a->what ? a->what : "";
+	int r;
+
+	if (a->json)
+		fputc('[', out);
+	if (!strcmp(what, "grey")) {
+		if (!a->json)
+			fprintf(out, "%-20s %-30s %-30s %-20s %8s %s\n",
+				"CLIENT", "SENDER", "RECIPIENT", "FIRST-SEEN",
+				"ATTEMPTS", "STATE");
+		r = store_each_triplet(gw->store, list_triplet, &l);
+	} else if (!strcmp(what, "pass") || !strcmp(what, "trap")) {
+		if (!a->json)
+			fprintf(out, "%-24s %-20s %-20s %s\n", "CLIENT",
+				"SINCE", "EXPIRES", "DELIVERIES");
+		r = store_each_client(gw->store,
+				      what[0] == 'p' ? STORE_PASS : STORE_TRAP,
+				      l.now, list_client, &l);
+	} else if (!strcmp(what, "allow")) {
+		if (!a->json)
+			fprintf(out, "%-24s %-12s %s\n", "CLIENT", "EXPIRES-IN",
+				"COMMENT");
+		r = nftset_list(gw->nft, NFTSET_ALLOW, list_allow, &l);
+	} else {
+		snprintf(err, len, "list what? grey, pass, allow or trap");
+		return -EINVAL;
+	}
+	if (a->json)
+		fputs("]\n", out);
+	if (r < 0)
+		snprintf(err, len, "list %s: %s", what, strerror(-r));
+	return r;
+}
+
+/* --- the rest --- */
+
+static int
+allow(struct gateway *gw, const struct args *a, FILE *out, char *err,
+      size_t len)
+{
+	uint32_t ttl = 0;
+	int r;
+
+	if (!a->what) {
+		snprintf(err, len, "allow what? an address or CIDR");
+		return -EINVAL;
+	}
+	if (a->ttl && config_parse_duration(a->ttl, &ttl) < 0) {
+		snprintf(err, len, "--ttl %s: want seconds, or a number with "
+				   "s, m, h or d",
+			 a->ttl);
+		return -EINVAL;
+	}
+	r = gateway_allow_runtime(gw, a->what, ttl, a->comment);
+	if (r == -EINVAL)
+		snprintf(err, len, "'%s' is not an address or CIDR", a->what);
+	else if (r < 0)
+		snprintf(err, len, "allow %s: %s", a->what, strerror(-r));
+	else
+		fprintf(out, "allowed %s%s%s\n", a->what, ttl ? " for " : "",
+			ttl ? a->ttl : "");
+	return r;
+}
+
+static int
+forget(struct gateway *gw, const struct args *a, FILE *out, char *err,
+       size_t len)
+{
+	char key[64];
+	int r;
+
+	if (!a->what) {
+		snprintf(err, len, "forget whom? an address or CIDR");
+		return -EINVAL;
+	}
+	r = gateway_forget(gw, a->what, key, sizeof(key));
+	if (r == -EINVAL)
+		snprintf(err, len, "'%s' is not an address or CIDR", a->what);
+	else if (r < 0)
+		snprintf(err, len, "forget %s: %s", a->what, strerror(-r));
+	else
+		fprintf(out, "forgot %s (key %s): %d records\n", a->what, key,
+			r);
+	return r < 0 ? r : 0;
+}
+
+static int
+report(struct gateway *gw, const struct args *a, FILE *out)
+{
+	struct report r;
+
+	report_compute(&r, gw->grey, gw->started, time(NULL));
+	if (a->svg)
+		report_print_svg(out, &r);
+	else if (a->json)
+		report_print_json(out, &r);
+	else
+		report_print_text(out, &r);
+	return 0;
+}
+
+int
+commands_run(struct gateway *gw, int argc, char **argv, FILE *out, char *err,
+	     size_t err_len)
+{
+	struct args a;
+	int r = parse_args(argc, argv, &a, err, err_len);
+
+	if (r < 0)
+		return r;
+	log_debug("control: %s %s", a.cmd, a.what ? a.what : "");
+	if (!strcmp(a.cmd, "status")) {
+		status(gw, &a, out);
+		return 0;
+	}
+	if (!strcmp(a.cmd, "list"))
+		return list(gw, &a, out, err, err_len);
+	if (!strcmp(a.cmd, "allow"))
+		return allow(gw, &a, out, err, err_len);
+	if (!strcmp(a.cmd, "forget"))
+		return forget(gw, &a, out, err, err_len);
+	if (!strcmp(a.cmd, "reload")) {
+		char why[512] = "";
+
+		r = gateway_reload(gw, why);
+		if (r < 0)
+			snprintf(err, err_len, "%s", why);
+		else
+			fprintf(out, "reloaded %s\n", gw->cfg_path);
+		return r;
+	}
+	if (!strcmp(a.cmd, "report"))
+		return report(gw, &a, out);
+	snprintf(err, err_len, "unknown command '%s'", a.cmd);
+	return -EINVAL;
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The gateway's insides, shared by its files: gateway.c (policy, sets,
+ * allow lists), supervise.c (the child), commands.c (greygatectl). */
+#ifndef GREYGATE_GATEWAY_INT_H
+#define GREYGATE_GATEWAY_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "allow.h"
+#include "gateway.h"
+#include "ipc.h"
+#include "loop.h"
+
+struct control;
+
+struct gateway {
+	struct config *cfg;
+	const char *cfg_path;
+	bool cfg_missing_ok;
+	struct loop *loop;
+	struct store *store;
+	struct grey *grey;
+	struct nftset *nft;
+	struct control *control;
+	struct loop_timer housekeeping;
+	uint64_t store_committed_ms;
+	unsigned ticks;
+	bool must_commit; /* a pass or trap waits: commit it this turn */
+	int64_t started;  /* epoch seconds */
+	/* allow lists */
+	size_t allow_count, allow_files;
+	struct allow_runtime *runtime;
+	size_t nruntime;
+	char runtime_path[300];
+	/* the child */
+	int listen_fd[2];
+	struct sensor_capture *next_cap; /* opened for the next child */
+	pid_t child_pid;
+	int child_sock; /* the parent's end, -1 while no child */
+	unsigned child_starts;
+	int64_t child_since;
+	uint32_t restart_delay_ms;
+	struct loop_timer restart;
+	struct ipc_stats child_stats;
+	uint64_t records_bad;
+};
+
+/* gateway_on_event - decide on one SMTP event and act on it. */
+void gateway_on_event(struct gateway *gw, const struct sensor_event *ev);
+
+/* gateway_commit - send queued set changes and commit the store now. */
+void gateway_commit(struct gateway *gw);
+
+/* gateway_allow_runtime - add (or replace) a run-time allow entry, save
+ * the list and put it in the sets. ttl_sec 0: no end.
+ * Return: 0, -EINVAL (not a CIDR), or -errno. */
+int gateway_allow_runtime(struct gateway *gw, const char *cidr,
+			  uint32_t ttl_sec, const char *comment);
+
+/* gateway_forget - drop what the store and the sets hold of client (an
+ * address or CIDR, keyed as greylisting keys it). Return: records deleted,
+ * or -errno. */
+int gateway_forget(struct gateway *gw, const char *client, char *key_out,
+		   size_t key_len);
+
+/* The child (supervise.c). The first capture is opened early, so a bad
+ * interface stops greygated before anything else is done. */
+int supervise_open_capture(struct gateway *gw, char *err);
+int supervise_start(struct gateway *gw, char *err);
+void supervise_stop(struct gateway *gw);
+void supervise_restart(struct gateway *gw);
+
+/* The control socket (control.c) hands each request to this. */
+int commands_run(struct gateway *gw, int argc, char **argv, FILE *out,
+		 char *err, size_t err_len);
+
+#endif

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* greygated's side of the child: fork it with a fresh capture handle and
+ * the tarpit's listeners, read its records, and start it again when it
+ * dies (after 1 s, doubling up to a minute while it keeps dying young). */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "gateway-int.h"
+#include "log.h"
+
+#define RESTART_FIRST_MS 1000
+#define RESTART_MAX_MS 60000
+/* A child that lived this long was healthy: restart the next one soon. */
+#define CHILD_HEALTHY_SEC 60
+
+static void
+event_of(const struct ipc_event *e, struct sensor_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->type = (enum sensor_event_type)e->type;
+	ev->ts.tv_sec = e->ts_sec;
+	ev->ts.tv_usec = e->ts_usec;
+	ev->family = e->family;
+	memcpy(ev->client, e->client, 16);
+	memcpy(ev->server, e->server, 16);
+	ev->client_port = e->client_port;
+	ev->server_port = e->server_port;
+	ev->path = (enum sensor_path)e->path;
+	ev->reply = e->reply;
+	ev->helo = e->helo;
+	ev->from = e->from;
+	ev->to = e->to;
+}
+
+static void
+close_child_sock(struct gateway *gw)
+{
+	if (gw->child_sock < 0)
+		return;
+	loop_del_fd(gw->loop, gw->child_sock);
+	close(gw->child_sock);
+	gw->child_sock = -1;
+}
+
+static void
+on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
+{
+	struct gateway *gw = ctx;
+	struct ipc_record rec;
+
+	for (int i = 0; i < 256; i++) {
+		ssize_t n = recv(fd, &rec, sizeof(rec), MSG_DONTWAIT);
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n <= 0) {
+			/* The child is gone; SIGCHLD tells how. */
+			close_child_sock(gw);
+			return;
+		}
+		if ((size_t)n != sizeof(rec) || rec.version != IPC_VERSION) {
+			if (gw->records_bad++ == 0)
+				log_warnx("child: record of %zd bytes, version "
+					  "%u dropped (want %zu, %u)",
+					  n, rec.version, sizeof(rec),
+					  IPC_VERSION);
+			continue;
+		}
+		if (rec.type == IPC_EVENT) {
+			struct sensor_event ev;
+
+			/* The child's strings are not trusted to end. */
+			rec.u.ev.helo[sizeof(rec.u.ev.helo) - 1] = 0;
+			rec.u.ev.from[sizeof(rec.u.ev.from) - 1] = 0;
+			rec.u.ev.to[sizeof(rec.u.ev.to) - 1] = 0;
+			if (rec.u.ev.family != AF_INET &&
+			    rec.u.ev.family != AF_INET6)
+				continue;
+			event_of(&rec.u.ev, &ev);
+			gateway_on_event(gw, &ev);
+		} else if (rec.type == IPC_STATS) {
+			gw->child_stats = rec.u.stats;
+		}
+	}
+}
+
+int
+supervise_open_capture(struct gateway *gw, char *err)
+{
+	char perr[256] = "";
+	int r = sensor_capture_open_live(gw->cfg->interface, 8 << 20,
+					 &gw->cfg->sensor, &gw->next_cap, perr);
+
+	if (r < 0)
+		snprintf(err, 512, "capture on %s: %s", gw->cfg->interface,
+			 perr);
+	return r;
+}
+
+static int
+spawn(struct gateway *gw, char *err)
+{
+	struct child_handles h = {.listen_fd = {gw->listen_fd[0],
+						gw->listen_fd[1]}};
+	int sv[2], r;
+	pid_t pid;
+
+	/* A fresh handle each time: a dead child's ring buffer position is
+	 * lost with it. */
+	h.cap = gw->next_cap;
+	gw->next_cap = NULL;
+	if (!h.cap) {
+		r = supervise_open_capture(gw, err);
+		if (r < 0)
+			return r;
+		h.cap = gw->next_cap;
+		gw->next_cap = NULL;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		r = -errno;
+		snprintf(err, 512, "socketpair: %s", strerror(-r));
+		sensor_capture_close(h.cap);
+		return r;
+	}
+	/* Events come in bursts; room for a few thousand records. */
+	setsockopt(sv[0], SOL_SOCKET, SO_RCVBUF, &(int){4 << 20}, sizeof(int));
+	setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &(int){4 << 20}, sizeof(int));
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		snprintf(err, 512, "fork: %s", strerror(-r));
+		close(sv[0]);
+		close(sv[1]);
+		sensor_capture_close(h.cap);
+		return r;
+	}
+	if (pid == 0) {
+		h.sock = sv[1];
+		child_run(gw->cfg, &h);
+	}
+	close(sv[1]);
+	/* The child has its own copy of the handle (and the ring). */
+	sensor_capture_close(h.cap);
+	gw->child_pid = pid;
+	gw->child_sock = sv[0];
+	gw->child_since = time(NULL);
+	gw->child_starts++;
+	memset(&gw->child_stats, 0, sizeof(gw->child_stats));
+	r = loop_add_fd(gw->loop, sv[0], EPOLLIN, on_child_sock, gw);
+	if (r < 0) {
+		snprintf(err, 512, "child socket: %s", strerror(-r));
+		return r;
+	}
+	log_info("child %d started (sensor on %s, tarpit on port %u)", pid,
+		 gw->cfg->interface, gw->cfg->nft.tarpit_port);
+	return 0;
+}
+
+static void
+on_restart(struct loop *loop, struct loop_timer *t, void *ctx)
+{
+	struct gateway *gw = ctx;
+	char err[512] = "";
+
+	if (gw->child_pid > 0)
+		return;
+	if (spawn(gw, err) < 0) {
+		log_warnx("child: cannot start: %s; trying again in %u s", err,
+			  gw->restart_delay_ms / 1000);
+		loop_timer_arm(loop, t, loop_now_ms(loop) + gw->restart_delay_ms);
+		if (gw->restart_delay_ms < RESTART_MAX_MS)
+			gw->restart_delay_ms *= 2;
+	}
+}
+
+static void
+describe_end(int status, char *buf, size_t len)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+		snprintf(buf, len, "killed by SIGSYS: a system call outside "
+				   "its seccomp filter (seccomp = no in the "
+				   "config runs it without; please report it)");
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, len, "ended (status %#x)", status);
+}
+
+static void
+on_sigchld(struct loop *loop, int signo, void *ctx)
+{
+	struct gateway *gw = ctx;
+	char why[256];
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (pid != gw->child_pid)
+			continue;
+		/* Read what it sent before it died, then let go. */
+		if (gw->child_sock >= 0)
+			on_child_sock(loop, gw->child_sock, EPOLLIN, gw);
+		close_child_sock(gw);
+		gw->child_pid = 0;
+		describe_end(status, why, sizeof(why));
+		if (time(NULL) - gw->child_since >= CHILD_HEALTHY_SEC)
+			gw->restart_delay_ms = RESTART_FIRST_MS;
+		log_warnx("child %d %s; starting a new one in %u ms", pid, why,
+			  gw->restart_delay_ms);
+		loop_timer_arm(loop, &gw->restart,
+			       loop_now_ms(loop) + gw->restart_delay_ms);
+		if (gw->restart_delay_ms < RESTART_MAX_MS)
+			gw->restart_delay_ms *= 2;
+	}
+}
+
+int
+supervise_start(struct gateway *gw, char *err)
+{
+	int r;
+
+	loop_timer_init(&gw->restart, on_restart, gw);
+	gw->restart_delay_ms = RESTART_FIRST_MS;
+	r = loop_add_signal(gw->loop, SIGCHLD, on_sigchld, gw);
+	if (r < 0) {
+		snprintf(err, 512, "SIGCHLD: %s", strerror(-r));
+		return r;
+	}
+	return spawn(gw, err);
+}
+
+/* Ends the child and waits for it (SIGKILL after 2 s). */
+static void
+end_child(struct gateway *gw)
+{
+	pid_t pid = gw->child_pid;
+
+	if (pid <= 0)
+		return;
+	close_child_sock(gw);
+	kill(pid, SIGTERM);
+	for (int i = 0; i < 200; i++) {
+		if (waitpid(pid, NULL, WNOHANG) == pid) {
+			pid = 0;
+			break;
+		}
+		usleep(10000);
+	}
+	if (pid) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	gw->child_pid = 0;
+}
+
+void
+supervise_stop(struct gateway *gw)
+{
+	end_child(gw);
+	sensor_capture_close(gw->next_cap);
+	gw->next_cap = NULL;
+	if (gw->restart.fn)
+		loop_timer_cancel(gw->loop, &gw->restart);
+}
+
+void
+supervise_restart(struct gateway *gw)
+{
+	end_child(gw);
+	gw->restart_delay_ms = RESTART_FIRST_MS;
+	loop_timer_arm(gw->loop, &gw->restart, loop_now_ms(gw->loop));
+}
