@@ -17,6 +17,7 @@
 #include "gateway.h"
 #include "log.h"
 #include "loop.h"
+#include "privs.h"
 #include "replay.h"
 
 #ifndef GREYGATE_VERSION
@@ -197,10 +198,15 @@ main(int argc, char **argv)
 		return 2;
 	}
 	loop_add_signal(loop, SIGHUP, on_hup, gw);
+	/* Everything is open: keep only what running needs. */
+	if (privs_drop_parent() < 0)
+		log_warn("cannot drop capabilities (running with all of "
+			 "root's)");
 	log_info("greygated %s up: capturing on %s, tarpit on port %u, "
 		 "table inet %s, delay %us",
 		 GREYGATE_VERSION, cfg.interface, cfg.nft.tarpit_port, cfg.table,
 		 cfg.grey.delay_sec);
+	privs_notify_ready();
 	code = loop_run(loop);
 	gateway_close(gw);
 	loop_free(loop);

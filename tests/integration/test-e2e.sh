@@ -208,6 +208,10 @@ child=$(ggctl status --json | jq -r .child.pid)
 [ "$(ps -o user= -p "$child")" = greygate ] || fail "child $child does not run as greygate"
 grep -q "^CapEff:\s*0000000000000000" "/proc/$child/status" || fail "child has capabilities"
 grep -q "^Seccomp:\s*2" "/proc/$child/status" || fail "child has no seccomp filter"
+# The parent keeps net_admin, net_raw, setuid, setgid and kill: 0x30e0.
+grep -q "^CapEff:\s*00000000000030e0" "/proc/$GG_PID/status" ||
+	fail "greygated keeps other capabilities: $(grep ^Cap "/proc/$GG_PID/status")"
+grep -q "^CapBnd:\s*00000000000030e0" "/proc/$GG_PID/status" || fail "greygated's bounding set not cut"
 kill -9 "$child"
 new_child() { ggctl status --json | jq -e --argjson old "$child" '.child.running and .child.pid != $old' >/dev/null; }
 wait_for 10 new_child || fail "child not restarted"
@@ -216,7 +220,7 @@ nsx bot swaks --server 198.51.100.1 --local-interface 198.51.100.40 --from after
 	--to bob@example.org >/dev/null 2>&1 || true
 wait_for 5 grep -q "action=greylist, reason=new, client=198.51.100.40, .*sender=after@restart.test" "$log" ||
 	fail "no greylisting after the child's restart"
-echo "ok: child runs as greygate without capabilities under seccomp; killed, it is restarted"
+echo "ok: child runs as greygate without capabilities under seccomp; greygated keeps five; a killed child is restarted"
 
 # --- kill -9: the table goes, mail flows; restart restores the passes ---
 child=$(ggctl status --json | jq -r .child.pid)
