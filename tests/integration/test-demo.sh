@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# scripts/demo tells the whole story, as the README promises: the first
+# attempt meets the tarpit's 451, the retry passes into pass4, the message
+# is delivered once, the bot never gets in, and the report ends it.
+set -euo pipefail
+here=$(dirname "$0")
+. "$here/../lib/netns.sh"
+
+before=$(ip netns list | wc -l)
+out=$("$here/../../scripts/demo" 2>&1) || { echo "$out"; fail "scripts/demo failed"; }
+expect() {
+	echo "$out" | grep -qE -- "$1" || { echo "$out"; fail "demo output lacks: $1"; }
+}
+expect "status=deferred .*451 4.7.1 <bob@example.org>: Greylisted"
+expect "action=greylist, reason=new, client=203.0.113.10"
+expect "action=pass, reason=retry-passed, client=203.0.113.10, key=203.0.113.0/24"
+expect "elements = \{ 203.0.113.0 "
+expect "exactly 1 time\(s\)"
+expect "<\*\* 451 4.7.1"
+expect "It never reached the MTA: 0 copies"
+expect "greylisted, never retried +1 "
+expect "passed greylisting \(retry\) +1 "
+[ "$(ip netns list | wc -l)" = "$before" ] || fail "the demo left namespaces behind"
+echo "ok: scripts/demo shows the story and cleans up"
