@@ -225,13 +225,13 @@ install_seccomp(void)
 	 * went down. */
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-				     SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+				     SCMP_A0(SCMP_CMP_EQ, AF_UNIX, 0));
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-				     SCMP_A1(SCMP_CMP_EQ, SIOCGIFFLAGS));
+				     SCMP_A1(SCMP_CMP_EQ, SIOCGIFFLAGS, 0));
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-				     SCMP_A1(SCMP_CMP_EQ, FIONREAD));
+				     SCMP_A1(SCMP_CMP_EQ, FIONREAD, 0));
 	if (r == 0)
 		r = seccomp_load(ctx);
 	if (r < 0)
