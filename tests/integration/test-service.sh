@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# greygated as a service: the systemd unit meson generates passes
+# greygated as a service: the systemd units meson generates pass
 # systemd-analyze verify; greygated tells $NOTIFY_SOCKET "READY=1" once it
 # is up (Type=notify), and SIGTERM stops it
 # cleanly, removing its table and control socket.
@@ -12,13 +12,21 @@ here=$(dirname "$0")
 netns_init
 netns_host gw
 
-unit=$NETNS_TMP/greygated.service
-sed "s#/usr/local/sbin/greygated#$GREYGATE_BUILD/daemon/greygated#" \
-	"$GREYGATE_BUILD/greygated.service" >"$unit"
-grep -q "^Type=notify$" "$unit" || fail "unit is not Type=notify"
-out=$(systemd-analyze verify "$unit" 2>&1) || fail "systemd-analyze verify: $out"
+# The units as meson makes them, with the programs where this build has
+# them (systemd-analyze checks that they exist).
+units=$NETNS_TMP/units
+mkdir -p "$units"
+for u in greygated.service greygate-provider-banks.service; do
+	sed -e "s#/usr/local/sbin/greygated#$GREYGATE_BUILD/daemon/greygated#" \
+		-e "s#/usr/local/sbin/greygate-provider-banks#$(realpath "$here/../../scripts/provider-banks")#" \
+		-e "s#/usr/local/bin/greygatectl#$GREYGATE_BUILD/tools/greygatectl#" \
+		"$GREYGATE_BUILD/$u" >"$units/$u"
+done
+cp "$here/../../etc/greygate-provider-banks.timer" "$units/"
+grep -q "^Type=notify$" "$units/greygated.service" || fail "greygated.service is not Type=notify"
+out=$(systemd-analyze verify "$units"/* 2>&1) || fail "systemd-analyze verify: $out"
 [ -z "$out" ] || fail "systemd-analyze verify complains: $out"
-echo "ok: the systemd unit verifies"
+echo "ok: the systemd units (greygated, the providers' banks and their timer) verify"
 
 # A notify socket like systemd's, listening before greygated starts.
 notify=$NETNS_TMP/notify.sock
