@@ -44,7 +44,9 @@ cmp_double(const void *a, const void *b)
 int
 main(int argc, char **argv)
 {
-	struct nftset_config cfg = {"greygate", 25, 2525, 0, 24, 64, false};
+	struct nftset_config cfg = {.table = "greygate", .smtp_port = 25,
+				    .tarpit_port = 2525, .pass_prefix4 = 24,
+				    .pass_prefix6 = 64};
 	size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 100000;
 	static const size_t batches[] = {1, 100, 1000};
 	struct nftset *nft;

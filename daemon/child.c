@@ -251,9 +251,9 @@ child_setup(struct child *c, const struct config *cfg,
 	c->sensor = sensor_new(&cfg->sensor, on_sensor_event, c);
 	if (!c->tarpit || !c->sensor)
 		return -ENOMEM;
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 4; i++)
 		if (h->listen_fd[i] >= 0 &&
-		    tarpit_adopt(c->tarpit, h->listen_fd[i]) < 0)
+		    tarpit_adopt(c->tarpit, h->listen_fd[i], i >= 2) < 0)
 			return -EIO;
 	sensor_set_tarpit_hook(c->sensor, tarpit_holds_hook, c);
 	c->cap = h->cap;
@@ -273,7 +273,8 @@ _Noreturn void
 child_run(const struct config *cfg, struct child_handles *h)
 {
 	int keep[] = {sensor_capture_fd(h->cap), h->listen_fd[0],
-		      h->listen_fd[1], h->sock};
+		      h->listen_fd[1], h->listen_fd[2], h->listen_fd[3],
+		      h->sock};
 	struct child c = {0};
 	int code;
 

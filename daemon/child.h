@@ -13,7 +13,9 @@ struct sensor_capture;
 /* What the parent opened for the child while it still could. */
 struct child_handles {
 	struct sensor_capture *cap; /* the live capture */
-	int listen_fd[2];           /* tarpit listeners (-1: none) */
+	int listen_fd[4];           /* tarpit listeners, v4 and v6, then the
+				       stutter's for trapped clients (-1:
+				       none) */
 	int sock;                   /* the child's end of the socketpair */
 };
 

@@ -117,7 +117,8 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 			",\"allow_listed\":%" PRIu64 "},\"tarpit\":{\"open\":%u,"
 			"\"connections\":%" PRIu64 ",\"reached_rcpt\":%" PRIu64
 			",\"busy\":%" PRIu64 ",\"timeouts\":%" PRIu64
-			",\"bad_commands\":%" PRIu64 "},\"sensor\":{\"packets\":"
+			",\"bad_commands\":%" PRIu64 ",\"stress_entered\":%" PRIu64
+			",\"stressed\":%u},\"sensor\":{\"packets\":"
 			"%" PRIu64 ",\"flows\":%" PRIu64 ",\"rcpts\":%" PRIu64
 			",\"pcap_dropped\":%" PRIu64 "}}\n",
 			store_count(gw->store, -1),
@@ -128,6 +129,7 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 			cs->tarpit.open, cs->tarpit.connections,
 			cs->tarpit.reached_rcpt, cs->tarpit.busy,
 			cs->tarpit.timeouts, cs->tarpit.bad_commands,
+			cs->tarpit.stress_entered, cs->tarpit.stressed,
 			cs->sensor.packets, cs->sensor.flows, cs->sensor.rcpts,
 			cs->pcap_dropped);
 		return;
@@ -158,12 +160,14 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 		k->attempts, k->greylisted_new + k->greylisted_early,
 		k->passed, k->refreshed, k->trapped, k->allow_listed);
 	fprintf(out,
-		"tarpit:    %u open, %" PRIu64 " connections, %" PRIu64
+		"tarpit:    %u open%s, %" PRIu64 " connections, %" PRIu64
 		" reached RCPT, %" PRIu64 " busy, %" PRIu64
-		" timeouts, %" PRIu64 " bad commands\n",
-		cs->tarpit.open, cs->tarpit.connections,
-		cs->tarpit.reached_rcpt, cs->tarpit.busy, cs->tarpit.timeouts,
-		cs->tarpit.bad_commands);
+		" timeouts, %" PRIu64 " bad commands, stress %" PRIu64
+		" times\n",
+		cs->tarpit.open, cs->tarpit.stressed ? " (stress mode)" : "",
+		cs->tarpit.connections, cs->tarpit.reached_rcpt,
+		cs->tarpit.busy, cs->tarpit.timeouts, cs->tarpit.bad_commands,
+		cs->tarpit.stress_entered);
 	fprintf(out,
 		"sensor:    %" PRIu64 " packets, %" PRIu64 " flows, %" PRIu64
 		" RCPTs, %" PRIu64 " dropped by the kernel\n",

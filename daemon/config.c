@@ -34,6 +34,8 @@ config_derive(struct config *cfg)
 	cfg->sensor.smtp_port = cfg->nft.smtp_port;
 	cfg->nft.pass_prefix4 = cfg->grey.prefix4;
 	cfg->nft.pass_prefix6 = cfg->grey.prefix6;
+	/* Without a stutter, trapped clients meet the plain tarpit. */
+	cfg->nft.trap_port = cfg->tarpit.stutter_ms ? cfg->trap_port : 0;
 }
 
 void
@@ -60,6 +62,7 @@ config_defaults(struct config *cfg)
 	cfg->nft.table = cfg->table;
 	cfg->nft.smtp_port = 25;
 	cfg->nft.tarpit_port = 2525;
+	cfg->trap_port = 2526;
 	cfg->nft.exempt_mark = 0;
 	snprintf(cfg->exempt[0], GREY_ADDR_MAX, "postmaster@");
 	snprintf(cfg->exempt[1], GREY_ADDR_MAX, "abuse@");
@@ -169,7 +172,23 @@ parse_list(const char *text, char (*items)[GREY_ADDR_MAX], int *n)
 static int
 parse_ms(const char *text, uint32_t *ms)
 {
+	size_t len = strlen(text);
+	unsigned long long v;
 	uint32_t sec;
+
+	/* "250ms": for timers under a second (the stutter). */
+	if (len > 2 && !strcmp(text + len - 2, "ms")) {
+		char num[32];
+
+		if (len - 2 >= sizeof(num))
+			return -EINVAL;
+		memcpy(num, text, len - 2);
+		num[len - 2] = 0;
+		if (parse_uint(num, UINT32_MAX, &v) < 0)
+			return -EINVAL;
+		*ms = (uint32_t)v;
+		return 0;
+	}
 
 	if (config_parse_duration(text, &sec) < 0 || sec > UINT32_MAX / 1000)
 		return -EINVAL;
@@ -216,6 +235,8 @@ set_key(struct config *c, const char *section, const char *key,
 		return parse_port(v, &c->nft.smtp_port);
 	if (KEY("gateway", "tarpit_port"))
 		return parse_port(v, &c->nft.tarpit_port);
+	if (KEY("gateway", "trap_port"))
+		return parse_port(v, &c->trap_port);
 	if (KEY("gateway", "exempt_mark")) {
 		if (parse_uint(v, UINT32_MAX, &u) < 0)
 			return -EINVAL;
@@ -245,6 +266,13 @@ set_key(struct config *c, const char *section, const char *key,
 		return parse_ms(v, &c->tarpit.idle_timeout_ms);
 	if (KEY("tarpit", "session_timeout"))
 		return parse_ms(v, &c->tarpit.session_timeout_ms);
+	if (KEY("tarpit", "stress_idle_timeout"))
+		return parse_ms(v, &c->tarpit.stress_idle_timeout_ms);
+	if (KEY("tarpit", "stress_session_timeout"))
+		return parse_ms(v, &c->tarpit.stress_session_timeout_ms);
+	*why = "want a duration: ms, or seconds, or a number with s, m, h or d";
+	if (KEY("tarpit", "stutter"))
+		return parse_ms(v, &c->tarpit.stutter_ms);
 	*why = "bad number";
 	if (KEY("greylist", "client_prefix4")) {
 		if (parse_uint(v, 32, &u) < 0)
@@ -256,6 +284,15 @@ set_key(struct config *c, const char *section, const char *key,
 		if (parse_uint(v, 128, &u) < 0)
 			return -EINVAL;
 		c->grey.prefix6 = (uint8_t)u;
+		return 0;
+	}
+	if (KEY("tarpit", "stress_high") || KEY("tarpit", "stress_low")) {
+		if (parse_uint(v, 1000000, &u) < 0)
+			return -EINVAL;
+		if (!strcmp(key, "stress_high"))
+			c->tarpit.stress_high = (uint32_t)u;
+		else
+			c->tarpit.stress_low = (uint32_t)u;
 		return 0;
 	}
 	if (KEY("tarpit", "max_connections") ||
@@ -353,7 +390,8 @@ keep_restart_keys(struct config *n, const struct config *old)
 		   sizeof(((struct config *)0)->field)}
 		K(interface), K(store_dir), K(table), K(control_socket),
 		K(user), K(seccomp), K(store_move_aside), K(nft.smtp_port),
-		K(nft.tarpit_port), K(nft.exempt_mark), K(nft.persist),
+		K(nft.tarpit_port), K(trap_port), K(nft.exempt_mark),
+		K(nft.persist), K(tarpit.stutter_ms),
 		K(grey.prefix4), K(grey.prefix6),
 #undef K
 	};

@@ -32,6 +32,7 @@ struct config {
 	struct sensor_config sensor;
 	struct tarpit_config tarpit;
 	char table[64];
+	uint16_t trap_port;    /* the stutter's port (2526) */
 	char capabilities[256];
 	/* [greylist] lists */
 	char exempt[CONFIG_LIST_MAX][GREY_ADDR_MAX];

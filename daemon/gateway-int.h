@@ -36,7 +36,7 @@ struct gateway {
 	size_t nruntime;
 	char runtime_path[300];
 	/* the child */
-	int listen_fd[2];
+	int listen_fd[4]; /* tarpit v4, v6; stutter v4, v6 (-1: none) */
 	struct sensor_capture *next_cap; /* opened for the next child */
 	pid_t child_pid;
 	int child_sock; /* the parent's end, -1 while no child */

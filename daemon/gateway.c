@@ -447,34 +447,44 @@ open_policy(struct gateway *gw, char *err)
 }
 
 /* The tarpit's listeners are bound here, while greygated may still bind
- * any port; the child serves them, and a restarted child the same ones. */
+ * any port; the child serves them, and a restarted child the same ones.
+ * slot: 0 for the tarpit's port, 2 for the stutter's. */
 static int
-bind_tarpit(struct gateway *gw, char *err)
+bind_port(struct gateway *gw, uint16_t port, int slot, char *err)
 {
 	struct sockaddr_in in4 = {.sin_family = AF_INET};
 	struct sockaddr_in6 in6 = {.sin6_family = AF_INET6,
 				   .sin6_addr = IN6ADDR_ANY_INIT};
 	int fd;
 
-	in4.sin_port = htons(gw->cfg->nft.tarpit_port);
+	in4.sin_port = htons(port);
 	in6.sin6_port = in4.sin_port;
 	fd = tarpit_bind((struct sockaddr *)&in4, sizeof(in4));
 	if (fd < 0) {
-		snprintf(err, 512, "tarpit port %u: %s",
-			 gw->cfg->nft.tarpit_port, strerror(-fd));
+		snprintf(err, 512, "tarpit port %u: %s", port, strerror(-fd));
 		return fd;
 	}
-	gw->listen_fd[0] = fd;
+	gw->listen_fd[slot] = fd;
 	fd = tarpit_bind((struct sockaddr *)&in6, sizeof(in6));
 	if (fd == -EAFNOSUPPORT || fd == -EADDRNOTAVAIL)
 		return 0; /* no IPv6 on this host */
 	if (fd < 0) {
-		snprintf(err, 512, "tarpit port %u (IPv6): %s",
-			 gw->cfg->nft.tarpit_port, strerror(-fd));
+		snprintf(err, 512, "tarpit port %u (IPv6): %s", port,
+			 strerror(-fd));
 		return fd;
 	}
-	gw->listen_fd[1] = fd;
+	gw->listen_fd[slot + 1] = fd;
 	return 0;
+}
+
+static int
+bind_tarpit(struct gateway *gw, char *err)
+{
+	int r = bind_port(gw, gw->cfg->nft.tarpit_port, 0, err);
+
+	if (r == 0 && gw->cfg->nft.trap_port)
+		r = bind_port(gw, gw->cfg->nft.trap_port, 2, err);
+	return r;
 }
 
 static void
@@ -504,7 +514,8 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	gw->cfg_missing_ok = missing_ok;
 	gw->loop = loop;
 	gw->started = time(NULL);
-	gw->listen_fd[0] = gw->listen_fd[1] = -1;
+	for (int i = 0; i < 4; i++)
+		gw->listen_fd[i] = -1;
 	gw->child_sock = -1;
 	loop_timer_init(&gw->housekeeping, on_housekeeping, gw);
 	r = open_policy(gw, err);
@@ -582,7 +593,7 @@ gateway_close(struct gateway *gw)
 	supervise_stop(gw);
 	loop_timer_cancel(gw->loop, &gw->housekeeping);
 	control_close(gw->control);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 4; i++)
 		if (gw->listen_fd[i] >= 0)
 			close(gw->listen_fd[i]);
 	nftset_close(gw->nft);

@@ -107,11 +107,11 @@ supervise_open_capture(struct gateway *gw, char *err)
 static int
 spawn(struct gateway *gw, char *err)
 {
-	struct child_handles h = {.listen_fd = {gw->listen_fd[0],
-						gw->listen_fd[1]}};
+	struct child_handles h = {0};
 	int sv[2], r;
 	pid_t pid;
 
+	memcpy(h.listen_fd, gw->listen_fd, sizeof(h.listen_fd));
 	/* A fresh handle each time: a dead child's ring buffer position is
 	 * lost with it. */
 	h.cap = gw->next_cap;

@@ -17,6 +17,8 @@ struct nftset_config {
 	const char *table;    /* table name in family inet ("greygate") */
 	uint16_t smtp_port;   /* port clients connect to (25) */
 	uint16_t tarpit_port; /* where unproven clients are sent (2525) */
+	uint16_t trap_port;   /* where trapped clients are sent (0: the
+				 tarpit port) */
 	uint32_t exempt_mark; /* packets with any of these mark bits skip
 				 greygate (0: no such rule) */
 	uint8_t pass_prefix4; /* key length of pass4 (24) */

@@ -5,11 +5,11 @@
  *   chain prerouting (nat, dstnat): for TCP to the SMTP port
  *     [meta mark & MARK != 0 accept]
  *     ip saddr @allow4 counter allowed accept      (and ip6 / allow6)
- *     ip saddr @trap4 counter trapped redirect to :TARPIT
+ *     ip saddr @trap4 counter trapped redirect to :TRAP (the stutter)
  *     ip saddr @pass4 counter passed accept
  *     counter greylisted redirect to :TARPIT
- *   chain tarpit_guard (filter, input): TCP to the tarpit port that was
- *     not redirected (ct status dnat unset) is dropped.
+ *   chain tarpit_guard (filter, input): TCP to the tarpit's ports that
+ *     was not redirected (ct status dnat unset) is dropped.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -411,7 +411,9 @@ put_prerouting_rules(struct nft_batch *b, const struct nftset_config *cfg)
 					     families[i]);
 				add_counter(r, steps[s].counter);
 				if (steps[s].redirect)
-					add_redirect(r, cfg->tarpit_port);
+					add_redirect(r, cfg->trap_port
+								? cfg->trap_port
+								: cfg->tarpit_port);
 				else
 					add_verdict(r, NF_ACCEPT);
 			}
@@ -430,7 +432,8 @@ put_prerouting_rules(struct nft_batch *b, const struct nftset_config *cfg)
 }
 
 static int
-put_guard_rule(struct nft_batch *b, const struct nftset_config *cfg)
+put_guard_rule(struct nft_batch *b, const struct nftset_config *cfg,
+	       uint16_t port)
 {
 	struct nftnl_rule *r = rule_new(cfg, "tarpit_guard");
 	struct nftnl_expr *ct;
@@ -438,7 +441,7 @@ put_guard_rule(struct nft_batch *b, const struct nftset_config *cfg)
 
 	if (!r)
 		return -ENOMEM;
-	add_tcp_dport(r, cfg->tarpit_port);
+	add_tcp_dport(r, port);
 	ct = nftnl_expr_alloc("ct");
 	if (ct) {
 		nftnl_expr_set_u32(ct, NFTNL_EXPR_CT_KEY, NFT_CT_STATUS);
@@ -485,6 +488,8 @@ nft_ruleset_build(struct nft_batch *b, const struct nftset_config *cfg,
 	if (!r)
 		r = put_prerouting_rules(b, cfg);
 	if (!r)
-		r = put_guard_rule(b, cfg);
+		r = put_guard_rule(b, cfg, cfg->tarpit_port);
+	if (!r && cfg->trap_port && cfg->trap_port != cfg->tarpit_port)
+		r = put_guard_rule(b, cfg, cfg->trap_port);
 	return r;
 }

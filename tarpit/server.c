@@ -10,6 +10,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "loop.h"
 #include "tarpit.h"
 
@@ -25,6 +26,11 @@ struct conn {
 	struct loop_timer timer;
 	uint64_t idle_due_ms;
 	uint64_t session_due_ms;
+	uint64_t next_byte_ms; /* stutter: when the next byte goes */
+	char *out;             /* stutter: the reply being sent, or NULL */
+	uint16_t out_len, out_off;
+	uint8_t stutter;
+	uint8_t close_after; /* stutter: close once out is sent */
 	struct tarpit_dialogue dlg;
 	int fd;
 	uint16_t port;
@@ -47,6 +53,7 @@ struct tarpit {
 	struct tarpit_config cfg;
 	struct loop *loop;
 	int listen_fd[LISTEN_MAX];
+	bool listen_stutter[LISTEN_MAX];
 	size_t nlisten;
 	struct loop_timer backoff; /* re-enables accept after EMFILE */
 	struct conn **buckets;
@@ -73,6 +80,11 @@ tarpit_config_defaults(struct tarpit_config *cfg)
 	cfg->idle_timeout_ms = 30000;
 	cfg->session_timeout_ms = 120000;
 	cfg->max_bad_commands = 10;
+	cfg->stress_high = 0; /* 0: three quarters of max_conns */
+	cfg->stress_low = 0;  /* 0: half of max_conns */
+	cfg->stress_idle_timeout_ms = 5000;
+	cfg->stress_session_timeout_ms = 20000;
+	cfg->stutter_ms = 1000;
 }
 
 static size_t
@@ -102,6 +114,10 @@ tarpit_new(const struct tarpit_config *cfg, struct loop *loop)
 		return NULL;
 	tp->cfg = *cfg;
 	tp->loop = loop;
+	if (!tp->cfg.stress_high)
+		tp->cfg.stress_high = cfg->max_conns - cfg->max_conns / 4;
+	if (!tp->cfg.stress_low)
+		tp->cfg.stress_low = cfg->max_conns / 2;
 	while (n < 2 * (size_t)cfg->max_conns && n < 65536)
 		n *= 2;
 	tp->nbuckets = n;
@@ -141,6 +157,12 @@ conn_close(struct conn *c)
 	close(c->fd);
 	remember_closed(tp, c);
 	tp->counters.open--;
+	if (tp->counters.stressed && tp->counters.open <= tp->cfg.stress_low) {
+		tp->counters.stressed = 0;
+		log_info("tarpit: stress over: %u connections open",
+			 tp->counters.open);
+	}
+	free(c->out);
 	free(c);
 }
 
@@ -205,13 +227,122 @@ send_reply(int fd, const char *buf, size_t len)
 	return n == (ssize_t)len;
 }
 
+/* The client's turn: it has idle_due to speak. Ours (a stutter): the
+ * next byte is due. The session's deadline holds either way. */
 static void
 conn_arm_timer(struct conn *c)
 {
-	uint64_t due = c->idle_due_ms < c->session_due_ms ? c->idle_due_ms
-							  : c->session_due_ms;
+	uint64_t turn = c->out ? c->next_byte_ms : c->idle_due_ms;
 
-	loop_timer_arm(c->tp->loop, &c->timer, due);
+	loop_timer_arm(c->tp->loop, &c->timer,
+		       turn < c->session_due_ms ? turn : c->session_due_ms);
+}
+
+static uint32_t
+idle_ms(const struct tarpit *tp)
+{
+	return tp->counters.stressed &&
+			       tp->cfg.stress_idle_timeout_ms <
+				       tp->cfg.idle_timeout_ms
+		       ? tp->cfg.stress_idle_timeout_ms
+		       : tp->cfg.idle_timeout_ms;
+}
+
+static uint32_t
+session_ms(const struct tarpit *tp)
+{
+	return tp->counters.stressed &&
+			       tp->cfg.stress_session_timeout_ms <
+				       tp->cfg.session_timeout_ms
+		       ? tp->cfg.stress_session_timeout_ms
+		       : tp->cfg.session_timeout_ms;
+}
+
+/* Too many open: the shorter timeouts apply at once, to every connection
+ * already open too, so a flood makes room for itself. */
+static void
+enter_stress(struct tarpit *tp)
+{
+	uint64_t now = loop_now_ms(tp->loop);
+	uint64_t idle, session;
+
+	tp->counters.stressed = 1;
+	tp->counters.stress_entered++;
+	idle = now + idle_ms(tp);
+	session = now + session_ms(tp);
+	log_info("tarpit: stress: %u connections open; timeouts now %u ms "
+		 "idle, %u ms a session, until %u are left",
+		 tp->counters.open, idle_ms(tp), session_ms(tp),
+		 tp->cfg.stress_low);
+	for (size_t i = 0; i < tp->nbuckets; i++)
+		for (struct conn *c = tp->buckets[i]; c; c = c->hash_next) {
+			if (c->idle_due_ms > idle)
+				c->idle_due_ms = idle;
+			if (c->session_due_ms > session)
+				c->session_due_ms = session;
+			conn_arm_timer(c);
+		}
+}
+
+enum reply_result { REPLY_SENT, REPLY_PAUSED, REPLY_CLOSED };
+
+static bool conn_process(struct conn *c);
+
+/* A reply: written at once, or on a stutter connection queued to go out a
+ * byte at a time while the client's further commands wait. */
+static enum reply_result
+conn_reply(struct conn *c, const char *buf, size_t len, bool close_after)
+{
+	if (!c->stutter || len == 0) {
+		if (!send_reply(c->fd, buf, len) || close_after) {
+			conn_close(c);
+			return REPLY_CLOSED;
+		}
+		return REPLY_SENT;
+	}
+	c->out = malloc(len);
+	if (!c->out) {
+		conn_close(c);
+		return REPLY_CLOSED;
+	}
+	memcpy(c->out, buf, len);
+	c->out_len = (uint16_t)len;
+	c->out_off = 0;
+	c->close_after = close_after;
+	c->next_byte_ms = loop_now_ms(c->tp->loop);
+	loop_mod_fd(c->tp->loop, c->fd, 0);
+	conn_arm_timer(c);
+	return REPLY_PAUSED;
+}
+
+/* One byte of a stutter; the client's turn again after the last. */
+static void
+stutter_step(struct conn *c)
+{
+	uint64_t now = loop_now_ms(c->tp->loop);
+	ssize_t n = send(c->fd, c->out + c->out_off, 1,
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	if (n != 1) {
+		conn_close(c);
+		return;
+	}
+	if (++c->out_off < c->out_len) {
+		c->next_byte_ms = now + c->tp->cfg.stutter_ms;
+		conn_arm_timer(c);
+		return;
+	}
+	free(c->out);
+	c->out = NULL;
+	if (c->close_after) {
+		conn_close(c);
+		return;
+	}
+	c->idle_due_ms = now + idle_ms(c->tp);
+	loop_mod_fd(c->tp->loop, c->fd, EPOLLIN);
+	/* Commands that came while we spoke (PIPELINING) are answered now. */
+	if (conn_process(c))
+		conn_arm_timer(c);
 }
 
 static void
@@ -221,6 +352,10 @@ on_conn_timer(struct loop *loop, struct loop_timer *timer, void *ctx)
 	char buf[128];
 	size_t n;
 
+	if (c->out && loop_now_ms(loop) < c->session_due_ms) {
+		stutter_step(c);
+		return;
+	}
 	n = (size_t)snprintf(buf, sizeof(buf),
 			     "421 4.4.2 %s Error: timeout exceeded\r\n",
 			     c->tp->cfg.hostname);
@@ -236,8 +371,9 @@ conn_process(struct conn *c)
 {
 	char out[TARPIT_REPLY_MAX];
 	size_t start = 0, out_len;
+	bool paused = false;
 
-	for (size_t i = 0; i < c->in_len; i++) {
+	for (size_t i = 0; i < c->in_len && !paused; i++) {
 		size_t len;
 		int r;
 
@@ -255,9 +391,14 @@ conn_process(struct conn *c)
 		}
 		if (out_len && out[0] == '5')
 			c->tp->counters.bad_commands++;
-		if (!send_reply(c->fd, out, out_len) || r == TARPIT_CLOSE) {
-			conn_close(c);
+		switch (conn_reply(c, out, out_len, r == TARPIT_CLOSE)) {
+		case REPLY_CLOSED:
 			return false;
+		case REPLY_PAUSED:
+			paused = true;
+			break;
+		case REPLY_SENT:
+			break;
 		}
 		start = i + 1;
 		/* A BDAT chunk follows its command line: skip its bytes. */
@@ -273,7 +414,7 @@ conn_process(struct conn *c)
 	}
 	memmove(c->in, c->in + start, c->in_len - start);
 	c->in_len = (uint16_t)(c->in_len - start);
-	if (c->in_len == sizeof(c->in)) {
+	if (c->in_len == sizeof(c->in) && !c->out) {
 		/* No CRLF within the limit: drop what we have and answer 500
 		 * when the line finally ends. */
 		c->in_len = 0;
@@ -289,6 +430,10 @@ on_conn_ready(struct loop *loop, int fd, uint32_t events, void *ctx)
 	char skipbuf[4096];
 	ssize_t n;
 
+	/* While a stutter speaks, only a hang-up gets here; keep what the
+	 * client sent for after it, if there is room. */
+	if (c->out && c->in_len == sizeof(c->in))
+		return;
 	if (c->dlg.skip_bytes) {
 		size_t want = c->dlg.skip_bytes < sizeof(skipbuf)
 				      ? c->dlg.skip_bytes
@@ -309,7 +454,9 @@ on_conn_ready(struct loop *loop, int fd, uint32_t events, void *ctx)
 		conn_close(c);
 		return;
 	}
-	c->idle_due_ms = loop_now_ms(loop) + c->tp->cfg.idle_timeout_ms;
+	if (c->out)
+		return;
+	c->idle_due_ms = loop_now_ms(loop) + idle_ms(c->tp);
 	if (!conn_process(c))
 		return;
 	conn_arm_timer(c);
@@ -337,7 +484,8 @@ refuse_busy(struct tarpit *tp, int fd)
 }
 
 static void
-conn_start(struct tarpit *tp, int fd, const struct sockaddr_storage *ss)
+conn_start(struct tarpit *tp, int fd, const struct sockaddr_storage *ss,
+	   bool stutter)
 {
 	char banner[TARPIT_REPLY_MAX];
 	struct conn *c;
@@ -375,8 +523,9 @@ conn_start(struct tarpit *tp, int fd, const struct sockaddr_storage *ss)
 	}
 	tarpit_dialogue_init(&c->dlg, &tp->cfg);
 	loop_timer_init(&c->timer, on_conn_timer, c);
-	c->idle_due_ms = now + tp->cfg.idle_timeout_ms;
-	c->session_due_ms = now + tp->cfg.session_timeout_ms;
+	c->stutter = stutter && tp->cfg.stutter_ms;
+	c->idle_due_ms = now + idle_ms(tp);
+	c->session_due_ms = now + session_ms(tp);
 	if (loop_add_fd(tp->loop, fd, EPOLLIN, on_conn_ready, c) < 0) {
 		free(c);
 		close(fd);
@@ -387,11 +536,13 @@ conn_start(struct tarpit *tp, int fd, const struct sockaddr_storage *ss)
 	tp->buckets[h] = c;
 	tp->counters.open++;
 	tp->counters.connections++;
-	if (!send_reply(fd, banner, tarpit_banner(&tp->cfg, banner,
-						 sizeof(banner)))) {
-		conn_close(c);
+	if (!tp->counters.stressed && tp->cfg.stress_high &&
+	    tp->counters.open >= tp->cfg.stress_high)
+		enter_stress(tp);
+	if (conn_reply(c, banner,
+		       tarpit_banner(&tp->cfg, banner, sizeof(banner)),
+		       false) == REPLY_CLOSED)
 		return;
-	}
 	conn_arm_timer(c);
 }
 
@@ -412,7 +563,11 @@ static void
 on_listen_ready(struct loop *loop, int fd, uint32_t events, void *ctx)
 {
 	struct tarpit *tp = ctx;
+	bool stutter = false;
 
+	for (size_t i = 0; i < tp->nlisten; i++)
+		if (tp->listen_fd[i] == fd)
+			stutter = tp->listen_stutter[i];
 	for (int i = 0; i < ACCEPT_BATCH; i++) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
@@ -420,7 +575,7 @@ on_listen_ready(struct loop *loop, int fd, uint32_t events, void *ctx)
 				  SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (cfd >= 0) {
-			conn_start(tp, cfd, &ss);
+			conn_start(tp, cfd, &ss, stutter);
 			continue;
 		}
 		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
@@ -458,7 +613,7 @@ tarpit_bind(const struct sockaddr *addr, socklen_t addr_len)
 }
 
 int
-tarpit_adopt(struct tarpit *tp, int fd)
+tarpit_adopt(struct tarpit *tp, int fd, bool stutter)
 {
 	int r;
 
@@ -467,6 +622,7 @@ tarpit_adopt(struct tarpit *tp, int fd)
 	r = loop_add_fd(tp->loop, fd, EPOLLIN, on_listen_ready, tp);
 	if (r < 0)
 		return r;
+	tp->listen_stutter[tp->nlisten] = stutter;
 	tp->listen_fd[tp->nlisten++] = fd;
 	return 0;
 }
@@ -482,7 +638,7 @@ tarpit_listen(struct tarpit *tp, const struct sockaddr *addr,
 	fd = tarpit_bind(addr, addr_len);
 	if (fd < 0)
 		return fd;
-	r = tarpit_adopt(tp, fd);
+	r = tarpit_adopt(tp, fd, false);
 	if (r < 0)
 		close(fd);
 	return r;

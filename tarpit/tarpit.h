@@ -31,6 +31,12 @@ struct tarpit_config {
 	uint32_t idle_timeout_ms;  /* no complete command for this long */
 	uint32_t session_timeout_ms; /* whole session */
 	uint32_t max_bad_commands; /* then 421 and close */
+	/* Stress mode: from stress_high open connections until they fall to
+	 * stress_low, the shorter timeouts apply (to those open too). 0:
+	 * three quarters and half of max_conns. */
+	uint32_t stress_high, stress_low;
+	uint32_t stress_idle_timeout_ms, stress_session_timeout_ms;
+	uint32_t stutter_ms;       /* stutter listeners: a byte this often */
 };
 
 /* --- the dialogue: a pure state machine over command lines --- */
@@ -77,7 +83,9 @@ struct tarpit_counters {
 	uint64_t busy;          /* refused with 421: too many */
 	uint64_t timeouts;      /* closed for idleness or the deadline */
 	uint64_t bad_commands;  /* unknown, out of order, too long */
+	uint64_t stress_entered; /* times stress mode began */
 	uint32_t open;          /* connections open now */
+	uint32_t stressed;      /* 1 while in stress mode */
 };
 
 /* tarpit_config_defaults - sensible defaults (hostname "localhost"). */
@@ -109,8 +117,10 @@ int tarpit_listen(struct tarpit *tarpit, const struct sockaddr *addr,
 int tarpit_bind(const struct sockaddr *addr, socklen_t addr_len);
 
 /* tarpit_adopt - serve the listening socket fd (now owned by the tarpit).
- * Return: 0, -ENOSPC (too many listeners), or -errno. */
-int tarpit_adopt(struct tarpit *tarpit, int fd);
+ * With stutter, every reply on its connections goes out one byte each
+ * stutter_ms (for trapped clients, as spamd does), within the same
+ * timeouts and caps. Return: 0, -ENOSPC (too many listeners), or -errno. */
+int tarpit_adopt(struct tarpit *tarpit, int fd, bool stutter);
 
 /*
  * tarpit_holds - does the tarpit hold (or did it hold within the last few

@@ -38,7 +38,9 @@ echo "198.51.100.30 # a friend's server" >"$NETNS_TMP/allow.d/friends.txt"
 greygated_conf "log_level = debug
 [greylist]
 delay = 5
-trap_recipients = spamtrap@example.org"
+trap_recipients = spamtrap@example.org
+[tarpit]
+stutter = 10ms"
 # Everything port 25 on the gateway, for the replay at the end.
 cap=$NETNS_TMP/e2e.pcap
 netns_spawn gw tcpdump -i any -U -Z root -w "$cap" 'tcp port 25' >"$NETNS_TMP/tcpdump.log" 2>&1

@@ -75,3 +75,40 @@ echo "$out" | grep -q "454 4.7.0 TLS not available due to temporary reason" || f
 echo "$out" | grep -q "451 4.7.1 <bob@example.org>" || fail "no 451 after the 454: $out"
 echo "ok: STARTTLS answered 454, the session went on in plain text"
 grep -q "action=pass, reason=starttls, client=203.0.113.10" "$log" || fail "STARTTLS did not pass"
+
+# --- stress mode and the stutter: greygated again with small caps ---
+kill "$GG_PID"
+wait "$GG_PID" 2>/dev/null || true
+greygated_conf "[greylist]
+delay = 1h
+trap_recipients = trap@example.org
+[tarpit]
+max_connections = 40
+max_per_client = 64
+idle_timeout = 30s
+stress_high = 20
+stress_low = 10
+stress_idle_timeout = 1s
+stutter = 100ms"
+greygated_start
+ggctl forget 203.0.113.10 >/dev/null
+# 25 idle connections: past 20 the timeouts shorten for all of them.
+nsx sender $abuse idle 203.0.113.1 25 8 | tee "$NETNS_TMP/idle"
+grep -q "^closed=25 slowest=[0-3]\." "$NETNS_TMP/idle" || fail "stress mode did not close the idle flood within 4 s"
+grep -q "tarpit: stress: 20 connections open; timeouts now 1000 ms idle" "$log" || fail "stress not logged"
+grep -q "tarpit: stress over" "$log" || fail "end of stress not logged"
+# The child sends its counters every second.
+stress_counted() { ggctl status --json | jq -e '.tarpit.stress_entered == 1 and .tarpit.stressed == 0 and
+	.tarpit.timeouts == 25' >/dev/null; }
+wait_for 3 stress_counted || fail "status: $(ggctl status --json | jq -c .tarpit)"
+# Out of stress, an idle client has its full 30 s again.
+nsx sender $abuse idle 203.0.113.1 1 3 | grep -q "^closed=0 " || fail "still in stress mode"
+echo "ok: stress mode: past stress_high the idle timeout fell to 1 s for all, then came back"
+
+# A trapped client meets the stutter: a byte every 100 ms.
+sw --from bot@sender.test --to trap@example.org >/dev/null
+wait_for 5 grep -q "action=trap, reason=trapped, client=203.0.113.10" "$log" || fail "client not trapped"
+nsx sender $abuse stutter 203.0.113.1 100
+out=$(nsx sender timeout 5 swaks --server 203.0.113.1:2526 --quit-after connect 2>&1 || true)
+if echo "$out" | grep -q "^<-  220"; then fail "the stutter port answers without the redirect"; fi
+echo "ok: trapped clients get every reply a byte at a time; the stutter port is not reachable directly"

@@ -12,6 +12,10 @@
 #   flood HOST N SRC... N connections at once, from the source addresses
 #                       in turn; waits for every banner; holds them until
 #                       stdin closes; prints "banners=K"
+#   idle HOST N WAIT    N idle connections; prints "closed=K slowest=T"
+#                       after WAIT s: how many the server closed, and when
+#   stutter HOST MS     the banner and EHLO reply must come a byte at a
+#                       time, MS apart
 import socket
 import sys
 import time
@@ -193,6 +197,61 @@ def flood(host, n, sources):
         s.close()
 
 
+def idle(host, n, wait):
+    import selectors
+    sel = selectors.DefaultSelector()
+    start = time.time()
+    for _ in range(n):
+        s = connect(host)
+        s.setblocking(False)
+        sel.register(s, selectors.EVENT_READ, b"")
+    closed, slowest = 0, 0.0
+    while closed < n and time.time() - start < wait:
+        for key, _ in sel.select(timeout=0.1):
+            try:
+                data = key.fileobj.recv(512)
+            except OSError:
+                data = b""
+            if data:
+                sel.modify(key.fileobj, selectors.EVENT_READ, key.data + data)
+                continue
+            if b"421 " not in key.data:
+                fail("closed without 421: %r" % key.data)
+            closed += 1
+            slowest = time.time() - start
+            sel.unregister(key.fileobj)
+            key.fileobj.close()
+    print("closed=%d slowest=%.1f" % (closed, slowest))
+
+
+def stutter(host, ms):
+    s = connect(host)
+    start, reads, got = time.time(), 0, b""
+    while not got.endswith(b"\r\n"):
+        chunk = s.recv(512)
+        if not chunk:
+            fail("closed during the banner: %r" % got)
+        reads += 1
+        got += chunk
+    took = time.time() - start
+    if not got.startswith(b"220 ") or reads < len(got) // 2 or \
+            took < (len(got) - 1) * ms / 1000 * 0.8:
+        fail("banner %r in %d reads, %.2f s: no stutter" % (got, reads, took))
+    s.sendall(b"EHLO bot.test\r\n")
+    t0, reply = time.time(), b""
+    while b"\r\n250 " not in reply and not reply.startswith(b"250 "):
+        chunk = s.recv(512)
+        if not chunk:
+            fail("closed during the EHLO reply: %r" % reply)
+        reply += chunk
+        if len(reply) >= 20:
+            break
+    if time.time() - t0 < 19 * ms / 1000 * 0.8:
+        fail("EHLO reply came too fast: %r" % reply)
+    print("ok: stutter: banner of %d bytes in %d reads over %.1f s, EHLO "
+          "reply stuttered too" % (len(got), reads, took))
+
+
 mode, host = sys.argv[1], sys.argv[2]
 if mode == "garbage":
     garbage(host)
@@ -206,6 +265,10 @@ elif mode == "halfclose":
     halfclose(host)
 elif mode == "good":
     good(host)
+elif mode == "idle":
+    idle(host, int(sys.argv[3]), float(sys.argv[4]))
+elif mode == "stutter":
+    stutter(host, int(sys.argv[3]))
 elif mode == "flood":
     flood(host, int(sys.argv[3]), sys.argv[4:])
 else:

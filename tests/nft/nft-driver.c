@@ -79,7 +79,9 @@ print_elem(const struct nftset_elem *e, void *ctx)
 int
 main(int argc, char **argv)
 {
-	struct nftset_config cfg = {"greygate", 25, 2525, 0, 24, 64, false};
+	struct nftset_config cfg = {.table = "greygate", .smtp_port = 25,
+				    .tarpit_port = 2525, .pass_prefix4 = 24,
+				    .pass_prefix6 = 64};
 	struct nftset *nft;
 	char line[512];
 	int r;
