@@ -238,24 +238,26 @@ conn_arm_timer(struct conn *c)
 		       turn < c->session_due_ms ? turn : c->session_due_ms);
 }
 
+/* A timeout as it stands now: the stress value while stressed, if it is
+ * the shorter. */
+static uint32_t
+timeout_now(const struct tarpit *tp, uint32_t normal, uint32_t stress)
+{
+	return tp->counters.stressed && stress < normal ? stress : normal;
+}
+
 static uint32_t
 idle_ms(const struct tarpit *tp)
 {
-	return tp->counters.stressed &&
-			       tp->cfg.stress_idle_timeout_ms <
-				       tp->cfg.idle_timeout_ms
-		       ? tp->cfg.stress_idle_timeout_ms
-		       : tp->cfg.idle_timeout_ms;
+	return timeout_now(tp, tp->cfg.idle_timeout_ms,
+			   tp->cfg.stress_idle_timeout_ms);
 }
 
 static uint32_t
 session_ms(const struct tarpit *tp)
 {
-	return tp->counters.stressed &&
-			       tp->cfg.stress_session_timeout_ms <
-				       tp->cfg.session_timeout_ms
-		       ? tp->cfg.stress_session_timeout_ms
-		       : tp->cfg.session_timeout_ms;
+	return timeout_now(tp, tp->cfg.session_timeout_ms,
+			   tp->cfg.stress_session_timeout_ms);
 }
 
 /* Too many open: the shorter timeouts apply at once, to every connection
