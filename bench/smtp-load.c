@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* smtp-load: botnet-like SMTP sessions against a server, as fast as it
+ * answers: connect, EHLO, MAIL, RCPT (expecting 4xx), QUIT, wait for the
+ * server to close; C sessions at a time for S seconds, from the source
+ * addresses given in turn. Prints sessions per second and the session
+ * time's median and p99. Postfix's smtp-source would be the natural
+ * driver, but it exits at the first recipient refused with a 4xx, so it
+ * cannot keep sessions going against a greylisting server.
+ *   smtp-load HOST PORT CONCURRENCY SECONDS SRC...            */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+enum step { S_BANNER, S_EHLO, S_MAIL, S_RCPT, S_QUIT, S_EOF };
+
+struct session {
+	int fd;
+	enum step step;
+	uint64_t started_ns;
+	size_t len;
+	char buf[2048];
+};
+
+static struct sockaddr_in server;
+static struct in_addr *sources;
+static int nsources, next_source;
+static int epfd;
+static uint64_t done, failed, *times;
+static size_t ntimes, times_cap;
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void
+start(struct session *s)
+{
+	struct sockaddr_in src = {.sin_family = AF_INET};
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = s};
+	int one = 1;
+
+	s->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	if (s->fd < 0) {
+		perror("socket");
+		exit(1);
+	}
+	setsockopt(s->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	src.sin_addr = sources[next_source++ % nsources];
+	if (bind(s->fd, (struct sockaddr *)&src, sizeof(src)) < 0) {
+		perror("bind");
+		exit(1);
+	}
+	s->step = S_BANNER;
+	s->len = 0;
+	s->started_ns = now_ns();
+	if (connect(s->fd, (struct sockaddr *)&server, sizeof(server)) < 0 &&
+	    errno != EINPROGRESS) {
+		perror("connect");
+		exit(1);
+	}
+	epoll_ctl(epfd, EPOLL_CTL_ADD, s->fd, &ev);
+}
+
+static void
+finish(struct session *s, bool ok)
+{
+	close(s->fd);
+	if (ok) {
+		done++;
+		if (ntimes == times_cap) {
+			times_cap = times_cap ? times_cap * 2 : 65536;
+			times = realloc(times, times_cap * sizeof(*times));
+			if (!times)
+				exit(1);
+		}
+		times[ntimes++] = now_ns() - s->started_ns;
+	} else {
+		failed++;
+	}
+}
+
+/* The reply's code once a whole reply (its last line) is in, else 0. */
+static int
+reply_code(struct session *s)
+{
+	char *line = s->buf, *end;
+
+	while ((end = memchr(line, '\n', s->len - (size_t)(line - s->buf)))) {
+		if (end - line >= 4 && line[3] == ' ') {
+			int code = atoi(line);
+
+			s->len = 0;
+			return code ? code : -1;
+		}
+		line = end + 1;
+	}
+	return 0;
+}
+
+static bool
+say(struct session *s, const char *text)
+{
+	size_t n = strlen(text);
+
+	return send(s->fd, text, n, MSG_NOSIGNAL) == (ssize_t)n;
+}
+
+/* One step of the session; false when it ended (and was counted). */
+static bool
+advance(struct session *s)
+{
+	ssize_t n = recv(s->fd, s->buf + s->len, sizeof(s->buf) - s->len - 1, 0);
+	int code;
+
+	if (n < 0 && errno == EAGAIN)
+		return true;
+	if (n <= 0) {
+		finish(s, s->step == S_EOF);
+		return false;
+	}
+	s->len += (size_t)n;
+	if (s->step == S_EOF)
+		return true;
+	code = reply_code(s);
+	if (!code)
+		return true;
+	switch (s->step) {
+	case S_BANNER:
+		if (code != 220 || !say(s, "EHLO bot.example\r\n"))
+			break;
+		s->step = S_EHLO;
+		return true;
+	case S_EHLO:
+		if (code != 250 || !say(s, "MAIL FROM:<bot@spam.example>\r\n"))
+			break;
+		s->step = S_MAIL;
+		return true;
+	case S_MAIL:
+		if (code != 250 || !say(s, "RCPT TO:<bob@example.org>\r\n"))
+			break;
+		s->step = S_RCPT;
+		return true;
+	case S_RCPT:
+		if (code / 100 != 4 || !say(s, "QUIT\r\n"))
+			break;
+		s->step = S_QUIT;
+		return true;
+	case S_QUIT:
+		if (code != 221)
+			break;
+		s->step = S_EOF; /* the server closes first */
+		return true;
+	case S_EOF:
+		return true;
+	}
+	finish(s, false);
+	return false;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct epoll_event evs[256];
+	struct session *pool;
+	int conc, secs;
+	uint64_t t0, deadline;
+
+	if (argc < 6) {
+		fprintf(stderr, "usage: smtp-load HOST PORT CONCURRENCY SECONDS "
+				"SRC...\n");
+		return 2;
+	}
+	server.sin_family = AF_INET;
+	server.sin_port = htons((uint16_t)atoi(argv[2]));
+	if (inet_pton(AF_INET, argv[1], &server.sin_addr) != 1)
+		return 2;
+	conc = atoi(argv[3]);
+	secs = atoi(argv[4]);
+	nsources = argc - 5;
+	sources = calloc((size_t)nsources, sizeof(*sources));
+	pool = calloc((size_t)conc, sizeof(*pool));
+	if (!sources || !pool || conc <= 0 || secs <= 0)
+		return 2;
+	for (int i = 0; i < nsources; i++)
+		if (inet_pton(AF_INET, argv[5 + i], &sources[i]) != 1)
+			return 2;
+	epfd = epoll_create1(0);
+	t0 = now_ns();
+	deadline = t0 + (uint64_t)secs * 1000000000u;
+	for (int i = 0; i < conc; i++)
+		start(&pool[i]);
+	while (now_ns() < deadline) {
+		int n = epoll_wait(epfd, evs, 256, 100);
+
+		for (int i = 0; i < n; i++) {
+			struct session *s = evs[i].data.ptr;
+
+			if (!advance(s))
+				start(s);
+		}
+	}
+	{
+		double el = (double)(now_ns() - t0) / 1e9;
+
+		qsort(times, ntimes, sizeof(*times), cmp_u64);
+		printf("sessions=%llu failed=%llu seconds=%.1f rate=%.0f "
+		       "median_ms=%.2f p99_ms=%.2f\n",
+		       (unsigned long long)done, (unsigned long long)failed, el,
+		       (double)done / el,
+		       ntimes ? (double)times[ntimes / 2] / 1e6 : 0,
+		       ntimes ? (double)times[ntimes * 99 / 100] / 1e6 : 0);
+	}
+	return failed > done / 100 ? 1 : 0;
+}

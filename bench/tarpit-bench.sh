@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The tarpit against a botnet, side by side in one run with (a) Postfix's
+# smtpd at its default settings answering the same sessions with a 4xx
+# (smtpd_recipient_restrictions = defer) and (b) smtp-floor, the least an
+# epoll responder can do. Sessions per second (connect, EHLO, MAIL, RCPT
+# -> 4xx, QUIT) with 50 and 500 clients at a time, driven by smtp-load
+# from 20 source addresses; and memory with 10,000 idle connections held
+# (measured first, on fresh servers; for greygate twice, to see whether it
+# is given back), with a well-behaved client served meanwhile.
+# greygate is measured whole: the redirect, the child's tarpit and sensor,
+# and the parent deciding and logging every RCPT.
+# Run as root after a build:  bench/tarpit-bench.sh [SECONDS]
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../tests/integration" && pwd)
+GREYGATE_BUILD=${GREYGATE_BUILD:-$(cd "$here/../.." && pwd)/build}
+. "$here/../lib/netns.sh"
+. "$here/../lib/postfix.sh"
+. "$here/../lib/greygated.sh"
+abuse="python3 $here/../lib/smtp-abuse.py"
+load=$GREYGATE_BUILD/bench/smtp-load
+secs=${1:-10}
+HOLD=10000
+
+netns_init
+netns_sender_gw
+sources=()
+for i in $(seq 100 119); do
+	nsx sender ip addr add "203.0.113.$i/24" dev "$(netns_dev sender gw)"
+	sources+=("203.0.113.$i")
+done
+nsx sender sysctl -qw net.ipv4.ip_local_port_range="1024 65535" net.ipv4.tcp_tw_reuse=1
+gw_ns=$(netns_ns gw)
+
+run_load() { # NAME PORT: both concurrencies
+	local c out
+	for c in 50 500; do
+		out=$(nsx sender "$load" 203.0.113.1 "$2" "$c" "$secs" "${sources[@]}") ||
+			fail "$1 at $c: $out"
+		printf '%-22s concurrency %3d  %s\n' "$1" "$c" "$out"
+	done
+}
+# PSS: shared pages (libraries, Postfix's many smtpd) counted once.
+pss_kib() { # PID...: their summed PSS, KiB
+	local p t=0 v
+	for p in "$@"; do
+		v=$(awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null || echo 0)
+		t=$(( t + ${v:-0} ))
+	done
+	echo "$t"
+}
+ns_pss() { # every process in the gw namespace
+	# shellcheck disable=SC2046
+	pss_kib $(ip netns pids "$gw_ns")
+}
+holds=0
+hold() { # PORT: hold $HOLD idle connections; sets held to "banners=K"
+	local fifo out
+	holds=$(( holds + 1 ))
+	fifo=$NETNS_TMP/hold.$holds out=$NETNS_TMP/hold.$holds.out
+	mkfifo "$fifo"
+	exec 4<>"$fifo"
+	nsx sender $abuse flood 203.0.113.1 "$HOLD" "${sources[@]}" <"$fifo" >"$out" 4>&- &
+	hold_pid=$!
+	wait_for 90 grep -q "^banners=" "$out" || fail "flood did not finish"
+	held=$(cat "$out")
+	good=$(nsx sender $abuse good 203.0.113.1 2>&1 | grep -o "got .* in [0-9.]* s" || echo "no answer")
+}
+release() { exec 4>&-; wait "$hold_pid" || true; }
+
+echo "== floor: bench/smtp-floor.c"
+netns_spawn gw "$GREYGATE_BUILD/bench/smtp-floor" 2600
+floor_pid=$SPAWNED
+sleep 0.5
+run_load "floor" 2600
+kill "$floor_pid"
+wait "$floor_pid" 2>/dev/null || true
+
+echo "== Postfix smtpd, default settings, smtpd_recipient_restrictions = defer"
+postfix_new mx gw "203.0.113.1" "smtpd_recipient_restrictions = defer"
+postfix_start mx
+postfix_wait_listening mx 203.0.113.1 || fail "Postfix did not start"
+run_load "postfix" 25
+# The memory on a fresh start: its processes from the load would count.
+postfix_stop mx
+pf_gone() { [ -z "$(ip netns pids "$gw_ns")" ]; }
+wait_for 20 pf_gone || fail "Postfix did not stop"
+postfix_start mx
+postfix_wait_listening mx 203.0.113.1 || fail "Postfix did not start again"
+idle_pf=$(ns_pss)
+hold 25
+pf_held=$held
+pf_good=$good
+pf_pss=$(ns_pss)
+release
+postfix_stop mx
+
+echo "== greygate: redirect, tarpit, sensor and policy"
+mkdir -p "$NETNS_TMP/store"
+greygated_conf "log_level = info
+[tarpit]
+max_connections = 12000
+max_per_client = 2000
+stress_high = 11000
+stress_low = 10000
+idle_timeout = 120s
+session_timeout = 300s"
+greygated_start
+child=$(ggctl status --json | jq -r .child.pid)
+gg_before=$(pss_kib "$child")
+hold 25
+gg_held=$held
+gg_good=$good
+gg_child=$(pss_kib "$child")
+gg_parent=$(pss_kib "$GG_PID")
+release
+sleep 2
+# A second wave: is the memory given back?
+hold 25
+gg_child2=$(pss_kib "$child")
+release
+sleep 2
+run_load "greygate tarpit" 25
+ggctl status --json | jq -c '{sensor: .sensor, tarpit: .tarpit}'
+echo
+printf 'memory (PSS) with %d idle connections opened at once, before the load runs:\n' "$HOLD"
+printf '  postfix:  %s greeted; all its processes %d KiB (%d KiB idle); a good client meanwhile: %s\n' \
+	"$pf_held" "$pf_pss" "$idle_pf" "$pf_good"
+printf '  greygate: %s greeted; child (tarpit + sensor) %d KiB (%d KiB idle), parent %d KiB; a good client meanwhile: %s\n' \
+	"$gg_held" "$gg_child" "$gg_before" "$gg_parent" "$gg_good"
+printf '  greygate, a second wave of %d: child %d KiB\n' "$HOLD" "$gg_child2"
+printf '  greygate per held connection: %d bytes (the child'"'"'s growth / %d)\n' \
+	$(( (gg_child - gg_before) * 1024 / HOLD )) "$HOLD"
