@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "allow.h"
 #include "json.h"
@@ -100,8 +99,8 @@ write_svg(const char *path, const struct report *r)
 	return 0;
 }
 
-static int
-run(const struct config *cfg, const struct replay_opts *o, const char *dir)
+int
+replay_run(const struct config *cfg, const struct replay_opts *o)
 {
 	struct replay rp = {.o = o};
 	struct sensor_capture *cap = NULL;
@@ -117,7 +116,9 @@ run(const struct config *cfg, const struct replay_opts *o, const char *dir)
 		fprintf(stderr, "greygated: %s\n", err);
 		return 2;
 	}
-	r = store_open(dir, false, &store);
+	/* The greylist lives in a throw-away store: nothing of a replay
+	 * reaches the real one. */
+	r = store_open_temp(&store);
 	rp.grey = r == 0 ? grey_new(&cfg->grey, store) : NULL;
 	sensor = rp.grey ? sensor_new(&cfg->sensor, on_event, &rp) : NULL;
 	if (!sensor) {
@@ -156,27 +157,5 @@ out:
 	grey_free(rp.grey);
 	store_close(store);
 	sensor_capture_close(cap);
-	return r;
-}
-
-int
-replay_run(const struct config *cfg, const struct replay_opts *o)
-{
-	char dir[] = "/tmp/greygate-replay-XXXXXX", path[64];
-	int r;
-
-	/* The greylist lives in a throw-away store: nothing of a replay
-	 * reaches the real one. */
-	if (!mkdtemp(dir)) {
-		fprintf(stderr, "greygated: replay: temp dir: %s\n",
-			strerror(errno));
-		return 2;
-	}
-	r = run(cfg, o, dir);
-	snprintf(path, sizeof(path), "%s/data.mdb", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/lock.mdb", dir);
-	unlink(path);
-	rmdir(dir);
 	return r;
 }

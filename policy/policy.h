@@ -124,6 +124,10 @@ enum store_table { STORE_PASS = 0, STORE_TRAP = 1 };
  */
 int store_open(const char *dir, bool move_aside, struct store **out);
 
+/* store_open_temp - a throw-away store in a new folder under /tmp, for a
+ * replay or a simulation; store_close removes it. Return: 0 or -errno. */
+int store_open_temp(struct store **out);
+
 /* store_close - commit what is pending and close; NULL is fine. */
 void store_close(struct store *store);
 

@@ -36,6 +36,7 @@ struct store {
 	/* where each table's purge scan goes on next time */
 	uint8_t purge_at[DB_COUNT][512];
 	size_t purge_at_len[DB_COUNT];
+	char temp_dir[64]; /* store_open_temp: removed at close */
 };
 
 static int
@@ -195,13 +196,40 @@ store_open(const char *dir, bool move_aside, struct store **out)
 	return store_try_open(dir, out);
 }
 
+int
+store_open_temp(struct store **out)
+{
+	char dir[] = "/tmp/greygate-store-XXXXXX";
+	int r;
+
+	if (!mkdtemp(dir))
+		return -errno;
+	r = store_open(dir, false, out);
+	if (r < 0) {
+		rmdir(dir);
+		return r;
+	}
+	snprintf((*out)->temp_dir, sizeof((*out)->temp_dir), "%s", dir);
+	return 0;
+}
+
 void
 store_close(struct store *store)
 {
+	char path[96];
+
 	if (!store)
 		return;
-	store_sync(store);
+	if (!store->temp_dir[0])
+		store_sync(store);
 	mdb_env_close(store->env);
+	if (store->temp_dir[0]) {
+		snprintf(path, sizeof(path), "%s/data.mdb", store->temp_dir);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/lock.mdb", store->temp_dir);
+		unlink(path);
+		rmdir(store->temp_dir);
+	}
 	free(store);
 }
 

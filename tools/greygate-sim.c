@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* greygate-sim: a month of mail (or any workload) through the real policy
+ * core and store, in virtual time, to see what a setting would stop and
+ * how long it would keep wanted mail waiting, before deploying it. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "report.h"
+#include "sim.h"
+
+static void
+usage(FILE *out)
+{
+	fprintf(out,
+		"usage: greygate-sim [--config FILE] [--workload FILE] "
+		"[--seed N] [--days N] [--json] [--svg FILE]\n"
+		"  --config    greygated's config: its [greylist] settings are "
+		"simulated (default: the defaults)\n"
+		"  --workload  the senders (default: the article's month, "
+		"sim-month.ini)\n");
+}
+
+static const char *
+default_workload(void)
+{
+	static const char *const paths[] = {SIM_WORKLOAD_INSTALLED,
+					    SIM_WORKLOAD_SOURCE};
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(*paths); i++)
+		if (access(paths[i], R_OK) == 0)
+			return paths[i];
+	return paths[0];
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct delay_stats {
+	uint32_t median, p90, p99, max;
+	double mean;
+};
+
+static void
+delay_stats(uint32_t *d, uint64_t n, struct delay_stats *s)
+{
+	double sum = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (!n)
+		return;
+	qsort(d, n, sizeof(*d), cmp_u32);
+	for (uint64_t i = 0; i < n; i++)
+		sum += d[i];
+	s->mean = sum / (double)n;
+	s->median = d[(n - 1) / 2];
+	s->p90 = d[(n * 90 + 99) / 100 - 1];
+	s->p99 = d[(n * 99 + 99) / 100 - 1];
+	s->max = d[n - 1];
+}
+
+static double
+pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0;
+}
+
+static void
+print_text(const struct sim_workload *w, const char *path,
+	   const struct sim_stats *st, const struct delay_stats *ds)
+{
+	printf("\nsimulation: %u days, seed %llu, workload %s\n", w->days,
+	       (unsigned long long)w->seed, path);
+	printf("legitimate messages %10llu  delivered %llu (%.1f%%), lost %llu, "
+	       "delayed %llu (%.1f%%)\n",
+	       (unsigned long long)st->legit_messages,
+	       (unsigned long long)st->legit_delivered,
+	       pct(st->legit_delivered, st->legit_messages),
+	       (unsigned long long)st->legit_lost,
+	       (unsigned long long)st->legit_delayed,
+	       pct(st->legit_delayed, st->legit_messages));
+	printf("  delay of the delayed: median %us, mean %.0fs, p90 %us, p99 "
+	       "%us, max %us\n",
+	       ds->median, ds->mean, ds->p90, ds->p99, ds->max);
+	printf("unwanted messages   %10llu  stopped %llu (%.1f%%), let through "
+	       "%llu, in %llu attempts\n",
+	       (unsigned long long)st->unwanted_messages,
+	       (unsigned long long)(st->unwanted_messages -
+				    st->unwanted_delivered),
+	       pct(st->unwanted_messages - st->unwanted_delivered,
+		   st->unwanted_messages),
+	       (unsigned long long)st->unwanted_delivered,
+	       (unsigned long long)st->unwanted_attempts);
+	printf("store at the end: %llu triplets, %llu passed clients; %llu "
+	       "sessions\n",
+	       (unsigned long long)st->store_triplets,
+	       (unsigned long long)st->store_passes,
+	       (unsigned long long)st->sessions);
+}
+
+static void
+print_json(const struct report *rep, const struct sim_stats *st,
+	   const struct delay_stats *ds)
+{
+	printf("{\"report\":");
+	report_print_json(stdout, rep);
+	printf(",\"sim\":{\"legit_messages\":%llu,\"legit_delivered\":%llu,"
+	       "\"legit_lost\":%llu,\"legit_delayed\":%llu,\"delay\":{"
+	       "\"median\":%u,\"mean\":%.1f,\"p90\":%u,\"p99\":%u,\"max\":%u},"
+	       "\"unwanted_messages\":%llu,\"unwanted_delivered\":%llu,"
+	       "\"unwanted_attempts\":%llu,\"sessions\":%llu,"
+	       "\"store_triplets\":%llu,\"store_passes\":%llu}}\n",
+	       (unsigned long long)st->legit_messages,
+	       (unsigned long long)st->legit_delivered,
+	       (unsigned long long)st->legit_lost,
+	       (unsigned long long)st->legit_delayed, ds->median, ds->mean,
+	       ds->p90, ds->p99, ds->max,
+	       (unsigned long long)st->unwanted_messages,
+	       (unsigned long long)st->unwanted_delivered,
+	       (unsigned long long)st->unwanted_attempts,
+	       (unsigned long long)st->sessions,
+	       (unsigned long long)st->store_triplets,
+	       (unsigned long long)st->store_passes);
+}
+
+static int
+run(const struct config *cfg, struct sim_workload *w, const char *wpath,
+    bool json, const char *svg)
+{
+	struct store *store;
+	struct grey *grey;
+	struct sim_stats st;
+	struct delay_stats ds;
+	struct report rep;
+	struct timespec t0, t1;
+	int r = store_open_temp(&store);
+
+	if (r < 0) {
+		fprintf(stderr, "greygate-sim: store: %s\n", strerror(-r));
+		return 2;
+	}
+	grey = grey_new(&cfg->grey, store);
+	if (!grey) {
+		store_close(store);
+		return 2;
+	}
+	for (int i = 0; i < cfg->nexempt; i++)
+		grey_exempt_add(grey, cfg->exempt[i]);
+	for (int i = 0; i < cfg->ntraps; i++)
+		grey_trap_add(grey, cfg->traps[i]);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = sim_run(w, &cfg->grey, grey, store, &st);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (r < 0) {
+		fprintf(stderr, "greygate-sim: %s\n", strerror(-r));
+	} else {
+		report_compute(&rep, grey, SIM_EPOCH,
+			       SIM_EPOCH + (int64_t)w->days * 86400);
+		delay_stats(st.delays, st.ndelays, &ds);
+		if (json) {
+			print_json(&rep, &st, &ds);
+		} else {
+			report_print_text(stdout, &rep);
+			print_text(w, wpath, &st, &ds);
+		}
+		if (svg) {
+			FILE *f = fopen(svg, "w");
+
+			if (f)
+				report_print_svg(f, &rep);
+			if (!f || fclose(f) != 0) {
+				fprintf(stderr, "greygate-sim: %s: %s\n", svg,
+					strerror(errno));
+				r = -EIO;
+			}
+		}
+		fprintf(stderr, "greygate-sim: %llu sessions in %.1f s\n",
+			(unsigned long long)st.sessions,
+			(double)(t1.tv_sec - t0.tv_sec) +
+				(double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	}
+	free(st.delays);
+	grey_free(grey);
+	store_close(store);
+	return r < 0 ? 2 : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"workload", required_argument, NULL, 'w'},
+		{"seed", required_argument, NULL, 's'},
+		{"days", required_argument, NULL, 'd'},
+		{"json", no_argument, NULL, 'j'},
+		{"svg", required_argument, NULL, 'S'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static struct config cfg;
+	static struct sim_workload w;
+	const char *cpath = NULL, *wpath = default_workload(), *svg = NULL;
+	long long seed = -1, days = -1;
+	char err[512];
+	bool json = false;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "c:w:s:d:jS:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			cpath = optarg;
+			break;
+		case 'w':
+			wpath = optarg;
+			break;
+		case 's':
+			seed = atoll(optarg);
+			break;
+		case 'd':
+			days = atoll(optarg);
+			if (days <= 0 || days > 3650) {
+				fprintf(stderr, "greygate-sim: bad --days\n");
+				return 2;
+			}
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'S':
+			svg = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	log_init("greygate-sim", false, LOG_LEVEL_WARN);
+	config_defaults(&cfg);
+	if (cpath && config_load(&cfg, cpath, false, err) < 0) {
+		fprintf(stderr, "greygate-sim: %s\n", err);
+		return 2;
+	}
+	if (sim_load(wpath, &w, err) < 0) {
+		fprintf(stderr, "greygate-sim: %s\n", err);
+		return 2;
+	}
+	if (seed >= 0)
+		w.seed = (uint64_t)seed;
+	if (days > 0)
+		w.days = (uint32_t)days;
+	return run(&cfg, &w, wpath, json, svg);
+}

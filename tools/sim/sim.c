@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The simulator's engine (see sim.h): an event heap of message attempts in
+ * virtual time, deterministic for a seed. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "sim.h"
+
+#define DAY 86400
+
+struct msg {
+	int64_t first;     /* first attempt (virtual epoch s) */
+	uint32_t cls, idx; /* class, and number within it */
+	uint32_t attempt;  /* attempts made */
+	uint32_t net;      /* SAME and ROTATE: the net in use */
+	struct grey_addr addr; /* SAME: the address */
+};
+
+struct event {
+	int64_t at;
+	uint32_t msg;
+};
+
+struct heap {
+	struct event *e;
+	size_t n, cap;
+};
+
+static uint64_t rng_state;
+
+/* xorshift64*: small, fast, and the same everywhere for a seed. */
+static uint64_t
+rng(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 2685821657736338717ull;
+}
+
+static double
+rng_unit(void)
+{
+	return (double)(rng() >> 11) / 9007199254740992.0;
+}
+
+static int
+heap_push(struct heap *h, int64_t at, uint32_t msg)
+{
+	size_t i;
+
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 4096;
+		struct event *e = realloc(h->e, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		h->e = e;
+		h->cap = cap;
+	}
+	i = h->n++;
+	/* Ties go in order of message number: the same run every time. */
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+
+		if (h->e[p].at < at || (h->e[p].at == at && h->e[p].msg < msg))
+			break;
+		h->e[i] = h->e[p];
+		i = p;
+	}
+	h->e[i] = (struct event){at, msg};
+	return 0;
+}
+
+static struct event
+heap_pop(struct heap *h)
+{
+	struct event top = h->e[0], last = h->e[--h->n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n &&
+		    (h->e[c + 1].at < h->e[c].at ||
+		     (h->e[c + 1].at == h->e[c].at &&
+		      h->e[c + 1].msg < h->e[c].msg)))
+			c++;
+		if (last.at < h->e[c].at ||
+		    (last.at == h->e[c].at && last.msg < h->e[c].msg))
+			break;
+		h->e[i] = h->e[c];
+		i = c;
+	}
+	if (h->n)
+		h->e[i] = last;
+	return top;
+}
+
+void
+sim_class_defaults(struct sim_class *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->messages = 1;
+	c->spread = true;
+	c->pick = SIM_PICK_SAME;
+	c->give_up = 5 * DAY;
+	c->burst_gap = 1;
+	c->recipients = 1;
+	c->senders = 1;
+	c->rcpt_pool = 100;
+}
+
+/* A busier day than night: arrivals peak at noon, thin at midnight. */
+static int64_t
+arrival(const struct sim_class *c, uint32_t days)
+{
+	double s;
+
+	if (!c->spread)
+		return SIM_EPOCH + c->start;
+	do
+		s = rng_unit() * DAY;
+	while (rng_unit() * 1.6 > 1.0 + 0.6 * sin(2 * M_PI * (s / DAY - 0.25)));
+	return SIM_EPOCH + (int64_t)(rng() % days) * DAY + (int64_t)s;
+}
+
+/* A host within net: the net's own address at full length, else random. */
+static void
+host_in(const struct grey_client *net, struct grey_addr *a)
+{
+	int bits = net->family == AF_INET ? 32 : 128;
+
+	a->family = net->family;
+	memcpy(a->bytes, net->bytes, 16);
+	for (int b = net->prefix; b < bits; b++)
+		if (rng() & 1)
+			a->bytes[b / 8] |= (uint8_t)(0x80 >> (b % 8));
+}
+
+static void
+random_address(struct grey_addr *a)
+{
+	uint32_t v;
+
+	/* Anywhere in unicast IPv4: botnets span many /16s. */
+	do
+		v = (uint32_t)rng();
+	while ((v >> 24) == 0 || (v >> 24) >= 224 || (v >> 24) == 127);
+	memset(a, 0, sizeof(*a));
+	a->family = AF_INET;
+	a->bytes[0] = (uint8_t)(v >> 24);
+	a->bytes[1] = (uint8_t)(v >> 16);
+	a->bytes[2] = (uint8_t)(v >> 8);
+	a->bytes[3] = (uint8_t)v;
+}
+
+static void
+pick_client(const struct sim_class *c, struct msg *m, struct grey_addr *a)
+{
+	if (!c->nnets) {
+		if (m->attempt == 0)
+			random_address(&m->addr);
+		*a = m->addr;
+		return;
+	}
+	switch (c->pick) {
+	case SIM_PICK_SAME:
+		if (m->attempt == 0)
+			host_in(&c->nets[m->net], &m->addr);
+		*a = m->addr;
+		return;
+	case SIM_PICK_ROTATE:
+		host_in(&c->nets[(m->net + m->attempt) % (uint32_t)c->nnets], a);
+		return;
+	case SIM_PICK_RANDOM:
+		host_in(&c->nets[rng() % (uint32_t)c->nnets], a);
+		return;
+	}
+}
+
+static bool
+passed(struct store *store, const struct grey_config *cfg,
+       const struct grey_addr *a, int64_t now)
+{
+	struct grey_client key;
+	struct store_client rec;
+
+	grey_client_of(a, a->family == AF_INET ? cfg->prefix4 : cfg->prefix6,
+		       &key);
+	return store_get_client(store, STORE_PASS, &key, &rec) == STORE_FOUND &&
+	       rec.expires > now;
+}
+
+static int
+keep_delay(struct sim_stats *st, uint32_t delay, size_t *cap)
+{
+	if (st->ndelays == *cap) {
+		size_t n = *cap ? *cap * 2 : 4096;
+		uint32_t *d = realloc(st->delays, n * sizeof(*d));
+
+		if (!d)
+			return -ENOMEM;
+		st->delays = d;
+		*cap = n;
+	}
+	st->delays[st->ndelays++] = delay;
+	return 0;
+}
+
+/* One session of message m at now. Return: 1 delivered, 0 not, -errno. */
+static int
+attempt(const struct sim_class *c, struct msg *m, int64_t now,
+	const struct grey_config *cfg, struct grey *grey, struct store *store)
+{
+	struct grey_addr a;
+	struct grey_decision d;
+	bool fast;
+	char from[96], to[64];
+	int r;
+
+	pick_client(c, m, &a);
+	fast = passed(store, cfg, &a, now);
+	if (c->verp)
+		snprintf(from, sizeof(from), "bounces+%u@%s.example", m->idx,
+			 c->name);
+	else
+		snprintf(from, sizeof(from), "user%u@%s.example",
+			 m->idx % c->senders, c->name);
+	if (!fast && c->starttls && cfg->tls_pass) {
+		r = grey_on_starttls(grey, now, &a, GREY_PATH_TARPIT, &d);
+		if (r < 0)
+			return r;
+	}
+	for (uint32_t i = 0; i < c->recipients; i++) {
+		snprintf(to, sizeof(to), "user%u@example.org",
+			 (m->idx * 7 + i) % c->rcpt_pool);
+		r = grey_on_rcpt(grey, now, &a, from, to,
+				 fast ? GREY_PATH_FAST : GREY_PATH_TARPIT,
+				 fast ? 250 : 451, &d);
+		if (r < 0)
+			return r;
+	}
+	m->attempt++;
+	return fast;
+}
+
+/* When the message's next attempt is, or -1 if it gives up. */
+static int64_t
+next_attempt(const struct sim_class *c, const struct msg *m, int64_t now)
+{
+	int64_t next;
+
+	if (m->attempt <= c->burst)
+		return now + c->burst_gap;
+	if (!c->nretry)
+		return -1;
+	next = now + c->retry[m->attempt - c->burst - 1 < (uint32_t)c->nretry
+				      ? m->attempt - c->burst - 1
+				      : (uint32_t)c->nretry - 1];
+	return next - m->first > (int64_t)c->give_up ? -1 : next;
+}
+
+static int
+count_triplet(const struct grey_client *cl, const char *s, const char *r,
+	      const struct store_triplet *t, void *ctx)
+{
+	(*(uint64_t *)ctx)++;
+	return 0;
+}
+
+int
+sim_run(const struct sim_workload *w, const struct grey_config *cfg,
+	struct grey *grey, struct store *store, struct sim_stats *st)
+{
+	struct heap h = {0};
+	struct msg *msgs;
+	size_t total = 0, delays_cap = 0, k = 0;
+	int r = 0;
+
+	memset(st, 0, sizeof(*st));
+	rng_state = w->seed ? w->seed : 1;
+	for (int i = 0; i < w->ncls; i++)
+		total += w->cls[i].messages;
+	msgs = calloc(total ? total : 1, sizeof(*msgs));
+	if (!msgs)
+		return -ENOMEM;
+	for (int i = 0; i < w->ncls; i++) {
+		const struct sim_class *c = &w->cls[i];
+
+		for (uint32_t n = 0; n < c->messages && r == 0; n++, k++) {
+			struct msg *m = &msgs[k];
+
+			m->cls = (uint32_t)i;
+			m->idx = n;
+			m->first = arrival(c, w->days ? w->days : 1);
+			m->net = c->nnets ? n % (uint32_t)c->nnets : 0;
+			r = heap_push(&h, m->first, (uint32_t)k);
+			if (c->unwanted)
+				st->unwanted_messages++;
+			else
+				st->legit_messages++;
+		}
+	}
+	while (r == 0 && h.n) {
+		struct event e = heap_pop(&h);
+		struct msg *m = &msgs[e.msg];
+		const struct sim_class *c = &w->cls[m->cls];
+		int64_t next;
+
+		r = attempt(c, m, e.at, cfg, grey, store);
+		if (r < 0)
+			break;
+		st->sessions++;
+		if (c->unwanted)
+			st->unwanted_attempts++;
+		if (r == 1) {
+			if (c->unwanted) {
+				st->unwanted_delivered++;
+			} else {
+				st->legit_delivered++;
+				if (e.at > m->first) {
+					st->legit_delayed++;
+					r = keep_delay(st,
+						       (uint32_t)(e.at - m->first),
+						       &delays_cap);
+				}
+			}
+			r = r < 0 ? r : 0;
+			continue;
+		}
+		next = next_attempt(c, m, e.at);
+		if (next < 0) {
+			if (!c->unwanted)
+				st->legit_lost++;
+			continue;
+		}
+		r = heap_push(&h, next, e.msg);
+		/* LMDB's dirty pages stay bounded. */
+		if (r == 0 && store_pending(store) > 10000)
+			r = store_flush(store);
+	}
+	free(h.e);
+	free(msgs);
+	if (r < 0)
+		return r;
+	store_flush(store);
+	store_each_triplet(store, count_triplet, &st->store_triplets);
+	st->store_passes = store_count(store, STORE_PASS);
+	return 0;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The greylisting simulator: senders described by a workload, driven in
+ * virtual time against the real policy core and store. Each attempt
+ * meets what a real one would: a client whose key is in the pass set
+ * reaches the MTA (delivered); any other meets the tarpit (451 at every
+ * RCPT, after STARTTLS if it says it) and retries on its own schedule or
+ * gives up. */
+#ifndef GREYGATE_SIM_H
+#define GREYGATE_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "policy.h"
+
+#define SIM_CLASSES_MAX 32
+#define SIM_NETS_MAX 32
+#define SIM_RETRY_MAX 32
+/* The month starts where the article's did: 2016-09-01T00:00:00Z. */
+#define SIM_EPOCH 1472688000LL
+
+enum sim_pick {
+	SIM_PICK_SAME,   /* every attempt from the message's first address */
+	SIM_PICK_ROTATE, /* the next net of the list each attempt */
+	SIM_PICK_RANDOM  /* a random net and host of the list each attempt */
+};
+
+/* A kind of sender: how many messages, from where, retrying how. */
+struct sim_class {
+	char name[48];
+	bool unwanted;          /* a bot: stopping it is the point */
+	uint32_t messages;      /* over the whole run */
+	bool spread;            /* arrivals over the days, daily cycle */
+	uint32_t start;         /* else all at this second of the run */
+	struct grey_client nets[SIM_NETS_MAX]; /* where it sends from */
+	int nnets;              /* 0: a random address per message */
+	enum sim_pick pick;
+	uint32_t retry[SIM_RETRY_MAX]; /* gaps between attempts, s; the */
+	int nretry;                    /* last repeats; 0: never retries */
+	uint32_t burst, burst_gap; /* bots: extra attempts right away */
+	uint32_t give_up;       /* s after the first attempt */
+	uint32_t recipients;    /* per message */
+	uint32_t senders;       /* distinct sender addresses */
+	uint32_t rcpt_pool;     /* distinct recipients */
+	bool verp;              /* a per-message tag in the sender */
+	bool starttls;          /* says STARTTLS when offered */
+};
+
+struct sim_workload {
+	uint32_t days;
+	uint64_t seed;
+	struct sim_class cls[SIM_CLASSES_MAX];
+	int ncls;
+};
+
+/* What a real log cannot tell. */
+struct sim_stats {
+	uint64_t legit_messages, legit_delivered, legit_lost, legit_delayed;
+	uint64_t unwanted_messages, unwanted_delivered, unwanted_attempts;
+	uint64_t sessions;
+	uint32_t *delays;       /* delayed legit messages: first attempt */
+	uint64_t ndelays;       /* to delivery, seconds (malloc'd) */
+	uint64_t store_triplets, store_passes;
+};
+
+/* sim_class_defaults - one message a day from one random address... */
+void sim_class_defaults(struct sim_class *c);
+
+/*
+ * sim_run - run the workload against grey (over store) from SIM_EPOCH.
+ * @cfg: the greylist settings grey was made with (key prefixes)
+ * Return: 0 or -errno (the store).
+ */
+int sim_run(const struct sim_workload *w, const struct grey_config *cfg,
+	    struct grey *grey, struct store *store, struct sim_stats *out);
+
+/* sim_load - read a workload file (INI: [sim] days, seed; one
+ * [class NAME] section per kind of sender).
+ * @err: "FILE:LINE: why" (512 bytes). Return: 0 or -errno. */
+int sim_load(const char *path, struct sim_workload *w, char *err);
+
+#endif
