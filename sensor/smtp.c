@@ -36,13 +36,15 @@ enum client_mode {
 	CM_DONE       /* encrypted: nothing more to see */
 };
 
+/* A line's bytes are kept only while it is split across segments: most
+ * lines arrive whole in one, and an idle flow then holds no buffer. */
 struct line_buf {
 	size_t len;
 	bool too_long;   /* past SMTP_LINE_MAX: dropping to the LF */
 	bool skip_to_lf; /* after a gap: resync at the next line */
 	bool has_nul;
 	bool last_cr; /* the last byte taken was CR (even if not kept) */
-	char buf[SMTP_LINE_MAX + 1];
+	char *buf;    /* SMTP_LINE_MAX + 1 bytes while a line is split */
 };
 
 struct pending {
@@ -61,9 +63,9 @@ struct smtp_conv {
 	uint64_t bdat_left;
 	bool bdat_last;
 	size_t qhead, qlen;
+	struct line_buf cl, sv;
 	/* From here on, only what is written before it is read is left
 	 * unzeroed at start (see smtp_conv_new). */
-	struct line_buf cl, sv;
 	char helo[SMTP_HELO_MAX];
 	char from[SMTP_ADDR_MAX];
 	struct pending q[SMTP_PENDING_MAX];
@@ -145,9 +147,7 @@ smtp_conv_new(struct sensor_counters *counters, bool from_start,
 
 	if (!c)
 		return NULL;
-	memset(c, 0, offsetof(struct smtp_conv, cl));
-	memset(&c->cl, 0, offsetof(struct line_buf, buf));
-	memset(&c->sv, 0, offsetof(struct line_buf, buf));
+	memset(c, 0, offsetof(struct smtp_conv, helo));
 	c->helo[0] = c->from[0] = 0;
 	c->ctr = counters;
 	c->fn = fn;
@@ -163,6 +163,8 @@ smtp_conv_free(struct smtp_conv *c)
 	if (!c)
 		return;
 	q_flush(c);
+	free(c->cl.buf);
+	free(c->sv.buf);
 	free(c);
 }
 
@@ -185,6 +187,11 @@ line_feed(struct smtp_conv *c, struct line_buf *lb, const uint8_t *buf,
 	const uint8_t *lf = memchr(buf, '\n', len);
 	size_t take = lf ? (size_t)(lf - buf) + 1 : len;
 	size_t body = lf ? take - 1 : take;
+	/* A whole line in this segment is read where it lies. */
+	bool whole = lf && lb->len == 0;
+	char line[SMTP_LINE_MAX + 1];
+	const char *src;
+	size_t n;
 
 	if (!lb->skip_to_lf && !lb->too_long) {
 		if (lb->len + body > SMTP_LINE_MAX) {
@@ -193,8 +200,18 @@ line_feed(struct smtp_conv *c, struct line_buf *lb, const uint8_t *buf,
 		} else {
 			if (memchr(buf, 0, body))
 				lb->has_nul = true;
-			memcpy(lb->buf + lb->len, buf, body);
-			lb->len += body;
+			if (!whole) {
+				if (!lb->buf)
+					lb->buf = malloc(SMTP_LINE_MAX + 1);
+				if (lb->buf) {
+					memcpy(lb->buf + lb->len, buf, body);
+					lb->len += body;
+				} else {
+					/* No memory: drop the line, as
+					 * after a gap. */
+					lb->skip_to_lf = true;
+				}
+			}
 		}
 	}
 	if (body > 0)
@@ -202,17 +219,22 @@ line_feed(struct smtp_conv *c, struct line_buf *lb, const uint8_t *buf,
 	if (!lf)
 		return take;
 	if (!lb->skip_to_lf) {
-		if (lb->len > 0 && lb->buf[lb->len - 1] == '\r')
-			lb->len--;
+		src = whole ? (const char *)buf : lb->buf;
+		n = lb->too_long ? 0 : whole ? body : lb->len;
+		if (n > 0 && src[n - 1] == '\r')
+			n--;
 		if (!lb->last_cr)
 			c->ctr->bare_lf++;
 		if (lb->has_nul)
 			c->ctr->nul_bytes++;
-		lb->buf[lb->len] = 0;
+		if (n)
+			memcpy(line, src, n);
+		line[n] = 0;
 		/* An over-long line still gets a reply from the server. */
-		on_line(c, lb->too_long ? NULL : lb->buf,
-			lb->too_long ? 0 : lb->len);
+		on_line(c, lb->too_long ? NULL : line, n);
 	}
+	free(lb->buf);
+	lb->buf = NULL;
 	lb->len = 0;
 	lb->too_long = lb->skip_to_lf = lb->has_nul = lb->last_cr = false;
 	return take;

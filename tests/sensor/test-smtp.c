@@ -188,6 +188,37 @@ test_bad_input_survived(void)
 	smtp_conv_free(c);
 }
 
+/* Every line split at every byte: the line held across segments (and
+ * only then) gives the same events as whole lines. */
+static void
+test_byte_at_a_time(void)
+{
+	static const char *const client =
+		"EHLO slow.test\r\nMAIL FROM:<a@a.test>\r\nRCPT TO:<b@b.test>\r\n"
+		"QUIT\r\n";
+	static const char *const server[] = {
+		"220 mx.test ESMTP\r\n", "250-mx.test\r\n250 PIPELINING\r\n",
+		"250 Ok\r\n", "451 4.7.1 later\r\n", "221 Bye\r\n"};
+	struct smtp_conv *c = start(true);
+	size_t ci = 0;
+
+	for (size_t r = 0; r < sizeof(server) / sizeof(*server); r++) {
+		for (const char *p = server[r]; *p; p++)
+			smtp_conv_server(c, (const uint8_t *)p, 1);
+		/* Then the client's next line, a byte at a time. */
+		while (client[ci]) {
+			smtp_conv_client(c, (const uint8_t *)&client[ci], 1);
+			if (client[ci++] == '\n')
+				break;
+		}
+	}
+	CHECK_STR(log_buf, "helo 250 slow.test <> <>\n"
+			   "rcpt 451 slow.test <a@a.test> <b@b.test>\n");
+	CHECK_INT(ctr.garbage, 0);
+	CHECK_INT(ctr.bare_lf, 0);
+	smtp_conv_free(c);
+}
+
 int
 main(void)
 {
@@ -197,5 +228,6 @@ main(void)
 	RUN(test_auth_exchange_not_parsed);
 	RUN(test_one_direction_and_mid_session);
 	RUN(test_bad_input_survived);
+	RUN(test_byte_at_a_time);
 	return 0;
 }
