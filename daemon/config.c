@@ -34,6 +34,8 @@ config_derive(struct config *cfg)
 	cfg->sensor.smtp_port = cfg->nft.smtp_port;
 	cfg->nft.pass_prefix4 = cfg->grey.prefix4;
 	cfg->nft.pass_prefix6 = cfg->grey.prefix6;
+	/* Greylist only what the sensor can see. */
+	cfg->nft.iifname = strcmp(cfg->interface, "any") ? cfg->interface : NULL;
 	/* Without a stutter, trapped clients meet the plain tarpit. */
 	cfg->nft.trap_port = cfg->tarpit.stutter_ms ? cfg->trap_port : 0;
 }

@@ -21,6 +21,8 @@ struct nftset_config {
 				 tarpit port) */
 	uint32_t exempt_mark; /* packets with any of these mark bits skip
 				 greygate (0: no such rule) */
+	const char *iifname;  /* steer only port 25 arriving here (NULL or
+				 "": every interface) */
 	uint8_t pass_prefix4; /* key length of pass4 (24) */
 	uint8_t pass_prefix6; /* key length of pass6 (64) */
 	bool persist;         /* keep the table if greygated dies (fail

@@ -4,6 +4,7 @@
  *
  *   chain prerouting (nat, dstnat): for TCP to the SMTP port
  *     [meta mark & MARK != 0 accept]
+ *     [iifname != IFACE accept]  (when the sensor watches one interface)
  *     ip saddr @allow4 counter allowed accept      (and ip6 / allow6)
  *     ip saddr @trap4 counter trapped redirect to :TRAP (the stutter)
  *     ip saddr @pass4 counter passed accept
@@ -13,6 +14,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <net/if.h>
 #include <libnftnl/chain.h>
 #include <libnftnl/expr.h>
 #include <libnftnl/object.h>
@@ -386,6 +388,23 @@ put_prerouting_rules(struct nft_batch *b, const struct nftset_config *cfg)
 			add_meta(r, NFT_META_MARK);
 			add_bitwise(r, &mark, sizeof(mark));
 			add_cmp(r, NFT_CMP_NEQ, &zero, sizeof(zero));
+			add_verdict(r, NF_ACCEPT);
+		}
+		rc = put_rule(b, r);
+		if (rc)
+			return rc;
+	}
+	/* Only where the sensor listens: a client it cannot see could never
+	 * prove itself, so elsewhere port 25 is left alone. */
+	if (cfg->iifname && cfg->iifname[0]) {
+		char name[IFNAMSIZ] = {0};
+
+		strncpy(name, cfg->iifname, sizeof(name) - 1);
+		r = rule_new(cfg, "prerouting");
+		if (r) {
+			add_tcp_dport(r, cfg->smtp_port);
+			add_meta(r, NFT_META_IIFNAME);
+			add_cmp(r, NFT_CMP_NEQ, name, sizeof(name));
 			add_verdict(r, NF_ACCEPT);
 		}
 		rc = put_rule(b, r);

@@ -4,6 +4,8 @@
 # 'gw' (routing, greygated) -> 'mx' (Postfix). The sender relays to the
 # MTA's own address; the gateway's table sends the first attempts to its
 # local tarpit and, once the sender's /24 has passed, forwards it on.
+# greygated watches only the outside interface, so port 25 arriving on the
+# inside one is left alone.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -23,7 +25,9 @@ postfix_start mx
 postfix_wait_listening mx 198.51.100.2 || fail "mx is not listening"
 postfix_relay out sender 198.51.100.2
 
-greygated_conf "[greylist]
+outside=$(netns_dev gw sender)
+greygated_conf "interface = $outside
+[greylist]
 delay = 5"
 greygated_start
 log=$GG_LOG
@@ -40,3 +44,12 @@ grep -q "action=pass, reason=retry-passed, client=203.0.113.10, key=203.0.113.0/
 	fail "no pass logged"
 grep -q "^Received: from .*\[203.0.113.10\]" "$mbox" || fail "mx did not see the real client address"
 echo "ok: forwarded gateway: tarpitted, passed, delivered to the MTA behind it"
+
+nsx gw nft list chain inet greygate prerouting | grep -q "iifname != \"$outside\" accept" ||
+	fail "no rule leaving other interfaces alone"
+out=$(nsx mx swaks --server 198.51.100.1 --quit-after connect 2>&1 || true)
+if echo "$out" | grep -q "^<-  220 gw.test"; then fail "port 25 from the inside met the tarpit"; fi
+# (Over IPv6: the sender's IPv4 /24 has passed by now.)
+out=$(nsx sender swaks --server 2001:db8:1::1 --quit-after connect 2>&1 || true)
+echo "$out" | grep -q "^<-  220 gw.test" || fail "port 25 from the outside did not meet the tarpit: $out"
+echo "ok: only the interface the sensor watches is greylisted"
