@@ -31,6 +31,7 @@ struct child {
 	struct tarpit *tarpit;
 	struct loop_timer tick;
 	int sock;
+	uint64_t events_dropped;
 };
 
 static void
@@ -38,10 +39,13 @@ send_record(struct child *c, struct ipc_record *rec)
 {
 	rec->version = IPC_VERSION;
 	/* The parent reads as fast as it can; if it cannot keep up the
-	 * event is dropped here rather than stalling the tarpit. */
-	if (send(c->sock, rec, sizeof(*rec), MSG_DONTWAIT) < 0 &&
-	    errno != EAGAIN)
-		log_warn("child: sending to greygated");
+	 * event is dropped here (and counted) rather than stalling the
+	 * tarpit. */
+	if (send(c->sock, rec, sizeof(*rec), MSG_DONTWAIT) < 0) {
+		if (errno != EAGAIN)
+			log_warn("child: sending to greygated");
+		c->events_dropped++;
+	}
 }
 
 static void
@@ -107,6 +111,7 @@ on_tick(struct loop *loop, struct loop_timer *t, void *ctx)
 	rec.u.stats.tarpit = *tarpit_get_counters(c->tarpit);
 	sensor_capture_stats(c->cap, &rec.u.stats.pcap_received,
 			     &rec.u.stats.pcap_dropped);
+	rec.u.stats.events_dropped = c->events_dropped;
 	send_record(c, &rec);
 	loop_timer_arm(loop, t, loop_now_ms(loop) + STATS_MS);
 }

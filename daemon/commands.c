@@ -120,7 +120,8 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 			",\"bad_commands\":%" PRIu64 ",\"stress_entered\":%" PRIu64
 			",\"stressed\":%u},\"sensor\":{\"packets\":"
 			"%" PRIu64 ",\"flows\":%" PRIu64 ",\"rcpts\":%" PRIu64
-			",\"pcap_dropped\":%" PRIu64 "}}\n",
+			",\"pcap_dropped\":%" PRIu64 ",\"events_dropped\":%" PRIu64
+			"}}\n",
 			store_count(gw->store, -1),
 			store_count(gw->store, STORE_PASS),
 			store_count(gw->store, STORE_TRAP), k->attempts,
@@ -131,7 +132,7 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 			cs->tarpit.timeouts, cs->tarpit.bad_commands,
 			cs->tarpit.stress_entered, cs->tarpit.stressed,
 			cs->sensor.packets, cs->sensor.flows, cs->sensor.rcpts,
-			cs->pcap_dropped);
+			cs->pcap_dropped, cs->events_dropped);
 		return;
 	}
 	fprintf(out, "greygated %s, up %" PRId64 " s (since %s)\n",
@@ -170,9 +171,10 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 		cs->tarpit.stress_entered);
 	fprintf(out,
 		"sensor:    %" PRIu64 " packets, %" PRIu64 " flows, %" PRIu64
-		" RCPTs, %" PRIu64 " dropped by the kernel\n",
+		" RCPTs, %" PRIu64 " packets dropped by the kernel, %" PRIu64
+		" events not delivered to greygated\n",
 		cs->sensor.packets, cs->sensor.flows, cs->sensor.rcpts,
-		cs->pcap_dropped);
+		cs->pcap_dropped, cs->events_dropped);
 }
 
 /* --- list --- */

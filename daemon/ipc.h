@@ -41,6 +41,7 @@ struct ipc_stats {
 	struct sensor_counters sensor;
 	struct tarpit_counters tarpit;
 	uint64_t pcap_received, pcap_dropped;
+	uint64_t events_dropped; /* the parent's socket was full */
 };
 
 struct ipc_record {

@@ -157,7 +157,8 @@ echo "ok: STARTTLS passes the /24; the trapped host in it stays in the tarpit"
 # --- greygatectl: status, list, report ---
 status=$(ggctl status --json)
 echo "$status" | jq -e '.child.running and .sets.pass4 == 2 and .sets.pass6 == 1 and
-	.sets.trap4 == 1 and .store.passed == 3' >/dev/null || fail "status: $status"
+	.sets.trap4 == 1 and .store.passed == 3 and .sensor.events_dropped == 0 and
+	.sensor.rcpts > 0' >/dev/null || fail "status: $status"
 ggctl status | grep -q "^sets: *allow4 [0-9]*, allow6 0, pass4 2, pass6 1, trap4 1, trap6 0" ||
 	fail "status text: $(ggctl status)"
 ggctl list pass | grep -q "^203.0.113.0/24 " || fail "list pass: $(ggctl list pass)"
