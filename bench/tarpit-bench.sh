@@ -114,8 +114,11 @@ gg_good=$good
 gg_child=$(pss_kib "$child")
 gg_parent=$(pss_kib "$GG_PID")
 release
-sleep 2
-# A second wave: is the memory given back?
+# A second wave once the first is over (the sensor lets go of a tarpit
+# flow SENSOR_TARPIT_FLOW_IDLE_SEC after the tarpit did): is the memory
+# reused, or does it grow?
+sleep 30
+gg_flows_left=$(ggctl status --json | jq .sensor.flows_open)
 hold 25
 gg_child2=$(pss_kib "$child")
 release
@@ -128,6 +131,7 @@ printf '  postfix:  %s greeted; all its processes %d KiB (%d KiB idle); a good c
 	"$pf_held" "$pf_pss" "$idle_pf" "$pf_good"
 printf '  greygate: %s greeted; child (tarpit + sensor) %d KiB (%d KiB idle), parent %d KiB; a good client meanwhile: %s\n' \
 	"$gg_held" "$gg_child" "$gg_before" "$gg_parent" "$gg_good"
-printf '  greygate, a second wave of %d: child %d KiB\n' "$HOLD" "$gg_child2"
+printf '  greygate, a second wave of %d 30 s later (%s flows of the first left): child %d KiB\n' \
+	"$HOLD" "$gg_flows_left" "$gg_child2"
 printf '  greygate per held connection: %d bytes (the child'"'"'s growth / %d)\n' \
 	$(( (gg_child - gg_before) * 1024 / HOLD )) "$HOLD"

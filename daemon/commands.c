@@ -119,7 +119,8 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 			",\"busy\":%" PRIu64 ",\"timeouts\":%" PRIu64
 			",\"bad_commands\":%" PRIu64 ",\"stress_entered\":%" PRIu64
 			",\"stressed\":%u},\"sensor\":{\"packets\":"
-			"%" PRIu64 ",\"flows\":%" PRIu64 ",\"rcpts\":%" PRIu64
+			"%" PRIu64 ",\"flows\":%" PRIu64 ",\"flows_open\":%" PRIu64
+			",\"rcpts\":%" PRIu64
 			",\"pcap_dropped\":%" PRIu64 ",\"events_dropped\":%" PRIu64
 			"}}\n",
 			store_count(gw->store, -1),
@@ -131,7 +132,8 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 			cs->tarpit.reached_rcpt, cs->tarpit.busy,
 			cs->tarpit.timeouts, cs->tarpit.bad_commands,
 			cs->tarpit.stress_entered, cs->tarpit.stressed,
-			cs->sensor.packets, cs->sensor.flows, cs->sensor.rcpts,
+			cs->sensor.packets, cs->sensor.flows,
+			cs->sensor.flows_open, cs->sensor.rcpts,
 			cs->pcap_dropped, cs->events_dropped);
 		return;
 	}
@@ -170,11 +172,12 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 		cs->tarpit.busy, cs->tarpit.timeouts, cs->tarpit.bad_commands,
 		cs->tarpit.stress_entered);
 	fprintf(out,
-		"sensor:    %" PRIu64 " packets, %" PRIu64 " flows, %" PRIu64
-		" RCPTs, %" PRIu64 " packets dropped by the kernel, %" PRIu64
+		"sensor:    %" PRIu64 " packets, %" PRIu64 " flows (%" PRIu64
+		" open), %" PRIu64 " RCPTs, %" PRIu64
+		" packets dropped by the kernel, %" PRIu64
 		" events not delivered to greygated\n",
-		cs->sensor.packets, cs->sensor.flows, cs->sensor.rcpts,
-		cs->pcap_dropped, cs->events_dropped);
+		cs->sensor.packets, cs->sensor.flows, cs->sensor.flows_open,
+		cs->sensor.rcpts, cs->pcap_dropped, cs->events_dropped);
 }
 
 /* --- list --- */

@@ -255,6 +255,7 @@ flow_end(struct sensor *s, struct flow *f, bool report)
 	dir_release(s, &f->dir[0]);
 	dir_release(s, &f->dir[1]);
 	s->nflows--;
+	s->counters.flows_open = s->nflows;
 	free(f);
 }
 
@@ -304,6 +305,7 @@ flow_find(struct sensor *s, const struct segment *seg, bool to_server)
 	s->buckets[h] = f;
 	lru_append(s, f);
 	s->nflows++;
+	s->counters.flows_open = s->nflows;
 	s->counters.flows++;
 	return f;
 }
@@ -315,10 +317,16 @@ deliver(struct flow *f, int d, const uint8_t *data, size_t len)
 {
 	if (len == 0 || smtp_conv_is_done(f->conv))
 		return;
-	if (d == 0)
+	if (d == 0) {
 		smtp_conv_client(f->conv, data, len);
-	else
-		smtp_conv_server(f->conv, data, len);
+		return;
+	}
+	/* The server's first bytes (the banner): whoever sent them holds the
+	 * connection now, so the path is known for sure, and sensor_expire
+	 * can tell a tarpit flow that outlived its connection. */
+	if (!f->path_known)
+		flow_path(f);
+	smtp_conv_server(f->conv, data, len);
 }
 
 /* In-order bytes from seq on: trims what was already delivered. */
@@ -642,10 +650,29 @@ bad:
 void
 sensor_expire(struct sensor *s, int64_t now_sec)
 {
+	struct flow *f, *next;
+
 	while (s->lru_head &&
 	       s->lru_head->last.tv_sec + (int64_t)s->cfg.idle_timeout_sec <
 		       now_sec)
 		flow_end(s, s->lru_head, true);
+	if (!s->tarpit)
+		return;
+	/* A tarpit flow whose connection the tarpit closed (and no longer
+	 * remembers) is over even if the capture lost its FINs in a burst:
+	 * it need not wait for the idle timeout. So is a silent flow whose
+	 * banner the capture lost too (its path unknown) once the tarpit
+	 * does not hold it: were it the MTA's, a later segment starts it
+	 * again mid-session. */
+	for (f = s->lru_head;
+	     f && f->last.tv_sec + SENSOR_TARPIT_FLOW_IDLE_SEC < now_sec;
+	     f = next) {
+		next = f->lru_next;
+		if ((!f->path_known || f->path == SENSOR_PATH_TARPIT) &&
+		    !s->tarpit(f->family, f->client, f->client_port,
+			       s->tarpit_ctx))
+			flow_end(s, f, true);
+	}
 }
 
 void

@@ -73,6 +73,7 @@ struct sensor_counters {
 	uint64_t not_decoded;   /* not IP/TCP, truncated, bad headers */
 	uint64_t fragments;     /* IP fragments (ignored) */
 	uint64_t flows;         /* flows started */
+	uint64_t flows_open;    /* flows followed now */
 	uint64_t flows_evicted; /* ended early by the flow or byte caps */
 	uint64_t gaps;          /* stream gaps skipped */
 	uint64_t long_lines;    /* lines over SMTP_LINE_MAX */
@@ -112,7 +113,12 @@ void sensor_set_tarpit_hook(struct sensor *sensor, sensor_tarpit_fn *fn,
 void sensor_frame(struct sensor *sensor, int linktype, const struct timeval *ts,
 		  const uint8_t *data, size_t caplen);
 
-/* sensor_expire - end flows idle since before now - idle_timeout. */
+/* A tarpit flow silent this long whose connection the tarpit no longer
+ * holds (nor closed in the last seconds) ends at sensor_expire. */
+#define SENSOR_TARPIT_FLOW_IDLE_SEC 15
+
+/* sensor_expire - end flows idle since before now - idle_timeout, and
+ * tarpit flows the tarpit is done with (SENSOR_TARPIT_FLOW_IDLE_SEC). */
 void sensor_expire(struct sensor *sensor, int64_t now_sec);
 
 /* sensor_finish - end every flow now (end of a capture file): pending

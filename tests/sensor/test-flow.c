@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Tests of the sensor's flows with hand-built raw IPv4 frames and a fake
+ * tarpit: a flow's path is known from its banner; a tarpit flow whose
+ * FINs the capture lost ends once the tarpit lets go of it, a fast-path
+ * flow only at the idle timeout. */
+#include <arpa/inet.h>
+#include <pcap/dlt.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "check.h"
+#include "sensor.h"
+
+#define T0 1700000000
+
+static bool tarpit_has; /* what the fake tarpit answers */
+static int rcpts;
+
+static bool
+fake_tarpit(int family, const uint8_t *client, uint16_t port, void *ctx)
+{
+	return tarpit_has;
+}
+
+static void
+on_event(const struct sensor_event *ev, void *ctx)
+{
+	if (ev->type == SENSOR_EV_RCPT)
+		rcpts++;
+}
+
+/* One raw IPv4/TCP frame (no checksums: the sensor does not check). */
+static void
+send_frame(struct sensor *s, int64_t at, const char *src, uint16_t sport,
+	   const char *dst, uint16_t dport, uint32_t seq, uint8_t flags,
+	   const char *payload)
+{
+	uint8_t f[1500] = {0};
+	size_t plen = strlen(payload), len = 40 + plen;
+	struct timeval tv = {.tv_sec = at};
+
+	f[0] = 0x45;
+	f[2] = (uint8_t)(len >> 8);
+	f[3] = (uint8_t)len;
+	f[8] = 64;
+	f[9] = 6; /* TCP */
+	CHECK_INT(inet_pton(AF_INET, src, f + 12), 1);
+	CHECK_INT(inet_pton(AF_INET, dst, f + 16), 1);
+	f[20] = (uint8_t)(sport >> 8);
+	f[21] = (uint8_t)sport;
+	f[22] = (uint8_t)(dport >> 8);
+	f[23] = (uint8_t)dport;
+	f[24] = (uint8_t)(seq >> 24);
+	f[25] = (uint8_t)(seq >> 16);
+	f[26] = (uint8_t)(seq >> 8);
+	f[27] = (uint8_t)seq;
+	f[32] = 5 << 4; /* data offset: 20 bytes */
+	f[33] = flags;
+	f[34] = 0xff;
+	memcpy(f + 40, payload, plen);
+	sensor_frame(s, DLT_RAW, &tv, f, len);
+}
+
+#define SYN 0x02
+#define ACK 0x10
+#define PSH 0x08
+
+/* A session up to RCPT, then nothing: the FINs are lost. */
+static void
+session(struct sensor *s, const char *client, uint16_t port)
+{
+	send_frame(s, T0, client, port, "203.0.113.1", 25, 1000, SYN, "");
+	send_frame(s, T0, "203.0.113.1", 25, client, port, 5000, ACK | PSH,
+		   "220 mx ESMTP\r\n");
+	send_frame(s, T0, client, port, "203.0.113.1", 25, 1001, ACK | PSH,
+		   "HELO c\r\nMAIL FROM:<a@a.test>\r\nRCPT TO:<b@b.test>\r\n");
+	send_frame(s, T0, "203.0.113.1", 25, client, port, 5014, ACK | PSH,
+		   "250 hi\r\n250 ok\r\n451 later\r\n");
+}
+
+static void
+test_tarpit_flow_ends_when_the_tarpit_lets_go(void)
+{
+	struct sensor_config cfg;
+	struct sensor *s;
+
+	sensor_config_defaults(&cfg);
+	s = sensor_new(&cfg, on_event, NULL);
+	CHECK(s);
+	sensor_set_tarpit_hook(s, fake_tarpit, NULL);
+	rcpts = 0;
+	tarpit_has = true; /* the tarpit sent the banner */
+	session(s, "198.51.100.7", 40000);
+	CHECK_INT(rcpts, 1);
+	CHECK_INT(sensor_get_counters(s)->flows_open, 1);
+	/* Still held by the tarpit: kept. */
+	sensor_expire(s, T0 + SENSOR_TARPIT_FLOW_IDLE_SEC + 1);
+	CHECK_INT(sensor_get_counters(s)->flows_open, 1);
+	/* Closed and forgotten by the tarpit, silent: over. */
+	tarpit_has = false;
+	sensor_expire(s, T0 + SENSOR_TARPIT_FLOW_IDLE_SEC - 1);
+	CHECK_INT(sensor_get_counters(s)->flows_open, 1);
+	sensor_expire(s, T0 + SENSOR_TARPIT_FLOW_IDLE_SEC + 1);
+	CHECK_INT(sensor_get_counters(s)->flows_open, 0);
+	sensor_free(s);
+}
+
+static void
+test_fast_path_flow_waits_for_the_idle_timeout(void)
+{
+	struct sensor_config cfg;
+	struct sensor *s;
+
+	sensor_config_defaults(&cfg);
+	s = sensor_new(&cfg, on_event, NULL);
+	CHECK(s);
+	sensor_set_tarpit_hook(s, fake_tarpit, NULL);
+	tarpit_has = false; /* the MTA sent the banner */
+	session(s, "198.51.100.8", 40001);
+	sensor_expire(s, T0 + SENSOR_TARPIT_FLOW_IDLE_SEC + 1);
+	CHECK_INT(sensor_get_counters(s)->flows_open, 1);
+	sensor_expire(s, T0 + (int64_t)cfg.idle_timeout_sec + 1);
+	CHECK_INT(sensor_get_counters(s)->flows_open, 0);
+	sensor_free(s);
+}
+
+int
+main(void)
+{
+	RUN(test_tarpit_flow_ends_when_the_tarpit_lets_go);
+	RUN(test_fast_path_flow_waits_for_the_idle_timeout);
+	return 0;
+}
