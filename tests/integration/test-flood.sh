@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The tarpit under 10,000 connections opened at once, through the real
+# redirect, twice: every one gets its banner, a well-behaved client is
+# answered promptly meanwhile, and the child's memory stays flat from one
+# wave to the next (the sensor lets go of the first wave's flows).
+set -euo pipefail
+here=$(dirname "$0")
+. "$here/../lib/netns.sh"
+. "$here/../lib/greygated.sh"
+abuse="python3 $here/../lib/smtp-abuse.py"
+N=10000
+
+netns_init
+netns_sender_gw
+sources=()
+for i in $(seq 11 20); do
+	nsx sender ip addr add "203.0.113.$i/24" dev "$(netns_dev sender gw)"
+	sources+=("203.0.113.$i")
+done
+mkdir -p "$NETNS_TMP/store"
+greygated_conf "[tarpit]
+max_connections = 12000
+max_per_client = 2000
+stress_high = 11000
+stress_low = 10000
+idle_timeout = 120s
+session_timeout = 300s"
+greygated_start
+child=$(ggctl status --json | jq -r .child.pid)
+rss() { awk '/^VmRSS:/ {print $2}' "/proc/$child/status"; }
+
+wave() { # N: hold N connections, check a good client meanwhile
+	local fifo=$NETNS_TMP/hold.$1 out=$NETNS_TMP/flood.$1 pid
+	mkfifo "$fifo"
+	exec 4<>"$fifo"
+	nsx sender $abuse flood 203.0.113.1 "$N" "${sources[@]}" <"$fifo" >"$out" 4>&- &
+	pid=$!
+	wait_for 90 grep -q "^banners=" "$out" || fail "flood did not finish"
+	grep -q "^banners=$N\$" "$out" || fail "wave $1: $(cat "$out") of $N banners"
+	held_rss=$(rss)
+	nsx sender $abuse good 203.0.113.1 | grep -q "^ok: good client got 451 in 0\.[0-4]" ||
+		fail "good client not served promptly with $N connections held"
+	exec 4>&-
+	wait "$pid" || true
+	rm -f "$fifo"
+}
+
+wave 1
+first=$held_rss
+flows_gone() { [ "$(ggctl status --json | jq .sensor.flows_open)" = 0 ]; }
+wait_for 40 flows_gone || fail "the sensor still follows $(ggctl status --json | jq .sensor.flows_open) flows of the first wave"
+wave 2
+second=$held_rss
+echo "child RSS with $N held: first wave ${first} KiB, second wave ${second} KiB"
+[ "$second" -le $(( first + first / 10 )) ] || fail "memory grew from ${first} to ${second} KiB"
+kill -0 "$GG_PID" || fail "greygated died"
+echo "ok: $N connections at once, twice: all greeted, good client served, memory flat"
