@@ -23,6 +23,8 @@
 #include "loop.h"
 
 #define STATS_MS 1000
+/* Events go up in batches, one system call per capture turn. */
+#define BATCH_MAX 64
 
 struct child {
 	struct loop *loop;
@@ -32,6 +34,8 @@ struct child {
 	struct loop_timer tick;
 	int sock;
 	uint64_t events_dropped;
+	struct ipc_record *batch; /* BATCH_MAX events waiting to go up */
+	unsigned nbatch;
 };
 
 static void
@@ -48,6 +52,35 @@ send_record(struct child *c, struct ipc_record *rec)
 	}
 }
 
+/* Sends the waiting events in one sendmmsg. */
+static void
+flush_events(struct child *c)
+{
+	struct mmsghdr msgs[BATCH_MAX];
+	struct iovec iov[BATCH_MAX];
+	int n;
+
+	if (!c->nbatch)
+		return;
+	memset(msgs, 0, sizeof(msgs[0]) * c->nbatch);
+	for (unsigned i = 0; i < c->nbatch; i++) {
+		iov[i].iov_base = &c->batch[i];
+		iov[i].iov_len = sizeof(c->batch[i]);
+		msgs[i].msg_hdr.msg_iov = &iov[i];
+		msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+	n = sendmmsg(c->sock, msgs, c->nbatch, MSG_DONTWAIT);
+	if (n < 0) {
+		if (errno != EAGAIN)
+			log_warn("child: sending to greygated");
+		n = 0;
+	}
+	/* What the parent's socket could not take is dropped, not waited
+	 * for: the tarpit must not stall. */
+	c->events_dropped += c->nbatch - (unsigned)n;
+	c->nbatch = 0;
+}
+
 static void
 copy_text(char *dst, size_t len, const char *src)
 {
@@ -60,11 +93,19 @@ copy_text(char *dst, size_t len, const char *src)
 static void
 on_sensor_event(const struct sensor_event *ev, void *ctx)
 {
-	struct ipc_record rec = {.type = IPC_EVENT};
-	struct ipc_event *e = &rec.u.ev;
+	struct child *c = ctx;
+	struct ipc_record *rec;
+	struct ipc_event *e;
 
 	if (ev->type != SENSOR_EV_RCPT && ev->type != SENSOR_EV_STARTTLS)
 		return;
+	if (c->nbatch == BATCH_MAX)
+		flush_events(c);
+	rec = &c->batch[c->nbatch++];
+	memset(rec, 0, sizeof(*rec));
+	rec->version = IPC_VERSION;
+	rec->type = IPC_EVENT;
+	e = &rec->u.ev;
 	e->ts_sec = ev->ts.tv_sec;
 	e->ts_usec = (int32_t)ev->ts.tv_usec;
 	e->type = (uint8_t)ev->type;
@@ -78,7 +119,6 @@ on_sensor_event(const struct sensor_event *ev, void *ctx)
 	copy_text(e->helo, sizeof(e->helo), ev->helo);
 	copy_text(e->from, sizeof(e->from), ev->from);
 	copy_text(e->to, sizeof(e->to), ev->to);
-	send_record(ctx, &rec);
 }
 
 static bool
@@ -98,6 +138,7 @@ on_capture(struct loop *loop, int fd, uint32_t events, void *ctx)
 		log_warnx("child: capture read failed");
 		loop_quit(loop, 1);
 	}
+	flush_events(c);
 }
 
 static void
@@ -107,6 +148,7 @@ on_tick(struct loop *loop, struct loop_timer *t, void *ctx)
 	struct ipc_record rec = {.type = IPC_STATS};
 
 	sensor_expire(c->sensor, time(NULL));
+	flush_events(c);
 	rec.u.stats.sensor = *sensor_get_counters(c->sensor);
 	rec.u.stats.tarpit = *tarpit_get_counters(c->tarpit);
 	sensor_capture_stats(c->cap, &rec.u.stats.pcap_received,
@@ -208,6 +250,7 @@ install_seccomp(void)
 		SCMP_SYS(accept),      SCMP_SYS(accept4),
 		SCMP_SYS(recvfrom),    SCMP_SYS(recvmsg),
 		SCMP_SYS(sendto),      SCMP_SYS(sendmsg),
+		SCMP_SYS(sendmmsg),
 		SCMP_SYS(shutdown),    SCMP_SYS(setsockopt),
 		SCMP_SYS(getsockopt),  SCMP_SYS(getsockname),
 		SCMP_SYS(getpeername), SCMP_SYS(poll),
@@ -263,6 +306,9 @@ child_setup(struct child *c, const struct config *cfg,
 	sensor_set_tarpit_hook(c->sensor, tarpit_holds_hook, c);
 	c->cap = h->cap;
 	c->sock = h->sock;
+	c->batch = malloc(BATCH_MAX * sizeof(*c->batch));
+	if (!c->batch)
+		return -ENOMEM;
 	loop_timer_init(&c->tick, on_tick, c);
 	if (loop_add_fd(c->loop, sensor_capture_fd(c->cap), EPOLLIN,
 			on_capture, c) < 0 ||
