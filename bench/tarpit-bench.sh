@@ -5,6 +5,8 @@
 # (smtpd_recipient_restrictions = defer) and (b) smtp-floor, the least an
 # epoll responder can do. Sessions per second (connect, EHLO, MAIL, RCPT
 # -> 4xx, QUIT) with 50 and 500 clients at a time, driven by smtp-load
+# (with the CPU time the floor, and greygated's two processes, spent per
+# 1,000 sessions: steadier than the rate on a shared machine)
 # from 20 source addresses; and memory with 10,000 idle connections held
 # (measured first, on fresh servers; for greygate twice, to see whether it
 # is given back), with a well-behaved client served meanwhile.
@@ -32,12 +34,23 @@ done
 nsx sender sysctl -qw net.ipv4.ip_local_port_range="1024 65535" net.ipv4.tcp_tw_reuse=1
 gw_ns=$(netns_ns gw)
 
-run_load() { # NAME PORT: both concurrencies
-	local c out
+cpu_ticks() { # PID...: their user+system time, in clock ticks
+	local p t=0
+	for p in "$@"; do t=$(( t + $(awk '{print $14 + $15}' "/proc/$p/stat") )); done
+	echo "$t"
+}
+run_load() { # NAME PORT [PID...]: both concurrencies; with PIDs, their CPU
+	local c out name=$1 port=$2 t0 sessions
+	shift 2
 	for c in 50 500; do
-		out=$(nsx sender "$load" 203.0.113.1 "$2" "$c" "$secs" "${sources[@]}") ||
-			fail "$1 at $c: $out"
-		printf '%-22s concurrency %3d  %s\n' "$1" "$c" "$out"
+		[ $# -eq 0 ] || t0=$(cpu_ticks "$@")
+		out=$(nsx sender "$load" 203.0.113.1 "$port" "$c" "$secs" "${sources[@]}") ||
+			fail "$name at $c: $out"
+		if [ $# -gt 0 ]; then
+			sessions=$(echo "$out" | sed 's/.*sessions=\([0-9]*\).*/\1/')
+			out="$out cpu_ms_per_1000=$(( ($(cpu_ticks "$@") - t0) * 10 * 1000 / sessions ))"
+		fi
+		printf '%-22s concurrency %3d  %s\n' "$name" "$c" "$out"
 	done
 }
 # PSS: shared pages (libraries, Postfix's many smtpd) counted once.
@@ -72,7 +85,7 @@ echo "== floor: bench/smtp-floor.c"
 netns_spawn gw "$GREYGATE_BUILD/bench/smtp-floor" 2600
 floor_pid=$SPAWNED
 sleep 0.5
-run_load "floor" 2600
+run_load "floor" 2600 "$floor_pid"
 kill "$floor_pid"
 wait "$floor_pid" 2>/dev/null || true
 
@@ -123,7 +136,7 @@ hold 25
 gg_child2=$(pss_kib "$child")
 release
 sleep 2
-run_load "greygate tarpit" 25
+run_load "greygate tarpit" 25 "$child" "$GG_PID"
 ggctl status --json | jq -c '{sensor: .sensor, tarpit: .tarpit}'
 echo
 printf 'memory (PSS) with %d idle connections opened at once, before the load runs:\n' "$HOLD"
