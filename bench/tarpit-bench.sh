@@ -19,6 +19,7 @@ GREYGATE_BUILD=${GREYGATE_BUILD:-$(cd "$here/../.." && pwd)/build}
 . "$here/../lib/netns.sh"
 . "$here/../lib/postfix.sh"
 . "$here/../lib/greygated.sh"
+. "$here/../lib/flood.sh"
 abuse="python3 $here/../lib/smtp-abuse.py"
 load=$GREYGATE_BUILD/bench/smtp-load
 secs=${1:-10}
@@ -26,11 +27,7 @@ HOLD=10000
 
 netns_init
 netns_sender_gw
-sources=()
-for i in $(seq 100 119); do
-	nsx sender ip addr add "203.0.113.$i/24" dev "$(netns_dev sender gw)"
-	sources+=("203.0.113.$i")
-done
+flood_sources 100 119
 nsx sender sysctl -qw net.ipv4.ip_local_port_range="1024 65535" net.ipv4.tcp_tw_reuse=1
 gw_ns=$(netns_ns gw)
 
@@ -44,7 +41,7 @@ run_load() { # NAME PORT [PID...]: both concurrencies; with PIDs, their CPU
 	shift 2
 	for c in 50 500; do
 		[ $# -eq 0 ] || t0=$(cpu_ticks "$@")
-		out=$(nsx sender "$load" 203.0.113.1 "$port" "$c" "$secs" "${sources[@]}") ||
+		out=$(nsx sender "$load" 203.0.113.1 "$port" "$c" "$secs" "${FLOOD_SOURCES[@]}") ||
 			fail "$name at $c: $out"
 		if [ $# -gt 0 ]; then
 			sessions=$(echo "$out" | sed 's/.*sessions=\([0-9]*\).*/\1/')
@@ -66,20 +63,12 @@ ns_pss() { # every process in the gw namespace
 	# shellcheck disable=SC2046
 	pss_kib $(ip netns pids "$gw_ns")
 }
-holds=0
-hold() { # PORT: hold $HOLD idle connections; sets held to "banners=K"
-	local fifo out
-	holds=$(( holds + 1 ))
-	fifo=$NETNS_TMP/hold.$holds out=$NETNS_TMP/hold.$holds.out
-	mkfifo "$fifo"
-	exec 4<>"$fifo"
-	nsx sender $abuse flood 203.0.113.1 "$HOLD" "${sources[@]}" <"$fifo" >"$out" 4>&- &
-	hold_pid=$!
-	wait_for 90 grep -q "^banners=" "$out" || fail "flood did not finish"
-	held=$(cat "$out")
+hold() { # hold $HOLD idle connections; sets held, and good (a good client meanwhile)
+	flood_hold "$HOLD"
+	held=$FLOOD_HELD
 	good=$(nsx sender $abuse good 203.0.113.1 2>&1 | grep -o "got .* in [0-9.]* s" || echo "no answer")
 }
-release() { exec 4>&-; wait "$hold_pid" || true; }
+release() { flood_release; }
 
 echo "== floor: bench/smtp-floor.c"
 netns_spawn gw "$GREYGATE_BUILD/bench/smtp-floor" 2600
@@ -101,7 +90,7 @@ wait_for 20 pf_gone || fail "Postfix did not stop"
 postfix_start mx
 postfix_wait_listening mx 203.0.113.1 || fail "Postfix did not start again"
 idle_pf=$(ns_pss)
-hold 25
+hold
 pf_held=$held
 pf_good=$good
 pf_pss=$(ns_pss)
@@ -121,7 +110,7 @@ session_timeout = 300s"
 greygated_start
 child=$(ggctl status --json | jq -r .child.pid)
 gg_before=$(pss_kib "$child")
-hold 25
+hold
 gg_held=$held
 gg_good=$good
 gg_child=$(pss_kib "$child")
@@ -132,7 +121,7 @@ release
 # reused, or does it grow?
 sleep 30
 gg_flows_left=$(ggctl status --json | jq .sensor.flows_open)
-hold 25
+hold
 gg_child2=$(pss_kib "$child")
 release
 sleep 2

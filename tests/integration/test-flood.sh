@@ -8,16 +8,13 @@ set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
 . "$here/../lib/greygated.sh"
+. "$here/../lib/flood.sh"
 abuse="python3 $here/../lib/smtp-abuse.py"
 N=10000
 
 netns_init
 netns_sender_gw
-sources=()
-for i in $(seq 11 20); do
-	nsx sender ip addr add "203.0.113.$i/24" dev "$(netns_dev sender gw)"
-	sources+=("203.0.113.$i")
-done
+flood_sources 11 20
 mkdir -p "$NETNS_TMP/store"
 greygated_conf "[tarpit]
 max_connections = 12000
@@ -30,20 +27,13 @@ greygated_start
 child=$(ggctl status --json | jq -r .child.pid)
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$child/status"; }
 
-wave() { # N: hold N connections, check a good client meanwhile
-	local fifo=$NETNS_TMP/hold.$1 out=$NETNS_TMP/flood.$1 pid
-	mkfifo "$fifo"
-	exec 4<>"$fifo"
-	nsx sender $abuse flood 203.0.113.1 "$N" "${sources[@]}" <"$fifo" >"$out" 4>&- &
-	pid=$!
-	wait_for 90 grep -q "^banners=" "$out" || fail "flood did not finish"
-	grep -q "^banners=$N\$" "$out" || fail "wave $1: $(cat "$out") of $N banners"
+wave() { # NUMBER: hold N connections, check a good client meanwhile
+	flood_hold "$N"
+	[ "$FLOOD_HELD" = "banners=$N" ] || fail "wave $1: $FLOOD_HELD of $N banners"
 	held_rss=$(rss)
 	nsx sender $abuse good 203.0.113.1 | grep -q "^ok: good client got 451 in 0\.[0-4]" ||
 		fail "good client not served promptly with $N connections held"
-	exec 4>&-
-	wait "$pid" || true
-	rm -f "$fifo"
+	flood_release
 }
 
 wave 1

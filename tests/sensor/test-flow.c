@@ -78,16 +78,25 @@ session(struct sensor *s, const char *client, uint16_t port)
 		   "250 hi\r\n250 ok\r\n451 later\r\n");
 }
 
+/* A sensor with default settings asking the fake tarpit. */
+static struct sensor *
+new_sensor(struct sensor_config *cfg)
+{
+	struct sensor *s;
+
+	sensor_config_defaults(cfg);
+	s = sensor_new(cfg, on_event, NULL);
+	CHECK(s);
+	sensor_set_tarpit_hook(s, fake_tarpit, NULL);
+	return s;
+}
+
 static void
 test_tarpit_flow_ends_when_the_tarpit_lets_go(void)
 {
 	struct sensor_config cfg;
-	struct sensor *s;
+	struct sensor *s = new_sensor(&cfg);
 
-	sensor_config_defaults(&cfg);
-	s = sensor_new(&cfg, on_event, NULL);
-	CHECK(s);
-	sensor_set_tarpit_hook(s, fake_tarpit, NULL);
 	rcpts = 0;
 	tarpit_has = true; /* the tarpit sent the banner */
 	session(s, "198.51.100.7", 40000);
@@ -109,12 +118,8 @@ static void
 test_fast_path_flow_waits_for_the_idle_timeout(void)
 {
 	struct sensor_config cfg;
-	struct sensor *s;
+	struct sensor *s = new_sensor(&cfg);
 
-	sensor_config_defaults(&cfg);
-	s = sensor_new(&cfg, on_event, NULL);
-	CHECK(s);
-	sensor_set_tarpit_hook(s, fake_tarpit, NULL);
 	tarpit_has = false; /* the MTA sent the banner */
 	session(s, "198.51.100.8", 40001);
 	sensor_expire(s, T0 + SENSOR_TARPIT_FLOW_IDLE_SEC + 1);
