@@ -14,7 +14,12 @@ struct sensor_capture {
 	pcap_t *pcap;
 	int linktype;
 	bool live;
+	char *file_buf; /* the capture file's stdio buffer (NULL: live) */
 };
+
+/* A capture file is read through a 1 MiB stdio buffer: libpcap's own
+ * fopen reads 4 KiB at a time, a system call per few dozen packets. */
+#define CAPTURE_FILE_BUFFER (1 << 20)
 
 struct dispatch_ctx {
 	struct sensor *sensor;
@@ -114,16 +119,38 @@ sensor_capture_open_file(const char *path, const struct sensor_config *cfg,
 			 struct sensor_capture **out, char *err)
 {
 	char perr[PCAP_ERRBUF_SIZE] = "";
-	pcap_t *p = pcap_open_offline(path, perr);
+	bool is_stdin = strcmp(path, "-") == 0;
+	FILE *fp = is_stdin ? stdin : fopen(path, "rb");
+	char *buf;
+	pcap_t *p;
+	int r;
 
 	(void)cfg;
+	if (!fp) {
+		snprintf(err, 256, "%s: %s", path, strerror(errno));
+		return -ENOENT;
+	}
+	/* stdin keeps its own buffer: it outlives the capture. */
+	buf = is_stdin ? NULL : malloc(CAPTURE_FILE_BUFFER);
+	if (buf)
+		setvbuf(fp, buf, _IOFBF, CAPTURE_FILE_BUFFER);
+	p = pcap_fopen_offline(fp, perr);
 	if (!p) {
-		snprintf(err, 256, "%s", perr);
+		/* The file is still ours when libpcap refuses it. */
+		snprintf(err, 256, "%s: %s", path, perr);
+		if (!is_stdin)
+			fclose(fp);
+		free(buf);
 		return -ENOENT;
 	}
 	/* No BPF on a file: it would run in user space, once per packet,
 	 * to do what the sensor's port check does anyway. */
-	return capture_new(p, false, out);
+	r = capture_new(p, false, out);
+	if (r < 0)
+		free(buf);
+	else
+		(*out)->file_buf = buf;
+	return r;
 }
 
 void
@@ -131,7 +158,8 @@ sensor_capture_close(struct sensor_capture *cap)
 {
 	if (!cap)
 		return;
-	pcap_close(cap->pcap);
+	pcap_close(cap->pcap); /* closes the file too */
+	free(cap->file_buf);
 	free(cap);
 }
 

@@ -8,7 +8,9 @@
 #include <pcap/dlt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "sensor.h"
 
@@ -34,8 +36,20 @@ struct dir {
 	size_t held_bytes;
 };
 
+/* Where a flow's parser state starts, in the flow's allocation. */
+#define FLOW_CONV_OFFSET                                                       \
+	((sizeof(struct flow) + _Alignof(max_align_t) - 1) &                   \
+	 ~(_Alignof(max_align_t) - 1))
+
+/* The bucket table grows with the flows open (one bucket a flow), not
+ * with max_flows: a table sized for the cap is megabytes that every
+ * packet's lookup misses the cache on. */
+#define FLOW_BUCKETS_MIN 256
+#define FLOW_BUCKETS_MAX (1u << 22)
+
 struct flow {
 	struct flow *hash_next;
+	uint64_t hash; /* flow_hash before masking: no rehash to grow */
 	struct flow *lru_prev, *lru_next;
 	struct sensor *sensor;
 	uint8_t family;
@@ -56,6 +70,7 @@ struct sensor {
 	void *tarpit_ctx;
 	struct flow **buckets;
 	size_t nbuckets;
+	uint64_t hash_seed;
 	struct flow *lru_head, *lru_tail; /* head: least recently seen */
 	size_t nflows;
 	size_t held_total;
@@ -78,6 +93,21 @@ struct segment {
 #define TCP_SYN 0x02
 #define TCP_RST 0x04
 
+static uint64_t
+random_seed(const void *salt)
+{
+	uint64_t seed;
+	struct timespec now;
+
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == sizeof(seed))
+		return seed;
+	/* No entropy yet (early boot): the address and the clock still
+	 * differ from run to run. */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)(uintptr_t)salt ^ (uint64_t)now.tv_nsec << 20 ^
+	       (uint64_t)now.tv_sec;
+}
+
 void
 sensor_config_defaults(struct sensor_config *cfg)
 {
@@ -93,17 +123,15 @@ struct sensor *
 sensor_new(const struct sensor_config *cfg, sensor_event_fn *fn, void *ctx)
 {
 	struct sensor *s = calloc(1, sizeof(*s));
-	size_t n = 1024;
 
 	if (!s)
 		return NULL;
 	s->cfg = *cfg;
 	s->fn = fn;
 	s->ctx = ctx;
-	while (n < cfg->max_flows && n < (1u << 22))
-		n *= 2;
-	s->nbuckets = n;
-	s->buckets = calloc(n, sizeof(*s->buckets));
+	s->nbuckets = FLOW_BUCKETS_MIN;
+	s->hash_seed = random_seed(s);
+	s->buckets = calloc(s->nbuckets, sizeof(*s->buckets));
 	if (!s->buckets) {
 		free(s);
 		return NULL;
@@ -130,18 +158,62 @@ addr_len(uint8_t family)
 	return family == AF_INET ? 4 : 16;
 }
 
-static size_t
+/* A word at a time with a random seed: this runs for every packet, and a
+ * flood from chosen addresses and ports should not be able to aim at one
+ * bucket. */
+static uint64_t
 flow_hash(const struct sensor *s, uint8_t family, const uint8_t *client,
 	  uint16_t cport, const uint8_t *server, uint16_t sport)
 {
-	uint32_t h = 2166136261u ^ family;
+	const uint64_t mul = 0x9e3779b97f4a7c15ull;
+	uint64_t h = s->hash_seed ^ family;
 	size_t n = addr_len(family);
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ client[i] ^ ((uint32_t)server[i] << 8)) * 16777619u;
-	h = (h ^ cport) * 16777619u;
-	h = (h ^ sport) * 16777619u;
-	return h & (s->nbuckets - 1);
+	for (size_t i = 0; i < n; i += 4) {
+		uint32_t a, b;
+
+		memcpy(&a, client + i, 4);
+		memcpy(&b, server + i, 4);
+		h = (h ^ a ^ (uint64_t)b << 32) * mul;
+	}
+	h = (h ^ cport ^ (uint64_t)sport << 16) * mul;
+	return h ^ h >> 32;
+}
+
+static struct flow **
+flow_bucket(struct sensor *s, uint64_t hash)
+{
+	return &s->buckets[hash & (s->nbuckets - 1)];
+}
+
+/* Doubles the bucket table; on no memory the old one serves on. */
+static void
+buckets_grow(struct sensor *s)
+{
+	size_t n = s->nbuckets * 2;
+	struct flow **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return;
+	for (size_t i = 0; i < s->nbuckets; i++) {
+		struct flow *f = s->buckets[i], *next;
+
+		for (; f; f = next) {
+			next = f->hash_next;
+			f->hash_next = b[f->hash & (n - 1)];
+			b[f->hash & (n - 1)] = f;
+		}
+	}
+	free(s->buckets);
+	s->buckets = b;
+	s->nbuckets = n;
+}
+
+/* Same address? With the length known at compile time, no call. */
+static inline bool
+addr_eq(uint8_t family, const uint8_t *a, const uint8_t *b)
+{
+	return family == AF_INET ? memcmp(a, b, 4) == 0 : memcmp(a, b, 16) == 0;
 }
 
 /* --- events --- */
@@ -238,9 +310,7 @@ dir_release(struct sensor *s, struct dir *d)
 static void
 flow_end(struct sensor *s, struct flow *f, bool report)
 {
-	struct flow **pp = &s->buckets[flow_hash(s, f->family, f->client,
-						 f->client_port, f->server,
-						 f->server_port)];
+	struct flow **pp = flow_bucket(s, f->hash);
 
 	while (*pp && *pp != f)
 		pp = &(*pp)->hash_next;
@@ -249,7 +319,7 @@ flow_end(struct sensor *s, struct flow *f, bool report)
 	lru_unlink(s, f);
 	/* Pending RCPTs are reported (reply 0) before the close. */
 	s->quiet = !report;
-	smtp_conv_free(f->conv);
+	smtp_conv_end(f->conv);
 	flow_emit(f, SENSOR_EV_CLOSE, 0, "", "", "");
 	s->quiet = false;
 	dir_release(s, &f->dir[0]);
@@ -267,13 +337,14 @@ flow_find(struct sensor *s, const struct segment *seg, bool to_server)
 	uint16_t cport = to_server ? seg->sport : seg->dport;
 	uint16_t sport = to_server ? seg->dport : seg->sport;
 	size_t n = addr_len(seg->family);
-	size_t h = flow_hash(s, seg->family, client, cport, server, sport);
-	struct flow *f;
+	uint64_t h = flow_hash(s, seg->family, client, cport, server, sport);
+	struct flow *f, **bucket;
 
-	for (f = s->buckets[h]; f; f = f->hash_next)
+	for (f = *flow_bucket(s, h); f; f = f->hash_next)
 		if (f->family == seg->family && f->client_port == cport &&
-		    f->server_port == sport && memcmp(f->client, client, n) == 0 &&
-		    memcmp(f->server, server, n) == 0)
+		    f->server_port == sport &&
+		    addr_eq(f->family, f->client, client) &&
+		    addr_eq(f->family, f->server, server))
 			return f;
 	/* A flow starts on a SYN or on data: a capture may begin
 	 * mid-session, or see only one direction. A bare ACK, RST or FIN
@@ -285,24 +356,26 @@ flow_find(struct sensor *s, const struct segment *seg, bool to_server)
 		s->counters.flows_evicted++;
 		flow_end(s, s->lru_head, true);
 	}
-	f = calloc(1, sizeof(*f));
+	/* The flow and its parser in one allocation. */
+	f = malloc(FLOW_CONV_OFFSET + smtp_conv_size());
 	if (!f)
 		return NULL;
+	memset(f, 0, sizeof(*f));
 	f->sensor = s;
 	f->family = seg->family;
 	memcpy(f->client, client, n);
 	memcpy(f->server, server, n);
 	f->client_port = cport;
 	f->server_port = sport;
-	f->conv = smtp_conv_new(&s->counters,
-				(seg->flags & TCP_SYN) && to_server,
-				on_conv_event, f);
-	if (!f->conv) {
-		free(f);
-		return NULL;
-	}
-	f->hash_next = s->buckets[h];
-	s->buckets[h] = f;
+	f->conv = smtp_conv_init((char *)f + FLOW_CONV_OFFSET, &s->counters,
+				 (seg->flags & TCP_SYN) && to_server,
+				 on_conv_event, f);
+	if (s->nflows >= s->nbuckets && s->nbuckets < FLOW_BUCKETS_MAX)
+		buckets_grow(s);
+	f->hash = h;
+	bucket = flow_bucket(s, h);
+	f->hash_next = *bucket;
+	*bucket = f;
 	lru_append(s, f);
 	s->nflows++;
 	s->counters.flows_open = s->nflows;
@@ -446,9 +519,14 @@ on_segment(struct sensor *s, const struct timeval *ts,
 	f = flow_find(s, seg, to_server);
 	if (!f)
 		return;
+	/* The LRU order only needs whole seconds (expiry and eviction read
+	 * last.tv_sec): moving a flow once a second, not for every packet,
+	 * spares touching its two neighbours' cache lines each time. */
+	if (ts->tv_sec != f->last.tv_sec) {
+		lru_unlink(s, f);
+		lru_append(s, f);
+	}
 	f->last = *ts;
-	lru_unlink(s, f);
-	lru_append(s, f);
 	d = to_server ? 0 : 1;
 	reassemble(f, d, seg);
 	if (seg->flags & TCP_RST) {

@@ -77,7 +77,7 @@ struct sensor_counters {
 	uint64_t flows_evicted; /* ended early by the flow or byte caps */
 	uint64_t gaps;          /* stream gaps skipped */
 	uint64_t long_lines;    /* lines over SMTP_LINE_MAX */
-	uint64_t nul_bytes;     /* lines holding NUL */
+	uint64_t nul_bytes;     /* client lines holding NUL */
 	uint64_t bare_lf;       /* lines ended by LF alone */
 	uint64_t garbage;       /* lines that are no command we know */
 	uint64_t tls_flows;     /* flows that went encrypted */
@@ -181,6 +181,15 @@ struct smtp_conv *smtp_conv_new(struct sensor_counters *counters,
 				bool from_start, smtp_event_fn *fn, void *ctx);
 /* smtp_conv_free - reports pending RCPTs (reply 0) first; NULL ok. */
 void smtp_conv_free(struct smtp_conv *conv);
+/* smtp_conv_size, smtp_conv_init, smtp_conv_end - the same in memory the
+ * caller holds (smtp_conv_size() bytes, aligned for any type): the sensor
+ * keeps a flow and its parser in one allocation. smtp_conv_end reports
+ * pending RCPTs and releases what the state holds, not mem. */
+size_t smtp_conv_size(void);
+struct smtp_conv *smtp_conv_init(void *mem, struct sensor_counters *counters,
+				 bool from_start, smtp_event_fn *fn,
+				 void *ctx);
+void smtp_conv_end(struct smtp_conv *conv);
 /* smtp_conv_client - bytes the client sent, in stream order. */
 void smtp_conv_client(struct smtp_conv *conv, const uint8_t *buf, size_t len);
 /* smtp_conv_server - bytes the server sent, in stream order. */

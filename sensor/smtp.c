@@ -4,7 +4,6 @@
  * order (PIPELINING); DATA bodies are skipped to CRLF.CRLF and BDAT chunks
  * by their size without buffering; STARTTLS with a 220 ends visibility.
  * Every line is bounded; bad input is counted and survived. */
-#include <ctype.h>
 #include <stddef.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -65,7 +64,7 @@ struct smtp_conv {
 	size_t qhead, qlen;
 	struct line_buf cl, sv;
 	/* From here on, only what is written before it is read is left
-	 * unzeroed at start (see smtp_conv_new). */
+	 * unzeroed at start (see smtp_conv_init). */
 	char helo[SMTP_HELO_MAX];
 	char from[SMTP_ADDR_MAX];
 	struct pending q[SMTP_PENDING_MAX];
@@ -99,8 +98,10 @@ q_drop_front(struct smtp_conv *c, int reply)
 		     p->arg + strlen(p->arg) + 1);
 	else if (p->cmd == CMD_STARTTLS && reply == 0)
 		emit(c, SENSOR_EV_STARTTLS, 0, NULL, NULL);
-	free(p->arg);
-	p->arg = NULL;
+	if (p->arg) {
+		free(p->arg);
+		p->arg = NULL;
+	}
 	c->qhead = (c->qhead + 1) % SMTP_PENDING_MAX;
 	c->qlen--;
 }
@@ -137,16 +138,20 @@ q_push(struct smtp_conv *c, enum cmd cmd, char *arg)
 	c->qlen++;
 }
 
-struct smtp_conv *
-smtp_conv_new(struct sensor_counters *counters, bool from_start,
-	      smtp_event_fn *fn, void *ctx)
+size_t
+smtp_conv_size(void)
 {
-	/* Not calloc: the line buffers need no zeroing, and a busy gateway
-	 * starts tens of thousands of flows a second. */
-	struct smtp_conv *c = malloc(sizeof(*c));
+	return sizeof(struct smtp_conv);
+}
 
-	if (!c)
-		return NULL;
+struct smtp_conv *
+smtp_conv_init(void *mem, struct sensor_counters *counters, bool from_start,
+	       smtp_event_fn *fn, void *ctx)
+{
+	struct smtp_conv *c = mem;
+
+	/* Only the head is zeroed: helo and from are set before they are
+	 * read, and the queue's entries when they are pushed. */
 	memset(c, 0, offsetof(struct smtp_conv, helo));
 	c->helo[0] = c->from[0] = 0;
 	c->ctr = counters;
@@ -158,13 +163,29 @@ smtp_conv_new(struct sensor_counters *counters, bool from_start,
 }
 
 void
+smtp_conv_end(struct smtp_conv *c)
+{
+	q_flush(c);
+	free(c->cl.buf);
+	free(c->sv.buf);
+	c->cl.buf = c->sv.buf = NULL;
+}
+
+struct smtp_conv *
+smtp_conv_new(struct sensor_counters *counters, bool from_start,
+	      smtp_event_fn *fn, void *ctx)
+{
+	void *mem = malloc(sizeof(struct smtp_conv));
+
+	return mem ? smtp_conv_init(mem, counters, from_start, fn, ctx) : NULL;
+}
+
+void
 smtp_conv_free(struct smtp_conv *c)
 {
 	if (!c)
 		return;
-	q_flush(c);
-	free(c->cl.buf);
-	free(c->sv.buf);
+	smtp_conv_end(c);
 	free(c);
 }
 
@@ -176,11 +197,14 @@ smtp_conv_is_done(const struct smtp_conv *c)
 
 /* --- line assembly, shared by both directions --- */
 
-typedef void line_fn(struct smtp_conv *c, char *line, size_t len);
+/* A complete line, without CR LF, read where it lies (len bytes, not
+ * NUL-terminated); NULL for a line that was too long to keep. */
+typedef void line_fn(struct smtp_conv *c, const char *line, size_t len);
 
 /* Consumes bytes up to and including one LF. Returns bytes used; calls
  * on_line for a complete line (without CR LF). */
-static size_t
+/* Inlined into its two callers, so that on_line is a direct call. */
+static inline __attribute__((always_inline)) size_t
 line_feed(struct smtp_conv *c, struct line_buf *lb, const uint8_t *buf,
 	  size_t len, line_fn *on_line)
 {
@@ -189,7 +213,6 @@ line_feed(struct smtp_conv *c, struct line_buf *lb, const uint8_t *buf,
 	size_t body = lf ? take - 1 : take;
 	/* A whole line in this segment is read where it lies. */
 	bool whole = lf && lb->len == 0;
-	char line[SMTP_LINE_MAX + 1];
 	const char *src;
 	size_t n;
 
@@ -198,7 +221,8 @@ line_feed(struct smtp_conv *c, struct line_buf *lb, const uint8_t *buf,
 			lb->too_long = true;
 			c->ctr->long_lines++;
 		} else {
-			if (memchr(buf, 0, body))
+			/* Commands only: a reply is read for its code. */
+			if (lb == &c->cl && memchr(buf, 0, body))
 				lb->has_nul = true;
 			if (!whole) {
 				if (!lb->buf)
@@ -227,14 +251,13 @@ line_feed(struct smtp_conv *c, struct line_buf *lb, const uint8_t *buf,
 			c->ctr->bare_lf++;
 		if (lb->has_nul)
 			c->ctr->nul_bytes++;
-		if (n)
-			memcpy(line, src, n);
-		line[n] = 0;
 		/* An over-long line still gets a reply from the server. */
-		on_line(c, lb->too_long ? NULL : line, n);
+		on_line(c, lb->too_long ? NULL : src, n);
 	}
-	free(lb->buf);
-	lb->buf = NULL;
+	if (lb->buf) {
+		free(lb->buf);
+		lb->buf = NULL;
+	}
 	lb->len = 0;
 	lb->too_long = lb->skip_to_lf = lb->has_nul = lb->last_cr = false;
 	return take;
@@ -242,13 +265,67 @@ line_feed(struct smtp_conv *c, struct line_buf *lb, const uint8_t *buf,
 
 /* --- client commands --- */
 
+/* In the C locale: a printable character other than space. Inline, as
+ * isgraph() is a call through the locale tables for every byte. */
+static inline bool
+graph(unsigned char ch)
+{
+	return ch > 0x20 && ch < 0x7f;
+}
+
+static inline bool
+digit(unsigned char ch)
+{
+	return (unsigned)(ch - '0') < 10u;
+}
+
+/* A command's first four bytes folded to lower case, as one number: the
+ * verb is told with integer compares before the exact check (verb_is,
+ * prefix_is) of the one that matches. */
+#define VERB_KEY(a, b, c, d)                                                  \
+	((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 |            \
+	 (uint32_t)(d) << 24)
+
+static uint32_t
+verb_key(const char *line, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)line;
+
+	if (len < 4)
+		return 0;
+	return VERB_KEY(u[0] | 0x20, u[1] | 0x20, u[2] | 0x20, u[3] | 0x20);
+}
+
+/* line starts with verb (upper case, letters only) in any case, then ends
+ * or has a space. ASCII letters differ from their lower case in bit 5. */
 static bool
 verb_is(const char *line, size_t len, const char *verb)
 {
-	size_t n = strlen(verb);
+	size_t n = 0;
 
-	return len >= n && strncasecmp(line, verb, n) == 0 &&
-	       (len == n || line[n] == ' ');
+	for (; verb[n]; n++)
+		if (n >= len || (line[n] & ~0x20) != verb[n])
+			return false;
+	return len == n || line[n] == ' ';
+}
+
+/* The same for a command that goes on with ':' ("MAIL FROM:"): prefix
+ * holds upper-case letters, spaces and the colon, compared as they are
+ * for other bytes than letters. */
+static bool
+prefix_is(const char *line, size_t len, const char *prefix)
+{
+	for (size_t n = 0; prefix[n]; n++) {
+		char want = prefix[n], ch;
+
+		if (n >= len)
+			return false;
+		ch = want >= 'A' && want <= 'Z' ? (char)(line[n] & ~0x20)
+						: line[n];
+		if (ch != want)
+			return false;
+	}
+	return true;
 }
 
 /* The path after "MAIL FROM:" / "RCPT TO:", with or without <>; copies
@@ -256,25 +333,31 @@ verb_is(const char *line, size_t len, const char *verb)
 static bool
 parse_path(const char *p, size_t len, char *out)
 {
-	size_t i = 0, n = 0;
-	bool bracket;
+	const char *end = p + len, *stop;
+	unsigned bad = 0;
+	size_t n;
 
-	while (i < len && p[i] == ' ')
-		i++;
-	bracket = i < len && p[i] == '<';
-	if (bracket)
-		i++;
-	for (; i < len; i++) {
-		char ch = p[i];
-
-		if (bracket ? ch == '>' : ch == ' ')
-			break;
-		if (!isgraph((unsigned char)ch) || n + 1 >= SMTP_ADDR_MAX)
+	while (p < end && *p == ' ')
+		p++;
+	if (p < end && *p == '<') {
+		p++;
+		stop = memchr(p, '>', (size_t)(end - p));
+		if (!stop)
 			return false;
-		out[n++] = ch;
+	} else {
+		stop = memchr(p, ' ', (size_t)(end - p));
+		if (!stop)
+			stop = end;
 	}
-	if (bracket && i >= len)
+	n = (size_t)(stop - p);
+	if (n >= SMTP_ADDR_MAX)
 		return false;
+	/* Every byte checked without a branch each: addresses are short. */
+	for (size_t i = 0; i < n; i++)
+		bad |= !graph((unsigned char)p[i]);
+	if (bad)
+		return false;
+	memcpy(out, p, n);
 	out[n] = 0;
 	return true;
 }
@@ -300,9 +383,9 @@ parse_bdat(struct smtp_conv *c, const char *line, size_t len)
 	uint64_t size = 0;
 	size_t i = 5;
 
-	if (i >= len || !isdigit((unsigned char)line[i]))
+	if (i >= len || !digit((unsigned char)line[i]))
 		return false;
-	for (; i < len && isdigit((unsigned char)line[i]); i++) {
+	for (; i < len && digit((unsigned char)line[i]); i++) {
 		size = size * 10 + (uint64_t)(line[i] - '0');
 		if (size > (1ull << 40))
 			return false;
@@ -315,9 +398,10 @@ parse_bdat(struct smtp_conv *c, const char *line, size_t len)
 }
 
 static void
-on_command(struct smtp_conv *c, char *line, size_t len)
+on_command(struct smtp_conv *c, const char *line, size_t len)
 {
 	char path[SMTP_ADDR_MAX];
+	uint32_t key;
 
 	if (c->mode == CM_AUTH) {
 		/* A SASL response: never looked at (credentials). A "*"
@@ -329,41 +413,51 @@ on_command(struct smtp_conv *c, char *line, size_t len)
 		c->ctr->garbage++;
 		return;
 	}
-	if (verb_is(line, len, "EHLO") || verb_is(line, len, "HELO")) {
+	key = verb_key(line, len);
+	if ((key == VERB_KEY('e', 'h', 'l', 'o') ||
+	     key == VERB_KEY('h', 'e', 'l', 'o')) &&
+	    (verb_is(line, len, "EHLO") || verb_is(line, len, "HELO"))) {
 		size_t n = 0;
 
 		for (size_t i = 5; i < len && line[i] != ' ' &&
 				   n + 1 < sizeof(c->helo);
 		     i++)
-			if (isgraph((unsigned char)line[i]))
+			if (graph((unsigned char)line[i]))
 				c->helo[n++] = line[i];
 		c->helo[n] = 0;
 		c->from[0] = 0;
 		q_push(c, CMD_HELO, NULL);
-	} else if (len >= 10 && strncasecmp(line, "MAIL FROM:", 10) == 0 &&
+	} else if (key == VERB_KEY('m', 'a', 'i', 'l') &&
+		   prefix_is(line, len, "MAIL FROM:") &&
 		   parse_path(line + 10, len - 10, path)) {
 		memcpy(c->from, path, sizeof(path));
 		q_push(c, CMD_MAIL, NULL);
-	} else if (len >= 8 && strncasecmp(line, "RCPT TO:", 8) == 0 &&
+	} else if (key == VERB_KEY('r', 'c', 'p', 't') &&
+		   prefix_is(line, len, "RCPT TO:") &&
 		   parse_path(line + 8, len - 8, path) && path[0]) {
 		q_push(c, CMD_RCPT, rcpt_arg(c->from, path));
-	} else if (verb_is(line, len, "DATA")) {
+	} else if (key == VERB_KEY('d', 'a', 't', 'a') &&
+		   verb_is(line, len, "DATA")) {
 		q_push(c, CMD_DATA, NULL);
 		c->mode = CM_DATA_WAIT;
-	} else if (verb_is(line, len, "BDAT") && parse_bdat(c, line, len)) {
+	} else if (key == VERB_KEY('b', 'd', 'a', 't') &&
+		   verb_is(line, len, "BDAT") && parse_bdat(c, line, len)) {
 		q_push(c, CMD_BDAT, NULL);
 		if (c->bdat_left)
 			c->mode = CM_BDAT;
-	} else if (verb_is(line, len, "STARTTLS")) {
+	} else if (key == VERB_KEY('s', 't', 'a', 'r') &&
+		   verb_is(line, len, "STARTTLS")) {
 		q_push(c, CMD_STARTTLS, NULL);
 		c->mode = CM_TLS_WAIT;
-	} else if (verb_is(line, len, "AUTH")) {
+	} else if (key == VERB_KEY('a', 'u', 't', 'h') &&
+		   verb_is(line, len, "AUTH")) {
 		q_push(c, CMD_AUTH, NULL);
 		/* With an initial response and no server to tell us more,
 		 * assume the exchange is one line. */
 		if (c->server_seen || !memchr(line + 5, ' ', len > 5 ? len - 5 : 0))
 			c->mode = CM_AUTH;
-	} else if (verb_is(line, len, "RSET")) {
+	} else if (key == VERB_KEY('r', 's', 'e', 't') &&
+		   verb_is(line, len, "RSET")) {
 		c->from[0] = 0;
 		q_push(c, CMD_OTHER, NULL);
 	} else {
@@ -503,20 +597,22 @@ on_reply(struct smtp_conv *c, int code)
 	default:
 		break;
 	}
-	free(p->arg);
-	p->arg = NULL;
+	if (p->arg) {
+		free(p->arg);
+		p->arg = NULL;
+	}
 	c->qhead = (c->qhead + 1) % SMTP_PENDING_MAX;
 	c->qlen--;
 }
 
 static void
-on_server_line(struct smtp_conv *c, char *line, size_t len)
+on_server_line(struct smtp_conv *c, const char *line, size_t len)
 {
 	int code;
 
-	if (!line || len < 3 || !isdigit((unsigned char)line[0]) ||
-	    !isdigit((unsigned char)line[1]) ||
-	    !isdigit((unsigned char)line[2]) || (len > 3 && line[3] != ' ' &&
+	if (!line || len < 3 || !digit((unsigned char)line[0]) ||
+	    !digit((unsigned char)line[1]) ||
+	    !digit((unsigned char)line[2]) || (len > 3 && line[3] != ' ' &&
 						 line[3] != '-')) {
 		c->ctr->garbage++;
 		return;

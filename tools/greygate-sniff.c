@@ -2,7 +2,6 @@
 /* greygate-sniff: shows the SMTP crossing a gateway, one JSON object per
  * line per event, from a live interface (-i) or a capture file (-r). What
  * an admin runs to see the sensor's view, and what the tests use. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
@@ -11,8 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "fmt.h"
 #include "json.h"
 #include "sensor.h"
 
@@ -32,59 +34,145 @@ event_name(enum sensor_event_type t)
 		       : "unknown";
 }
 
-static void
-put_uint(FILE *out, unsigned long long v)
+static char *
+put_str(char *p, const char *s)
 {
-	char buf[24];
-	int n = 0;
+	size_t n = strlen(s);
 
-	do
-		buf[n++] = (char)('0' + v % 10);
-	while ((v /= 10) > 0);
-	while (n > 0)
-		putc_unlocked(buf[--n], out);
+	memcpy(p, s, n);
+	return p + n;
 }
 
-/* One event a line. Written by hand rather than with printf: on a busy
- * capture this line is most of the sniffer's work. */
+/* An address and its text, kept from the event before: a connection's
+ * events share a client, and a gateway's flows mostly share a server. */
+struct addr_text {
+	uint8_t family;
+	uint8_t addr[16];
+	unsigned len;
+	char text[FMT_IP_MAX];
+};
+
+static char *
+put_addr(char *p, struct addr_text *cache, uint8_t family,
+	 const uint8_t *addr)
+{
+	size_t n = family == AF_INET ? 4 : 16;
+
+	if (cache->family != family || memcmp(cache->addr, addr, n) != 0) {
+		cache->family = family;
+		memcpy(cache->addr, addr, n);
+		cache->len = fmt_ip(family, addr, cache->text);
+	}
+	memcpy(p, cache->text, cache->len);
+	return p + cache->len;
+}
+
+/* Seconds.microseconds; the seconds' text is kept from the event before,
+ * as events come many a second. */
+static char *
+put_time(char *p, const struct timeval *ts)
+{
+	static time_t last_sec = -1;
+	static char sec_text[FMT_UINT_MAX];
+	static unsigned sec_len;
+
+	if (ts->tv_sec != last_sec) {
+		last_sec = ts->tv_sec;
+		sec_len = (unsigned)(fmt_uint(sec_text, (uint64_t)ts->tv_sec) -
+				     sec_text);
+	}
+	memcpy(p, sec_text, sec_len);
+	p += sec_len;
+	*p++ = '.';
+	return fmt_uint_pad(p, (uint64_t)ts->tv_usec % 1000000, 6);
+}
+
+/* Events are written straight into one output buffer, flushed with
+ * write(2) when it runs short of room for another line, after each turn of
+ * a live capture and at the end: no stdio copy per event. */
+static struct {
+	char buf[1 << 16];
+	size_t used;
+	bool failed;
+	int error; /* errno of the failed write */
+} out;
+
+static void
+out_flush(void)
+{
+	size_t off = 0;
+
+	while (off < out.used && !out.failed) {
+		ssize_t n = write(STDOUT_FILENO, out.buf + off, out.used - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			out.failed = true;
+			out.error = n < 0 ? errno : EIO;
+			break;
+		}
+		off += (size_t)n;
+	}
+	out.used = 0;
+}
+
+static char *
+out_room(size_t need)
+{
+	if (sizeof(out.buf) - out.used < need)
+		out_flush();
+	return out.buf + out.used;
+}
+
+/* Longest line: three strings of up to a line each, escaped, and the rest. */
+#define EVENT_LINE_MAX (3 * JSON_ESCAPED_MAX(SMTP_LINE_MAX) + 512)
+
+/* One event a line, built in a buffer and written with one call: on a busy
+ * capture this line is much of the sniffer's work, and printf or a stdio
+ * call per field cost more than parsing the packets. */
 static void
 print_event(const struct sensor_event *ev, void *ctx)
 {
 	static const char *const paths[] = {"unknown", "tarpit", "fast"};
-	char client[INET6_ADDRSTRLEN], server[INET6_ADDRSTRLEN], usec[8];
-	FILE *out = stdout;
+	char *line = out_room(EVENT_LINE_MAX);
+	static struct addr_text client_text, server_text;
+	char *p = line;
 
-	inet_ntop(ev->family, ev->client, client, sizeof(client));
-	inet_ntop(ev->family, ev->server, server, sizeof(server));
-	fputs("{\"ts\":", out);
-	put_uint(out, (unsigned long long)ev->ts.tv_sec);
-	/* ".uuuuuu": six digits, zero-padded */
-	usec[0] = '.';
-	for (long u = (long)ev->ts.tv_usec % 1000000, i = 6; i > 0; i--, u /= 10)
-		usec[i] = (char)('0' + u % 10);
-	usec[7] = 0;
-	fputs(usec, out);
-	fputs(",\"event\":\"", out);
-	fputs(event_name(ev->type), out);
-	fputs("\",\"client\":\"", out);
-	fputs(client, out);
-	fputs("\",\"client_port\":", out);
-	put_uint(out, ev->client_port);
-	fputs(",\"server\":\"", out);
-	fputs(server, out);
-	fputs("\",\"server_port\":", out);
-	put_uint(out, ev->server_port);
-	fputs(",\"path\":\"", out);
-	fputs(paths[ev->path], out);
-	fputs("\",\"helo\":", out);
-	json_put_string(out, ev->helo);
-	fputs(",\"from\":", out);
-	json_put_string(out, ev->from);
-	fputs(",\"to\":", out);
-	json_put_string(out, ev->to);
-	fputs(",\"reply\":", out);
-	put_uint(out, (unsigned)ev->reply);
-	fputs("}\n", out);
+	p = put_str(p, "{\"ts\":");
+	p = put_time(p, &ev->ts);
+	p = put_str(p, ",\"event\":\"");
+	p = put_str(p, event_name(ev->type));
+	p = put_str(p, "\",\"client\":\"");
+	p = put_addr(p, &client_text, ev->family, ev->client);
+	p = put_str(p, "\",\"client_port\":");
+	p = fmt_uint(p, ev->client_port);
+	p = put_str(p, ",\"server\":\"");
+	p = put_addr(p, &server_text, ev->family, ev->server);
+	p = put_str(p, "\",\"server_port\":");
+	p = fmt_uint(p, ev->server_port);
+	p = put_str(p, ",\"path\":\"");
+	p = put_str(p, paths[ev->path]);
+	p = put_str(p, "\",\"helo\":");
+	p = json_append_string(p, ev->helo);
+	p = put_str(p, ",\"from\":");
+	p = json_append_string(p, ev->from);
+	p = put_str(p, ",\"to\":");
+	p = json_append_string(p, ev->to);
+	p = put_str(p, ",\"reply\":");
+	p = fmt_uint(p, (unsigned)ev->reply);
+	p = put_str(p, "}\n");
+	out.used += (size_t)(p - line);
+}
+
+/* -r - from a pipe or socket rather than a file redirected to stdin. */
+static bool
+reads_a_pipe(const char *file)
+{
+	struct stat st;
+
+	return strcmp(file, "-") == 0 && fstat(STDIN_FILENO, &st) == 0 &&
+	       !S_ISREG(st.st_mode);
 }
 
 static void
@@ -163,7 +251,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "greygate-sniff: out of memory\n");
 		return 2;
 	}
-	if (file) {
+	if (file && reads_a_pipe(file)) {
+		/* tcpdump -w - | greygate-sniff -r -: each event shows when its
+		 * packet arrives, not when 64 KiB of them have. */
+		while ((r = sensor_capture_dispatch(cap, sensor, 1)) > 0)
+			out_flush();
+	} else if (file) {
 		while ((r = sensor_capture_dispatch(cap, sensor, -1)) > 0)
 			;
 	} else {
@@ -171,14 +264,15 @@ main(int argc, char **argv)
 
 		signal(SIGINT, on_signal);
 		signal(SIGTERM, on_signal);
-		setvbuf(stdout, NULL, _IOLBF, 0);
-		while (!stop && r >= 0) {
+		while (!stop && r >= 0 && !out.failed) {
 			if (poll(&pfd, 1, 1000) > 0)
 				r = sensor_capture_dispatch(cap, sensor, -1);
 			sensor_expire(sensor, time(NULL));
+			out_flush(); /* a live event shows at once */
 		}
 	}
 	sensor_finish(sensor);
+	out_flush();
 	if (stats) {
 		const struct sensor_counters *k = sensor_get_counters(sensor);
 
@@ -202,6 +296,13 @@ main(int argc, char **argv)
 	sensor_capture_close(cap);
 	if (r < 0) {
 		fprintf(stderr, "greygate-sniff: capture failed\n");
+		return 1;
+	}
+	if (out.failed) {
+		/* A reader that went away (| head) needs no message. */
+		if (out.error != EPIPE)
+			fprintf(stderr, "greygate-sniff: writing events: %s\n",
+				strerror(out.error));
 		return 1;
 	}
 	return 0;

@@ -70,3 +70,19 @@ expect "$tmp/client-only.pcap" "\
 	has("helo") and has("from") and has("to") and has("reply"))' >/dev/null ||
 	fail "events lack keys"
 echo "ok: JSON keys"
+
+# -r - from a pipe: the same events as from the file, written as they come.
+cat "$data/smtp-pipe.pcap" | "$sniff" -r - >"$tmp/from-pipe.json"
+"$sniff" -r "$data/smtp-pipe.pcap" >"$tmp/from-file.json"
+[ -s "$tmp/from-file.json" ] && cmp -s "$tmp/from-pipe.json" "$tmp/from-file.json" ||
+	fail "-r - from a pipe differs from -r FILE"
+echo "ok: -r - from a pipe"
+
+# Errors name the file: a missing one, and one that is no capture.
+err=$("$sniff" -r "$tmp/none.pcap" 2>&1) && fail "a missing file was accepted"
+[ "$err" = "greygate-sniff: $tmp/none.pcap: No such file or directory" ] ||
+	fail "missing file: got '$err'"
+err=$("$sniff" -r "$0" 2>&1) && fail "a script was read as a capture"
+case $err in "greygate-sniff: $0: unknown file format"*) ;;
+*) fail "not a capture: got '$err'" ;; esac
+echo "ok: errors name the file"

@@ -2,7 +2,7 @@
 /* Tests of the sensor's flows with hand-built raw IPv4 frames and a fake
  * tarpit: a flow's path is known from its banner; a tarpit flow whose
  * FINs the capture lost ends once the tarpit lets go of it, a fast-path
- * flow only at the idle timeout. */
+ * flow only at the idle timeout; the flow table grows; idle order. */
 #include <arpa/inet.h>
 #include <pcap/dlt.h>
 #include <string.h>
@@ -129,10 +129,77 @@ test_fast_path_flow_waits_for_the_idle_timeout(void)
 	sensor_free(s);
 }
 
+/* A session's client half (up to RCPT) and the server's half, apart, so
+ * that many flows can be opened before any of them is looked up again. */
+static void
+client_half(struct sensor *s, int64_t at, const char *client, uint16_t port)
+{
+	send_frame(s, at, client, port, "203.0.113.1", 25, 1000, SYN, "");
+	send_frame(s, at, client, port, "203.0.113.1", 25, 1001, ACK | PSH,
+		   "HELO c\r\nMAIL FROM:<a@a.test>\r\nRCPT TO:<b@b.test>\r\n");
+}
+
+static void
+server_half(struct sensor *s, int64_t at, const char *client, uint16_t port)
+{
+	send_frame(s, at, "203.0.113.1", 25, client, port, 5000, ACK | PSH,
+		   "220 mx ESMTP\r\n250 hi\r\n250 ok\r\n451 later\r\n");
+}
+
+/* The flow table starts small and grows as flows open: flows opened
+ * before each growth are still found after it. */
+static void
+test_many_flows_outgrow_the_table(void)
+{
+	struct sensor_config cfg;
+	struct sensor *s = new_sensor(&cfg);
+	const char *clients[] = {"198.51.100.9", "203.0.113.77"};
+
+	rcpts = 0;
+	for (int i = 0; i < 5000; i++)
+		client_half(s, T0, clients[i % 2], (uint16_t)(10000 + i));
+	CHECK_INT(sensor_get_counters(s)->flows_open, 5000);
+	CHECK_INT(rcpts, 0); /* no replies yet */
+	for (int i = 0; i < 5000; i++)
+		server_half(s, T0, clients[i % 2], (uint16_t)(10000 + i));
+	CHECK_INT(rcpts, 5000); /* every reply found its flow */
+	CHECK_INT(sensor_get_counters(s)->flows, 5000);
+	sensor_finish(s);
+	CHECK_INT(sensor_get_counters(s)->flows_open, 0);
+	sensor_free(s);
+}
+
+/* Flows move in the idle order once a second, not for every packet: a
+ * flow seen again in a later second outlives one that stayed silent,
+ * and packets within one second keep a flow where it is. */
+static void
+test_idle_order_by_the_second(void)
+{
+	struct sensor_config cfg;
+	struct sensor *s = new_sensor(&cfg);
+	int64_t idle = (int64_t)cfg.idle_timeout_sec;
+
+	tarpit_has = false;
+	client_half(s, T0, "198.51.100.10", 41000);	 /* A */
+	client_half(s, T0 + 5, "198.51.100.11", 41001); /* B */
+	server_half(s, T0 + 10, "198.51.100.10", 41000); /* A again */
+	server_half(s, T0 + 10, "198.51.100.10", 41000); /* same second */
+	CHECK_INT(sensor_get_counters(s)->flows_open, 2);
+	sensor_expire(s, T0 + 6 + idle); /* B idle past the timeout, A not */
+	CHECK_INT(sensor_get_counters(s)->flows_open, 1);
+	sensor_expire(s, T0 + 10 + idle);
+	CHECK_INT(sensor_get_counters(s)->flows_open, 1);
+	sensor_expire(s, T0 + 11 + idle);
+	CHECK_INT(sensor_get_counters(s)->flows_open, 0);
+	sensor_free(s);
+}
+
 int
 main(void)
 {
 	RUN(test_tarpit_flow_ends_when_the_tarpit_lets_go);
 	RUN(test_fast_path_flow_waits_for_the_idle_timeout);
+	RUN(test_many_flows_outgrow_the_table);
+	RUN(test_idle_order_by_the_second);
 	return 0;
 }

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Tests of the hand-written formatters the tools print with: addresses
+ * against glibc's inet_ntop (edge cases and a million random ones with
+ * zero runs), numbers against printf, JSON strings against hand-written
+ * expectations. */
+#include <arpa/inet.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "check.h"
+#include "fmt.h"
+#include "json.h"
+
+static void
+check_ip(int family, const uint8_t *addr)
+{
+	char want[INET6_ADDRSTRLEN], got[FMT_IP_MAX];
+	unsigned len = fmt_ip(family, addr, got);
+
+	CHECK(inet_ntop(family, addr, want, sizeof(want)));
+	CHECK_STR(got, want);
+	CHECK_INT(len, strlen(want));
+}
+
+static void
+test_ip_edges(void)
+{
+	static const char *const v6[] = {
+		"::",	       "::1",	      "1::",	      "::ffff:1.2.3.4",
+		"::1.2.3.4",   "::ffff:0:0",  "1:0:0:2::3",   "1::2:0:0:3",
+		"1:0:1:0:1:0:1:0", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+		"2001:db8::25", "2001:db8:0:1:0:0:0:1", "0:0:1::", "::2:0:0",
+		"fe80::1:2",   "2001:db8:1:1:1:1:1:1",
+	};
+	static const char *const v4[] = {"0.0.0.0", "255.255.255.255",
+					 "198.51.100.7", "10.0.100.9",
+					 "203.0.113.99"};
+	uint8_t a[16];
+	char out[FMT_IP_MAX];
+
+	for (size_t i = 0; i < sizeof(v6) / sizeof(*v6); i++) {
+		CHECK_INT(inet_pton(AF_INET6, v6[i], a), 1);
+		check_ip(AF_INET6, a);
+	}
+	for (size_t i = 0; i < sizeof(v4) / sizeof(*v4); i++) {
+		CHECK_INT(inet_pton(AF_INET, v4[i], a), 1);
+		check_ip(AF_INET, a);
+		CHECK_STR((fmt_ip(AF_INET, a, out), out), v4[i]);
+	}
+	CHECK_INT(fmt_ip(AF_UNIX, a, out), 0);
+	CHECK_STR(out, "");
+}
+
+/* Random addresses whose groups are mostly zero, so that every shape of
+ * zero run (none, one group, several, equal runs, at either end) comes up. */
+static void
+test_ip_random(void)
+{
+	uint8_t a[16];
+
+	srandom(25);
+	for (int n = 0; n < 1000000; n++) {
+		for (int g = 0; g < 8; g++) {
+			unsigned v = random() % 3 ? 0 : (unsigned)random();
+
+			if (random() % 4 == 0)
+				v &= 0xff;
+			a[2 * g] = (uint8_t)(v >> 8);
+			a[2 * g + 1] = (uint8_t)v;
+		}
+		check_ip(AF_INET6, a);
+		if (n % 10 == 0)
+			check_ip(AF_INET, a + 12);
+	}
+}
+
+static void
+test_uint(void)
+{
+	static const uint64_t values[] = {0,	 7,	 10,	   99,
+					  100,	 65535,	 999999,   1000000,
+					  1700000000, UINT64_MAX};
+	char got[FMT_UINT_MAX + 1], want[32];
+
+	for (size_t i = 0; i < sizeof(values) / sizeof(*values); i++) {
+		*fmt_uint(got, values[i]) = 0;
+		snprintf(want, sizeof(want), "%llu",
+			 (unsigned long long)values[i]);
+		CHECK_STR(got, want);
+		*fmt_uint_pad(got, values[i] % 1000000, 6) = 0;
+		snprintf(want, sizeof(want), "%06llu",
+			 (unsigned long long)(values[i] % 1000000));
+		CHECK_STR(got, want);
+	}
+}
+
+static void
+test_json(void)
+{
+	/* control bytes, quote, backslash, high bytes, and a plain run */
+	const char *in = "a\x01\"\\\xc3\xa9z <x@example.org>";
+	const char *want = "\"a\\u0001\\\"\\\\\\u00c3\\u00a9z <x@example.org>\"";
+	char buf[JSON_ESCAPED_MAX(64)], *end;
+	char long_in[1000], *put = NULL;
+	size_t put_len = 0;
+	FILE *f;
+
+	end = json_append_string(buf, in);
+	*end = 0;
+	CHECK_STR(buf, want);
+	end = json_escape(buf, in, strlen(in));
+	*end = 0;
+	CHECK_INT(strlen(buf), strlen(want) - 2);
+	CHECK(memcmp(buf, want + 1, strlen(buf)) == 0);
+	*json_append_string(buf, "") = 0;
+	CHECK_STR(buf, "\"\"");
+
+	/* json_put_string works in slices: a long string crosses them */
+	for (size_t i = 0; i < sizeof(long_in) - 1; i++)
+		long_in[i] = i % 100 == 99 ? '"' : 'a' + (char)(i % 26);
+	long_in[sizeof(long_in) - 1] = 0;
+	f = open_memstream(&put, &put_len);
+	CHECK(f);
+	json_put_string(f, long_in);
+	fclose(f);
+	{
+		char *whole = malloc(JSON_ESCAPED_MAX(sizeof(long_in)));
+
+		CHECK(whole);
+		*json_append_string(whole, long_in) = 0;
+		CHECK_STR(put, whole);
+		free(whole);
+	}
+	free(put);
+}
+
+int
+main(void)
+{
+	RUN(test_ip_edges);
+	RUN(test_ip_random);
+	RUN(test_uint);
+	RUN(test_json);
+	return 0;
+}
