@@ -51,6 +51,7 @@ config_defaults(struct config *cfg)
 		 "/run/greygate/control.sock");
 	snprintf(cfg->user, sizeof(cfg->user), "greygate");
 	cfg->seccomp = true;
+	cfg->capture_buffer = CONFIG_CAPTURE_BUFFER_DEFAULT;
 	if (gethostname(cfg->hostname, sizeof(cfg->hostname) - 1) < 0 ||
 	    !cfg->hostname[0])
 		snprintf(cfg->hostname, sizeof(cfg->hostname), "localhost");
@@ -198,6 +199,29 @@ parse_ms(const char *text, uint32_t *ms)
 	return 0;
 }
 
+/* A size in bytes, or with k or m (KiB, MiB). */
+static int
+parse_bytes(const char *text, unsigned long long min, unsigned long long max,
+	    uint32_t *out)
+{
+	size_t len = strlen(text);
+	unsigned long long v, unit = 1;
+	char num[32];
+
+	if (len && strchr("kKmM", text[len - 1])) {
+		unit = strchr("kK", text[len - 1]) ? 1024 : 1024 * 1024;
+		len--;
+	}
+	if (!len || len >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, text, len);
+	num[len] = 0;
+	if (parse_uint(num, max / unit, &v) < 0 || v * unit < min)
+		return -EINVAL;
+	*out = (uint32_t)(v * unit);
+	return 0;
+}
+
 static int
 parse_port(const char *text, uint16_t *port)
 {
@@ -239,6 +263,11 @@ set_key(struct config *c, const char *section, const char *key,
 		return parse_port(v, &c->nft.tarpit_port);
 	if (KEY("gateway", "trap_port"))
 		return parse_port(v, &c->trap_port);
+	if (KEY("gateway", "capture_buffer")) {
+		*why = "bad size (256k to 1024m)";
+		return parse_bytes(v, 256 * 1024, 1024ull * 1024 * 1024,
+				   &c->capture_buffer);
+	}
 	if (KEY("gateway", "exempt_mark")) {
 		if (parse_uint(v, UINT32_MAX, &u) < 0)
 			return -EINVAL;
@@ -392,6 +421,7 @@ keep_restart_keys(struct config *n, const struct config *old)
 		   sizeof(((struct config *)0)->field)}
 		K(interface), K(store_dir), K(table), K(control_socket),
 		K(user), K(seccomp), K(store_move_aside), K(nft.smtp_port),
+		K(capture_buffer),
 		K(nft.tarpit_port), K(trap_port), K(nft.exempt_mark),
 		K(nft.persist), K(tarpit.stutter_ms),
 		K(grey.prefix4), K(grey.prefix6),

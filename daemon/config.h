@@ -14,6 +14,7 @@
 
 #define CONFIG_DEFAULT_PATH "/etc/greygate/greygate.conf"
 #define CONFIG_LIST_MAX 32
+#define CONFIG_CAPTURE_BUFFER_DEFAULT (8u << 20)
 
 struct config {
 	/* [gateway] */
@@ -26,6 +27,7 @@ struct config {
 	char control_socket[108]; /* greygatectl's unix socket */
 	char user[64];         /* the unprivileged child's user (greygate) */
 	bool seccomp;          /* the child's system call filter (yes) */
+	uint32_t capture_buffer; /* the capture's kernel ring, bytes (8 MiB) */
 	/* each part's own settings */
 	struct grey_config grey;
 	struct nftset_config nft;

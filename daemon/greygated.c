@@ -202,10 +202,10 @@ main(int argc, char **argv)
 	if (privs_drop_parent() < 0)
 		log_warn("cannot drop capabilities (running with all of "
 			 "root's)");
-	log_info("greygated %s up: capturing on %s, tarpit on port %u, "
-		 "table inet %s, delay %us",
-		 GREYGATE_VERSION, cfg.interface, cfg.nft.tarpit_port, cfg.table,
-		 cfg.grey.delay_sec);
+	log_info("greygated %s up: capturing on %s (ring %u KiB), tarpit on "
+		 "port %u, table inet %s, delay %us",
+		 GREYGATE_VERSION, cfg.interface, cfg.capture_buffer / 1024,
+		 cfg.nft.tarpit_port, cfg.table, cfg.grey.delay_sec);
 	privs_notify_ready();
 	code = loop_run(loop);
 	gateway_close(gw);

@@ -95,7 +95,8 @@ int
 supervise_open_capture(struct gateway *gw, char *err)
 {
 	char perr[256] = "";
-	int r = sensor_capture_open_live(gw->cfg->interface, 8 << 20,
+	int r = sensor_capture_open_live(gw->cfg->interface,
+					 (int)gw->cfg->capture_buffer,
 					 &gw->cfg->sensor, &gw->next_cap, perr);
 
 	if (r < 0)

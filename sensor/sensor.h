@@ -141,6 +141,12 @@ struct sensor_capture;
 int sensor_capture_open_live(const char *iface, int buffer_bytes,
 			     const struct sensor_config *cfg,
 			     struct sensor_capture **out, char *err);
+/* sensor_capture_filter - the BPF expression a live capture uses for
+ * linktype: SMTP (and tarpit) port segments that carry SYN, FIN, RST or
+ * payload; bare ACKs stay out of the capture. */
+#define SENSOR_FILTER_MAX 2048
+void sensor_capture_filter(const struct sensor_config *cfg, int linktype,
+			   char *expr, size_t size);
 /* sensor_capture_open_file - read a pcap or pcapng file. */
 int sensor_capture_open_file(const char *path, const struct sensor_config *cfg,
 			     struct sensor_capture **out, char *err);

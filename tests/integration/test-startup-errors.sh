@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # greygated refuses to start with a clear one-line error and exit code 2,
-# leaving nothing behind (no nft table), for: a bad value, an unknown key,
+# leaving nothing behind (no nft table), for: a bad value (a duration, a
+# size), an unknown key,
 # a missing config file, a missing interface, no CAP_NET_ADMIN, and a
 # table of its name that someone else owns.
 set -euo pipefail
@@ -34,6 +35,10 @@ write_conf() {
 write_conf "[greylist]
 delay = 5x"
 expect_refusal "bad value" "greygate.conf:6: \[greylist\] delay = 5x: want a duration" \
+	"$greygated" --config "$conf" --foreground
+write_conf "capture_buffer = 100k"
+expect_refusal "capture ring too small" \
+	"greygate.conf:5: \[gateway\] capture_buffer = 100k: bad size (256k to 1024m)" \
 	"$greygated" --config "$conf" --foreground
 write_conf "[greylist]
 delai = 5"
