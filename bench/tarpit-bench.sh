@@ -5,13 +5,15 @@
 # (smtpd_recipient_restrictions = defer) and (b) smtp-floor, the least an
 # epoll responder can do. Sessions per second (connect, EHLO, MAIL, RCPT
 # -> 4xx, QUIT) with 50 and 500 clients at a time, driven by smtp-load
-# (with the CPU time the floor, and greygated's two processes, spent per
-# 1,000 sessions: steadier than the rate on a shared machine)
-# from 20 source addresses; and memory with 10,000 idle connections held
+# from 20 source addresses, for: the floor (also behind the nft redirect
+# greygate uses); greygate's tarpit alone on a port as the floor is
+# (bench/tarpit-alone.c: the comparison on equal terms); Postfix; and
+# greygate whole (the nft redirect, the child's tarpit and sensor, the
+# parent deciding and logging every RCPT). With the CPU time the servers
+# spent per 1,000 sessions: steadier than the rate on a shared machine.
+# And memory with 10,000 idle connections held
 # (measured first, on fresh servers; for greygate twice, to see whether it
 # is given back), with a well-behaved client served meanwhile.
-# greygate is measured whole: the redirect, the child's tarpit and sensor,
-# and the parent deciding and logging every RCPT.
 # Run as root after a build:  bench/tarpit-bench.sh [SECONDS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../tests/integration" && pwd)
@@ -66,7 +68,8 @@ ns_pss() { # every process in the gw namespace
 hold() { # hold $HOLD idle connections; sets held, and good (a good client meanwhile)
 	flood_hold "$HOLD"
 	held=$FLOOD_HELD
-	good=$(nsx sender $abuse good 203.0.113.1 2>&1 | grep -o "got .* in [0-9.]* s" || echo "no answer")
+	good=$(nsx sender env SMTP_PORT="${FLOOD_PORT:-25}" $abuse good 203.0.113.1 2>&1 |
+		grep -o "got .* in [0-9.]* s" || echo "no answer")
 }
 release() { flood_release; }
 
@@ -75,8 +78,35 @@ netns_spawn gw "$GREYGATE_BUILD/bench/smtp-floor" 2600
 floor_pid=$SPAWNED
 sleep 0.5
 run_load "floor" 2600 "$floor_pid"
+# The same floor reached as greygate's tarpit is: port 25 redirected by an
+# nft rule (conntrack and NAT on every connection), the part of greygate's
+# cost that any firewall-level greylister (spamd behind pf's rdr) pays.
+nsx gw nft -f - <<'NFT'
+table inet floor_redirect {
+	chain prerouting {
+		type nat hook prerouting priority dstnat;
+		tcp dport 25 redirect to :2600
+	}
+}
+NFT
+run_load "floor, nft redirect" 25 "$floor_pid"
+nsx gw nft delete table inet floor_redirect
 kill "$floor_pid"
 wait "$floor_pid" 2>/dev/null || true
+
+echo "== greygate's tarpit alone: bench/tarpit-alone.c (no redirect, no capture, no policy)"
+netns_spawn gw "$GREYGATE_BUILD/bench/tarpit-alone" 2601
+alone_pid=$SPAWNED
+sleep 0.5
+alone_idle=$(pss_kib "$alone_pid")
+FLOOD_PORT=2601 hold
+alone_held=$held
+alone_good=$good
+alone_pss=$(pss_kib "$alone_pid")
+release
+run_load "greygate tarpit alone" 2601 "$alone_pid"
+kill "$alone_pid"
+wait "$alone_pid" 2>/dev/null || true
 
 echo "== Postfix smtpd, default settings, smtpd_recipient_restrictions = defer"
 postfix_new mx gw "203.0.113.1" "smtpd_recipient_restrictions = defer"
@@ -125,12 +155,14 @@ hold
 gg_child2=$(pss_kib "$child")
 release
 sleep 2
-run_load "greygate tarpit" 25 "$child" "$GG_PID"
+run_load "greygate whole" 25 "$child" "$GG_PID"
 ggctl status --json | jq -c '{sensor: .sensor, tarpit: .tarpit}'
 echo
 printf 'memory (PSS) with %d idle connections opened at once, before the load runs:\n' "$HOLD"
 printf '  postfix:  %s greeted; all its processes %d KiB (%d KiB idle); a good client meanwhile: %s\n' \
 	"$pf_held" "$pf_pss" "$idle_pf" "$pf_good"
+printf '  greygate'"'"'s tarpit alone: %s greeted; %d KiB (%d KiB idle), %d bytes per held connection; a good client meanwhile: %s\n' \
+	"$alone_held" "$alone_pss" "$alone_idle" $(( (alone_pss - alone_idle) * 1024 / HOLD )) "$alone_good"
 printf '  greygate: %s greeted; child (tarpit + sensor) %d KiB (%d KiB idle), parent %d KiB; a good client meanwhile: %s\n' \
 	"$gg_held" "$gg_child" "$gg_before" "$gg_parent" "$gg_good"
 printf '  greygate, a second wave of %d 30 s later (%s flows of the first left): child %d KiB\n' \

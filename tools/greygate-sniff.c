@@ -181,12 +181,29 @@ on_signal(int sig)
 	stop = 1;
 }
 
+/* A whole decimal number from min to max. */
+static bool
+number(const char *text, unsigned long min, unsigned long max,
+       unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(text, &end, 10);
+	return text[0] >= '0' && text[0] <= '9' && !*end && !errno &&
+	       *out >= min && *out <= max;
+}
+
 static void
 usage(FILE *out)
 {
 	fprintf(out, "usage: greygate-sniff -r FILE | -i IFACE [-p PORT] "
-		     "[--stats]\n"
-		     "  one JSON object per SMTP event on stdout\n");
+		     "[-B KIB] [--stats]\n"
+		     "  one JSON object per SMTP event on stdout\n"
+		     "  -r -      read a capture from standard input\n"
+		     "  -p PORT   the SMTP port (25)\n"
+		     "  -B KIB    the live capture's kernel ring, as tcpdump's "
+		     "-B (4096)\n");
 }
 
 int
@@ -196,6 +213,7 @@ main(int argc, char **argv)
 		{"read", required_argument, NULL, 'r'},
 		{"interface", required_argument, NULL, 'i'},
 		{"port", required_argument, NULL, 'p'},
+		{"buffer-size", required_argument, NULL, 'B'},
 		{"stats", no_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -206,10 +224,11 @@ main(int argc, char **argv)
 	struct sensor *sensor;
 	char err[256] = "";
 	bool stats = false;
+	unsigned long ring_kib = 4096;
 	int c, r;
 
 	sensor_config_defaults(&cfg);
-	while ((c = getopt_long(argc, argv, "r:i:p:sh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:i:p:B:sh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			file = optarg;
@@ -217,11 +236,22 @@ main(int argc, char **argv)
 		case 'i':
 			iface = optarg;
 			break;
-		case 'p':
-			cfg.smtp_port = (uint16_t)atoi(optarg);
-			if (!cfg.smtp_port) {
+		case 'p': {
+			unsigned long port;
+
+			if (!number(optarg, 1, 65535, &port)) {
 				fprintf(stderr, "greygate-sniff: bad port "
 						"'%s'\n", optarg);
+				return 2;
+			}
+			cfg.smtp_port = (uint16_t)port;
+			break;
+		}
+		case 'B':
+			if (!number(optarg, 256, 1024 * 1024, &ring_kib)) {
+				fprintf(stderr, "greygate-sniff: bad ring size "
+						"'%s' (KiB, 256 to 1048576)\n",
+					optarg);
 				return 2;
 			}
 			break;
@@ -241,7 +271,8 @@ main(int argc, char **argv)
 		return 2;
 	}
 	r = file ? sensor_capture_open_file(file, &cfg, &cap, err)
-		 : sensor_capture_open_live(iface, 4 << 20, &cfg, &cap, err);
+		 : sensor_capture_open_live(iface, (int)(ring_kib * 1024),
+					    &cfg, &cap, err);
 	if (r < 0) {
 		fprintf(stderr, "greygate-sniff: %s\n", err);
 		return 2;

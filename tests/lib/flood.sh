@@ -5,7 +5,8 @@
 #   flood_sources FIRST LAST   adds 203.0.113.FIRST..LAST on sender, in
 #                              FLOOD_SOURCES
 #   flood_hold N               opens N connections at once and holds them;
-#                              sets FLOOD_HELD to "banners=K" (K greeted)
+#                              sets FLOOD_HELD to "banners=K" (K greeted);
+#                              to port FLOOD_PORT (25)
 #   flood_release              closes them
 FLOOD_SOURCES=()
 FLOOD_HELD=""
@@ -29,7 +30,8 @@ flood_hold() {
 	mkfifo "$fifo"
 	# The flood holds its connections until its stdin (this fifo) closes.
 	exec 4<>"$fifo"
-	nsx sender $flood_abuse flood 203.0.113.1 "$1" "${FLOOD_SOURCES[@]}" \
+	nsx sender env SMTP_PORT="${FLOOD_PORT:-25}" \
+		$flood_abuse flood 203.0.113.1 "$1" "${FLOOD_SOURCES[@]}" \
 		<"$fifo" >"$out" 4>&- &
 	FLOOD_PID=$!
 	wait_for 90 grep -q "^banners=" "$out" || fail "flood did not finish"

@@ -17,15 +17,20 @@
 #   stutter HOST MS     the banner and EHLO reply must come a byte at a
 #                       time, MS apart
 import socket
+import os
 import sys
 import time
+
+# The server's port: 25 unless SMTP_PORT says otherwise (the benchmark's
+# tarpit-alone listens elsewhere).
+PORT = int(os.environ.get("SMTP_PORT", "25"))
 
 
 def connect(host):
     fam = socket.AF_INET6 if ":" in host else socket.AF_INET
     s = socket.socket(fam, socket.SOCK_STREAM)
     s.settimeout(10)
-    s.connect((host, 25))
+    s.connect((host, PORT))
     return s
 
 
@@ -176,7 +181,7 @@ def flood(host, n, sources):
         s.bind((sources[i % len(sources)], 0))
         s.setblocking(False)
         try:
-            s.connect((host, 25))
+            s.connect((host, PORT))
         except BlockingIOError:
             pass
         socks.append(s)

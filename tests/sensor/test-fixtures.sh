@@ -86,3 +86,15 @@ err=$("$sniff" -r "$0" 2>&1) && fail "a script was read as a capture"
 case $err in "greygate-sniff: $0: unknown file format"*) ;;
 *) fail "not a capture: got '$err'" ;; esac
 echo "ok: errors name the file"
+
+# Bad numbers are refused, not read as something else (atoi would take
+# "25x" as 25 and 70000 as 4464).
+for bad in "-p 25x" "-p 70000" "-p 0" "-B 10" "-B 4k"; do
+	# shellcheck disable=SC2086 # an option and its value
+	if "$sniff" $bad -r "$data/smtp-plain.pcap" >/dev/null 2>"$tmp/err"; then
+		fail "greygate-sniff $bad was accepted"
+	fi
+	grep -q "^greygate-sniff: bad " "$tmp/err" || fail "$bad: $(cat "$tmp/err")"
+done
+"$sniff" -p 25 -B 1024 -r "$data/smtp-plain.pcap" >/dev/null || fail "-p 25 -B 1024 refused"
+echo "ok: bad -p and -B values refused"
