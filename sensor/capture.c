@@ -51,10 +51,16 @@ sensor_capture_filter(const struct sensor_config *cfg, int linktype,
 	 * offsets: libpcap's tcp[] is IPv4 only, and its "tcp port" already
 	 * means a TCP header right after the IPv6 one. */
 	snprintf(segs, sizeof(segs),
-		 "(%s) and ((ip and (tcp[13] & 7 != 0 or "
+		 "((%s) and ((ip and (tcp[13] & 7 != 0 or "
 		 "ip[2:2] - ((ip[0] & 0xf) << 2) - ((tcp[12] & 0xf0) >> 2) "
 		 "!= 0)) or (ip6 and (ip6[53] & 7 != 0 or "
-		 "ip6[4:2] - ((ip6[52] & 0xf0) >> 2) != 0)))",
+		 "ip6[4:2] - ((ip6[52] & 0xf0) >> 2) != 0)))) or "
+		 /* IPv6 with extension headers before TCP (hop-by-hop,
+		  * routing, destination options, AH): BPF cannot walk them,
+		  * and "tcp port" never matches them; they are rare, so all
+		  * go up and the sensor's decoder finds their ports. */
+		 "(ip6 and (ip6[6] == 0 or ip6[6] == 43 or ip6[6] == 60 or "
+		 "ip6[6] == 51))",
 		 ports);
 	/* On Ethernet, tagged frames need "vlan" to shift the offsets: one
 	 * tag (802.1Q) or two (QinQ). */
