@@ -20,7 +20,7 @@
 
 struct args {
 	const char *cmd, *what; /* "list" "pass" */
-	bool json, svg;
+	bool json, svg, reset;
 	const char *ttl, *comment;
 };
 
@@ -46,6 +46,8 @@ parse_args(int argc, char **argv, struct args *a, char *err, size_t len)
 			a->json = true;
 		else if (!strcmp(argv[i], "--svg"))
 			a->svg = true;
+		else if (!strcmp(argv[i], "--reset"))
+			a->reset = true;
 		else if (!strcmp(argv[i], "--ttl") && i + 1 < argc)
 			a->ttl = argv[++i];
 		else if (!strcmp(argv[i], "--comment") && i + 1 < argc)
@@ -111,7 +113,8 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 					sz.n[kind][f]);
 		fprintf(out,
 			"},\"store\":{\"triplets\":%zu,\"passed\":%zu,"
-			"\"trapped\":%zu},\"decisions\":{\"attempts\":%" PRIu64
+			"\"trapped\":%zu},\"decisions\":{\"since\":\"%s\","
+			"\"attempts\":%" PRIu64
 			",\"greylisted\":%" PRIu64 ",\"passed\":%" PRIu64
 			",\"refreshed\":%" PRIu64 ",\"trapped\":%" PRIu64
 			",\"allow_listed\":%" PRIu64 "},\"tarpit\":{\"open\":%u,"
@@ -125,7 +128,8 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 			"}}\n",
 			store_count(gw->store, -1),
 			store_count(gw->store, STORE_PASS),
-			store_count(gw->store, STORE_TRAP), k->attempts,
+			store_count(gw->store, STORE_TRAP),
+			iso(gw->stats_since, t), k->attempts,
 			k->greylisted_new + k->greylisted_early, k->passed,
 			k->refreshed, k->trapped, k->allow_listed,
 			cs->tarpit.open, cs->tarpit.connections,
@@ -159,9 +163,11 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 	fprintf(out,
 		"decisions: %" PRIu64 " attempts, %" PRIu64
 		" greylisted, %" PRIu64 " passed, %" PRIu64
-		" refreshed, %" PRIu64 " trapped, %" PRIu64 " allow-listed\n",
+		" refreshed, %" PRIu64 " trapped, %" PRIu64
+		" allow-listed (since %s)\n",
 		k->attempts, k->greylisted_new + k->greylisted_early,
-		k->passed, k->refreshed, k->trapped, k->allow_listed);
+		k->passed, k->refreshed, k->trapped, k->allow_listed,
+		iso(gw->stats_since, t));
 	fprintf(out,
 		"tarpit:    %u open%s, %" PRIu64 " connections, %" PRIu64
 		" reached RCPT, %" PRIu64 " busy, %" PRIu64
@@ -379,7 +385,15 @@ report(struct gateway *gw, const struct args *a, FILE *out)
 {
 	struct report r;
 
-	report_compute(&r, gw->grey, gw->started, time(NULL));
+	if (a->reset) {
+		char t[32];
+
+		gateway_stats_reset(gw);
+		fprintf(out, "report reset: counting starts again at %s\n",
+			iso(gw->stats_since, t));
+		return 0;
+	}
+	report_compute(&r, gw->grey, gw->stats_since, time(NULL));
 	if (a->svg)
 		report_print_svg(out, &r);
 	else if (a->json)

@@ -30,6 +30,11 @@ struct gateway {
 	unsigned ticks;
 	bool must_commit; /* a pass or trap waits: commit it this turn */
 	int64_t started;  /* epoch seconds */
+	/* The report's figures count from stats_since, across restarts: they
+	 * are saved to the store when they changed, every STORE_SYNC_TICKS,
+	 * and at the end. */
+	int64_t stats_since;
+	struct grey_counters stats_saved;
 	/* allow lists */
 	size_t allow_count, allow_files;
 	struct allow_runtime *runtime;
@@ -50,6 +55,9 @@ struct gateway {
 
 /* gateway_on_event - decide on one SMTP event and act on it. */
 void gateway_on_event(struct gateway *gw, const struct sensor_event *ev);
+
+/* gateway_stats_reset - the report counts from zero, from now on. */
+void gateway_stats_reset(struct gateway *gw);
 
 /* gateway_commit - send queued set changes and commit the store now. */
 void gateway_commit(struct gateway *gw);

@@ -340,6 +340,59 @@ gateway_on_event(struct gateway *gw, const struct sensor_event *ev)
 	commit_now(gw, false);
 }
 
+/* The report's figures from before the restart, if any were saved. */
+static void
+restore_stats(struct gateway *gw)
+{
+	int r = grey_stats_load(gw->grey, &gw->stats_since);
+
+	if (r == STORE_FOUND) {
+		time_t since = (time_t)gw->stats_since;
+		struct tm tm;
+		char when[32] = "?";
+
+		if (gmtime_r(&since, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		gw->stats_saved = *grey_get_counters(gw->grey);
+		log_info("report: counting on since %s (%" PRIu64
+			 " attempts so far)",
+			 when, gw->stats_saved.attempts);
+		return;
+	}
+	gw->stats_since = gw->started;
+	if (r < 0)
+		log_warnx("report: the saved figures cannot be read (%s): "
+			  "counting starts again",
+			  strerror(-r));
+}
+
+/* Saves the report's figures if they changed since the last save. */
+static void
+save_stats(struct gateway *gw)
+{
+	const struct grey_counters *k = grey_get_counters(gw->grey);
+
+	if (memcmp(k, &gw->stats_saved, sizeof(*k)) == 0)
+		return;
+	if (grey_stats_save(gw->grey, gw->stats_since) < 0) {
+		log_warnx("report: cannot save its figures to the store");
+		return;
+	}
+	gw->stats_saved = *k;
+}
+
+void
+gateway_stats_reset(struct gateway *gw)
+{
+	grey_stats_reset(gw->grey);
+	gw->stats_since = time(NULL);
+	if (grey_stats_save(gw->grey, gw->stats_since) < 0)
+		log_warnx("report: cannot save its figures to the store");
+	gw->stats_saved = *grey_get_counters(gw->grey);
+	gateway_commit(gw);
+	log_info("report: counting starts again");
+}
+
 static void
 on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 {
@@ -353,9 +406,14 @@ on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 			PURGE_BATCH);
 	if (r > 0)
 		log_debug("store: purged %d expired records", r);
-	gateway_commit(gw);
-	if (++gw->ticks % STORE_SYNC_TICKS == 0 && store_sync(gw->store) < 0)
-		log_warnx("store: sync to disk failed");
+	if (++gw->ticks % STORE_SYNC_TICKS == 0) {
+		save_stats(gw);
+		gateway_commit(gw);
+		if (store_sync(gw->store) < 0)
+			log_warnx("store: sync to disk failed");
+	} else {
+		gateway_commit(gw);
+	}
 	loop_timer_arm(loop, t, loop_now_ms(loop) + HOUSEKEEPING_MS);
 }
 
@@ -439,6 +497,7 @@ open_policy(struct gateway *gw, char *err)
 	gw->grey = grey_new(&cfg->grey, gw->store);
 	if (!gw->grey)
 		return -ENOMEM;
+	restore_stats(gw);
 	for (int i = 0; i < cfg->nexempt; i++)
 		grey_exempt_add(gw->grey, cfg->exempt[i]);
 	for (int i = 0; i < cfg->ntraps; i++)
@@ -597,6 +656,8 @@ gateway_close(struct gateway *gw)
 		if (gw->listen_fd[i] >= 0)
 			close(gw->listen_fd[i]);
 	nftset_close(gw->nft);
+	if (gw->grey)
+		save_stats(gw); /* store_close commits it */
 	grey_free(gw->grey);
 	store_close(gw->store);
 	free(gw->runtime);

@@ -194,6 +194,103 @@ keep_delay(struct grey *grey, uint32_t delay_sec)
 	grey->delays_seen++;
 }
 
+/* --- the figures kept across restarts --- */
+
+/* The saved record: this head, then ncounters uint64_t (struct
+ * grey_counters' fields in order: a later version may add fields at the
+ * end, and one that reads fewer keeps the rest at 0), then ndelays
+ * uint32_t, oldest first. Host byte order, as LMDB's file is. */
+struct stats_head {
+	char magic[4]; /* "GGST" */
+	uint32_t version;
+	int64_t since;
+	uint32_t ncounters, ndelays;
+};
+
+#define STATS_VERSION 1u
+#define STATS_KEY "stats"
+#define NCOUNTERS (sizeof(struct grey_counters) / sizeof(uint64_t))
+
+int
+grey_stats_save(struct grey *grey, int64_t since)
+{
+	size_t m = grey->ndelays < GREY_DELAYS_SAVED ? grey->ndelays
+						     : GREY_DELAYS_SAVED;
+	size_t len = sizeof(struct stats_head) + NCOUNTERS * sizeof(uint64_t) +
+		     m * sizeof(uint32_t);
+	struct stats_head head = {{'G', 'G', 'S', 'T'}, STATS_VERSION, since,
+				  (uint32_t)NCOUNTERS, (uint32_t)m};
+	uint8_t *rec = malloc(len);
+	uint32_t *delays;
+	int r;
+
+	if (!rec)
+		return -ENOMEM;
+	memcpy(rec, &head, sizeof(head));
+	memcpy(rec + sizeof(head), &grey->counters, sizeof(grey->counters));
+	delays = (uint32_t *)(rec + sizeof(head) + sizeof(grey->counters));
+	/* the m most recent, oldest first; the ring's newest is at
+	 * (delays_seen - 1) % GREY_DELAYS_KEPT */
+	for (size_t j = 0; j < m; j++)
+		delays[j] = grey->delays[(grey->delays_seen - m + j) %
+					 GREY_DELAYS_KEPT];
+	r = store_put_meta(grey->store, STATS_KEY, rec, len);
+	free(rec);
+	return r;
+}
+
+int
+grey_stats_load(struct grey *grey, int64_t *since)
+{
+	struct stats_head head;
+	uint64_t *counters = (uint64_t *)&grey->counters;
+	const uint8_t *p;
+	size_t len, nc;
+	void *rec;
+	int r = store_get_meta(grey->store, STATS_KEY, &rec, &len);
+
+	if (r != STORE_FOUND)
+		return r;
+	p = rec;
+	if (len < sizeof(head))
+		goto bad;
+	memcpy(&head, p, sizeof(head));
+	if (memcmp(head.magic, "GGST", 4) != 0 ||
+	    head.version != STATS_VERSION || head.ncounters > 1024 ||
+	    len != sizeof(head) + head.ncounters * sizeof(uint64_t) +
+			   (size_t)head.ndelays * sizeof(uint32_t))
+		goto bad;
+	p += sizeof(head);
+	nc = head.ncounters < NCOUNTERS ? head.ncounters : NCOUNTERS;
+	for (size_t i = 0; i < nc; i++) {
+		uint64_t v;
+
+		memcpy(&v, p + i * sizeof(v), sizeof(v));
+		counters[i] += v;
+	}
+	p += head.ncounters * sizeof(uint64_t);
+	for (size_t i = 0; i < head.ndelays; i++) {
+		uint32_t d;
+
+		memcpy(&d, p + i * sizeof(d), sizeof(d));
+		keep_delay(grey, d);
+	}
+	*since = head.since;
+	free(rec);
+	return STORE_FOUND;
+bad:
+	free(rec);
+	return -EPROTO;
+}
+
+void
+grey_stats_reset(struct grey *grey)
+{
+	memset(&grey->counters, 0, sizeof(grey->counters));
+	grey->ndelays = 0;
+	grey->delays_seen = 0;
+}
+
 static bool
 allow_listed(const struct grey *grey, const struct grey_addr *addr)
 {

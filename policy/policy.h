@@ -191,6 +191,16 @@ int store_forget_client(struct store *store,
 int store_purge(struct store *store, int64_t now, uint32_t triplet_ttl_sec,
 		size_t max);
 
+/* store_get_meta - a named record of any size other than the schema
+ * stamp ("schema" is refused), copied to *out (malloc'd; the caller
+ * frees). Return: STORE_FOUND, 0 if absent, or -errno. */
+int store_get_meta(struct store *store, const char *name, void **out,
+		   size_t *len);
+/* store_put_meta - write a named record (committed with the next flush).
+ * Return: 0 or -errno. */
+int store_put_meta(struct store *store, const char *name, const void *val,
+		   size_t len);
+
 /* store_count - records in a table (triplets: table -1). */
 size_t store_count(struct store *store, int table);
 
@@ -246,7 +256,27 @@ int grey_on_starttls(struct grey *grey, int64_t now,
 		     const struct grey_addr *addr, enum grey_path path,
 		     struct grey_decision *out);
 
-/* grey_get_counters - the counters since grey_new. */
+/* The report's figures (the counters and the latest delays) are kept in
+ * the store, so that they count on across restarts: at most this many
+ * delays, the most recent, are saved. */
+#define GREY_DELAYS_SAVED (1u << 16)
+
+/* grey_stats_save - write the counters and the latest delays, with since
+ * (when counting began), to the store (committed with its next flush).
+ * Return: 0 or -errno. */
+int grey_stats_save(struct grey *grey, int64_t since);
+
+/* grey_stats_load - take the counters and delays a grey_stats_save left
+ * (adding to what this greylist counted so far) and *since.
+ * Return: STORE_FOUND, 0 if none were saved, -EPROTO for a record this
+ * version cannot read, or -errno. */
+int grey_stats_load(struct grey *grey, int64_t *since);
+
+/* grey_stats_reset - counting starts again from zero. */
+void grey_stats_reset(struct grey *grey);
+
+/* grey_get_counters - the counters since counting began (grey_new, the
+ * saved ones grey_stats_load took, or grey_stats_reset). */
 const struct grey_counters *grey_get_counters(const struct grey *grey);
 
 /* The most recent passes by retry keep their delay (first sight to pass)

@@ -300,6 +300,45 @@ put_fixed(struct store *store, int db, MDB_val *key, const void *rec,
 	return 0;
 }
 
+/* Meta records other than the schema stamp: any size, copied out. */
+int
+store_get_meta(struct store *store, const char *name, void **out,
+	       size_t *len)
+{
+	MDB_val key = {strlen(name), (void *)name}, val;
+	MDB_txn *txn = NULL;
+	int rc = txn_get(store, &txn);
+
+	*out = NULL;
+	*len = 0;
+	if (rc)
+		return rc;
+	if (!strcmp(name, "schema"))
+		return -EINVAL;
+	rc = mdb_get(txn, store->dbi[DB_META], &key, &val);
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc)
+		return mdb_to_errno(rc);
+	*out = malloc(val.mv_size ? val.mv_size : 1);
+	if (!*out)
+		return -ENOMEM;
+	memcpy(*out, val.mv_data, val.mv_size);
+	*len = val.mv_size;
+	return STORE_FOUND;
+}
+
+int
+store_put_meta(struct store *store, const char *name, const void *val,
+	       size_t len)
+{
+	MDB_val key = {strlen(name), (void *)name};
+
+	if (!strcmp(name, "schema") || !name[0])
+		return -EINVAL;
+	return put_fixed(store, DB_META, &key, val, len);
+}
+
 int
 store_get_triplet(struct store *store, const struct grey_client *client,
 		  const char *sender, const char *rcpt,

@@ -30,6 +30,7 @@ usage(FILE *out)
 		"triplets\n"
 		"  reload                          the config and allow lists\n"
 		"  report [--json | --svg FILE]    the funnel and the delays\n"
+		"  report --reset                  count from zero from now on\n"
 		"The socket defaults to $GREYGATE_SOCKET or " DEFAULT_SOCKET
 		".\n");
 }

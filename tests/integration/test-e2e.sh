@@ -227,6 +227,9 @@ echo "ok: child runs as greygate without capabilities under seccomp; greygated k
 
 # --- kill -9: the table goes, mail flows; restart restores the passes ---
 child=$(ggctl status --json | jq -r .child.pid)
+# The report's figures are saved every 5 s when they changed: the passes
+# above are older than that.
+before_restart=$(ggctl report --json)
 kill -9 "$GG_PID"
 wait "$GG_PID" 2>/dev/null || true
 wait_for 5 eval "! kill -0 $child 2>/dev/null" || fail "child outlived the parent"
@@ -242,6 +245,19 @@ nsx gw nft -j list set inet greygate pass4 |
 grep -q "restored 2 passed and 1 trapped" "$log" || fail "restore not logged"
 ggctl list allow | grep -q "^198.51.100.60/32 .*ctl test" || fail "greygatectl allow lost in the restart"
 echo "ok: kill -9 fails open; restart restores passes and greygatectl allows"
+
+# --- the report counts on across the restart, and starts again on demand ---
+report=$(ggctl report --json)
+echo "$report" | jq -e --arg since "$(echo "$before_restart" | jq -r .since)" \
+	'.funnel.passed_retry == 2 and .delay.passes == 2 and .since == $since' \
+	>/dev/null || fail "report after the restart: $report (before: $before_restart)"
+grep -q "report: counting on since .* attempts so far" "$log" || fail "report restore not logged"
+ggctl report --reset | grep -q "^report reset: counting starts again at " || fail "report --reset"
+ggctl report --json | jq -e '.funnel.attempts == 0 and .funnel.passed_retry == 0 and
+	.delay.passes == 0' >/dev/null || fail "report after --reset: $(ggctl report --json)"
+ggctl status --json | jq -e '.decisions.attempts == 0' >/dev/null ||
+	fail "status after report --reset: $(ggctl status --json)"
+echo "ok: the report counts on across a restart; report --reset starts it again"
 
 # --- the whole capture replayed: the same decisions, no kernel state ---
 kill "$tcpdump_pid"

@@ -77,6 +77,9 @@ echo "ok: STARTTLS answered 454, the session went on in plain text"
 grep -q "action=pass, reason=starttls, client=203.0.113.10" "$log" || fail "STARTTLS did not pass"
 
 # --- stress mode and the stutter: greygated again with small caps ---
+# (The report's figures are saved at a clean stop: the STARTTLS pass just
+# above is younger than the 5 s between periodic saves.)
+funnel=$(ggctl report --json | jq -c .funnel)
 kill "$GG_PID"
 wait "$GG_PID" 2>/dev/null || true
 greygated_conf "[greylist]
@@ -91,6 +94,9 @@ stress_low = 10
 stress_idle_timeout = 1s
 stutter = 100ms"
 greygated_start
+[ "$(ggctl report --json | jq -c .funnel)" = "$funnel" ] ||
+	fail "report not saved at the stop: $funnel, now $(ggctl report --json | jq -c .funnel)"
+echo "ok: the report's figures are saved when greygated stops"
 ggctl forget 203.0.113.10 >/dev/null
 # 25 idle connections: past 20 the timeouts shorten for all of them.
 nsx sender $abuse idle 203.0.113.1 25 8 | tee "$NETNS_TMP/idle"

@@ -424,6 +424,97 @@ test_cidr_parse_format(void)
 	CHECK_INT(grey_cidr_parse("2001:db8::/129", &c), -EINVAL);
 }
 
+/* Passes by retry from n clients (one /24 each), the k-th waiting
+ * 300 + k seconds. */
+static void
+passes(int n, int64_t at)
+{
+	for (int k = 0; k < n; k++) {
+		char client[32];
+
+		snprintf(client, sizeof(client), "%d.%d.%d.7", 10 + k / 65536,
+			 k / 256 % 256, k % 256);
+		tarpit(at, client, "a@a.test", "b@b.test");
+		CHECK_INT(tarpit(at + 300 + k, client, "a@a.test", "b@b.test")
+				  .action,
+			  GREY_PASS);
+	}
+}
+
+/* The report's figures outlive the greylist: saved to the store, taken up
+ * by the next greylist on it (after a restart), and reset on demand. */
+static void
+test_stats_saved_and_restored(void)
+{
+	struct grey_counters before;
+	int64_t since = 0;
+	size_t n;
+	const uint32_t *d;
+	void *rec;
+	size_t len;
+
+	setup();
+	passes(3, T0);
+	before = *grey_get_counters(grey);
+	CHECK_INT(grey_stats_save(grey, T0 - 60), 0);
+	CHECK_INT(store_flush(store), 0);
+	grey_free(grey);
+	grey = grey_new(&cfg, store);
+	CHECK(grey);
+	CHECK_INT(grey_get_counters(grey)->attempts, 0);
+	CHECK_INT(grey_stats_load(grey, &since), STORE_FOUND);
+	CHECK_INT(since, T0 - 60);
+	CHECK(memcmp(grey_get_counters(grey), &before, sizeof(before)) == 0);
+	d = grey_get_pass_delays(grey, &n);
+	CHECK_INT(n, 3);
+	CHECK_INT(d[0], 300);
+	CHECK_INT(d[2], 302);
+	/* counting goes on from there */
+	tarpit(T0 + 1000, "10.200.0.7", "a@a.test", "b@b.test");
+	tarpit(T0 + 1300, "10.200.0.7", "a@a.test", "b@b.test");
+	CHECK_INT(grey_get_counters(grey)->passed_retry, 4);
+	grey_get_pass_delays(grey, &n);
+	CHECK_INT(n, 4);
+
+	grey_stats_reset(grey);
+	CHECK_INT(grey_get_counters(grey)->passed_retry, 0);
+	grey_get_pass_delays(grey, &n);
+	CHECK_INT(n, 0);
+
+	/* the schema stamp is not a meta record to touch */
+	CHECK_INT(store_get_meta(store, "schema", &rec, &len), -EINVAL);
+	CHECK_INT(store_put_meta(store, "schema", "x", 1), -EINVAL);
+	/* a record this version cannot read is refused, not trusted */
+	CHECK_INT(store_put_meta(store, "stats", "GGSTxxxx", 8), 0);
+	CHECK_INT(grey_stats_load(grey, &since), -EPROTO);
+	teardown();
+}
+
+/* Only the most recent GREY_DELAYS_SAVED delays are saved, oldest first,
+ * also once the kept ring has wrapped. */
+static void
+test_stats_save_keeps_the_latest_delays(void)
+{
+	int64_t since;
+	size_t n;
+	const uint32_t *d;
+	int total = GREY_DELAYS_SAVED + 10;
+
+	setup();
+	passes(total, T0);
+	CHECK_INT(grey_stats_save(grey, T0), 0);
+	grey_free(grey);
+	grey = grey_new(&cfg, store);
+	CHECK(grey);
+	CHECK_INT(grey_stats_load(grey, &since), STORE_FOUND);
+	d = grey_get_pass_delays(grey, &n);
+	CHECK_INT(n, GREY_DELAYS_SAVED);
+	CHECK_INT(d[0], 300 + 10);
+	CHECK_INT(d[n - 1], 300 + total - 1);
+	CHECK_INT(grey_get_counters(grey)->passed_retry, total);
+	teardown();
+}
+
 int
 main(void)
 {
@@ -437,5 +528,7 @@ main(void)
 	RUN(test_trap_wins_over_all_but_allow_list);
 	RUN(test_normalisation);
 	RUN(test_cidr_parse_format);
+	RUN(test_stats_saved_and_restored);
+	RUN(test_stats_save_keeps_the_latest_delays);
 	return 0;
 }
