@@ -477,13 +477,20 @@ body_skip(struct smtp_conv *c, const uint8_t *buf, size_t len)
 		uint8_t ch = buf[i];
 
 		switch (c->body_state) {
-		case 0: { /* inside a line: jump to its end */
-			const uint8_t *lf = memchr(buf + i, '\n', len - i);
+		case 0: { /* inside a line: only a '.' that starts a line can
+			   * begin the end, so jump from dot to dot (bodies are
+			   * mostly base64 or text: few dots, many lines) */
+			const uint8_t *dot = memchr(buf + i, '.', len - i);
+			size_t k;
 
-			if (!lf)
+			if (!dot) {
+				c->body_state = buf[len - 1] == '\n' ? 1 : 0;
 				return len;
-			i = (size_t)(lf - buf);
-			c->body_state = 1;
+			}
+			k = (size_t)(dot - buf);
+			/* at i the byte before was no line end (state 0) */
+			c->body_state = k > i && buf[k - 1] == '\n' ? 2 : 0;
+			i = k;
 			break;
 		}
 		case 1: /* at a line's start */

@@ -219,6 +219,46 @@ test_byte_at_a_time(void)
 	smtp_conv_free(c);
 }
 
+/* The end of a body is found whatever the segments: a body full of dots
+ * (mid-line, dot-stuffed, a lone "." that is not alone on its line,
+ * ".\r" not followed by LF), cut into two segments at every position,
+ * and the bare-LF end ".\n" too; the transaction after it is read. */
+static void
+test_body_end_found_at_every_split(void)
+{
+	static const char *const bodies[] = {
+		("a.b. c.\r\n..stuffed\r\n.x\r\n.\rnot\r\nend.\r\n"
+		 "\r\n.\r\nMAIL FROM:<f@a.test>\r\nRCPT TO:<g@b.test>\r\n"),
+		"x\n.y\n\n.\nMAIL FROM:<f@a.test>\nRCPT TO:<g@b.test>\n",
+		".\r\nMAIL FROM:<f@a.test>\r\nRCPT TO:<g@b.test>\r\n",
+	};
+
+	for (size_t b = 0; b < sizeof(bodies) / sizeof(*bodies); b++) {
+		size_t len = strlen(bodies[b]);
+
+		for (size_t cut = 0; cut <= len; cut++) {
+			struct smtp_conv *c = start(true);
+
+			sv(c, "220 mx\r\n");
+			cl(c, "HELO c\r\nMAIL FROM:<a@a.test>\r\n"
+			      "RCPT TO:<b@b.test>\r\nDATA\r\n");
+			sv(c, "250 hi\r\n250 ok\r\n250 ok\r\n354 go\r\n");
+			smtp_conv_client(c, (const uint8_t *)bodies[b], cut);
+			smtp_conv_client(c, (const uint8_t *)bodies[b] + cut,
+					 len - cut);
+			sv(c, "250 queued\r\n250 ok\r\n451 later\r\n");
+			if (strcmp(log_buf, "helo 250 c <> <>\n"
+					    "rcpt 250 c <a@a.test> <b@b.test>\n"
+					    "rcpt 451 c <f@a.test> <g@b.test>\n")) {
+				fprintf(stderr, "body %zu cut at %zu:\n%s", b,
+					cut, log_buf);
+				CHECK(!"the body's end was found");
+			}
+			smtp_conv_free(c);
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -229,5 +269,6 @@ main(void)
 	RUN(test_one_direction_and_mid_session);
 	RUN(test_bad_input_survived);
 	RUN(test_byte_at_a_time);
+	RUN(test_body_end_found_at_every_split);
 	return 0;
 }
