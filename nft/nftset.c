@@ -780,7 +780,8 @@ list_one(struct nftset *nft, enum nftset_kind kind, int family,
 		goto out;
 	}
 	dump_keylen = d.keylen;
-	qsort(d.elems, d.n, sizeof(*d.elems), cmp_raw);
+	if (d.n) /* an empty set: no array, and qsort wants one */
+		qsort(d.elems, d.n, sizeof(*d.elems), cmp_raw);
 	for (size_t i = 0; i < d.n && r == 0; i++) {
 		struct nftset_elem out = {0};
 		const struct raw_elem *st = &d.elems[i];

@@ -128,7 +128,8 @@ int store_open(const char *dir, bool move_aside, struct store **out);
  * replay or a simulation; store_close removes it. Return: 0 or -errno. */
 int store_open_temp(struct store **out);
 
-/* store_close - commit what is pending and close; NULL is fine. */
+/* store_close - commit what is pending (a store_open_temp one: drop it)
+ * and close; NULL is fine. */
 void store_close(struct store *store);
 
 /* store_flush - commit the writes made since the last flush. Committed

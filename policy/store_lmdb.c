@@ -222,6 +222,9 @@ store_close(struct store *store)
 		return;
 	if (!store->temp_dir[0])
 		store_sync(store);
+	else if (store->txn)
+		mdb_txn_abort(store->txn); /* thrown away with the file */
+	store->txn = NULL;
 	mdb_env_close(store->env);
 	if (store->temp_dir[0]) {
 		snprintf(path, sizeof(path), "%s/data.mdb", store->temp_dir);

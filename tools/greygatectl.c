@@ -93,7 +93,7 @@ main(int argc, char **argv)
 	const char *svg_file = NULL;
 	char req[REQUEST_MAX], *answer, *body;
 	size_t req_len = 0, len;
-	int fd, i;
+	int fd, i, rc;
 
 	if (!sock_path)
 		sock_path = DEFAULT_SOCKET;
@@ -159,20 +159,22 @@ main(int argc, char **argv)
 			*body = 0;
 		fprintf(stderr, "greygatectl: %s\n",
 			len ? answer : "greygated closed the connection");
+		free(answer);
 		return 1;
 	}
 	body++;
+	rc = 0;
 	if (svg_file) {
 		FILE *f = fopen(svg_file, "w");
 
 		if (!f || fputs(body, f) < 0 || fclose(f) != 0) {
 			fprintf(stderr, "greygatectl: %s: %s\n", svg_file,
 				strerror(errno));
-			return 1;
+			rc = 1;
 		}
 	} else {
 		fputs(body, stdout);
 	}
 	free(answer);
-	return 0;
+	return rc;
 }
