@@ -50,6 +50,11 @@ struct gateway {
 	uint32_t restart_delay_ms;
 	struct loop_timer restart;
 	struct ipc_stats child_stats;
+	/* capture losses warned of: the child's count then (each child's
+	 * capture counts from 0), and when */
+	pid_t drops_child;
+	uint64_t drops_warned_at_count;
+	int64_t drops_warned;
 	uint64_t records_bad;
 };
 

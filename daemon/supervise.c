@@ -3,6 +3,7 @@
  * the tarpit's listeners, read its records, and start it again when it
  * dies (after 1 s, doubling up to a minute while it keeps dying young). */
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -49,6 +50,35 @@ close_child_sock(struct gateway *gw)
 	gw->child_sock = -1;
 }
 
+/* A capture that loses packets (its ring full: a burst, or a child short
+ * of CPU) is said in the log, at most once a minute, with what to do:
+ * the counter alone in greygatectl status is easy to miss. */
+#define CAPTURE_LOSS_WARN_SEC 60
+
+static void
+warn_capture_losses(struct gateway *gw)
+{
+	uint64_t dropped = gw->child_stats.pcap_dropped;
+	int64_t now = time(NULL);
+
+	if (gw->drops_child != gw->child_pid) {
+		gw->drops_child = gw->child_pid;
+		gw->drops_warned_at_count = 0;
+	}
+	if (dropped <= gw->drops_warned_at_count ||
+	    now - gw->drops_warned < CAPTURE_LOSS_WARN_SEC)
+		return;
+	log_warnx("capture: %" PRIu64 " packets lost since %s (its ring was "
+		  "full); the sensor did not see them: if this recurs, raise "
+		  "capture_buffer (now %u KiB)",
+		  dropped - gw->drops_warned_at_count,
+		  gw->drops_warned_at_count ? "the last warning"
+					    : "the child started",
+		  gw->cfg->capture_buffer / 1024);
+	gw->drops_warned_at_count = dropped;
+	gw->drops_warned = now;
+}
+
 static void
 on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 {
@@ -87,6 +117,7 @@ on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 			gateway_on_event(gw, &ev);
 		} else if (rec.type == IPC_STATS) {
 			gw->child_stats = rec.u.stats;
+			warn_capture_losses(gw);
 		}
 	}
 }
