@@ -88,8 +88,8 @@ echo "ok: second message delivered directly in ${ms} ms"
 # --- a fire-and-forget bot never gets in ---
 out=$(nsx bot swaks --server 198.51.100.1 --from bot@spam.test --to bob@example.org \
 	--header "Subject: bot-$NETNS_RUN" 2>&1 || true)
-echo "$out" | grep -q "<\*\* 451 4.7.1 <bob@example.org>: Greylisted" || { echo "$out"; fail "bot did not get 451"; }
-echo "$out" | grep -q "^<-  220 gw.test ESMTP" || fail "bot did not meet the tarpit's banner"
+echo "$out" | grep "<\*\* 451 4.7.1 <bob@example.org>: Greylisted" >/dev/null || { echo "$out"; fail "bot did not get 451"; }
+echo "$out" | grep "^<-  220 gw.test ESMTP" >/dev/null || fail "bot did not meet the tarpit's banner"
 sleep 1
 delivered "bot-$NETNS_RUN" 0 || fail "bot's message was delivered"
 grep -q "action=greylist, reason=new, client=198.51.100.20" "$log" || fail "bot not greylisted"
@@ -128,12 +128,12 @@ v6() { # SUBJECT: one swaks attempt over IPv6, its output
 	nsx sender swaks --server 2001:db8:1::1 --from carol@sender.test --to bob@example.org \
 		--header "Subject: $1" 2>&1 || true
 }
-v6 "v6-$NETNS_RUN" | grep -q "<\*\* 451 4.7.1" || fail "IPv6 first attempt not greylisted"
+v6 "v6-$NETNS_RUN" | grep "<\*\* 451 4.7.1" >/dev/null || fail "IPv6 first attempt not greylisted"
 sleep 5
-v6 "v6-$NETNS_RUN" | grep -q "<\*\* 451 4.7.1" || fail "IPv6 retry not answered by the tarpit"
+v6 "v6-$NETNS_RUN" | grep "<\*\* 451 4.7.1" >/dev/null || fail "IPv6 retry not answered by the tarpit"
 grep -q "action=pass, reason=retry-passed, client=2001:db8:1::10, key=2001:db8:1::/64" "$log" ||
 	fail "IPv6 pass not logged"
-v6 "v6-$NETNS_RUN" | grep -q "^<-  250 .*queued as" || fail "IPv6 third attempt not delivered"
+v6 "v6-$NETNS_RUN" | grep "^<-  250 .*queued as" >/dev/null || fail "IPv6 third attempt not delivered"
 wait_for 10 delivered "v6-$NETNS_RUN" 1 || fail "IPv6 message not in the mailbox"
 echo "ok: IPv6 greylisted, passed by /64, delivered"
 
@@ -141,7 +141,7 @@ echo "ok: IPv6 greylisted, passed by /64, delivered"
 nsx bot ip addr add 198.51.100.40/24 dev "$(netns_dev bot gw)"
 out=$(nsx bot swaks --server 198.51.100.1 --local-interface 198.51.100.40 --tls \
 	--from tls@tls.test --to bob@example.org 2>&1 || true)
-echo "$out" | grep -q "<\*\* 454 4.7.0 TLS not available" || { echo "$out"; fail "no 454 to STARTTLS"; }
+echo "$out" | grep "<\*\* 454 4.7.0 TLS not available" >/dev/null || { echo "$out"; fail "no 454 to STARTTLS"; }
 wait_for 5 grep -q "action=pass, reason=starttls, client=198.51.100.40, key=198.51.100.0/24" "$log" ||
 	fail "STARTTLS pass not logged"
 nsx bot swaks --server 198.51.100.1 --local-interface 198.51.100.40 --from tls@tls.test \
@@ -151,7 +151,7 @@ wait_for 10 delivered "tls-$NETNS_RUN" 1 || fail "STARTTLS-passed message not de
 # The trapped host in the same /24 still meets the tarpit.
 out=$(nsx bot swaks --server 198.51.100.1 --local-interface 198.51.100.20 \
 	--from bot@spam.test --to bob@example.org 2>&1 || true)
-echo "$out" | grep -q "^<-  220 gw.test ESMTP" || fail "trapped host got past the tarpit"
+echo "$out" | grep "^<-  220 gw.test ESMTP" >/dev/null || fail "trapped host got past the tarpit"
 echo "ok: STARTTLS passes the /24; the trapped host in it stays in the tarpit"
 
 # --- greygatectl: status, list, report ---
@@ -159,9 +159,9 @@ status=$(ggctl status --json)
 echo "$status" | jq -e '.child.running and .sets.pass4 == 2 and .sets.pass6 == 1 and
 	.sets.trap4 == 1 and .store.passed == 3 and .sensor.events_dropped == 0 and
 	.sensor.rcpts > 0' >/dev/null || fail "status: $status"
-ggctl status | grep -q "^sets: *allow4 [0-9]*, allow6 0, pass4 2, pass6 1, trap4 1, trap6 0" ||
+ggctl status | grep "^sets: *allow4 [0-9]*, allow6 0, pass4 2, pass6 1, trap4 1, trap6 0" >/dev/null ||
 	fail "status text: $(ggctl status)"
-ggctl list pass | grep -q "^203.0.113.0/24 " || fail "list pass: $(ggctl list pass)"
+ggctl list pass | grep "^203.0.113.0/24 " >/dev/null || fail "list pass: $(ggctl list pass)"
 ggctl list trap --json | jq -e 'any(.[]; .client == "198.51.100.20/32")' >/dev/null ||
 	fail "list trap: $(ggctl list trap --json)"
 ggctl list grey --json | jq -e 'any(.[]; .client == "198.51.100.0/24" and
@@ -173,7 +173,7 @@ echo "$report" | jq -e '.funnel.passed_retry == 2 and .funnel.never_retried >= 1
 	.delay.passes == 2 and .delay.max >= 5 and .delay.max < 120 and
 	([.delay.histogram[] | select(.bucket == "<1m" or .bucket == "1-5m") | .count] | add) == 2' \
 	>/dev/null || fail "report: $report"
-ggctl report | grep -q "^  passed greylisting (retry) *2 " || fail "report text: $(ggctl report)"
+ggctl report | grep "^  passed greylisting (retry) *2 " >/dev/null || fail "report text: $(ggctl report)"
 ggctl report --svg "$NETNS_TMP/report.svg"
 python3 -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); assert r.tag.endswith("svg") and len(r) > 20' \
 	"$NETNS_TMP/report.svg" || fail "report --svg did not write an SVG"
@@ -189,21 +189,21 @@ nsx gw nft -j list set inet greygate allow4 |
 		.elem.comment == "ctl test" and .elem.timeout == 3600)' >/dev/null ||
 	fail "greygatectl allow not in allow4 with its comment and timeout"
 echo "198.51.100.70" >"$NETNS_TMP/allow.d/reload.txt"
-ggctl reload | grep -q "^reloaded " || fail "greygatectl reload"
-ggctl list allow | grep -q "^198.51.100.70/32 .*reload.txt" || fail "reload did not load reload.txt"
-ggctl list allow | grep -q "^198.51.100.60/32 .*ctl test" || fail "reload lost the greygatectl entry"
+ggctl reload | grep "^reloaded " >/dev/null || fail "greygatectl reload"
+ggctl list allow | grep "^198.51.100.70/32 .*reload.txt" >/dev/null || fail "reload did not load reload.txt"
+ggctl list allow | grep "^198.51.100.60/32 .*ctl test" >/dev/null || fail "reload lost the greygatectl entry"
 out=$(nsx bot swaks --server 198.51.100.1 --local-interface 198.51.100.60 --from x@ctl.test \
 	--to bob@example.org 2>&1 || true)
-if echo "$out" | grep -q "^<-  220 gw.test ESMTP"; then fail "allowed host met the tarpit"; fi
-echo "$out" | grep -q "^<-  250 .*queued as" || { echo "$out"; fail "allowed host not delivered"; }
-ggctl forget 198.51.100.40 | grep -q "key 198.51.100.0/24" || fail "forget"
+if echo "$out" | grep "^<-  220 gw.test ESMTP" >/dev/null; then fail "allowed host met the tarpit"; fi
+echo "$out" | grep "^<-  250 .*queued as" >/dev/null || { echo "$out"; fail "allowed host not delivered"; }
+ggctl forget 198.51.100.40 | grep "key 198.51.100.0/24" >/dev/null || fail "forget"
 if nsx gw nft -j list set inet greygate pass4 |
 	jq -e '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val == "198.51.100.0")' >/dev/null; then
 	fail "forgotten /24 still in pass4"
 fi
 out=$(nsx bot swaks --server 198.51.100.1 --local-interface 198.51.100.40 --from y@ctl.test \
 	--to bob@example.org 2>&1 || true)
-echo "$out" | grep -q "^<-  220 gw.test ESMTP" || fail "forgotten client did not meet the tarpit"
+echo "$out" | grep "^<-  220 gw.test ESMTP" >/dev/null || fail "forgotten client did not meet the tarpit"
 echo "ok: greygatectl allow, reload, forget act on the sets at once"
 
 # --- the child: unprivileged, restarted when killed, greylisting goes on ---
@@ -243,7 +243,7 @@ nsx gw nft -j list set inet greygate pass4 |
 	jq -e '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val == "203.0.113.0")' >/dev/null ||
 	fail "pass not restored after restart"
 grep -q "restored 2 passed and 1 trapped" "$log" || fail "restore not logged"
-ggctl list allow | grep -q "^198.51.100.60/32 .*ctl test" || fail "greygatectl allow lost in the restart"
+ggctl list allow | grep "^198.51.100.60/32 .*ctl test" >/dev/null || fail "greygatectl allow lost in the restart"
 echo "ok: kill -9 fails open; restart restores passes and greygatectl allows"
 
 # --- the report counts on across the restart, and starts again on demand ---
@@ -252,7 +252,7 @@ echo "$report" | jq -e --arg since "$(echo "$before_restart" | jq -r .since)" \
 	'.funnel.passed_retry == 2 and .delay.passes == 2 and .since == $since' \
 	>/dev/null || fail "report after the restart: $report (before: $before_restart)"
 grep -q "report: counting on since .* attempts so far" "$log" || fail "report restore not logged"
-ggctl report --reset | grep -q "^report reset: counting starts again at " || fail "report --reset"
+ggctl report --reset | grep "^report reset: counting starts again at " >/dev/null || fail "report --reset"
 ggctl report --json | jq -e '.funnel.attempts == 0 and .funnel.passed_retry == 0 and
 	.delay.passes == 0' >/dev/null || fail "report after --reset: $(ggctl report --json)"
 ggctl status --json | jq -e '.decisions.attempts == 0' >/dev/null ||

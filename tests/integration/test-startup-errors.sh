@@ -20,7 +20,7 @@ expect_refusal() { # WHAT PATTERN ARGS...
 	out=$(nsx gw "$@" 2>&1) || rc=$?
 	[ "$rc" = 2 ] || fail "$what: exit $rc, want 2 ($out)"
 	[ "$(echo "$out" | wc -l)" = 1 ] || fail "$what: more than one line: $out"
-	echo "$out" | grep -q -- "$pattern" || fail "$what: '$out' does not say '$pattern'"
+	echo "$out" | grep -- "$pattern" >/dev/null || fail "$what: '$out' does not say '$pattern'"
 	if nsx gw nft list table inet greygate >/dev/null 2>&1; then
 		fail "$what: the table was left behind"
 	fi
@@ -72,6 +72,6 @@ write_conf ""
 # A table of that name made by someone else is not taken over.
 nsx gw nft add table inet greygate
 out=$(nsx gw "$greygated" --config "$conf" --foreground 2>&1) && fail "started over a foreign table"
-echo "$out" | grep -q "already exists and is not ours" || fail "foreign table: '$out'"
+echo "$out" | grep "already exists and is not ours" >/dev/null || fail "foreign table: '$out'"
 nsx gw nft list table inet greygate >/dev/null || fail "the foreign table was removed"
 echo "ok: foreign table: $out"
