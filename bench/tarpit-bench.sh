@@ -130,13 +130,7 @@ postfix_stop mx
 echo "== greygate: redirect, tarpit, sensor and policy"
 mkdir -p "$NETNS_TMP/store"
 greygated_conf "log_level = info
-[tarpit]
-max_connections = 12000
-max_per_client = 2000
-stress_high = 11000
-stress_low = 10000
-idle_timeout = 120s
-session_timeout = 300s"
+$FLOOD_TARPIT_CONF"
 greygated_start
 child=$(ggctl status --json | jq -r .child.pid)
 gg_before=$(pss_kib "$child")

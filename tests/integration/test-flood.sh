@@ -17,13 +17,7 @@ netns_sender_gw
 flood_sources 11 20
 mkdir -p "$NETNS_TMP/store"
 greygated_conf "capture_buffer = 16m
-[tarpit]
-max_connections = 12000
-max_per_client = 2000
-stress_high = 11000
-stress_low = 10000
-idle_timeout = 120s
-session_timeout = 300s"
+$FLOOD_TARPIT_CONF"
 greygated_start
 grep -q "capturing on any (ring 16384 KiB)" "$GG_LOG" ||
 	fail "capture_buffer = 16m not applied: $(grep up "$GG_LOG")"

@@ -8,6 +8,15 @@
 #                              sets FLOOD_HELD to "banners=K" (K greeted);
 #                              to port FLOOD_PORT (25)
 #   flood_release              closes them
+# greygated's tarpit settings for holding a flood of 10,000 connections
+# (for greygated_conf): room for them all, from the sources in turn.
+FLOOD_TARPIT_CONF="[tarpit]
+max_connections = 12000
+max_per_client = 2000
+stress_high = 11000
+stress_low = 10000
+idle_timeout = 120s
+session_timeout = 300s"
 FLOOD_SOURCES=()
 FLOOD_HELD=""
 FLOOD_PID=""
