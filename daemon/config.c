@@ -1,25 +1,146 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The INI config: a table of keys, each with its parser, over defaults
- * that make a working gateway. */
+/* The INI config: one table of keys (section, name, type, range, whether
+ * a reload can change it) from which every value is parsed and checked;
+ * then the settings are checked together, so that nothing that would
+ * stop all mail is accepted. Lines are read here (inih's own reader cuts
+ * long lines and parses their tail as the next line). */
 #include <ctype.h>
-#include <stddef.h>
+#include <stdarg.h>
 #include <errno.h>
+#include <grp.h>
 #include <ini.h>
+#include <inttypes.h>
+#include <net/if.h>
+#include <pwd.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "log.h"
 
+enum key_type {
+	K_PATH,     /* an absolute path */
+	K_NAME,     /* a user, group or nft table name */
+	K_IFACE,    /* an interface name, or "any" */
+	K_HOST,     /* a host name for the banner */
+	K_CAPS,     /* EHLO keywords, ','-separated */
+	K_SEC,      /* uint32_t seconds: "300", "5m", "2h", "2d" */
+	K_MS,       /* uint32_t milliseconds: "250ms" or as K_SEC */
+	K_U8,       /* uint8_t */
+	K_U32,      /* uint32_t */
+	K_PORT,     /* uint16_t, 1 to 65535 */
+	K_BYTES,    /* uint32_t bytes: "262144", "256k", "8m" */
+	K_BOOL,     /* yes/no, true/false, on/off, 1/0 */
+	K_LOGLEVEL, /* int: warn, info, debug */
+	K_LIST,     /* addresses, ','-separated; may go on over lines */
+};
+
+struct key {
+	const char *section, *name;
+	enum key_type type;
+	size_t off, size; /* where in struct config; strings: buffer size */
+	uint64_t min, max; /* numbers (K_MS in ms); strings: min length */
+	bool restart;      /* a reload keeps the old value */
+	size_t count_off;  /* K_LIST: where its int count is */
+};
+
+#define F(field) offsetof(struct config, field), \
+		 sizeof(((struct config *)0)->field)
+#define DAY 86400ull
+#define RESTART true
+
+static const struct key keys[] = {
+	{"gateway", "interface", K_IFACE, F(interface), 1, 0, RESTART, 0},
+	{"gateway", "capture_buffer", K_BYTES, F(capture_buffer), 256 << 10,
+	 1024ull << 20, RESTART, 0},
+	{"gateway", "smtp_port", K_PORT, F(nft.smtp_port), 1, 65535, RESTART,
+	 0},
+	{"gateway", "tarpit_port", K_PORT, F(nft.tarpit_port), 1, 65535,
+	 RESTART, 0},
+	{"gateway", "trap_port", K_PORT, F(trap_port), 1, 65535, RESTART, 0},
+	{"gateway", "table", K_NAME, F(table), 1, 0, RESTART, 0},
+	{"gateway", "persist", K_BOOL, F(nft.persist), 0, 0, RESTART, 0},
+	{"gateway", "exempt_mark", K_U32, F(nft.exempt_mark), 0, UINT32_MAX,
+	 RESTART, 0},
+	{"gateway", "store_dir", K_PATH, F(store_dir), 2, 0, RESTART, 0},
+	{"gateway", "store_move_aside", K_BOOL, F(store_move_aside), 0, 0,
+	 RESTART, 0},
+	{"gateway", "allow_dir", K_PATH, F(allow_dir), 2, 0, false, 0},
+	{"gateway", "hostname", K_HOST, F(hostname), 1, 0, false, 0},
+	{"gateway", "log_level", K_LOGLEVEL, F(log_level), 0, 0, false, 0},
+	{"gateway", "control_socket", K_PATH, F(control_socket), 2, 0,
+	 RESTART, 0},
+	{"gateway", "admin_group", K_NAME, F(admin_group), 1, 0, RESTART, 0},
+	{"gateway", "user", K_NAME, F(user), 1, 0, RESTART, 0},
+	{"gateway", "seccomp", K_BOOL, F(seccomp), 0, 0, RESTART, 0},
+
+	{"greylist", "delay", K_SEC, F(grey.delay_sec), 0, 30 * DAY, false,
+	 0},
+	{"greylist", "retry_window", K_SEC, F(grey.retry_window_sec), 1,
+	 365 * DAY, false, 0},
+	{"greylist", "pass_ttl", K_SEC, F(grey.pass_ttl_sec), 1, 3650 * DAY,
+	 false, 0},
+	{"greylist", "refresh_interval", K_SEC, F(grey.refresh_interval_sec),
+	 0, 3650 * DAY, false, 0},
+	{"greylist", "trap_ttl", K_SEC, F(grey.trap_ttl_sec), 1, 3650 * DAY,
+	 false, 0},
+	{"greylist", "client_prefix4", K_U8, F(grey.prefix4), 8, 32, RESTART,
+	 0},
+	{"greylist", "client_prefix6", K_U8, F(grey.prefix6), 16, 128,
+	 RESTART, 0},
+	{"greylist", "tls_pass", K_BOOL, F(grey.tls_pass), 0, 0, false, 0},
+	{"greylist", "exempt_recipients", K_LIST, F(exempt), 0, 0, false,
+	 offsetof(struct config, nexempt)},
+	{"greylist", "trap_recipients", K_LIST, F(traps), 0, 0, false,
+	 offsetof(struct config, ntraps)},
+
+	{"tarpit", "max_connections", K_U32, F(tarpit.max_conns), 1, 1000000,
+	 false, 0},
+	{"tarpit", "max_per_client", K_U32, F(tarpit.max_per_client), 1,
+	 1000000, false, 0},
+	{"tarpit", "max_bad_commands", K_U32, F(tarpit.max_bad_commands), 1,
+	 1000000, false, 0},
+	{"tarpit", "idle_timeout", K_MS, F(tarpit.idle_timeout_ms), 1000,
+	 3600000, false, 0},
+	{"tarpit", "session_timeout", K_MS, F(tarpit.session_timeout_ms), 1000,
+	 3600000, false, 0},
+	{"tarpit", "stress_high", K_U32, F(tarpit.stress_high), 0, 1000000,
+	 false, 0},
+	{"tarpit", "stress_low", K_U32, F(tarpit.stress_low), 0, 1000000, false,
+	 0},
+	{"tarpit", "stress_idle_timeout", K_MS, F(tarpit.stress_idle_timeout_ms),
+	 1000, 3600000, false, 0},
+	{"tarpit", "stress_session_timeout", K_MS,
+	 F(tarpit.stress_session_timeout_ms), 1000, 3600000, false, 0},
+	{"tarpit", "stutter", K_MS, F(tarpit.stutter_ms), 0, 60000, RESTART,
+	 0},
+	{"tarpit", "null_sender_at_data", K_BOOL, F(tarpit.null_sender_at_data),
+	 0, 0, false, 0},
+	{"tarpit", "capabilities", K_CAPS, F(capabilities), 0, 0, false, 0},
+};
+
+#undef F
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
 struct load_state {
 	struct config *cfg;
-	char *err;
 	const char *path;
-	int line;
+	char *err;
 	bool failed;
+	/* the reader's view of the line inih is handed */
+	FILE *f;
+	char *buf;
+	size_t buf_cap;
+	int line;
+	bool continued; /* it starts with a blank: it goes on the one above */
+	bool too_long, has_nul, read_error;
+	const struct key *last; /* the key of the line above */
+	int key_line[NKEYS];    /* where each key was set (0: default) */
 };
 
 /* Settings that follow from others, and pointers into cfg's buffers. */
@@ -49,6 +170,7 @@ config_defaults(struct config *cfg)
 	snprintf(cfg->allow_dir, sizeof(cfg->allow_dir), "/etc/greygate/allow.d");
 	snprintf(cfg->control_socket, sizeof(cfg->control_socket),
 		 "/run/greygate/control.sock");
+	snprintf(cfg->admin_group, sizeof(cfg->admin_group), "greygate-admin");
 	snprintf(cfg->user, sizeof(cfg->user), "greygate");
 	cfg->seccomp = true;
 	cfg->capture_buffer = CONFIG_CAPTURE_BUFFER_DEFAULT;
@@ -73,52 +195,82 @@ config_defaults(struct config *cfg)
 	config_derive(cfg);
 }
 
-int
-config_parse_duration(const char *text, uint32_t *sec)
+/* Decimal digits only (no sign, no "0x", no octal), at most max. */
+static int
+parse_decimal(const char *text, size_t len, unsigned long long max,
+	      unsigned long long *out)
 {
-	char *end;
-	unsigned long long v;
-	unsigned mult = 1;
+	unsigned long long v = 0;
 
-	if (!isdigit((unsigned char)*text))
+	if (len == 0)
 		return -EINVAL;
-	v = strtoull(text, &end, 10);
-	if (*end) {
-		switch (*end) {
-		case 's':
-			break;
-		case 'm':
-			mult = 60;
-			break;
-		case 'h':
-			mult = 3600;
-			break;
-		case 'd':
-			mult = 86400;
-			break;
-		default:
+	for (size_t i = 0; i < len; i++) {
+		unsigned d;
+
+		if (!isdigit((unsigned char)text[i]))
 			return -EINVAL;
-		}
-		if (end[1])
-			return -EINVAL;
+		d = (unsigned)(text[i] - '0');
+		if (v > (max - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
 	}
-	if (v * mult > UINT32_MAX)
-		return -EINVAL;
-	*sec = (uint32_t)(v * mult);
+	*out = v;
 	return 0;
 }
 
-static int
-parse_uint(const char *text, unsigned long long max, unsigned long long *out)
+int
+config_parse_duration(const char *text, uint32_t *sec)
 {
-	char *end;
+	size_t len = strlen(text);
+	unsigned long long v, unit = 1;
 
-	if (!isdigit((unsigned char)*text))
-		return -EINVAL;
-	*out = strtoull(text, &end, 0);
-	if (*end || *out > max)
-		return -EINVAL;
+	if (len > 1 && strchr("smhd", text[len - 1])) {
+		unit = text[len - 1] == 's'   ? 1
+		       : text[len - 1] == 'm' ? 60
+		       : text[len - 1] == 'h' ? 3600
+					      : 86400;
+		len--;
+	}
+	int r = parse_decimal(text, len, UINT32_MAX / unit, &v);
+
+	if (r < 0)
+		return r;
+	*sec = (uint32_t)(v * unit);
 	return 0;
+}
+
+/* Milliseconds: "250ms", or a duration in seconds. */
+static int
+parse_ms(const char *text, unsigned long long *ms)
+{
+	size_t len = strlen(text);
+	uint32_t sec;
+	int r;
+
+	if (len > 2 && !strcmp(text + len - 2, "ms"))
+		return parse_decimal(text, len - 2, UINT32_MAX, ms);
+	r = config_parse_duration(text, &sec);
+	if (r == 0)
+		*ms = (unsigned long long)sec * 1000;
+	return r;
+}
+
+/* A size in bytes, or with k or m (KiB, MiB). */
+static int
+parse_bytes(const char *text, unsigned long long *out)
+{
+	size_t len = strlen(text);
+	unsigned long long v, unit = 1;
+	int r;
+
+	if (len > 1 && strchr("kKmM", text[len - 1])) {
+		unit = strchr("kK", text[len - 1]) ? 1024 : 1024 * 1024;
+		len--;
+	}
+	r = parse_decimal(text, len, UINT32_MAX / unit, &v);
+	if (r == 0)
+		*out = v * unit;
+	return r;
 }
 
 static int
@@ -135,20 +287,12 @@ parse_bool(const char *text, bool *out)
 	return 0;
 }
 
+/* A comma-separated list of addresses, added to what is there. Each is
+ * "local@domain" or "local@" (that local part at any domain). */
 static int
-parse_string(const char *text, char *out, size_t len)
+parse_list(const char *text, char (*items)[GREY_ADDR_MAX], int *n,
+	   const char **why)
 {
-	if (strlen(text) >= len)
-		return -ENAMETOOLONG;
-	strcpy(out, text);
-	return 0;
-}
-
-/* A comma-separated list of addresses. */
-static int
-parse_list(const char *text, char (*items)[GREY_ADDR_MAX], int *n)
-{
-	*n = 0;
 	while (*text) {
 		size_t len = strcspn(text, ",");
 		const char *p = text;
@@ -162,6 +306,14 @@ parse_list(const char *text, char (*items)[GREY_ADDR_MAX], int *n)
 			len--;
 		if (!len)
 			continue;
+		*why = "want addresses (local@domain, or local@ for any "
+		       "domain) separated by commas";
+		if (!memchr(p, '@', len) || p[0] == '@')
+			return -EINVAL;
+		for (size_t i = 0; i < len; i++)
+			if (!isgraph((unsigned char)p[i]))
+				return -EINVAL;
+		*why = "too many addresses (at most 32) or one too long";
 		if (*n == CONFIG_LIST_MAX || len >= GREY_ADDR_MAX)
 			return -E2BIG;
 		memcpy(items[*n], p, len);
@@ -171,240 +323,421 @@ parse_list(const char *text, char (*items)[GREY_ADDR_MAX], int *n)
 	return 0;
 }
 
-/* Sets *ms from a duration in seconds. */
-static int
-parse_ms(const char *text, uint32_t *ms)
+/* Is every byte of text in the set allowed for the key's type? */
+static bool
+text_ok(enum key_type type, const char *text)
 {
-	size_t len = strlen(text);
-	unsigned long long v;
-	uint32_t sec;
-
-	/* "250ms": for timers under a second (the stutter). */
-	if (len > 2 && !strcmp(text + len - 2, "ms")) {
-		char num[32];
-
-		if (len - 2 >= sizeof(num))
-			return -EINVAL;
-		memcpy(num, text, len - 2);
-		num[len - 2] = 0;
-		if (parse_uint(num, UINT32_MAX, &v) < 0)
-			return -EINVAL;
-		*ms = (uint32_t)v;
-		return 0;
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		switch (type) {
+		case K_NAME:
+			if (!isalnum(*p) && !strchr("_-.", *p))
+				return false;
+			break;
+		case K_IFACE:
+		case K_HOST:
+		case K_PATH:
+			if (!isgraph(*p))
+				return false;
+			break;
+		default:
+			if (!isprint(*p))
+				return false;
+		}
 	}
-
-	if (config_parse_duration(text, &sec) < 0 || sec > UINT32_MAX / 1000)
-		return -EINVAL;
-	*ms = sec * 1000;
-	return 0;
+	return true;
 }
 
-/* A size in bytes, or with k or m (KiB, MiB). */
 static int
-parse_bytes(const char *text, unsigned long long min, unsigned long long max,
-	    uint32_t *out)
+set_text(const struct key *k, char *dst, const char *v, const char **why)
 {
-	size_t len = strlen(text);
-	unsigned long long v, unit = 1;
-	char num[32];
+	size_t len = strlen(v);
 
-	if (len && strchr("kKmM", text[len - 1])) {
-		unit = strchr("kK", text[len - 1]) ? 1024 : 1024 * 1024;
-		len--;
+	*why = k->type == K_PATH    ? "want an absolute path"
+	       : k->type == K_NAME  ? "want a name of letters, digits, '_', "
+				      "'-' and '.'"
+	       : k->type == K_IFACE ? "want an interface name, or any"
+	       : k->type == K_HOST  ? "want a host name (no blanks)"
+				    : "want printable text";
+	if (len < k->min || !text_ok(k->type, v) ||
+	    (k->type == K_PATH && v[0] != '/') ||
+	    (k->type == K_NAME && !isalpha((unsigned char)v[0])) ||
+	    (k->type == K_IFACE && len >= IFNAMSIZ))
+		return -EINVAL;
+	if (len >= k->size) {
+		*why = "too long";
+		return -ENAMETOOLONG;
 	}
-	if (!len || len >= sizeof(num))
-		return -EINVAL;
-	memcpy(num, text, len);
-	num[len] = 0;
-	if (parse_uint(num, max / unit, &v) < 0 || v * unit < min)
-		return -EINVAL;
-	*out = (uint32_t)(v * unit);
+	memcpy(dst, v, len + 1);
 	return 0;
 }
 
 static int
-parse_port(const char *text, uint16_t *port)
+set_number(const struct key *k, void *dst, const char *v, const char **why)
 {
-	unsigned long long v;
+	unsigned long long n = 0;
+	int r;
 
-	if (parse_uint(text, 65535, &v) < 0 || v == 0)
-		return -EINVAL;
-	*port = (uint16_t)v;
+	switch (k->type) {
+	case K_SEC: {
+		uint32_t sec = 0;
+
+		*why = "want a duration: seconds, or a number with s, m, h or d";
+		r = config_parse_duration(v, &sec);
+		n = sec;
+		break;
+	}
+	case K_MS:
+		*why = "want a duration: ms, or seconds, or a number with s, m, "
+		       "h or d";
+		r = parse_ms(v, &n);
+		break;
+	case K_BYTES:
+		*why = "want a size: bytes, or a number with k or m";
+		r = parse_bytes(v, &n);
+		break;
+	default:
+		*why = "want a whole number (decimal digits)";
+		r = parse_decimal(v, strlen(v), UINT64_MAX, &n);
+	}
+	if (r == -EINVAL)
+		return r;
+	if (r < 0 || n < k->min || n > k->max) {
+		static char range[96];
+
+		/* Durations and sizes name their range in their own units. */
+		if (k->type == K_SEC)
+			snprintf(range, sizeof(range),
+				 "out of range (%" PRIu64 "s to %" PRIu64 "s)",
+				 k->min, k->max);
+		else if (k->type == K_MS)
+			snprintf(range, sizeof(range),
+				 "out of range (%" PRIu64 "ms to %" PRIu64 "s)",
+				 k->min, k->max / 1000);
+		else if (k->type == K_BYTES)
+			snprintf(range, sizeof(range),
+				 "out of range (%" PRIu64 "k to %" PRIu64 "m)",
+				 k->min >> 10, k->max >> 20);
+		else
+			snprintf(range, sizeof(range),
+				 "out of range (%" PRIu64 " to %" PRIu64 ")",
+				 k->min, k->max);
+		*why = range;
+		return -ERANGE;
+	}
+	switch (k->size) {
+	case 1:
+		*(uint8_t *)dst = (uint8_t)n;
+		break;
+	case 2:
+		*(uint16_t *)dst = (uint16_t)n;
+		break;
+	default:
+		*(uint32_t *)dst = (uint32_t)n;
+	}
 	return 0;
 }
 
-static int
-set_key(struct config *c, const char *section, const char *key,
-	const char *v, const char **why)
+static const struct key *
+find_key(const char *section, const char *name)
 {
-	unsigned long long u;
+	for (size_t i = 0; i < NKEYS; i++)
+		if (!strcmp(keys[i].section, section) &&
+		    !strcmp(keys[i].name, name))
+			return &keys[i];
+	return NULL;
+}
+
+static int
+set_key(struct load_state *st, const struct key *k, const char *v,
+	const char **why)
+{
+	char *dst = (char *)st->cfg + k->off;
 	int lvl;
 
-#define KEY(s, k) (!strcmp(section, s) && !strcmp(key, k))
-	*why = "bad value";
-	if (KEY("gateway", "interface"))
-		return parse_string(v, c->interface, sizeof(c->interface));
-	if (KEY("gateway", "store_dir"))
-		return parse_string(v, c->store_dir, sizeof(c->store_dir));
-	if (KEY("gateway", "allow_dir"))
-		return parse_string(v, c->allow_dir, sizeof(c->allow_dir));
-	if (KEY("gateway", "control_socket"))
-		return parse_string(v, c->control_socket,
-				    sizeof(c->control_socket));
-	if (KEY("gateway", "user"))
-		return parse_string(v, c->user, sizeof(c->user));
-	if (KEY("gateway", "hostname"))
-		return parse_string(v, c->hostname, sizeof(c->hostname));
-	if (KEY("gateway", "table"))
-		return parse_string(v, c->table, sizeof(c->table));
-	if (KEY("gateway", "smtp_port"))
-		return parse_port(v, &c->nft.smtp_port);
-	if (KEY("gateway", "tarpit_port"))
-		return parse_port(v, &c->nft.tarpit_port);
-	if (KEY("gateway", "trap_port"))
-		return parse_port(v, &c->trap_port);
-	if (KEY("gateway", "capture_buffer")) {
-		*why = "bad size (256k to 1024m)";
-		return parse_bytes(v, 256 * 1024, 1024ull * 1024 * 1024,
-				   &c->capture_buffer);
-	}
-	if (KEY("gateway", "exempt_mark")) {
-		if (parse_uint(v, UINT32_MAX, &u) < 0)
-			return -EINVAL;
-		c->nft.exempt_mark = (uint32_t)u;
-		return 0;
-	}
-	if (KEY("gateway", "log_level")) {
+	switch (k->type) {
+	case K_PATH:
+	case K_NAME:
+	case K_IFACE:
+	case K_HOST:
+	case K_CAPS:
+		return set_text(k, dst, v, why);
+	case K_BOOL:
+		*why = "want yes or no";
+		return parse_bool(v, (bool *)dst);
+	case K_LOGLEVEL:
 		*why = "want warn, info or debug";
 		lvl = log_level_parse(v);
 		if (lvl < 0)
 			return -EINVAL;
-		c->log_level = lvl;
+		*(int *)dst = lvl;
 		return 0;
+	case K_LIST: {
+		int *n = (int *)((char *)st->cfg + k->count_off);
+
+		/* A new setting replaces the default; its next lines add. */
+		if (!st->continued)
+			*n = 0;
+		return parse_list(v, (char(*)[GREY_ADDR_MAX])dst, n, why);
 	}
-	*why = "want a duration: seconds, or a number with s, m, h or d";
-	if (KEY("greylist", "delay"))
-		return config_parse_duration(v, &c->grey.delay_sec);
-	if (KEY("greylist", "retry_window"))
-		return config_parse_duration(v, &c->grey.retry_window_sec);
-	if (KEY("greylist", "pass_ttl"))
-		return config_parse_duration(v, &c->grey.pass_ttl_sec);
-	if (KEY("greylist", "refresh_interval"))
-		return config_parse_duration(v, &c->grey.refresh_interval_sec);
-	if (KEY("greylist", "trap_ttl"))
-		return config_parse_duration(v, &c->grey.trap_ttl_sec);
-	if (KEY("tarpit", "idle_timeout"))
-		return parse_ms(v, &c->tarpit.idle_timeout_ms);
-	if (KEY("tarpit", "session_timeout"))
-		return parse_ms(v, &c->tarpit.session_timeout_ms);
-	if (KEY("tarpit", "stress_idle_timeout"))
-		return parse_ms(v, &c->tarpit.stress_idle_timeout_ms);
-	if (KEY("tarpit", "stress_session_timeout"))
-		return parse_ms(v, &c->tarpit.stress_session_timeout_ms);
-	*why = "want a duration: ms, or seconds, or a number with s, m, h or d";
-	if (KEY("tarpit", "stutter"))
-		return parse_ms(v, &c->tarpit.stutter_ms);
-	*why = "bad number";
-	if (KEY("greylist", "client_prefix4")) {
-		if (parse_uint(v, 32, &u) < 0)
-			return -EINVAL;
-		c->grey.prefix4 = (uint8_t)u;
-		return 0;
+	default:
+		return set_number(k, dst, v, why);
 	}
-	if (KEY("greylist", "client_prefix6")) {
-		if (parse_uint(v, 128, &u) < 0)
-			return -EINVAL;
-		c->grey.prefix6 = (uint8_t)u;
-		return 0;
-	}
-	if (KEY("tarpit", "stress_high") || KEY("tarpit", "stress_low")) {
-		if (parse_uint(v, 1000000, &u) < 0)
-			return -EINVAL;
-		if (!strcmp(key, "stress_high"))
-			c->tarpit.stress_high = (uint32_t)u;
-		else
-			c->tarpit.stress_low = (uint32_t)u;
-		return 0;
-	}
-	if (KEY("tarpit", "max_connections") ||
-	    KEY("tarpit", "max_per_client") ||
-	    KEY("tarpit", "max_bad_commands")) {
-		if (parse_uint(v, 1000000, &u) < 0 || u == 0)
-			return -EINVAL;
-		if (!strcmp(key, "max_connections"))
-			c->tarpit.max_conns = (uint32_t)u;
-		else if (!strcmp(key, "max_per_client"))
-			c->tarpit.max_per_client = (uint32_t)u;
-		else
-			c->tarpit.max_bad_commands = (uint32_t)u;
-		return 0;
-	}
-	*why = "want yes or no";
-	if (KEY("gateway", "persist"))
-		return parse_bool(v, &c->nft.persist);
-	if (KEY("gateway", "seccomp"))
-		return parse_bool(v, &c->seccomp);
-	if (KEY("gateway", "store_move_aside"))
-		return parse_bool(v, &c->store_move_aside);
-	if (KEY("greylist", "tls_pass"))
-		return parse_bool(v, &c->grey.tls_pass);
-	if (KEY("tarpit", "null_sender_at_data"))
-		return parse_bool(v, &c->tarpit.null_sender_at_data);
-	*why = "too many or too long addresses";
-	if (KEY("greylist", "exempt_recipients"))
-		return parse_list(v, c->exempt, &c->nexempt);
-	if (KEY("greylist", "trap_recipients"))
-		return parse_list(v, c->traps, &c->ntraps);
-	*why = "too long";
-	if (KEY("tarpit", "capabilities"))
-		return parse_string(v, c->capabilities, sizeof(c->capabilities));
-#undef KEY
-	*why = "unknown key";
-	return -ENOENT;
 }
 
 static int
-on_ini(void *user, const char *section, const char *key, const char *value)
+on_ini(void *user, const char *section, const char *name, const char *value)
 {
 	struct load_state *st = user;
-	const char *why;
+	const struct key *k = find_key(section, name);
+	const char *why = "unknown key";
 
 	if (st->failed)
 		return 0;
-	if (set_key(st->cfg, section, key, value, &why) < 0) {
-		snprintf(st->err, 512, "[%s] %s = %s: %s", section, key, value,
-			 why);
+	/* inih hands an indented line to the key above it. */
+	st->continued = st->continued && k && k == st->last;
+	if (k && st->continued && k->type != K_LIST) {
+		why = "goes on over the next line (only lists do: a line that "
+		      "starts with a blank continues the one above)";
+		k = NULL;
+	}
+	if (!k || set_key(st, k, value, &why) < 0) {
+		snprintf(st->err, 512, "%s:%d: [%s] %s = %s: %s", st->path,
+			 st->line, section, name, value, why);
 		st->failed = true;
 		return 0;
 	}
+	st->last = k;
+	if (!st->continued)
+		st->key_line[k - keys] = st->line;
 	return 1;
 }
 
-int
-config_load(struct config *cfg, const char *path, bool missing_ok, char *err)
+/* inih's reader: one whole line, or the end (with the reason kept). */
+static char *
+read_line(char *str, int num, void *stream)
 {
-	struct load_state st = {cfg, err, path, 0, false};
-	char msg[512] = "";
-	int line;
-	FILE *f = fopen(path, "r");
+	struct load_state *st = stream;
+	ssize_t n = getline(&st->buf, &st->buf_cap, st->f);
+	const char *p;
 
-	if (!f) {
+	if (n < 0) {
+		st->read_error = ferror(st->f) != 0;
+		return NULL;
+	}
+	st->line++;
+	if (memchr(st->buf, 0, (size_t)n)) {
+		st->has_nul = true;
+		return NULL;
+	}
+	/* inih's buffer holds num bytes with the NUL. */
+	if (n >= num) {
+		st->too_long = true;
+		return NULL;
+	}
+	memcpy(str, st->buf, (size_t)n + 1);
+	p = str + strspn(str, " \t");
+	st->continued = p != str && *p && !strchr(";#\r\n", *p);
+	return str;
+}
+
+/* The line a key was set on, or "" if it kept its default. */
+static const char *
+where(const struct load_state *st, const char *name, char *buf)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (!strcmp(keys[i].name, name) && st->key_line[i]) {
+			snprintf(buf, 32, "%d: ", st->key_line[i]);
+			return buf;
+		}
+	return " ";
+}
+
+static bool
+is_set(const struct load_state *st, const char *name)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (!strcmp(keys[i].name, name))
+			return st->key_line[i] != 0;
+	return false;
+}
+
+/* A refusal of two settings together: "FILE:LINE: what" with the line
+ * of the one set last in the file (or the one set at all). */
+static int
+refuse(struct load_state *st, const char *a, const char *b, const char *fmt,
+       ...) __attribute__((format(printf, 4, 5)));
+
+static int
+refuse(struct load_state *st, const char *a, const char *b, const char *fmt,
+       ...)
+{
+	char at[32], text[400];
+	const char *name = a;
+	va_list ap;
+	int la = 0, lb = 0;
+
+	for (size_t i = 0; i < NKEYS; i++) {
+		if (!strcmp(keys[i].name, a))
+			la = st->key_line[i];
+		if (b && !strcmp(keys[i].name, b))
+			lb = st->key_line[i];
+	}
+	if (b && lb > la)
+		name = b;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	snprintf(st->err, 512, "%s:%s%s", st->path, where(st, name, at), text);
+	return -EINVAL;
+}
+
+static void
+tell(config_warn_fn *warn, void *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void
+tell(config_warn_fn *warn, void *ctx, const char *fmt, ...)
+{
+	char text[400];
+	va_list ap;
+
+	if (!warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	warn(text, ctx);
+}
+
+/* The settings together: errors for what can never work, warnings for
+ * what is odd. */
+static int
+check_together(struct load_state *st, config_warn_fn *warn, void *ctx)
+{
+	const struct config *c = st->cfg;
+	const struct tarpit_config *t = &c->tarpit;
+	const struct grey_config *g = &c->grey;
+	uint32_t high = t->stress_high ? t->stress_high
+				       : t->max_conns - t->max_conns / 4;
+	uint32_t low = t->stress_low ? t->stress_low : t->max_conns / 2;
+
+	if (g->delay_sec >= g->retry_window_sec)
+		return refuse(st, "delay", "retry_window",
+			      "delay (%us) must be shorter than retry_window "
+			      "(%us): no retry could ever pass",
+			      g->delay_sec, g->retry_window_sec);
+	if (c->nft.smtp_port == c->nft.tarpit_port)
+		return refuse(st, "smtp_port", "tarpit_port",
+			      "smtp_port and tarpit_port are both %u: the "
+			      "tarpit needs a port of its own",
+			      c->nft.tarpit_port);
+	if (t->stutter_ms && (c->trap_port == c->nft.smtp_port ||
+			      c->trap_port == c->nft.tarpit_port))
+		return refuse(st, "trap_port", NULL,
+			      "trap_port %u is taken by %s: the stutter needs "
+			      "a port of its own (or stutter = 0)",
+			      c->trap_port,
+			      c->trap_port == c->nft.smtp_port ? "smtp_port"
+							       : "tarpit_port");
+	if ((is_set(st, "stress_high") || is_set(st, "max_connections")) &&
+	    high > t->max_conns)
+		return refuse(st, "stress_high", "max_connections",
+			      "stress_high (%u) is above max_connections "
+			      "(%u): stress mode could never begin",
+			      high, t->max_conns);
+	if (low > high)
+		return refuse(st, "stress_low", "stress_high",
+			      "stress_low (%u) is above stress_high (%u): "
+			      "stress mode could never end",
+			      low, high);
+	if (g->delay_sec == 0)
+		tell(warn, ctx, "delay = 0: any second attempt passes, "
+				"however soon it comes");
+	if (g->refresh_interval_sec >= g->pass_ttl_sec)
+		tell(warn, ctx,
+		     "refresh_interval (%us) is not shorter than pass_ttl "
+		     "(%us): a pass ends before any delivery can refresh it",
+		     g->refresh_interval_sec, g->pass_ttl_sec);
+	if (t->session_timeout_ms < t->idle_timeout_ms)
+		tell(warn, ctx,
+		     "session_timeout (%ums) is shorter than idle_timeout "
+		     "(%ums): idle_timeout never applies",
+		     t->session_timeout_ms, t->idle_timeout_ms);
+	if (g->prefix4 < 24 || g->prefix6 < 48)
+		tell(warn, ctx, "client_prefix4 = %u, client_prefix6 = %u: one "
+				"pass opens a network wider than a provider's "
+				"bank (/24, /48 or longer is usual)",
+		     g->prefix4, g->prefix6);
+	return 0;
+}
+
+int
+config_load(struct config *cfg, const char *path, bool missing_ok,
+	    config_warn_fn *warn, void *warn_ctx, char *err)
+{
+	struct load_state st = {.cfg = cfg, .path = path, .err = err};
+	struct stat sb;
+	int line, r = 0;
+
+	st.f = fopen(path, "re");
+	if (!st.f) {
 		if (errno == ENOENT && missing_ok) {
 			config_derive(cfg);
-			return 0;
+			return check_together(&st, warn, warn_ctx);
 		}
 		snprintf(err, 512, "%s: %s", path, strerror(errno));
 		return -ENOENT;
 	}
-	st.err = msg;
-	line = ini_parse_file(f, on_ini, &st);
-	fclose(f);
-	if (line != 0) {
-		snprintf(err, 512, "%s:%d: %s", path, line,
-			 msg[0] ? msg : "not INI syntax");
+	if (fstat(fileno(st.f), &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		snprintf(err, 512, "%s: not a file", path);
+		fclose(st.f);
 		return -EINVAL;
 	}
+	line = ini_parse_stream(read_line, &st, on_ini, &st);
+	if (st.failed) {
+		r = -EINVAL;
+	} else if (st.read_error) {
+		snprintf(err, 512, "%s:%d: %s", path, st.line + 1,
+			 strerror(EIO));
+		r = -EIO;
+	} else if (st.too_long) {
+		snprintf(err, 512, "%s:%d: line too long (a list goes on over "
+				   "lines that start with a blank)",
+			 path, st.line);
+		r = -EINVAL;
+	} else if (st.has_nul) {
+		snprintf(err, 512, "%s:%d: a NUL byte in the line", path,
+			 st.line);
+		r = -EINVAL;
+	} else if (line != 0) {
+		snprintf(err, 512, "%s:%d: not INI syntax", path, line);
+		r = -EINVAL;
+	}
+	fclose(st.f);
+	free(st.buf);
+	if (r < 0)
+		return r;
 	config_derive(cfg);
+	return check_together(&st, warn, warn_ctx);
+}
+
+int
+config_check_system(const struct config *cfg, char *err)
+{
+	struct passwd *pw = getpwnam(cfg->user);
+
+	if (!pw) {
+		snprintf(err, 512, "user = %s: no such user (create it: adduser "
+				   "--system --group %s)",
+			 cfg->user, cfg->user);
+		return -EINVAL;
+	}
+	if (pw->pw_uid == 0) {
+		snprintf(err, 512, "user = %s: the child must not run as root "
+				   "(uid 0)",
+			 cfg->user);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -413,32 +746,23 @@ config_load(struct config *cfg, const char *path, bool missing_ok, char *err)
 static void
 keep_restart_keys(struct config *n, const struct config *old)
 {
-	static const struct {
-		const char *name;
-		size_t off, len;
-	} keys[] = {
-#define K(field) {#field, offsetof(struct config, field), \
-		   sizeof(((struct config *)0)->field)}
-		K(interface), K(store_dir), K(table), K(control_socket),
-		K(user), K(seccomp), K(store_move_aside), K(nft.smtp_port),
-		K(capture_buffer),
-		K(nft.tarpit_port), K(trap_port), K(nft.exempt_mark),
-		K(nft.persist), K(tarpit.stutter_ms),
-		K(grey.prefix4), K(grey.prefix6),
-#undef K
-	};
-
-	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+	for (size_t i = 0; i < NKEYS; i++) {
 		char *dst = (char *)n + keys[i].off;
 		const char *src = (const char *)old + keys[i].off;
 
-		if (memcmp(dst, src, keys[i].len) == 0)
+		if (!keys[i].restart || memcmp(dst, src, keys[i].size) == 0)
 			continue;
 		log_warnx("reload: %s changed: it takes effect when greygated "
 			  "restarts",
 			  keys[i].name);
-		memcpy(dst, src, keys[i].len);
+		memcpy(dst, src, keys[i].size);
 	}
+}
+
+static void
+warn_to_log(const char *text, void *ctx)
+{
+	log_warnx("config: %s", text);
 }
 
 int
@@ -451,12 +775,13 @@ config_reload(struct config *cfg, const char *path, bool missing_ok,
 	if (!n)
 		return -ENOMEM;
 	config_defaults(n);
-	r = config_load(n, path, missing_ok, err);
+	r = config_load(n, path, missing_ok, warn_to_log, NULL, err);
 	if (r < 0) {
 		free(n);
 		return r;
 	}
 	keep_restart_keys(n, cfg);
+	config_derive(n);
 	/* The tarpit's strings are compared below, not their pointers. */
 	n->tarpit.hostname = cfg->tarpit.hostname;
 	n->tarpit.capabilities = cfg->tarpit.capabilities;

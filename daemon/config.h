@@ -25,6 +25,7 @@ struct config {
 	char hostname[256];    /* in the tarpit's banner */
 	int log_level;         /* enum log_level */
 	char control_socket[108]; /* greygatectl's unix socket */
+	char admin_group[64];  /* may use greygatectl (greygate-admin) */
 	char user[64];         /* the unprivileged child's user (greygate) */
 	bool seccomp;          /* the child's system call filter (yes) */
 	uint32_t capture_buffer; /* the capture's kernel ring, bytes (8 MiB) */
@@ -46,14 +47,27 @@ struct config {
 /* config_defaults - every key's default. */
 void config_defaults(struct config *cfg);
 
+/* Told of each setting that works but is odd (one line, no newline). */
+typedef void config_warn_fn(const char *text, void *ctx);
+
 /*
- * config_load - read path over the defaults already in cfg.
+ * config_load - read path over the defaults already in cfg, then check
+ * the settings together: what can never work (every session timed out,
+ * no retry able to pass, two services on one port, ...) is an error;
+ * what is merely odd is passed to warn (NULL: not told).
  * @missing_ok: a missing file at the default path is not an error
  * @err: gets "FILE:LINE: what is wrong" (at least 512 bytes)
  * Return: 0 or -EINVAL/-ENOENT with err set.
  */
 int config_load(struct config *cfg, const char *path, bool missing_ok,
-		char *err);
+		config_warn_fn *warn, void *warn_ctx, char *err);
+
+/*
+ * config_check_system - what the file cannot tell: the child's user
+ * exists and is not root. For --check-config and the start.
+ * Return: 0 or -EINVAL with err set (512 bytes).
+ */
+int config_check_system(const struct config *cfg, char *err);
 
 #define CONFIG_CHILD_CHANGED 1
 
@@ -68,8 +82,9 @@ int config_load(struct config *cfg, const char *path, bool missing_ok,
 int config_reload(struct config *cfg, const char *path, bool missing_ok,
 		  char *err);
 
-/* config_parse_duration - "300", "5m", "2h", "2d" to seconds.
- * Return: 0 or -EINVAL. */
+/* config_parse_duration - "300", "5m", "2h", "2d" to seconds (decimal
+ * digits only; at most UINT32_MAX seconds).
+ * Return: 0 or -EINVAL (not a duration) or -ERANGE (too long). */
 int config_parse_duration(const char *text, uint32_t *sec);
 
 #endif

@@ -55,6 +55,15 @@ raise_fd_limit(uint32_t max_conns)
 			  (unsigned long long)rl.rlim_cur, max_conns);
 }
 
+/* Odd settings are said before anything starts (stderr: the log is not
+ * set up yet, and --check-config shows them). */
+static void
+warn_config(const char *text, void *ctx)
+{
+	fprintf(stderr, "greygated: %s: warning: %s\n", (const char *)ctx,
+		text);
+}
+
 static void
 on_stop_signal(struct loop *loop, int signo, void *ctx)
 {
@@ -166,7 +175,9 @@ main(int argc, char **argv)
 		return 2;
 	}
 	config_defaults(&cfg);
-	if (config_load(&cfg, path, !path_given, err) < 0) {
+	if (config_load(&cfg, path, !path_given, warn_config, (void *)path,
+			err) < 0 ||
+	    (!replay.file && config_check_system(&cfg, err) < 0)) {
 		fprintf(stderr, "greygated: %s\n", err);
 		return 2;
 	}

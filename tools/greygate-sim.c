@@ -255,7 +255,7 @@ main(int argc, char **argv)
 	}
 	log_init("greygate-sim", false, LOG_LEVEL_WARN);
 	config_defaults(&cfg);
-	if (cpath && config_load(&cfg, cpath, false, err) < 0) {
+	if (cpath && config_load(&cfg, cpath, false, NULL, NULL, err) < 0) {
 		fprintf(stderr, "greygate-sim: %s\n", err);
 		return 2;
 	}

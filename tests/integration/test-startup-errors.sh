@@ -38,7 +38,7 @@ expect_refusal "bad value" "greygate.conf:6: \[greylist\] delay = 5x: want a dur
 	"$greygated" --config "$conf" --foreground
 write_conf "capture_buffer = 100k"
 expect_refusal "capture ring too small" \
-	"greygate.conf:5: \[gateway\] capture_buffer = 100k: bad size (256k to 1024m)" \
+	"greygate.conf:5: \[gateway\] capture_buffer = 100k: out of range (256k to 1024m)" \
 	"$greygated" --config "$conf" --foreground
 write_conf "[greylist]
 delai = 5"
@@ -46,6 +46,29 @@ expect_refusal "unknown key" "greygate.conf:6: \[greylist\] delai = 5: unknown k
 	"$greygated" --config "$conf" --check-config
 expect_refusal "missing config" "no-such.conf: No such file or directory" \
 	"$greygated" --config "$NETNS_TMP/no-such.conf"
+expect_refusal "a directory as config" "$NETNS_TMP: not a file" \
+	"$greygated" --config "$NETNS_TMP" --check-config
+# Settings that would stop all mail, in the file and at the start.
+write_conf "[tarpit]
+session_timeout = 0"
+expect_refusal "session_timeout = 0" "greygate.conf:6: \[tarpit\] session_timeout = 0: out of range" \
+	"$greygated" --config "$conf" --foreground
+write_conf "[greylist]
+delay = 1d
+retry_window = 1h"
+expect_refusal "delay past retry_window" \
+	"greygate.conf:7: delay (86400s) must be shorter than retry_window (3600s)" \
+	"$greygated" --config "$conf" --check-config
+# The child's user must exist and not be root: refused before anything
+# is opened (it used to log "up" while its child died again and again).
+write_conf "user = nosuchuser"
+expect_refusal "missing user" "user = nosuchuser: no such user" \
+	"$greygated" --config "$conf" --foreground
+expect_refusal "missing user (check)" "user = nosuchuser: no such user" \
+	"$greygated" --config "$conf" --check-config
+write_conf "user = root"
+expect_refusal "user root" "user = root: the child must not run as root" \
+	"$greygated" --config "$conf" --foreground
 write_conf "interface = nosuch0"
 expect_refusal "missing interface" "cannot start: capture on nosuch0" \
 	"$greygated" --config "$conf" --foreground

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Tests of the config reader: numbers in decimal only and checked before
+ * they can overflow, settings that would stop all mail refused with
+ * file:line, odd ones warned of, long lines refused with their number
+ * (lists go on over lines instead), empty values and directories
+ * refused, the child's user checked. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "config.h"
+
+static char path[64];
+static char err[512];
+static char warned[1024];
+static struct config cfg;
+
+static void
+on_warn(const char *text, void *ctx)
+{
+	snprintf(warned + strlen(warned), sizeof(warned) - strlen(warned),
+	         "%s\n", text);
+}
+
+/* Loads text as a config file. Return: config_load's value. */
+static int
+load(const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	CHECK(f);
+	fputs(text, f);
+	fclose(f);
+	config_defaults(&cfg);
+	err[0] = warned[0] = 0;
+	return config_load(&cfg, path, false, on_warn, NULL, err);
+}
+
+/* The error, without the temp file's name. */
+static const char *
+why(void)
+{
+	size_t n = strlen(path);
+
+	return strncmp(err, path, n) == 0 ? err + n : err;
+}
+
+static void
+test_numbers_are_decimal(void)
+{
+	CHECK_INT(load("[greylist]\nclient_prefix4 = 024\n"), 0);
+	CHECK_INT(cfg.grey.prefix4, 24);
+	CHECK_INT(load("[tarpit]\nmax_per_client = 010\n"), 0);
+	CHECK_INT(cfg.tarpit.max_per_client, 10);
+	CHECK(load("[greylist]\nclient_prefix4 = 0x18\n") < 0);
+	CHECK_STR(why(), ":2: [greylist] client_prefix4 = 0x18: want a whole "
+	                 "number (decimal digits)");
+	CHECK(load("[tarpit]\nmax_per_client = -1\n") < 0);
+	CHECK(load("[tarpit]\nmax_per_client = +5\n") < 0);
+}
+
+static void
+test_durations_do_not_overflow(void)
+{
+	uint32_t sec;
+
+	CHECK(load("[greylist]\ndelay = 307445734561825861m\n") < 0);
+	CHECK_STR(why(), ":2: [greylist] delay = 307445734561825861m: out of "
+	                 "range (0s to 2592000s)");
+	CHECK(load("[greylist]\ndelay = 99999999999999999999999\n") < 0);
+	CHECK_INT(config_parse_duration("213503982334602d", &sec), -ERANGE);
+	CHECK_INT(config_parse_duration("49710d", &sec), 0);
+	CHECK_INT(sec, 49710u * 86400);
+	CHECK_INT(config_parse_duration("49711d", &sec), -ERANGE);
+	CHECK_INT(config_parse_duration("5m", &sec), 0);
+	CHECK_INT(sec, 300);
+	CHECK_INT(config_parse_duration("m", &sec), -EINVAL);
+	CHECK_INT(config_parse_duration("5x", &sec), -EINVAL);
+	CHECK_INT(config_parse_duration("", &sec), -EINVAL);
+	CHECK(load("[tarpit]\nstutter = 99999999999ms\n") < 0);
+	CHECK_INT(load("[tarpit]\nstutter = 250ms\n"), 0);
+	CHECK_INT(cfg.tarpit.stutter_ms, 250);
+}
+
+static void
+test_settings_that_stop_all_mail(void)
+{
+	CHECK(load("[tarpit]\nidle_timeout = 0\n") < 0);
+	CHECK_STR(why(), ":2: [tarpit] idle_timeout = 0: out of range (1000ms "
+	                 "to 3600s)");
+	CHECK(load("[tarpit]\nsession_timeout = 0\n") < 0);
+	CHECK(load("[greylist]\ndelay = 1d\nretry_window = 1h\n") < 0);
+	CHECK_STR(why(), ":3: delay (86400s) must be shorter than "
+	                 "retry_window (3600s): no retry could ever pass");
+	CHECK(load("[greylist]\nretry_window = 1m\n") < 0);
+	CHECK_STR(why(), ":2: delay (300s) must be shorter than retry_window "
+	                 "(60s): no retry could ever pass");
+	CHECK(load("[tarpit]\nstress_low = 300\nstress_high = 200\n") < 0);
+	CHECK_STR(why(), ":3: stress_low (300) is above stress_high (200): "
+	                 "stress mode could never end");
+	CHECK(load("[tarpit]\nstress_high = 3000\n") < 0);
+	CHECK_STR(why(), ":2: stress_high (3000) is above max_connections "
+	                 "(2000): stress mode could never begin");
+	/* Unset, the watermarks follow max_connections (3/4 and 1/2). */
+	CHECK_INT(load("[tarpit]\nmax_connections = 100\n"), 0);
+	CHECK(load("[tarpit]\nmax_connections = 100\nstress_low = 80\n") < 0);
+	CHECK(load("[gateway]\nsmtp_port = 2525\n") < 0);
+	CHECK_STR(why(), ":2: smtp_port and tarpit_port are both 2525: the "
+	                 "tarpit needs a port of its own");
+	CHECK(load("[gateway]\ntrap_port = 2525\n") < 0);
+	CHECK_INT(load("[gateway]\ntrap_port = 2525\n[tarpit]\nstutter = 0\n"),
+	          0);
+	CHECK(load("[greylist]\npass_ttl = 0\n") < 0);
+}
+
+static void
+test_odd_settings_warned(void)
+{
+	CHECK_INT(load("[greylist]\ndelay = 0\n"), 0);
+	CHECK(strstr(warned, "delay = 0: any second attempt passes"));
+	CHECK_INT(load("[greylist]\nrefresh_interval = 40d\n"), 0);
+	CHECK(strstr(warned, "refresh_interval (3456000s) is not shorter than "
+	                     "pass_ttl"));
+	CHECK_INT(load("[greylist]\ndelay = 60\n"), 0);
+	CHECK_STR(warned, "");
+}
+
+static void
+test_empty_values_refused(void)
+{
+	static const char *const keys[] = {
+	        "table",     "hostname",  "store_dir", "control_socket",
+	        "allow_dir", "interface", "user",      "admin_group",
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+		char text[128];
+
+		snprintf(text, sizeof(text), "[gateway]\n%s =\n", keys[i]);
+		CHECK(load(text) < 0);
+	}
+	CHECK(load("[gateway]\nstore_dir = relative/path\n") < 0);
+	CHECK(load("[gateway]\ntable = my table\n") < 0);
+	CHECK(load("[gateway]\nhostname = two words\n") < 0);
+	CHECK(load("[gateway]\ninterface = a-name-longer-than-15\n") < 0);
+}
+
+static void
+test_directory_is_no_config(void)
+{
+	config_defaults(&cfg);
+	CHECK(config_load(&cfg, "/tmp", false, NULL, NULL, err) < 0);
+	CHECK_STR(err, "/tmp: not a file");
+}
+
+static void
+test_long_lines(void)
+{
+	char text[2048], *p = text;
+
+	/* 199 characters of list, then what inih would read as a line. */
+	p += sprintf(p, "[greylist]\ntrap_recipients = ");
+	while (p - text < 230)
+		p += sprintf(p, "t%02d@x.example, ", (int)(p - text) % 100);
+	p += sprintf(p, "delay = 0\n");
+	CHECK(load(text) < 0);
+	CHECK_STR(why(), ":2: line too long (a list goes on over lines that "
+	                 "start with a blank)");
+	CHECK_INT(cfg.grey.delay_sec, 300);
+
+	/* A long hostname is refused as such, on its own line number. */
+	p = text + sprintf(text, "[gateway]\nhostname = ");
+	memset(p, 'h', 300);
+	strcpy(p + 300, "\n");
+	CHECK(load(text) < 0);
+	CHECK_STR(why(), ":2: line too long (a list goes on over lines that "
+	                 "start with a blank)");
+
+	/* Lists go on over lines; other keys do not. */
+	CHECK_INT(load("[greylist]\ntrap_recipients = a@x.example,\n"
+	               "  b@x.example, c@x.example\n\tdelay@x.example\n"
+	               "delay = 60\n"),
+	          0);
+	CHECK_INT(cfg.ntraps, 4);
+	CHECK_STR(cfg.traps[3], "delay@x.example");
+	CHECK_INT(cfg.grey.delay_sec, 60);
+	CHECK(load("[gateway]\nhostname = mx\n  delay = 0\n") < 0);
+	CHECK(strstr(why(), ":3: [gateway] hostname = delay = 0: goes on over "
+	                    "the next line"));
+	CHECK(load("[greylist]\ntrap_recipients = not-an-address\n") < 0);
+}
+
+static void
+test_child_user(void)
+{
+	config_defaults(&cfg);
+	snprintf(cfg.user, sizeof(cfg.user), "no-such-user-here");
+	CHECK(config_check_system(&cfg, err) < 0);
+	CHECK(strstr(err, "no such user"));
+	snprintf(cfg.user, sizeof(cfg.user), "root");
+	CHECK(config_check_system(&cfg, err) < 0);
+	CHECK(strstr(err, "must not run as root"));
+	snprintf(cfg.user, sizeof(cfg.user), "nobody");
+	CHECK_INT(config_check_system(&cfg, err), 0);
+}
+
+int
+main(void)
+{
+	snprintf(path, sizeof(path), "/tmp/gg-config-XXXXXX");
+	CHECK(mkstemp(path) >= 0);
+	RUN(test_numbers_are_decimal);
+	RUN(test_durations_do_not_overflow);
+	RUN(test_settings_that_stop_all_mail);
+	RUN(test_odd_settings_warned);
+	RUN(test_empty_values_refused);
+	RUN(test_directory_is_no_config);
+	RUN(test_long_lines);
+	RUN(test_child_user);
+	unlink(path);
+	return 0;
+}
