@@ -22,12 +22,23 @@ enum log_level {
  */
 void log_init(const char *ident, bool to_syslog, enum log_level level);
 
+/* log_uses_stderr - lines go to stderr (not syslog, not a sink). */
+bool log_uses_stderr(void);
+
 /* log_set_level - change the most verbose level shown. */
 void log_set_level(enum log_level level);
 
-/* log_reopen - open syslog's socket again (after a fork that closed every
- * descriptor). */
-void log_reopen(void);
+/* Where a line goes instead of stderr or syslog (the child sends its
+ * lines to greygated). line is formatted, without a newline. */
+typedef void log_sink_fn(enum log_level level, const char *line, void *ctx);
+
+/* log_set_sink - send every line to fn from now on (NULL: back to
+ * stderr or syslog). */
+void log_set_sink(log_sink_fn *fn, void *ctx);
+
+/* log_line - log an already formatted line at level (a line the child
+ * sent), control characters escaped. */
+void log_line(enum log_level level, const char *prefix, const char *line);
 
 /* log_level_parse - "warn", "info" or "debug" to a level; -EINVAL else. */
 int log_level_parse(const char *name);

@@ -1,17 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The unprivileged child (see child.h): sensor and tarpit on one loop,
- * events up to the parent as fixed-size records. */
+/* The unprivileged child (see child.h): its exec, then sensor and tarpit
+ * on one loop, events, counters and log lines up to the parent as
+ * fixed-size records. */
 #include <errno.h>
-#include <grp.h>
+#include <fcntl.h>
 #include <linux/close_range.h>
-#include <pwd.h>
-#include <seccomp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/capability.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -21,6 +18,7 @@
 #include "ipc.h"
 #include "log.h"
 #include "loop.h"
+#include "sandbox.h"
 
 #define STATS_MS 1000
 /* Events go up in batches, one system call per capture turn. */
@@ -28,28 +26,87 @@
 
 struct child {
 	struct loop *loop;
+	struct ipc_config cfg;
 	struct sensor *sensor;
 	struct sensor_capture *cap;
 	struct tarpit *tarpit;
 	struct loop_timer tick;
 	int sock;
+	bool parent_gone;
 	uint64_t events_dropped;
 	struct ipc_record *batch; /* BATCH_MAX events waiting to go up */
 	unsigned nbatch;
 };
 
-static void
+/* --- before the exec, in the forked copy of greygated --- */
+
+void
+child_exec(const struct child_handles *h)
+{
+	char *const argv[] = {"greygated", "--child", NULL};
+	int high[1 + IPC_LISTEN_MAX], null_fd;
+
+	/* If greygated dies, so does the child: nothing may outlive it (kept
+	 * across the exec of a binary that is not set-user-ID). */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* Out of the way first, so that no dup2 below lands on a descriptor
+	 * still to be moved. */
+	high[0] = fcntl(h->sock, F_DUPFD_CLOEXEC, 100);
+	for (int i = 0; i < IPC_LISTEN_MAX; i++)
+		high[1 + i] = h->listen_fd[i] < 0
+				      ? -1
+				      : fcntl(h->listen_fd[i], F_DUPFD_CLOEXEC,
+					      100);
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (high[0] < 0 || null_fd < 0 || dup2(null_fd, 0) < 0 ||
+	    dup2(null_fd, 1) < 0 || (!h->keep_stderr && dup2(null_fd, 2) < 0))
+		return;
+	/* dup2 clears close-on-exec on the new number. */
+	if (dup2(high[0], IPC_FD_SOCK) < 0)
+		return;
+	for (int i = 0; i < IPC_LISTEN_MAX; i++)
+		if (high[1 + i] >= 0 &&
+		    dup2(high[1 + i], IPC_FD_LISTEN + i) < 0)
+			return;
+	close_range(IPC_FD_LISTEN + IPC_LISTEN_MAX, ~0u, 0);
+	execv("/proc/self/exe", argv);
+}
+
+/* --- the child --- */
+
+static int
 send_record(struct child *c, struct ipc_record *rec)
 {
 	rec->version = IPC_VERSION;
-	/* The parent reads as fast as it can; if it cannot keep up the
-	 * event is dropped here (and counted) rather than stalling the
-	 * tarpit. */
-	if (send(c->sock, rec, sizeof(*rec), MSG_DONTWAIT) < 0) {
-		if (errno != EAGAIN)
-			log_warn("child: sending to greygated");
-		c->events_dropped++;
-	}
+	if (send(c->sock, rec, sizeof(*rec), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		return -errno;
+	return 0;
+}
+
+/* The parent closed its end: it is going away, and so do we (quietly:
+ * there is nobody left to tell). */
+static void
+parent_gone(struct child *c)
+{
+	c->parent_gone = true;
+	loop_quit(c->loop, 0);
+}
+
+/* A log line goes up as a record; one that cannot go is lost (never
+ * logged about: that would come back here). */
+static void
+log_to_parent(enum log_level level, const char *line, void *ctx)
+{
+	struct child *c = ctx;
+	struct ipc_record rec = {.type = IPC_LOG};
+	size_t n = strnlen(line, sizeof(rec.u.log.text) - 1);
+
+	if (c->parent_gone)
+		return;
+	rec.u.log.level = (uint8_t)level;
+	memcpy(rec.u.log.text, line, n);
+	if (send_record(c, &rec) == -EPIPE)
+		parent_gone(c);
 }
 
 /* Sends the waiting events in one sendmmsg. */
@@ -69,9 +126,11 @@ flush_events(struct child *c)
 		msgs[i].msg_hdr.msg_iov = &iov[i];
 		msgs[i].msg_hdr.msg_iovlen = 1;
 	}
-	n = sendmmsg(c->sock, msgs, c->nbatch, MSG_DONTWAIT);
+	n = sendmmsg(c->sock, msgs, c->nbatch, MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (n < 0) {
-		if (errno != EAGAIN)
+		if (errno == EPIPE)
+			parent_gone(c);
+		else if (errno != EAGAIN)
 			log_warn("child: sending to greygated");
 		n = 0;
 	}
@@ -154,7 +213,8 @@ on_tick(struct loop *loop, struct loop_timer *t, void *ctx)
 	sensor_capture_stats(c->cap, &rec.u.stats.pcap_received,
 			     &rec.u.stats.pcap_dropped);
 	rec.u.stats.events_dropped = c->events_dropped;
-	send_record(c, &rec);
+	if (send_record(c, &rec) == -EPIPE)
+		parent_gone(c);
 	loop_timer_arm(loop, t, loop_now_ms(loop) + STATS_MS);
 }
 
@@ -166,7 +226,7 @@ on_parent(struct loop *loop, int fd, uint32_t events, void *ctx)
 	ssize_t n = recv(fd, &rec, sizeof(rec), MSG_DONTWAIT);
 
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-		loop_quit(loop, 0);
+		parent_gone(ctx);
 }
 
 static void
@@ -175,140 +235,52 @@ on_stop(struct loop *loop, int signo, void *ctx)
 	loop_quit(loop, 0);
 }
 
+/* The settings: the first record greygated sent. */
 static int
-cmp_int(const void *a, const void *b)
+read_config(struct child *c)
 {
-	return *(const int *)a - *(const int *)b;
-}
+	struct ipc_record rec;
+	ssize_t n;
 
-/* Closes every descriptor but the ones in keep (the parent's store,
- * netlink socket, control socket and loop are not the child's). */
-static void
-close_all_but(int *keep, int n)
-{
-	unsigned lo = 3;
-
-	qsort(keep, (size_t)n, sizeof(*keep), cmp_int);
-	for (int i = 0; i < n; i++) {
-		if (keep[i] < 0 || (unsigned)keep[i] < lo)
-			continue;
-		if ((unsigned)keep[i] > lo)
-			close_range(lo, (unsigned)keep[i] - 1, 0);
-		lo = (unsigned)keep[i] + 1;
-	}
-	close_range(lo, ~0u, 0);
-}
-
-static int
-drop_to_user(const char *user)
-{
-	struct passwd *pw = getpwnam(user);
-	cap_t none;
-
-	if (!pw) {
-		log_warnx("child: user %s does not exist (create it: adduser "
-			  "--system --group %s)",
-			  user, user);
-		return -ENOENT;
-	}
-	if (setgroups(0, NULL) < 0 || setresgid(pw->pw_gid, pw->pw_gid,
-						pw->pw_gid) < 0 ||
-	    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0) {
-		log_warn("child: cannot become %s", user);
-		return -errno;
-	}
-	/* setresuid cleared the effective and permitted sets; clear the
-	 * rest too, so nothing can be regained. */
-	none = cap_init();
-	if (!none || cap_set_proc(none) < 0) {
-		log_warn("child: cannot drop capabilities");
-		cap_free(none);
-		return -EPERM;
-	}
-	cap_free(none);
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		log_warn("child: no_new_privs");
-		return -errno;
-	}
+	do
+		n = recv(c->sock, &rec, sizeof(rec), 0);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(rec) || rec.version != IPC_VERSION ||
+	    rec.type != IPC_CONFIG)
+		return -EPROTO;
+	c->cfg = rec.u.config;
+	c->cfg.interface[sizeof(c->cfg.interface) - 1] = 0;
+	c->cfg.user[sizeof(c->cfg.user) - 1] = 0;
+	c->cfg.hostname[sizeof(c->cfg.hostname) - 1] = 0;
+	c->cfg.capabilities[sizeof(c->cfg.capabilities) - 1] = 0;
+	c->cfg.tarpit.hostname = c->cfg.hostname;
+	c->cfg.tarpit.capabilities = c->cfg.capabilities;
 	return 0;
 }
 
-/* Only what the sensor, the tarpit, the loop, malloc and logging use.
- * Anything else kills the child; the parent logs SIGSYS and restarts it. */
 static int
-install_seccomp(void)
+child_setup(struct child *c)
 {
-	static const int allowed[] = {
-		SCMP_SYS(read),	       SCMP_SYS(write),
-		SCMP_SYS(writev),      SCMP_SYS(close),
-		SCMP_SYS(fstat),       SCMP_SYS(newfstatat),
-		SCMP_SYS(lseek),       SCMP_SYS(mmap),
-		SCMP_SYS(munmap),      SCMP_SYS(mremap),
-		SCMP_SYS(brk),	       SCMP_SYS(madvise),
-		SCMP_SYS(futex),       SCMP_SYS(epoll_wait),
-		SCMP_SYS(epoll_pwait), SCMP_SYS(epoll_ctl),
-		SCMP_SYS(accept),      SCMP_SYS(accept4),
-		SCMP_SYS(recvfrom),    SCMP_SYS(recvmsg),
-		SCMP_SYS(sendto),      SCMP_SYS(sendmsg),
-		SCMP_SYS(sendmmsg),
-		SCMP_SYS(shutdown),    SCMP_SYS(setsockopt),
-		SCMP_SYS(getsockopt),  SCMP_SYS(getsockname),
-		SCMP_SYS(getpeername), SCMP_SYS(poll),
-		SCMP_SYS(ppoll),       SCMP_SYS(clock_gettime),
-		SCMP_SYS(gettimeofday), SCMP_SYS(time),
-		SCMP_SYS(nanosleep),   SCMP_SYS(clock_nanosleep),
-		SCMP_SYS(exit),	       SCMP_SYS(exit_group),
-		SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask),
-		SCMP_SYS(getpid),      SCMP_SYS(fcntl),
-		SCMP_SYS(connect),     SCMP_SYS(restart_syscall),
-		SCMP_SYS(getrandom),
-	};
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-	int r = ctx ? 0 : -ENOMEM;
+	char err[256] = "";
+	int r;
 
-	for (size_t i = 0; r == 0 && i < sizeof(allowed) / sizeof(*allowed);
-	     i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
-	/* syslog reconnects with a unix socket; pcap asks if the interface
-	 * went down. */
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-				     SCMP_A0(SCMP_CMP_EQ, AF_UNIX, 0));
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-				     SCMP_A1(SCMP_CMP_EQ, SIOCGIFFLAGS, 0));
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-				     SCMP_A1(SCMP_CMP_EQ, FIONREAD, 0));
-	if (r == 0)
-		r = seccomp_load(ctx);
-	if (r < 0)
-		log_warnx("child: seccomp filter not loaded: %s", strerror(-r));
-	seccomp_release(ctx);
-	return r;
-}
-
-static int
-child_setup(struct child *c, const struct config *cfg,
-	    struct child_handles *h)
-{
-	c->loop = loop_new(timesrc_system());
-	if (!c->loop)
+	/* While it still holds CAP_NET_RAW (greygated's bounding set). */
+	r = sensor_capture_open_live(c->cfg.interface, (int)c->cfg.capture_buffer,
+				     &c->cfg.sensor, &c->cap, err);
+	if (r < 0) {
+		log_warnx("child: capture on %s: %s", c->cfg.interface, err);
+		return r;
+	}
+	c->tarpit = tarpit_new(&c->cfg.tarpit, c->loop);
+	c->sensor = sensor_new(&c->cfg.sensor, on_sensor_event, c);
+	c->batch = malloc(BATCH_MAX * sizeof(*c->batch));
+	if (!c->tarpit || !c->sensor || !c->batch)
 		return -ENOMEM;
-	c->tarpit = tarpit_new(&cfg->tarpit, c->loop);
-	c->sensor = sensor_new(&cfg->sensor, on_sensor_event, c);
-	if (!c->tarpit || !c->sensor)
-		return -ENOMEM;
-	for (int i = 0; i < 4; i++)
-		if (h->listen_fd[i] >= 0 &&
-		    tarpit_adopt(c->tarpit, h->listen_fd[i], i >= 2) < 0)
+	for (int i = 0; i < IPC_LISTEN_MAX; i++)
+		if (c->cfg.listen[i] &&
+		    tarpit_adopt(c->tarpit, IPC_FD_LISTEN + i, i >= 2) < 0)
 			return -EIO;
 	sensor_set_tarpit_hook(c->sensor, tarpit_holds_hook, c);
-	c->cap = h->cap;
-	c->sock = h->sock;
-	c->batch = malloc(BATCH_MAX * sizeof(*c->batch));
-	if (!c->batch)
-		return -ENOMEM;
 	loop_timer_init(&c->tick, on_tick, c);
 	if (loop_add_fd(c->loop, sensor_capture_fd(c->cap), EPOLLIN,
 			on_capture, c) < 0 ||
@@ -316,36 +288,51 @@ child_setup(struct child *c, const struct config *cfg,
 	    loop_add_signal(c->loop, SIGTERM, on_stop, c) < 0 ||
 	    loop_add_signal(c->loop, SIGINT, on_stop, c) < 0)
 		return -EIO;
+	r = sandbox_drop_to_user(c->cfg.user, err);
+	if (r < 0) {
+		log_warnx("child: %s", err);
+		return r;
+	}
+	if (c->cfg.seccomp) {
+		r = sandbox_seccomp(sensor_capture_fd(c->cap));
+		if (r < 0) {
+			log_warnx("child: seccomp filter not loaded: %s",
+				  strerror(-r));
+			return r;
+		}
+	}
 	return loop_timer_arm(c->loop, &c->tick,
 			      loop_now_ms(c->loop) + STATS_MS);
 }
 
-_Noreturn void
-child_run(const struct config *cfg, struct child_handles *h)
+int
+child_main(void)
 {
-	int keep[] = {sensor_capture_fd(h->cap), h->listen_fd[0],
-		      h->listen_fd[1], h->listen_fd[2], h->listen_fd[3],
-		      h->sock};
-	struct child c = {0};
+	static struct child c;
 	int code;
 
-	/* If the parent dies, so does the child: nothing may outlive it. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() == 1)
-		_exit(0);
 	prctl(PR_SET_NAME, "greygated-child");
-	close_all_but(keep, (int)(sizeof(keep) / sizeof(*keep)));
-	log_reopen();
-	if (child_setup(&c, cfg, h) < 0) {
+	c.sock = IPC_FD_SOCK;
+	/* Everything it says goes to greygated, which logs it. */
+	log_init("greygated", false, LOG_LEVEL_DEBUG);
+	log_set_sink(log_to_parent, &c);
+	if (read_config(&c) < 0)
+		return 3;
+	log_set_level((enum log_level)c.cfg.log_level);
+	/* Started by a greygated that is gone already: PDEATHSIG came too
+	 * late for it. Its pid, not 1: greygated may be PID 1 itself. */
+	if (getppid() != c.cfg.parent_pid)
+		return 0;
+	c.loop = loop_new(timesrc_system());
+	if (!c.loop || child_setup(&c) < 0) {
 		log_warnx("child: cannot start");
-		_exit(3);
+		return 3;
 	}
-	if (drop_to_user(cfg->user) < 0 ||
-	    (cfg->seccomp && install_seccomp() < 0))
-		_exit(3);
-	log_debug("child: serving as %s%s", cfg->user,
-		  cfg->seccomp ? " under seccomp" : "");
+	log_debug("child: serving as %s%s", c.cfg.user,
+		  c.cfg.seccomp ? " under seccomp" : "");
 	code = loop_run(c.loop);
+	flush_events(&c);
 	/* No cleanup: the process ends, the kernel closes everything. */
-	_exit(code < 0 ? 1 : code);
+	return code < 0 ? 1 : code;
 }

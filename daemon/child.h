@@ -1,29 +1,36 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The unprivileged child: the pcap sensor and the tarpit, everything that
- * reads bytes from the internet. It runs as its own user with no
- * capabilities under a seccomp filter, and sends its SMTP events and
- * counters up to greygated over a SOCK_SEQPACKET socket (ipc.h). */
+ * reads bytes from the internet. greygated starts it as a new program
+ * (its own binary again, `greygated --child`), so it holds nothing of
+ * greygated's memory: not the store's map, not the heap. It takes its
+ * settings from the first record on the socketpair, opens its capture
+ * while it still can, becomes its own user with no capabilities under a
+ * seccomp filter (sandbox.h), and sends its SMTP events, counters and log
+ * lines up to greygated (ipc.h). */
 #ifndef GREYGATE_CHILD_H
 #define GREYGATE_CHILD_H
 
-#include "config.h"
+#include <stdbool.h>
 
-struct sensor_capture;
-
-/* What the parent opened for the child while it still could. */
+/* What greygated opened for the child, put at fixed numbers before the
+ * exec (ipc.h: IPC_FD_SOCK, IPC_FD_LISTEN...). */
 struct child_handles {
-	struct sensor_capture *cap; /* the live capture */
-	int listen_fd[4];           /* tarpit listeners, v4 and v6, then the
-				       stutter's for trapped clients (-1:
-				       none) */
-	int sock;                   /* the child's end of the socketpair */
+	int listen_fd[4]; /* tarpit listeners, v4 and v6, then the stutter's
+			     for trapped clients (-1: none) */
+	int sock;         /* the child's end of the socketpair */
+	bool keep_stderr; /* greygated logs to stderr: the child's goes
+			     there too (sanitizer reports); else /dev/null */
 };
 
 /*
- * child_run - in the forked child: close every other descriptor, drop to
- * cfg->user, no capabilities, no new privileges, seccomp; then serve
- * until the parent goes away or SIGTERM. Never returns.
+ * child_exec - in the forked process: put h's descriptors at their fixed
+ * numbers, close every other, and exec greygated --child. Returns only if
+ * the exec failed (the caller then _exits).
  */
-_Noreturn void child_run(const struct config *cfg, struct child_handles *h);
+void child_exec(const struct child_handles *h);
+
+/* child_main - `greygated --child`: serve until greygated goes away or
+ * SIGTERM. Return: the exit status. */
+int child_main(void);
 
 #endif

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "gateway-int.h"
 #include "json.h"
 #include "log.h"
@@ -404,8 +405,8 @@ report(struct gateway *gw, const struct args *a, FILE *out)
 }
 
 int
-commands_run(struct gateway *gw, int argc, char **argv, FILE *out, char *err,
-	     size_t err_len)
+commands_run(struct gateway *gw, int argc, char **argv, FILE *out,
+	     struct control_stream *stream, char *err, size_t err_len)
 {
 	struct args a;
 	int r = parse_args(argc, argv, &a, err, err_len);

@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* greygatectl's unix socket. A request is one line: the arguments, each
  * ended by a NUL, then a newline. The answer is "ok" or "error: why" on
- * the first line, then the output, then the server closes. Root and the
- * greygate group may connect (mode 0660). */
+ * the first line, then the output, then the server closes.
+ * Who may ask: root, and members of the admin group (admin_group), never
+ * the child's user, checked with the peer's credentials at accept; the
+ * socket (0660) and its folder (0750) belong to that group. A long
+ * answer is made a piece at a time while the client reads it, so no
+ * listing holds up greygated, and no client holds up another. */
 #ifndef GREYGATE_CONTROL_H
 #define GREYGATE_CONTROL_H
+
+#include <stdio.h>
+#include <sys/types.h>
 
 struct control;
 struct gateway;
@@ -13,14 +20,36 @@ struct loop;
 #define CONTROL_REQUEST_MAX 4096
 #define CONTROL_ARGS_MAX 16
 
+/* Who may connect: root, the admin group (by primary or supplementary
+ * group), never child_uid. */
+struct control_access {
+	gid_t admin_gid;   /* (gid_t)-1: no admin group (root only) */
+	uid_t child_uid;   /* the unprivileged child's user */
+	const char *group; /* its name, for messages */
+};
+
+/* More of a long answer. Return: 1 while more is to come, 0 at the end,
+ * or -errno (the answer ends there). */
+typedef int control_more_fn(void *state, FILE *out);
+
+/* A long answer the command left to be made in pieces. */
+struct control_stream {
+	control_more_fn *more;
+	void (*free)(void *state);
+	void *state;
+};
+
 /*
- * control_open - bind path (its folder is made if missing) and serve it.
- * A socket left by a dead greygated is replaced; one that answers is
- * another greygated, and an error.
+ * control_open - bind path and serve it. The socket's folder is made if
+ * missing (0750, root and the admin group); the default folder
+ * (/run/greygate, which systemd makes for root) is given to the admin
+ * group too. A socket left by a dead greygated is replaced; one that
+ * answers is another greygated, and an error.
  * Return: 0 or -errno with err set (512 bytes).
  */
-int control_open(const char *path, struct loop *loop, struct gateway *gw,
-		 struct control **out, char *err);
+int control_open(const char *path, const struct control_access *access,
+		 struct loop *loop, struct gateway *gw, struct control **out,
+		 char *err);
 
 /* control_close - close the socket and its connections, remove the path. */
 void control_close(struct control *c);

@@ -42,7 +42,6 @@ struct gateway {
 	char runtime_path[300];
 	/* the child */
 	int listen_fd[4]; /* tarpit v4, v6; stutter v4, v6 (-1: none) */
-	struct sensor_capture *next_cap; /* opened for the next child */
 	pid_t child_pid;
 	int child_sock; /* the parent's end, -1 while no child */
 	unsigned child_starts;
@@ -79,15 +78,19 @@ int gateway_allow_runtime(struct gateway *gw, const char *cidr,
 int gateway_forget(struct gateway *gw, const char *client, char *key_out,
 		   size_t key_len);
 
-/* The child (supervise.c). The first capture is opened early, so a bad
- * interface stops greygated before anything else is done. */
-int supervise_open_capture(struct gateway *gw, char *err);
+/* The child (supervise.c). A capture is opened (and closed) at the
+ * start, so a bad interface stops greygated before anything else is
+ * done; each child opens its own. */
+int supervise_check_capture(struct gateway *gw, char *err);
 int supervise_start(struct gateway *gw, char *err);
 void supervise_stop(struct gateway *gw);
 void supervise_restart(struct gateway *gw);
 
-/* The control socket (control.c) hands each request to this. */
+/* The control socket (control.c) hands each request to this; a command
+ * with a long answer writes its start to out and leaves the rest to
+ * stream (stream->more set). */
+struct control_stream;
 int commands_run(struct gateway *gw, int argc, char **argv, FILE *out,
-		 char *err, size_t err_len);
+		 struct control_stream *stream, char *err, size_t err_len);
 
 #endif

@@ -4,7 +4,9 @@
  * one postgrey-style log line per decision. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <grp.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -546,6 +548,34 @@ bind_tarpit(struct gateway *gw, char *err)
 	return r;
 }
 
+/* greygatectl's socket, for root and the admin group, never the child's
+ * user. */
+static int
+open_control(struct gateway *gw, char *err)
+{
+	const struct config *cfg = gw->cfg;
+	struct control_access access = {(gid_t)-1, (uid_t)-1,
+					cfg->admin_group};
+	struct group *grp = getgrnam(cfg->admin_group);
+	struct passwd *pw = getpwnam(cfg->user);
+
+	if (grp)
+		access.admin_gid = grp->gr_gid;
+	else
+		log_warnx("control: group %s does not exist: greygatectl is "
+			  "for root only (addgroup --system %s, then add the "
+			  "admins to it)",
+			  cfg->admin_group, cfg->admin_group);
+	if (pw)
+		access.child_uid = pw->pw_uid;
+	if (grp && pw && grp->gr_gid == pw->pw_gid)
+		log_warnx("control: admin_group %s is the child's own group: "
+			  "its members may use greygatectl, the child may not",
+			  cfg->admin_group);
+	return control_open(cfg->control_socket, &access, gw->loop, gw,
+			    &gw->control, err);
+}
+
 static void
 load_runtime_allow(struct gateway *gw)
 {
@@ -589,10 +619,10 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	r = bind_tarpit(gw, err);
 	if (r < 0)
 		goto fail;
-	r = supervise_open_capture(gw, err);
+	r = supervise_check_capture(gw, err);
 	if (r < 0)
 		goto fail;
-	r = control_open(cfg->control_socket, loop, gw, &gw->control, err);
+	r = open_control(gw, err);
 	if (r < 0)
 		goto fail;
 	load_runtime_allow(gw);

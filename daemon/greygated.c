@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "config.h"
 #include "gateway.h"
 #include "log.h"
@@ -107,6 +108,9 @@ main(int argc, char **argv)
 	struct loop *loop;
 	char err[512] = "";
 
+	/* The unprivileged child, started by greygated itself (child.h). */
+	if (argc == 2 && !strcmp(argv[1], "--child"))
+		return child_main();
 	while ((c = getopt_long(argc, argv, "c:fCl:Vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':

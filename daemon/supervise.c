@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* greygated's side of the child: fork it with a fresh capture handle and
- * the tarpit's listeners, read its records, and start it again when it
- * dies (after 1 s, doubling up to a minute while it keeps dying young). */
+/* greygated's side of the child: start it (fork, then exec greygated
+ * --child with the tarpit's listeners and its settings), read its
+ * records, and start it again when it dies (after 1 s, doubling up to a
+ * minute while it keeps dying young). */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -103,7 +104,13 @@ on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 					  IPC_VERSION);
 			continue;
 		}
-		if (rec.type == IPC_EVENT) {
+		if (rec.type == IPC_LOG) {
+			/* The child's words, said as the child's. */
+			rec.u.log.text[sizeof(rec.u.log.text) - 1] = 0;
+			if (rec.u.log.level <= LOG_LEVEL_DEBUG)
+				log_line((enum log_level)rec.u.log.level,
+					 "child: ", rec.u.log.text);
+		} else if (rec.type == IPC_EVENT) {
 			struct sensor_event ev;
 
 			/* The child's strings are not trusted to end. */
@@ -123,63 +130,87 @@ on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 }
 
 int
-supervise_open_capture(struct gateway *gw, char *err)
+supervise_check_capture(struct gateway *gw, char *err)
 {
+	struct sensor_capture *cap;
 	char perr[256] = "";
 	int r = sensor_capture_open_live(gw->cfg->interface,
 					 (int)gw->cfg->capture_buffer,
-					 &gw->cfg->sensor, &gw->next_cap, perr);
+					 &gw->cfg->sensor, &cap, perr);
 
 	if (r < 0)
 		snprintf(err, 512, "capture on %s: %s", gw->cfg->interface,
 			 perr);
+	else
+		sensor_capture_close(cap);
 	return r;
+}
+
+/* The child's settings, the first record it reads. */
+static int
+send_config(struct gateway *gw, int sock)
+{
+	const struct config *cfg = gw->cfg;
+	struct ipc_record rec = {.version = IPC_VERSION, .type = IPC_CONFIG};
+	struct ipc_config *c = &rec.u.config;
+
+	c->parent_pid = (int32_t)getpid();
+	c->seccomp = cfg->seccomp;
+	c->log_level = (uint8_t)cfg->log_level;
+	for (int i = 0; i < IPC_LISTEN_MAX; i++)
+		c->listen[i] = gw->listen_fd[i] >= 0;
+	c->capture_buffer = cfg->capture_buffer;
+	snprintf(c->interface, sizeof(c->interface), "%s", cfg->interface);
+	snprintf(c->user, sizeof(c->user), "%s", cfg->user);
+	snprintf(c->hostname, sizeof(c->hostname), "%s", cfg->hostname);
+	snprintf(c->capabilities, sizeof(c->capabilities), "%s",
+		 cfg->capabilities);
+	c->tarpit = cfg->tarpit;
+	c->tarpit.hostname = NULL; /* set by the child */
+	c->tarpit.capabilities = NULL;
+	c->sensor = cfg->sensor;
+	return send(sock, &rec, sizeof(rec), MSG_NOSIGNAL) == sizeof(rec)
+		       ? 0
+		       : -errno;
 }
 
 static int
 spawn(struct gateway *gw, char *err)
 {
-	struct child_handles h = {0};
+	struct child_handles h = {.keep_stderr = log_uses_stderr()};
 	int sv[2], r;
 	pid_t pid;
 
 	memcpy(h.listen_fd, gw->listen_fd, sizeof(h.listen_fd));
-	/* A fresh handle each time: a dead child's ring buffer position is
-	 * lost with it. */
-	h.cap = gw->next_cap;
-	gw->next_cap = NULL;
-	if (!h.cap) {
-		r = supervise_open_capture(gw, err);
-		if (r < 0)
-			return r;
-		h.cap = gw->next_cap;
-		gw->next_cap = NULL;
-	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		r = -errno;
 		snprintf(err, 512, "socketpair: %s", strerror(-r));
-		sensor_capture_close(h.cap);
 		return r;
 	}
 	/* Events come in bursts; room for a few thousand records. */
 	setsockopt(sv[0], SOL_SOCKET, SO_RCVBUF, &(int){4 << 20}, sizeof(int));
 	setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &(int){4 << 20}, sizeof(int));
+	r = send_config(gw, sv[0]);
+	if (r < 0) {
+		snprintf(err, 512, "child settings: %s", strerror(-r));
+		close(sv[0]);
+		close(sv[1]);
+		return r;
+	}
 	pid = fork();
 	if (pid < 0) {
 		r = -errno;
 		snprintf(err, 512, "fork: %s", strerror(-r));
 		close(sv[0]);
 		close(sv[1]);
-		sensor_capture_close(h.cap);
 		return r;
 	}
 	if (pid == 0) {
 		h.sock = sv[1];
-		child_run(gw->cfg, &h);
+		child_exec(&h);
+		_exit(127); /* the exec failed: the parent logs the status */
 	}
 	close(sv[1]);
-	/* The child has its own copy of the handle (and the ring). */
-	sensor_capture_close(h.cap);
 	gw->child_pid = pid;
 	gw->child_sock = sv[0];
 	gw->child_since = time(NULL);
@@ -215,7 +246,10 @@ on_restart(struct loop *loop, struct loop_timer *t, void *ctx)
 static void
 describe_end(int status, char *buf, size_t len)
 {
-	if (WIFEXITED(status))
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		snprintf(buf, len, "could not be started (exec of "
+				   "/proc/self/exe failed)");
+	else if (WIFEXITED(status))
 		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
 	else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
 		snprintf(buf, len, "killed by SIGSYS: a system call outside "
@@ -299,8 +333,6 @@ void
 supervise_stop(struct gateway *gw)
 {
 	end_child(gw);
-	sensor_capture_close(gw->next_cap);
-	gw->next_cap = NULL;
 	if (gw->restart.fn)
 		loop_timer_cancel(gw->loop, &gw->restart);
 }

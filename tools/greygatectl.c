@@ -143,7 +143,7 @@ main(int argc, char **argv)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		fprintf(stderr, "greygatectl: %s: %s (is greygated running? "
-				"are you root or in the greygate group?)\n",
+				"are you root or in the greygate-admin group?)\n",
 			sock_path, strerror(errno));
 		return 2;
 	}
