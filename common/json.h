@@ -9,9 +9,10 @@
 /* Room json_escape needs for len input bytes: "\u00XX" is the longest. */
 #define JSON_ESCAPED_MAX(len) ((len) * 6 + 2)
 
-/* json_put_string - s as a quoted JSON string (control bytes, quotes and
- * backslashes escaped; bytes >= 0x80 as \u00XX so output is always valid
- * JSON whatever the wire held). */
+/* json_put_string - s as a quoted JSON string: control bytes, quotes and
+ * backslashes escaped, UTF-8 characters as they are, and any byte that is
+ * not part of a valid UTF-8 character as \ufffd, so the output is valid
+ * JSON text whatever the wire held. */
 void json_put_string(FILE *out, const char *s);
 
 /* json_escape - the len bytes at s escaped as json_put_string does, without

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,21 +71,24 @@ struct set_sizes {
 	size_t n[3][2]; /* kind, v4/v6 */
 };
 
-static int
-count_elem(const struct nftset_elem *e, void *ctx)
-{
-	size_t *n = ctx;
-
-	n[e->prefix.family == AF_INET6]++;
-	return 0;
-}
-
+/* Kept counts, never a dump of the kernel's sets (a million allow
+ * entries took minutes): the merged allow ranges greygated sent, and the
+ * store's pass and trap records (the kernel's elements expire with
+ * them). */
 static void
 set_sizes(struct gateway *gw, struct set_sizes *s)
 {
 	memset(s, 0, sizeof(*s));
-	for (int k = NFTSET_ALLOW; k <= NFTSET_TRAP; k++)
-		nftset_list(gw->nft, (enum nftset_kind)k, count_elem, s->n[k]);
+	for (size_t i = 0; i < gw->nallow; i++)
+		s->n[NFTSET_ALLOW][gw->allow[i].range.family == AF_INET6]++;
+	for (int f = 0; f < 2; f++) {
+		int family = f ? AF_INET6 : AF_INET;
+
+		s->n[NFTSET_PASS][f] =
+			store_count_clients(gw->store, STORE_PASS, family);
+		s->n[NFTSET_TRAP][f] =
+			store_count_clients(gw->store, STORE_TRAP, family);
+	}
 }
 
 static void
@@ -187,14 +191,23 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 		cs->sensor.rcpts, cs->pcap_dropped, cs->events_dropped);
 }
 
-/* --- list --- */
+/* --- list: a long answer, made a piece at a time --- */
+
+/* Rows made per turn of the loop: a few milliseconds of work. */
+#define LIST_ROWS_PER_TURN 2000
+
+enum list_what { LIST_GREY, LIST_PASS, LIST_TRAP, LIST_ALLOW };
 
 struct list_ctx {
 	struct gateway *gw;
+	enum list_what what;
 	FILE *out;
 	bool json;
-	int rows;
+	size_t rows;
 	int64_t now;
+	struct store_pos pos;   /* grey, pass, trap: where the walk is */
+	size_t next;            /* allow: the next range */
+	uint64_t generation;    /* allow: the lists it started with */
 };
 
 static void
@@ -264,69 +277,110 @@ list_triplet(const struct grey_client *c, const char *sender,
 	return 0;
 }
 
-static int
-list_allow(const struct nftset_elem *e, void *ctx)
+/* One merged allow range, as the kernel holds it. */
+static void
+list_range(struct list_ctx *l, const struct allow_range *r)
 {
-	struct list_ctx *l = ctx;
-	char ip[INET6_ADDRSTRLEN], net[64];
+	char net[IP_RANGE_TEXT_MAX], left[32] = "never";
 
-	inet_ntop(e->prefix.family, e->prefix.bytes, ip, sizeof(ip));
-	snprintf(net, sizeof(net), "%s/%u", ip, e->prefix.prefix);
+	ip_range_format(&r->range, net);
+	if (r->expires)
+		snprintf(left, sizeof(left), "%" PRId64 "s",
+			 r->expires > l->now ? r->expires - l->now : 0);
 	row_start(l);
 	if (l->json) {
-		fprintf(l->out, "\"client\":\"%s\",\"expires_in\":%" PRIu64
+		fprintf(l->out, "\"client\":\"%s\",\"expires_in\":%" PRId64
 				",\"comment\":",
-			net, e->expires_ms / 1000);
-		json_put_string(l->out, e->comment);
+			net, r->expires > l->now ? r->expires - l->now : 0);
+		json_put_string(l->out, r->comment);
 		fputc('}', l->out);
 	} else {
-		char left[32] = "never";
-
-		if (e->timeout_ms)
-			snprintf(left, sizeof(left), "%" PRIu64 "s",
-				 e->expires_ms / 1000);
-		fprintf(l->out, "%-24s %-12s %s\n", net, left, e->comment);
+		fprintf(l->out, "%-24s %-12s %s\n", net, left, r->comment);
 	}
-	return 0;
 }
 
 static int
-list(struct gateway *gw, const struct args *a, FILE *out, char *err,
-     size_t len)
+list_more(void *state, FILE *out)
 {
-	struct list_ctx l = {gw, out, a->json, 0, time(NULL)};
-	const char *what = a->what ? a->what : "";
-	int r;
+	struct list_ctx *l = state;
+	struct gateway *gw = l->gw;
+	bool done;
+	int r = 0;
 
-	if (a->json)
-		fputc('[', out);
+	l->out = out;
+	switch (l->what) {
+	case LIST_GREY:
+		r = store_each_triplet_from(gw->store, &l->pos,
+					    LIST_ROWS_PER_TURN, list_triplet,
+					    l);
+		done = l->pos.done;
+		break;
+	case LIST_PASS:
+	case LIST_TRAP:
+		r = store_each_client_from(gw->store,
+					   l->what == LIST_PASS ? STORE_PASS
+								: STORE_TRAP,
+					   l->now, &l->pos, LIST_ROWS_PER_TURN,
+					   list_client, l);
+		done = l->pos.done;
+		break;
+	default:
+		/* A reload meanwhile: the rest would be of other lists. */
+		if (l->generation != gw->allow_generation)
+			return -ESTALE;
+		for (size_t n = 0;
+		     n < LIST_ROWS_PER_TURN && l->next < gw->nallow; n++)
+			list_range(l, &gw->allow[l->next++]);
+		done = l->next == gw->nallow;
+	}
+	if (r < 0)
+		return r;
+	if (done && l->json)
+		fputs("]\n", out);
+	return done ? 0 : 1;
+}
+
+static int
+list(struct gateway *gw, const struct args *a, FILE *out,
+     struct control_stream *stream, char *err, size_t len)
+{
+	const char *what = a->what ? a->what : "";
+	struct list_ctx *l;
+
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->gw = gw;
+	l->json = a->json;
+	l->now = time(NULL);
+	l->generation = gw->allow_generation;
 	if (!strcmp(what, "grey")) {
+		l->what = LIST_GREY;
 		if (!a->json)
 			fprintf(out, "%-20s %-30s %-30s %-20s %8s %s\n",
 				"CLIENT", "SENDER", "RECIPIENT", "FIRST-SEEN",
 				"ATTEMPTS", "STATE");
-		r = store_each_triplet(gw->store, list_triplet, &l);
 	} else if (!strcmp(what, "pass") || !strcmp(what, "trap")) {
+		l->what = what[0] == 'p' ? LIST_PASS : LIST_TRAP;
 		if (!a->json)
 			fprintf(out, "%-24s %-20s %-20s %s\n", "CLIENT",
 				"SINCE", "EXPIRES", "DELIVERIES");
-		r = store_each_client(gw->store,
-				      what[0] == 'p' ? STORE_PASS : STORE_TRAP,
-				      l.now, list_client, &l);
 	} else if (!strcmp(what, "allow")) {
+		l->what = LIST_ALLOW;
 		if (!a->json)
 			fprintf(out, "%-24s %-12s %s\n", "CLIENT", "EXPIRES-IN",
 				"COMMENT");
-		r = nftset_list(gw->nft, NFTSET_ALLOW, list_allow, &l);
 	} else {
+		free(l);
 		snprintf(err, len, "list what? grey, pass, allow or trap");
 		return -EINVAL;
 	}
 	if (a->json)
-		fputs("]\n", out);
-	if (r < 0)
-		snprintf(err, len, "list %s: %s", what, strerror(-r));
-	return r;
+		fputc('[', out);
+	stream->more = list_more;
+	stream->free = free;
+	stream->state = l;
+	return 0;
 }
 
 /* --- the rest --- */
@@ -342,15 +396,23 @@ allow(struct gateway *gw, const struct args *a, FILE *out, char *err,
 		snprintf(err, len, "allow what? an address or CIDR");
 		return -EINVAL;
 	}
-	if (a->ttl && config_parse_duration(a->ttl, &ttl) < 0) {
+	r = a->ttl ? config_parse_duration(a->ttl, &ttl) : 0;
+	if (r == -EINVAL) {
 		snprintf(err, len, "--ttl %s: want seconds, or a number with "
 				   "s, m, h or d",
 			 a->ttl);
 		return -EINVAL;
 	}
-	r = gateway_allow_runtime(gw, a->what, ttl, a->comment);
+	r = r < 0 ? r : gateway_allow_runtime(gw, a->what, ttl, a->comment);
 	if (r == -EINVAL)
 		snprintf(err, len, "'%s' is not an address or CIDR", a->what);
+	else if (r == -ERANGE)
+		snprintf(err, len, "--ttl %s: at most %ud", a->ttl,
+			 ALLOW_TTL_MAX_SEC / 86400);
+	else if (r == -EILSEQ)
+		snprintf(err, len, "--comment: printable text, shorter than "
+				   "%d bytes",
+			 ALLOW_COMMENT_MAX);
 	else if (r < 0)
 		snprintf(err, len, "allow %s: %s", a->what, strerror(-r));
 	else
@@ -373,6 +435,10 @@ forget(struct gateway *gw, const struct args *a, FILE *out, char *err,
 	r = gateway_forget(gw, a->what, key, sizeof(key));
 	if (r == -EINVAL)
 		snprintf(err, len, "'%s' is not an address or CIDR", a->what);
+	else if (r == -ERANGE)
+		snprintf(err, len, "'%s' is wider than greylisting's key (/%u, "
+				   "/%u): forget one address or key at a time",
+			 a->what, gw->cfg->grey.prefix4, gw->cfg->grey.prefix6);
 	else if (r < 0)
 		snprintf(err, len, "forget %s: %s", a->what, strerror(-r));
 	else
@@ -409,8 +475,18 @@ commands_run(struct gateway *gw, int argc, char **argv, FILE *out,
 	     struct control_stream *stream, char *err, size_t err_len)
 {
 	struct args a;
-	int r = parse_args(argc, argv, &a, err, err_len);
+	int r;
 
+	/* Nothing a request holds may end a line early in the runtime
+	 * list's file or the log. */
+	for (int i = 0; i < argc; i++)
+		if (!allow_text_ok(argv[i])) {
+			snprintf(err, err_len, "argument %d holds a control "
+					       "character",
+				 i + 1);
+			return -EINVAL;
+		}
+	r = parse_args(argc, argv, &a, err, err_len);
 	if (r < 0)
 		return r;
 	log_debug("control: %s %s", a.cmd, a.what ? a.what : "");
@@ -419,7 +495,7 @@ commands_run(struct gateway *gw, int argc, char **argv, FILE *out,
 		return 0;
 	}
 	if (!strcmp(a.cmd, "list"))
-		return list(gw, &a, out, err, err_len);
+		return list(gw, &a, out, stream, err, err_len);
 	if (!strcmp(a.cmd, "allow"))
 		return allow(gw, &a, out, err, err_len);
 	if (!strcmp(a.cmd, "forget"))

@@ -35,8 +35,10 @@ struct gateway {
 	 * and at the end. */
 	int64_t stats_since;
 	struct grey_counters stats_saved;
-	/* allow lists */
-	size_t allow_count, allow_files;
+	/* allow lists: the merged ranges the kernel and the policy hold */
+	struct allow_range *allow;
+	size_t nallow, allow_files;
+	uint64_t allow_generation; /* changes with every reload */
 	struct allow_runtime *runtime;
 	size_t nruntime;
 	char runtime_path[300];
@@ -68,13 +70,15 @@ void gateway_commit(struct gateway *gw);
 
 /* gateway_allow_runtime - add (or replace) a run-time allow entry, save
  * the list and put it in the sets. ttl_sec 0: no end.
- * Return: 0, -EINVAL (not a CIDR), or -errno. */
+ * Return: 0, -EINVAL (not a CIDR), -ERANGE (ttl past ALLOW_TTL_MAX_SEC),
+ * -EILSEQ (control characters in the comment), or -errno. */
 int gateway_allow_runtime(struct gateway *gw, const char *cidr,
 			  uint32_t ttl_sec, const char *comment);
 
 /* gateway_forget - drop what the store and the sets hold of client (an
- * address or CIDR, keyed as greylisting keys it). Return: records deleted,
- * or -errno. */
+ * address, or a network no wider than greylisting's key, keyed as
+ * greylisting keys it). Return: records deleted, -EINVAL (not an
+ * address), -ERANGE (wider than the key), or -errno. */
 int gateway_forget(struct gateway *gw, const char *client, char *key_out,
 		   size_t key_len);
 

@@ -42,14 +42,14 @@ prefix_of(const struct grey_client *c, struct nftset_prefix *p)
 }
 
 static void
-on_nft_refused(enum nftset_kind kind, const struct nftset_prefix *p, int err,
+on_nft_refused(enum nftset_kind kind, const struct ip_range *range, int err,
 	       void *ctx)
 {
-	char ip[INET6_ADDRSTRLEN];
+	char text[IP_RANGE_TEXT_MAX];
 
-	inet_ntop(p->family, p->bytes, ip, sizeof(ip));
-	log_warnx("nft: %s/%u refused in set %s: %s", ip, p->prefix,
-		  nftset_set_name(kind, p->family), strerror(-err));
+	log_warnx("nft: %s refused in set %s: %s",
+		  ip_range_format(range, text),
+		  nftset_set_name(kind, range->family), strerror(-err));
 }
 
 /* Sends the queued set changes now (a pass must reach the kernel at
@@ -87,26 +87,6 @@ gateway_commit(struct gateway *gw)
 
 /* --- allow lists --- */
 
-static void
-allow_entry(struct gateway *gw, const char *cidr,
-	    const struct grey_client *net, uint64_t timeout_ms,
-	    const char *comment)
-{
-	struct nftset_prefix p;
-
-	if (grey_allow_add(gw->grey, cidr) < 0)
-		return;
-	prefix_of(net, &p);
-	nftset_add(gw->nft, NFTSET_ALLOW, &p, timeout_ms, comment);
-}
-
-static void
-on_allow_file_entry(const char *cidr, const struct grey_client *net,
-		    const char *source, void *ctx)
-{
-	allow_entry(ctx, cidr, net, 0, source);
-}
-
 /* Run-time entries past their end are dropped from the list (the kernel
  * already dropped them from the sets). Return: true if any was. */
 static bool
@@ -125,35 +105,64 @@ runtime_expire(struct gateway *gw, int64_t now)
 	return true;
 }
 
+/* Reads the files and the run-time entries again, merges them, and puts
+ * the ranges in the policy and (one batch: the flush and every element
+ * land together, so no allowed bank meets the tarpit in between) in the
+ * kernel. On failure the lists in place stay. */
 static int
 reload_allow(struct gateway *gw)
 {
 	int64_t now = time(NULL);
-	int total;
+	struct allow_range *ranges;
+	struct allow_set set;
+	size_t n, from_files;
+	int total, r;
 
-	grey_allow_clear(gw->grey);
-	/* One batch: the flush and the new entries land together, so no
-	 * allowed bank ever meets the tarpit in between. */
-	nftset_flush(gw->nft, NFTSET_ALLOW);
-	total = allow_load_dir(gw->cfg->allow_dir, on_allow_file_entry, gw,
-			       &gw->allow_files);
+	allow_set_init(&set);
+	total = allow_set_load_dir(&set, gw->cfg->allow_dir);
+	from_files = set.files;
 	runtime_expire(gw, now);
 	for (size_t i = 0; i < gw->nruntime; i++) {
 		const struct allow_runtime *e = &gw->runtime[i];
 		struct grey_client net;
+		struct ip_range range;
 
-		grey_cidr_parse(e->cidr, &net);
-		allow_entry(gw, e->cidr, &net,
-			    e->expires ? (uint64_t)(e->expires - now) * 1000
-				       : 0,
-			    e->comment[0] ? e->comment : "greygatectl allow");
+		if (grey_cidr_parse(e->cidr, &net) < 0)
+			continue;
+		ip_range_of_prefix(net.family, net.bytes, net.prefix, &range);
+		if (allow_set_add(&set, &range, e->expires,
+				  e->comment[0] ? e->comment
+						: "greygatectl allow") < 0)
+			break;
 	}
+	r = allow_set_merge(&set, now, &ranges, &n);
+	allow_set_free(&set);
+	if (r == 0)
+		r = allow_ranges_to_policy(gw->grey, ranges, n);
+	if (r < 0) {
+		log_warnx("allow lists: %s: the lists in place stay",
+			  strerror(-r));
+		free(ranges);
+		return r;
+	}
+	nftset_flush(gw->nft, NFTSET_ALLOW);
+	for (size_t i = 0; i < n; i++)
+		nftset_add_range(gw->nft, &ranges[i].range,
+				 ranges[i].expires
+					 ? (uint64_t)(ranges[i].expires - now) *
+						   1000
+					 : 0,
+				 ranges[i].comment);
 	gateway_commit(gw);
-	gw->allow_count = (size_t)total + gw->nruntime;
+	free(gw->allow);
+	gw->allow = ranges;
+	gw->nallow = n;
+	gw->allow_files = from_files;
+	gw->allow_generation++;
 	log_info("allow lists: %d entries from %zu files in %s, %zu from "
-		 "greygatectl",
-		 total, gw->allow_files, gw->cfg->allow_dir, gw->nruntime);
-	return total;
+		 "greygatectl: %zu ranges once merged",
+		 total, from_files, gw->cfg->allow_dir, gw->nruntime, n);
+	return 0;
 }
 
 int
@@ -167,6 +176,11 @@ gateway_allow_runtime(struct gateway *gw, const char *cidr, uint32_t ttl_sec,
 
 	if (grey_cidr_parse(cidr, &net) < 0)
 		return -EINVAL;
+	if (ttl_sec > ALLOW_TTL_MAX_SEC)
+		return -ERANGE;
+	if (comment && (!allow_text_ok(comment) ||
+			strlen(comment) >= sizeof(e.comment)))
+		return -EILSEQ;
 	/* Stored in canonical form, so the same net given twice is one. */
 	grey_client_format(&net, e.cidr, sizeof(e.cidr));
 	snprintf(e.comment, sizeof(e.comment), "%s", comment ? comment : "");
@@ -187,7 +201,9 @@ gateway_allow_runtime(struct gateway *gw, const char *cidr, uint32_t ttl_sec,
 		return r;
 	/* A new ttl or comment for an entry already there: the set's
 	 * element is replaced, so reload all in one batch. */
-	reload_allow(gw);
+	r = reload_allow(gw);
+	if (r < 0)
+		return r;
 	log_info("action=allow, client=%s, ttl=%u, comment=%s", e.cidr,
 		 ttl_sec, e.comment);
 	return 0;
@@ -204,6 +220,10 @@ gateway_forget(struct gateway *gw, const char *client, char *key_out,
 
 	if (grey_cidr_parse(client, &given) < 0)
 		return -EINVAL;
+	/* A wider network holds many keys: not one to forget at once. */
+	if (given.prefix < (given.family == AF_INET ? gw->cfg->grey.prefix4
+						    : gw->cfg->grey.prefix6))
+		return -ERANGE;
 	/* "198.51.100.7" and "198.51.100.0/24" both mean the key /24. */
 	a.family = given.family;
 	memcpy(a.bytes, given.bytes, 16);
@@ -682,6 +702,7 @@ gateway_close(struct gateway *gw)
 	supervise_stop(gw);
 	loop_timer_cancel(gw->loop, &gw->housekeeping);
 	control_close(gw->control);
+	free(gw->allow);
 	for (int i = 0; i < 4; i++)
 		if (gw->listen_fd[i] >= 0)
 			close(gw->listen_fd[i]);

@@ -75,13 +75,6 @@ on_event(const struct sensor_event *ev, void *ctx)
 		print_decision(ev, &d);
 }
 
-static void
-on_allow_entry(const char *cidr, const struct grey_client *net,
-	       const char *source, void *ctx)
-{
-	grey_allow_add(ctx, cidr);
-}
-
 static int
 write_svg(const char *path, const struct report *r)
 {
@@ -108,7 +101,6 @@ replay_run(const struct config *cfg, const struct replay_opts *o)
 	struct store *store = NULL;
 	char err[256] = "";
 	struct report rep;
-	size_t nfiles;
 	int r;
 
 	r = sensor_capture_open_file(o->file, &cfg->sensor, &cap, err);
@@ -131,7 +123,7 @@ replay_run(const struct config *cfg, const struct replay_opts *o)
 		grey_exempt_add(rp.grey, cfg->exempt[i]);
 	for (int i = 0; i < cfg->ntraps; i++)
 		grey_trap_add(rp.grey, cfg->traps[i]);
-	allow_load_dir(cfg->allow_dir, on_allow_entry, rp.grey, &nfiles);
+	allow_load_to_policy(rp.grey, cfg->allow_dir);
 	while ((r = sensor_capture_dispatch(cap, sensor, -1)) > 0)
 		/* A commit now and then keeps LMDB's dirty pages bounded. */
 		if (store_pending(store) > 10000)

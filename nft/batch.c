@@ -8,6 +8,7 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <time.h>
 
@@ -144,6 +145,19 @@ collect_answers(struct mnl_socket *nl, const struct nft_batch *b,
 	return refused;
 }
 
+/* Bytes one message may have on nl (the kernel keeps a margin). */
+static size_t
+sndbuf_room(struct mnl_socket *nl)
+{
+	int size = 0;
+	socklen_t sl = sizeof(size);
+
+	if (getsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_SNDBUF, &size,
+		       &sl) < 0 || size < 64)
+		return 0;
+	return (size_t)size - 64;
+}
+
 int
 nft_batch_send(struct mnl_socket *nl, struct nft_batch *b,
 	       nft_batch_err_fn *on_err, void *ctx)
@@ -157,6 +171,13 @@ nft_batch_send(struct mnl_socket *nl, struct nft_batch *b,
 		return -ENOMEM;
 	nftnl_batch_end(b->buf + b->len, end_seq);
 	len = b->len + NLMSG_ALIGN(((struct nlmsghdr *)(b->buf + b->len))->nlmsg_len);
+	/* The kernel takes a batch in one message no longer than the
+	 * socket's send buffer: make room for this one (CAP_NET_ADMIN may
+	 * go past the system's limit). */
+	if (len > sndbuf_room(nl) &&
+	    setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_SNDBUFFORCE,
+		       &(int){(int)len + MSG_ROOM}, sizeof(int)) < 0)
+		return -errno;
 	if (mnl_socket_sendto(nl, b->buf, len) < 0)
 		return -errno;
 	return collect_answers(nl, b, on_err, ctx);

@@ -19,7 +19,6 @@
 
 #include "internal.h"
 
-#define BATCH_MAX_OPS 8192
 #define ELEMS_PER_MSG 64 /* elements sharing one netlink message */
 /* Well under the room a batch keeps for one message (nft/batch.c). */
 #define MSG_BYTES_MAX 12000
@@ -30,7 +29,10 @@ enum op_type { OP_ADD, OP_DEL, OP_FLUSH };
 struct op {
 	enum op_type type;
 	enum nftset_kind kind;
-	struct nftset_prefix prefix;
+	struct nftset_prefix prefix; /* the key; allow: the interval's start */
+	struct ip_range range;       /* what the op covers (for refusals) */
+	bool has_end;                /* allow: an interval end element */
+	uint8_t end[16];             /* its key: the address after the last */
 	uint64_t timeout_ms;
 	char *comment;
 };
@@ -41,6 +43,7 @@ struct nftset {
 	struct mnl_socket *nl;
 	struct op *ops;
 	size_t nops, ops_alloc;
+	uint64_t batches;
 };
 
 const char *
@@ -297,39 +300,98 @@ prefix_valid(const struct nftset *nft, enum nftset_kind kind,
 	return want < 0 || p->prefix == want;
 }
 
+/* An op on the allow set's interval [range->lo, range->hi]. */
+static void
+interval_op(struct op *op, const struct ip_range *range)
+{
+	op->kind = NFTSET_ALLOW;
+	op->range = *range;
+	op->prefix.family = range->family;
+	memcpy(op->prefix.bytes, range->lo, 16);
+	op->prefix.prefix = (uint8_t)(ip_range_prefix(range) < 0
+					      ? 0
+					      : ip_range_prefix(range));
+	/* No end past the family's last address: the interval runs to the
+	 * top. */
+	op->has_end = ip_addr_next(range->family, range->hi, op->end);
+}
+
+static int
+queue_add(struct nftset *nft, struct op *op, uint64_t timeout_ms,
+	  const char *comment)
+{
+	int r;
+
+	op->type = OP_ADD;
+	op->timeout_ms = timeout_ms;
+	if (comment && !(op->comment = strdup(comment)))
+		return -ENOMEM;
+	r = queue_op(nft, op);
+	if (r)
+		free(op->comment);
+	return r;
+}
+
+int
+nftset_add_range(struct nftset *nft, const struct ip_range *range,
+		 uint64_t timeout_ms, const char *comment)
+{
+	struct op op = {0};
+
+	if ((range->family != AF_INET && range->family != AF_INET6) ||
+	    ip_addr_cmp(range->family, range->lo, range->hi) > 0)
+		return -EINVAL;
+	interval_op(&op, range);
+	return queue_add(nft, &op, timeout_ms, comment);
+}
+
+/* The op for prefix in kind's set (allow: as an interval). */
+static int
+prefix_op(const struct nftset *nft, enum nftset_kind kind,
+	  const struct nftset_prefix *prefix, struct op *op)
+{
+	memset(op, 0, sizeof(*op));
+	if (!prefix_valid(nft, kind, prefix))
+		return -EINVAL;
+	ip_range_of_prefix(prefix->family, prefix->bytes, prefix->prefix,
+			   &op->range);
+	if (kind == NFTSET_ALLOW) {
+		interval_op(op, &op->range);
+		return 0;
+	}
+	op->kind = kind;
+	op->prefix = *prefix;
+	return 0;
+}
+
 int
 nftset_add(struct nftset *nft, enum nftset_kind kind,
 	   const struct nftset_prefix *prefix, uint64_t timeout_ms,
 	   const char *comment)
 {
-	struct op op = {OP_ADD, kind, *prefix, timeout_ms, NULL};
-	int r;
+	struct op op;
+	int r = prefix_op(nft, kind, prefix, &op);
 
-	if (!prefix_valid(nft, kind, prefix))
-		return -EINVAL;
-	if (comment && !(op.comment = strdup(comment)))
-		return -ENOMEM;
-	r = queue_op(nft, &op);
-	if (r)
-		free(op.comment);
-	return r;
+	return r < 0 ? r : queue_add(nft, &op, timeout_ms, comment);
 }
 
 int
 nftset_del(struct nftset *nft, enum nftset_kind kind,
 	   const struct nftset_prefix *prefix)
 {
-	struct op op = {OP_DEL, kind, *prefix, 0, NULL};
+	struct op op;
+	int r = prefix_op(nft, kind, prefix, &op);
 
-	if (!prefix_valid(nft, kind, prefix))
-		return -EINVAL;
+	if (r < 0)
+		return r;
+	op.type = OP_DEL;
 	return queue_op(nft, &op);
 }
 
 int
 nftset_flush(struct nftset *nft, enum nftset_kind kind)
 {
-	struct op op = {OP_FLUSH, kind, {0}, 0, NULL};
+	struct op op = {.type = OP_FLUSH, .kind = kind};
 
 	if (kind >= NFTSET_KINDS)
 		return -EINVAL;
@@ -344,29 +406,6 @@ size_t
 nftset_queued(const struct nftset *nft)
 {
 	return nft->nops;
-}
-
-/* The interval's end: the address after the prefix's last one. Returns
- * false when the prefix runs to the end of the address space. */
-static bool
-prefix_end(const struct nftset_prefix *p, uint8_t *end)
-{
-	size_t len = p->family == AF_INET ? 4 : 16;
-	memcpy(end, p->bytes, len);
-	if (p->prefix == 0)
-		return false;
-	/* Add 1 at bit position prefix-1 (counting from the top). */
-	for (int i = (int)(p->prefix - 1) / 8; i >= 0; i--) {
-		unsigned shift = (unsigned)i == (p->prefix - 1) / 8u
-					 ? 7u - (p->prefix - 1) % 8u
-					 : 0u;
-		unsigned sum = end[i] + (1u << shift);
-
-		end[i] = (uint8_t)sum;
-		if (sum < 256)
-			return true;
-	}
-	return false;
 }
 
 static struct nftnl_set_elem *
@@ -406,7 +445,6 @@ add_elems(struct nftnl_set *s, const struct op *op)
 	struct nftnl_set_elem *e =
 		elem_new(op->prefix.bytes, len, 0,
 			 op->type == OP_ADD ? op->timeout_ms : 0, op->comment);
-	uint8_t end[16];
 
 	if (!e)
 		return -ENOMEM;
@@ -414,8 +452,8 @@ add_elems(struct nftnl_set *s, const struct op *op)
 	/* Only the allow sets hold intervals: the others take the key
 	 * alone. The kernel takes no timeout on an interval's end: the
 	 * start element's covers both. */
-	if (op->kind == NFTSET_ALLOW && prefix_end(&op->prefix, end)) {
-		e = elem_new(end, len, NFT_SET_ELEM_INTERVAL_END, 0, NULL);
+	if (op->kind == NFTSET_ALLOW && op->has_end) {
+		e = elem_new(op->end, len, NFT_SET_ELEM_INTERVAL_END, 0, NULL);
 		if (!e)
 			return -ENOMEM;
 		nftnl_set_elem_add(s, e);
@@ -505,15 +543,14 @@ on_refused(size_t msg, int err, void *ctx)
 	if (st->refused[i])
 		return;
 	st->refused[i] = true;
-	/* Deleting what is already gone is what was wanted; adding what an
-	 * element already covers (a /32 inside an allowed /24) changes
-	 * nothing a packet would see. */
-	if ((op->type == OP_DEL && err == -ENOENT) ||
-	    (op->type == OP_ADD && err == -EEXIST))
+	/* Deleting what is already gone is what was wanted. An overlap in
+	 * an interval set (EEXIST) is not: the kernel keeps one of the two,
+	 * so the caller merges first, and is told if it did not. */
+	if (op->type == OP_DEL && err == -ENOENT)
 		return;
 	st->failed++;
 	if (st->fail)
-		st->fail(op->kind, &op->prefix, err, st->ctx);
+		st->fail(op->kind, &op->range, err, st->ctx);
 }
 
 /* Builds one batch of the ops not refused: runs of alike ops share a
@@ -571,8 +608,10 @@ commit_chunk(struct nftset *nft, const struct op *ops, size_t n,
 		struct nft_batch *b = nft_batch_new();
 
 		r = b ? build_batch(nft, b, &st, n) : -ENOMEM;
-		if (r == 0 && nft_batch_count(b))
+		if (r == 0 && nft_batch_count(b)) {
+			nft->batches++;
 			r = nft_batch_send(nft->nl, b, on_refused, &st);
+		}
 		nft_batch_free(b);
 		if (r <= 0)
 			break;
@@ -589,18 +628,19 @@ out:
 int
 nftset_commit(struct nftset *nft, nftset_fail_fn *fail, void *ctx)
 {
-	int total = 0, r = 0;
+	/* One batch, whatever its length: a reload of the allow lists
+	 * (their flush and every new element) must land at once. */
+	int r = nft->nops ? commit_chunk(nft, nft->ops, nft->nops, fail, ctx)
+			  : 0;
 
-	for (size_t at = 0; at < nft->nops && r >= 0; at += BATCH_MAX_OPS) {
-		size_t n = nft->nops - at < BATCH_MAX_OPS ? nft->nops - at
-							  : BATCH_MAX_OPS;
-
-		r = commit_chunk(nft, nft->ops + at, n, fail, ctx);
-		if (r > 0)
-			total += r;
-	}
 	ops_clear(nft);
-	return r < 0 ? r : total;
+	return r;
+}
+
+uint64_t
+nftset_batches_sent(const struct nftset *nft)
+{
+	return nft->batches;
 }
 
 /* --- reading sets back --- */
@@ -706,43 +746,25 @@ cmp_raw(const void *a, const void *b)
 	return c ? c : (int)y->is_end - (int)x->is_end;
 }
 
-/* The prefix length of [start, end) (or to the top when end is NULL). */
-static uint8_t
-interval_prefix(const uint8_t *start, const uint8_t *end, size_t len)
+/* The range of the interval [start, end) (to the top when end is NULL). */
+static void
+interval_of(int family, const uint8_t *start, const uint8_t *end,
+	    struct ip_range *out)
 {
-	uint8_t diff[16];
-	int borrow = 0;
-	unsigned bits = (unsigned)len * 8, zeros = 0;
+	size_t len = family == AF_INET ? 4 : 16;
 
+	memset(out, 0, sizeof(*out));
+	out->family = (uint8_t)family;
+	memcpy(out->lo, start, len);
 	if (!end) {
-		/* [start, top]: the prefix is where start's trailing zeros
-		 * begin. */
-		for (int i = (int)len - 1; i >= 0; i--) {
-			if (start[i] == 0) {
-				zeros += 8;
-				continue;
-			}
-			zeros += (unsigned)__builtin_ctz(start[i]);
+		memset(out->hi, 0xff, len);
+		return;
+	}
+	/* end - 1 */
+	memcpy(out->hi, end, len);
+	for (size_t i = len; i-- > 0;)
+		if (out->hi[i]-- != 0)
 			break;
-		}
-		return (uint8_t)(bits - zeros);
-	}
-	for (int i = (int)len - 1; i >= 0; i--) {
-		int v = end[i] - start[i] - borrow;
-
-		borrow = v < 0;
-		diff[i] = (uint8_t)(v + (borrow ? 256 : 0));
-	}
-	/* diff is a power of two 2^k: prefix = bits - k. */
-	for (int i = (int)len - 1; i >= 0; i--) {
-		if (diff[i] == 0) {
-			zeros += 8;
-			continue;
-		}
-		zeros += (unsigned)__builtin_ctz(diff[i]);
-		break;
-	}
-	return (uint8_t)(bits - zeros);
 }
 
 static int
@@ -793,10 +815,18 @@ list_one(struct nftset *nft, enum nftset_kind kind, int family,
 			end = d.elems[i + 1].key;
 		out.prefix.family = (uint8_t)family;
 		memcpy(out.prefix.bytes, st->key, d.keylen);
-		out.prefix.prefix =
-			kind == NFTSET_ALLOW
-				? interval_prefix(st->key, end, d.keylen)
-				: (uint8_t)set_key_bits(nft, kind, family);
+		if (kind == NFTSET_ALLOW) {
+			interval_of(family, st->key, end, &out.range);
+			out.prefix.prefix =
+				(uint8_t)(ip_range_prefix(&out.range) < 0
+						  ? 0
+						  : ip_range_prefix(&out.range));
+		} else {
+			out.prefix.prefix =
+				(uint8_t)set_key_bits(nft, kind, family);
+			ip_range_of_prefix(family, st->key, out.prefix.prefix,
+					   &out.range);
+		}
 		out.timeout_ms = st->timeout_ms;
 		out.expires_ms = st->expires_ms;
 		memcpy(out.comment, st->comment, sizeof(out.comment));

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "iprange.h"
+
 struct nftset;
 
 struct nftset_config {
@@ -48,7 +50,8 @@ enum nftset_kind {
 
 /* An element read back from the kernel. */
 struct nftset_elem {
-	struct nftset_prefix prefix;
+	struct nftset_prefix prefix; /* pass, trap: the key */
+	struct ip_range range;       /* allow: the interval (any range) */
 	uint64_t timeout_ms; /* 0: none */
 	uint64_t expires_ms; /* time left; 0 with no timeout */
 	char comment[128];
@@ -86,6 +89,13 @@ int nftset_add(struct nftset *nft, enum nftset_kind kind,
 	       const struct nftset_prefix *prefix, uint64_t timeout_ms,
 	       const char *comment);
 
+/* nftset_add_range - queue adding the interval [range->lo, range->hi]
+ * to allow4 or allow6 (any range, not only a CIDR). The kernel refuses
+ * one that overlaps an element already there: merge before.
+ * Return: 0, -EINVAL, -ENOMEM. */
+int nftset_add_range(struct nftset *nft, const struct ip_range *range,
+		     uint64_t timeout_ms, const char *comment);
+
 /* nftset_del - queue removing prefix. Return: 0, -EINVAL, -ENOMEM. */
 int nftset_del(struct nftset *nft, enum nftset_kind kind,
 	       const struct nftset_prefix *prefix);
@@ -96,15 +106,17 @@ int nftset_flush(struct nftset *nft, enum nftset_kind kind);
 /* nftset_queued - operations waiting for nftset_commit. */
 size_t nftset_queued(const struct nftset *nft);
 
-/* Told about each queued operation the kernel refused. */
+/* Told about each queued operation the kernel refused (a pass or trap
+ * key as the range of its prefix). */
 typedef void nftset_fail_fn(enum nftset_kind kind,
-			    const struct nftset_prefix *prefix, int err,
-			    void *ctx);
+			    const struct ip_range *range, int err, void *ctx);
 
 /*
- * nftset_commit - send the queue as one netlink batch and wait for the
- * kernel's answer. A batch is all-or-nothing, so operations the kernel
- * refuses are reported to fail() and the rest is sent again without them.
+ * nftset_commit - send the queue as one netlink batch, however long, and
+ * wait for the kernel's answer. A batch is all-or-nothing, so operations
+ * the kernel refuses are reported to fail() and the rest is sent again
+ * without them (still one batch: packets see the sets before or after,
+ * never in between).
  * Return: the number of refused operations (0: all applied), or -errno
  * when the batch could not be sent (the queue is then dropped).
  */
@@ -119,6 +131,10 @@ typedef int nftset_elem_fn(const struct nftset_elem *elem, void *ctx);
  */
 int nftset_list(struct nftset *nft, enum nftset_kind kind, nftset_elem_fn *fn,
 		void *ctx);
+
+/* nftset_batches_sent - batches sent to the kernel since nftset_open
+ * (each attempt of a commit counts). */
+uint64_t nftset_batches_sent(const struct nftset *nft);
 
 /* nftset_set_name - "allow4", "pass6", ... */
 const char *nftset_set_name(enum nftset_kind kind, int family);

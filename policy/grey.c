@@ -18,8 +18,8 @@ struct str_list {
 struct grey {
 	struct grey_config cfg;
 	struct store *store;
-	struct grey_client *allow;
-	size_t allow_len, allow_alloc;
+	struct ip_range *allow; /* sorted, not overlapping */
+	size_t allow_len;
 	struct str_list exempt; /* "postmaster@" matches any domain */
 	struct str_list traps;
 	struct grey_counters counters;
@@ -76,30 +76,28 @@ grey_free(struct grey *grey)
 }
 
 int
-grey_allow_add(struct grey *grey, const char *cidr)
+grey_allow_set(struct grey *grey, const struct ip_range *ranges, size_t n)
 {
-	struct grey_client net;
+	struct ip_range *copy = NULL;
 
-	if (grey_cidr_parse(cidr, &net) < 0)
-		return -EINVAL;
-	if (grey->allow_len == grey->allow_alloc) {
-		size_t n = grey->allow_alloc ? grey->allow_alloc * 2 : 16;
-		struct grey_client *grown =
-			realloc(grey->allow, n * sizeof(*grown));
+	for (size_t i = 1; i < n; i++) {
+		const struct ip_range *a = &ranges[i - 1], *b = &ranges[i];
 
-		if (!grown)
-			return -ENOMEM;
-		grey->allow = grown;
-		grey->allow_alloc = n;
+		if (a->family > b->family ||
+		    (a->family == b->family &&
+		     ip_addr_cmp(a->family, a->hi, b->lo) >= 0))
+			return -EINVAL;
 	}
-	grey->allow[grey->allow_len++] = net;
+	if (n) {
+		copy = malloc(n * sizeof(*copy));
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, ranges, n * sizeof(*copy));
+	}
+	free(grey->allow);
+	grey->allow = copy;
+	grey->allow_len = n;
 	return 0;
-}
-
-void
-grey_allow_clear(struct grey *grey)
-{
-	grey->allow_len = 0;
 }
 
 static int
@@ -294,10 +292,8 @@ grey_stats_reset(struct grey *grey)
 static bool
 allow_listed(const struct grey *grey, const struct grey_addr *addr)
 {
-	for (size_t i = 0; i < grey->allow_len; i++)
-		if (grey_client_contains(&grey->allow[i], addr))
-			return true;
-	return false;
+	return ip_range_find(grey->allow, grey->allow_len, sizeof(*grey->allow),
+			     addr->family, addr->bytes) != NULL;
 }
 
 static void

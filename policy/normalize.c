@@ -3,6 +3,7 @@
  * and VERP tags folded so a re-sent bounce or list mail keeps its key;
  * addresses cut to their /24 or /64; CIDR parsing and printing. */
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -238,11 +239,20 @@ grey_cidr_parse(const char *text, struct grey_client *out)
 	if (slash) {
 		unsigned long max = prefix;
 
-		if (!isdigit((unsigned char)slash[1]))
+		if (!isdigit((unsigned char)slash[1]) || strlen(slash + 1) > 3)
 			return -EINVAL;
 		prefix = strtoul(slash + 1, &end, 10);
 		if (*end || prefix > max)
 			return -EINVAL;
+	}
+	/* ::ffff:a.b.c.d is a.b.c.d: packets from it arrive as IPv4. */
+	if (addr.family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(addr.bytes)) {
+		if (prefix < 96)
+			return -EINVAL; /* half in, half out of the map */
+		memmove(addr.bytes, addr.bytes + 12, 4);
+		memset(addr.bytes + 4, 0, 12);
+		addr.family = AF_INET;
+		prefix -= 96;
 	}
 	grey_client_of(&addr, (uint8_t)prefix, out);
 	return 0;

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "iprange.h"
+
 /* RFC 5321: a path is at most 256 octets; one more for the NUL. */
 #define GREY_ADDR_MAX 257
 
@@ -163,6 +165,13 @@ int store_put_client(struct store *store, enum store_table table,
 int store_del_client(struct store *store, enum store_table table,
 		     const struct grey_client *client);
 
+/* Where a walk stopped, for the next to go on from (zeroed: the start). */
+struct store_pos {
+	uint8_t key[512];
+	size_t len;
+	bool started, done;
+};
+
 /* Called for each live client; return non-zero to stop. */
 typedef int store_client_fn(const struct grey_client *client,
 			    const struct store_client *rec, void *ctx);
@@ -170,6 +179,11 @@ typedef int store_client_fn(const struct grey_client *client,
  * Return: 0, the callback's non-zero value, or -errno. */
 int store_each_client(struct store *store, enum store_table table,
 		      int64_t now, store_client_fn *fn, void *ctx);
+/* store_each_client_from - the same, at most max records from pos on
+ * (pos->done once the end is reached). Return: as store_each_client. */
+int store_each_client_from(struct store *store, enum store_table table,
+			   int64_t now, struct store_pos *pos, size_t max,
+			   store_client_fn *fn, void *ctx);
 
 /* Called for each triplet; return non-zero to stop. */
 typedef int store_triplet_fn(const struct grey_client *client,
@@ -178,6 +192,9 @@ typedef int store_triplet_fn(const struct grey_client *client,
 /* store_each_triplet - walk every triplet record, expired or not, in key
  * order (grouped by client). Return: 0, the callback's value, or -errno. */
 int store_each_triplet(struct store *store, store_triplet_fn *fn, void *ctx);
+/* store_each_triplet_from - the same, at most max records from pos on. */
+int store_each_triplet_from(struct store *store, struct store_pos *pos,
+			    size_t max, store_triplet_fn *fn, void *ctx);
 
 /* store_forget_client - delete the client key's pass, trap and every
  * triplet of it. Return: records deleted, or -errno. */
@@ -205,6 +222,12 @@ int store_put_meta(struct store *store, const char *name, const void *val,
 /* store_count - records in a table (triplets: table -1). */
 size_t store_count(struct store *store, int table);
 
+/* store_count_clients - pass or trap records of one family (AF_INET or
+ * AF_INET6), live or expired but not yet purged: kept as a count, never
+ * a walk. */
+size_t store_count_clients(const struct store *store, enum store_table table,
+			   int family);
+
 /* --- the greylist --- */
 
 struct grey;
@@ -221,11 +244,12 @@ void grey_config_defaults(struct grey_config *cfg);
 struct grey *grey_new(const struct grey_config *cfg, struct store *store);
 void grey_free(struct grey *grey);
 
-/* grey_allow_add - add a CIDR ("198.51.100.0/24", "2001:db8::/32", or a
- * bare address) to the static allow list. Return: 0, -EINVAL, -ENOMEM. */
-int grey_allow_add(struct grey *grey, const char *cidr);
-/* grey_allow_clear - empty the static allow list (before a reload). */
-void grey_allow_clear(struct grey *grey);
+/* grey_allow_set - the allow list, replacing the one before: n ranges
+ * sorted by family then first address, none overlapping (as the daemon's
+ * merge makes them; copied). Looked up in O(log n).
+ * Return: 0, -EINVAL (not sorted, or overlapping), -ENOMEM. */
+int grey_allow_set(struct grey *grey, const struct ip_range *ranges,
+		   size_t n);
 /* grey_set_config - new settings (a reload); the store is kept. */
 void grey_set_config(struct grey *grey, const struct grey_config *cfg);
 /* grey_recipients_clear - empty the exempt and trap recipient lists. */
@@ -298,7 +322,9 @@ void grey_client_of(const struct grey_addr *addr, uint8_t prefix,
 /* grey_client_format - "198.51.100.0/24" into buf. Return: buf. */
 char *grey_client_format(const struct grey_client *client, char *buf,
 			 size_t len);
-/* grey_cidr_parse - parse CIDR or a bare address (full prefix).
+/* grey_cidr_parse - parse CIDR or a bare address (full prefix). An
+ * IPv4-mapped IPv6 address (::ffff:198.51.100.1, ::ffff:0:0/96 and
+ * longer) is the IPv4 address it maps: that is how its packets arrive.
  * Return: 0 or -EINVAL. */
 int grey_cidr_parse(const char *text, struct grey_client *out);
 /* grey_client_contains - does net contain addr? */

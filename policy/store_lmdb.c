@@ -7,9 +7,11 @@
  * is moved aside, never a crash. */
 #include <errno.h>
 #include <lmdb.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +39,7 @@ struct store {
 	uint8_t purge_at[DB_COUNT][512];
 	size_t purge_at_len[DB_COUNT];
 	char temp_dir[64]; /* store_open_temp: removed at close */
+	size_t clients[2][2]; /* pass/trap records by table, v4/v6 */
 };
 
 static int
@@ -142,6 +145,42 @@ fail:
 	return mdb_to_errno(rc);
 }
 
+static size_t *
+client_count(struct store *store, int db, uint8_t family)
+{
+	return &store->clients[db == DB_TRAP][family == AF_INET6];
+}
+
+/* The counts of pass and trap records, from a walk (at open). */
+static int
+count_clients(struct store *store)
+{
+	static const int dbs[] = {DB_PASS, DB_TRAP};
+	MDB_txn *txn;
+	int rc = mdb_txn_begin(store->env, NULL, MDB_RDONLY, &txn);
+
+	if (rc)
+		return mdb_to_errno(rc);
+	memset(store->clients, 0, sizeof(store->clients));
+	for (size_t i = 0; rc == 0 && i < 2; i++) {
+		MDB_cursor *cur;
+		MDB_val key, val;
+
+		rc = mdb_cursor_open(txn, store->dbi[dbs[i]], &cur);
+		if (rc)
+			break;
+		while ((rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) == 0)
+			if (key.mv_size == CLIENT_KEY_LEN)
+				(*client_count(store, dbs[i],
+					       ((uint8_t *)key.mv_data)[0]))++;
+		mdb_cursor_close(cur);
+		if (rc == MDB_NOTFOUND)
+			rc = 0;
+	}
+	mdb_txn_abort(txn);
+	return mdb_to_errno(rc);
+}
+
 static int
 store_try_open(const char *dir, struct store **out)
 {
@@ -166,6 +205,8 @@ store_try_open(const char *dir, struct store **out)
 	if (rc)
 		goto fail;
 	rc = store_prepare(store);
+	if (rc == 0)
+		rc = count_clients(store);
 	if (rc)
 		goto fail_errno;
 	*out = store;
@@ -387,10 +428,31 @@ store_put_client(struct store *store, enum store_table table,
 		 const struct store_client *rec)
 {
 	uint8_t buf[CLIENT_KEY_LEN];
-	MDB_val key = {sizeof(buf), buf};
+	MDB_val key = {sizeof(buf), buf}, val = {sizeof(*rec), (void *)rec};
+	int db = client_db(table);
+	MDB_txn *txn = NULL;
+	int rc = txn_get(store, &txn);
 
+	if (rc)
+		return rc;
 	client_key(client, buf);
-	return put_fixed(store, client_db(table), &key, rec, sizeof(*rec));
+	/* New, or an update: the counts need to know which. */
+	rc = mdb_put(txn, store->dbi[db], &key, &val, MDB_NOOVERWRITE);
+	if (rc == 0)
+		(*client_count(store, db, client->family))++;
+	else if (rc == MDB_KEYEXIST)
+		rc = mdb_put(txn, store->dbi[db], &key, &val, 0);
+	if (rc)
+		return mdb_to_errno(rc);
+	store->pending++;
+	return 0;
+}
+
+size_t
+store_count_clients(const struct store *store, enum store_table table,
+		    int family)
+{
+	return store->clients[table == STORE_TRAP][family == AF_INET6];
 }
 
 int
@@ -411,6 +473,7 @@ store_del_client(struct store *store, enum store_table table,
 	if (rc)
 		return mdb_to_errno(rc);
 	store->pending++;
+	(*client_count(store, client_db(table), client->family))--;
 	return STORE_FOUND;
 }
 
@@ -457,9 +520,39 @@ cursor_after_del(MDB_cursor *cur, MDB_val *key, MDB_val *val)
 	return rc;
 }
 
+/* Puts the cursor on the first record of a walk from pos. */
+static int
+walk_start(MDB_cursor *cur, struct store_pos *pos, MDB_val *key, MDB_val *val)
+{
+	int rc;
+
+	if (!pos->started) {
+		pos->started = true;
+		return mdb_cursor_get(cur, key, val, MDB_FIRST);
+	}
+	key->mv_size = pos->len;
+	key->mv_data = pos->key;
+	rc = mdb_cursor_get(cur, key, val, MDB_SET_RANGE);
+	/* pos holds the last record given: go on after it. */
+	if (rc == 0 && key->mv_size == pos->len &&
+	    memcmp(key->mv_data, pos->key, pos->len) == 0)
+		rc = mdb_cursor_get(cur, key, val, MDB_NEXT);
+	return rc;
+}
+
+static void
+walk_note(struct store_pos *pos, const MDB_val *key)
+{
+	if (key->mv_size <= sizeof(pos->key)) {
+		memcpy(pos->key, key->mv_data, key->mv_size);
+		pos->len = key->mv_size;
+	}
+}
+
 int
-store_each_client(struct store *store, enum store_table table, int64_t now,
-		  store_client_fn *fn, void *ctx)
+store_each_client_from(struct store *store, enum store_table table,
+		       int64_t now, struct store_pos *pos, size_t max,
+		       store_client_fn *fn, void *ctx)
 {
 	MDB_cursor *cur;
 	MDB_val key, val;
@@ -467,27 +560,41 @@ store_each_client(struct store *store, enum store_table table, int64_t now,
 
 	if (rc)
 		return rc;
-	for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == 0;
+	for (rc = walk_start(cur, pos, &key, &val); rc == 0 && max;
 	     rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
 		struct grey_client client;
 		struct store_client rec;
 		const uint8_t *k = key.mv_data;
 
+		walk_note(pos, &key);
 		if (key.mv_size != CLIENT_KEY_LEN || val.mv_size != sizeof(rec))
 			continue;
 		memcpy(&rec, val.mv_data, sizeof(rec));
 		if (rec.expires <= now)
 			continue;
+		max--;
 		client_of_key(k, &client);
 		r = fn(&client, &rec, ctx);
 		if (r)
 			break;
 	}
+	pos->done = rc == MDB_NOTFOUND;
 	return cursor_done(cur, rc, r);
 }
 
 int
-store_each_triplet(struct store *store, store_triplet_fn *fn, void *ctx)
+store_each_client(struct store *store, enum store_table table, int64_t now,
+		  store_client_fn *fn, void *ctx)
+{
+	struct store_pos pos = {0};
+
+	return store_each_client_from(store, table, now, &pos, SIZE_MAX, fn,
+				      ctx);
+}
+
+int
+store_each_triplet_from(struct store *store, struct store_pos *pos,
+			size_t max, store_triplet_fn *fn, void *ctx)
 {
 	MDB_cursor *cur;
 	MDB_val key, val;
@@ -495,7 +602,7 @@ store_each_triplet(struct store *store, store_triplet_fn *fn, void *ctx)
 
 	if (rc)
 		return rc;
-	for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == 0;
+	for (rc = walk_start(cur, pos, &key, &val); rc == 0 && max;
 	     rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
 		char sender[STORE_KEY_ADDR_MAX + 1], rcpt[STORE_KEY_ADDR_MAX + 1];
 		const uint8_t *k = key.mv_data;
@@ -503,6 +610,7 @@ store_each_triplet(struct store *store, store_triplet_fn *fn, void *ctx)
 		struct store_triplet rec;
 		size_t ls, lr;
 
+		walk_note(pos, &key);
 		if (key.mv_size <= CLIENT_KEY_LEN || val.mv_size != sizeof(rec))
 			continue;
 		ls = strnlen((const char *)k + CLIENT_KEY_LEN,
@@ -519,11 +627,21 @@ store_each_triplet(struct store *store, store_triplet_fn *fn, void *ctx)
 		rcpt[lr] = 0;
 		memcpy(&rec, val.mv_data, sizeof(rec));
 		client_of_key(k, &client);
+		max--;
 		r = fn(&client, sender, rcpt, &rec, ctx);
 		if (r)
 			break;
 	}
+	pos->done = rc == MDB_NOTFOUND;
 	return cursor_done(cur, rc, r);
+}
+
+int
+store_each_triplet(struct store *store, store_triplet_fn *fn, void *ctx)
+{
+	struct store_pos pos = {0};
+
+	return store_each_triplet_from(store, &pos, SIZE_MAX, fn, ctx);
 }
 
 int
@@ -594,9 +712,16 @@ purge_table(struct store *store, int db, int64_t now, uint32_t ttl,
 			 : mdb_cursor_get(cur, &key, &val, MDB_FIRST);
 	while (rc == 0 && budget-- > 0) {
 		if (record_expired(db, &val, now, ttl)) {
+			/* Read before the delete frees the key's page. */
+			bool client = db != DB_TRIPLET &&
+				      key.mv_size == CLIENT_KEY_LEN;
+			uint8_t family = client ? *(uint8_t *)key.mv_data : 0;
+
 			rc = cursor_del(store, cur, &key, &val);
 			if (rc)
 				break;
+			if (client)
+				(*client_count(store, db, family))--;
 			(*deleted)++;
 			rc = cursor_after_del(cur, &key, &val);
 			continue;

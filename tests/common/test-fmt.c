@@ -100,9 +100,14 @@ test_uint(void)
 static void
 test_json(void)
 {
-	/* control bytes, quote, backslash, high bytes, and a plain run */
-	const char *in = "a\x01\"\\\xc3\xa9z <x@example.org>";
-	const char *want = "\"a\\u0001\\\"\\\\\\u00c3\\u00a9z <x@example.org>\"";
+	/* control bytes, quote, backslash, UTF-8 (é, €, 𝄞) as it is, stray
+	 * bytes (a lone continuation, an overlong '/', a surrogate, a cut
+	 * character) as U+FFFD, and a plain run */
+	const char *in = "a\x01\"\\\xc3\xa9\xe2\x82\xac\xf0\x9d\x84\x9e"
+			 "\x80\xc0\xaf\xed\xa0\x80\xe2\x82z <x@example.org>";
+	const char *want = "\"a\\u0001\\\"\\\\\xc3\xa9\xe2\x82\xac\xf0\x9d\x84\x9e"
+			   "\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd"
+			   "\\ufffdz <x@example.org>\"";
 	char buf[JSON_ESCAPED_MAX(64)], *end;
 	char long_in[1000], *put = NULL;
 	size_t put_len = 0;
@@ -118,9 +123,14 @@ test_json(void)
 	*json_append_string(buf, "") = 0;
 	CHECK_STR(buf, "\"\"");
 
-	/* json_put_string works in slices: a long string crosses them */
+	/* json_put_string works in slices: a long string crosses them,
+	 * with UTF-8 characters across every slice's edge */
 	for (size_t i = 0; i < sizeof(long_in) - 1; i++)
 		long_in[i] = i % 100 == 99 ? '"' : 'a' + (char)(i % 26);
+	for (size_t i = 250; i + 3 < sizeof(long_in) - 1; i += 256) {
+		memcpy(long_in + i, "\xe2\x82\xac", 3);
+		memcpy(long_in + i + 4, "\xc3\xa9", 2);
+	}
 	long_in[sizeof(long_in) - 1] = 0;
 	f = open_memstream(&put, &put_len);
 	CHECK(f);

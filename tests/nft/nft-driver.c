@@ -5,7 +5,12 @@
  *   del KIND CIDR                          pass, trap)
  *   flush KIND
  *   commit                                 prints "committed N refused"
+ *   bulk N                                 queue N adds of single IPv6
+ *                                          addresses in 2001:db8:ffff::/48
+ *                                          to allow6
+ *   batches                                prints "batches N" (sent so far)
  *   list KIND                              prints "CIDR TIMEOUT EXPIRES C"
+ *                                          (allow: any range, LO-HI)
  * and answers "ready" once the table exists. Arguments: [TABLE [MARK
  * [persist]]]. It keeps the table (and its
  * socket) until stdin closes or it is killed. */
@@ -54,22 +59,21 @@ parse_prefix(const char *text, struct nftset_prefix *p)
 }
 
 static void
-on_fail(enum nftset_kind kind, const struct nftset_prefix *p, int err,
+on_fail(enum nftset_kind kind, const struct ip_range *range, int err,
 	void *ctx)
 {
-	char ip[64];
+	char text[IP_RANGE_TEXT_MAX];
 
-	inet_ntop(p->family, p->bytes, ip, sizeof(ip));
-	printf("refused %s/%u: %s\n", ip, p->prefix, strerror(-err));
+	printf("refused %s: %s\n", ip_range_format(range, text),
+	       strerror(-err));
 }
 
 static int
 print_elem(const struct nftset_elem *e, void *ctx)
 {
-	char ip[64];
+	char text[IP_RANGE_TEXT_MAX];
 
-	inet_ntop(e->prefix.family, e->prefix.bytes, ip, sizeof(ip));
-	printf("%s/%u %llu %llu %s\n", ip, e->prefix.prefix,
+	printf("%s %llu %llu %s\n", ip_range_format(&e->range, text),
 	       (unsigned long long)e->timeout_ms,
 	       (unsigned long long)e->expires_ms,
 	       e->comment[0] ? e->comment : "-");
@@ -113,6 +117,21 @@ main(int argc, char **argv)
 		if (strcmp(cmd, "commit") == 0) {
 			r = nftset_commit(nft, on_fail, NULL);
 			printf("committed %d refused\n", r);
+		} else if (strcmp(cmd, "batches") == 0) {
+			printf("batches %llu\n",
+			       (unsigned long long)nftset_batches_sent(nft));
+		} else if (strcmp(cmd, "bulk") == 0) {
+			long n = strtol(kind, NULL, 10);
+
+			for (long i = 0; i < n; i++) {
+				struct nftset_prefix b = {.family = AF_INET6,
+							  .prefix = 128};
+
+				inet_pton(AF_INET6, "2001:db8:ffff::", b.bytes);
+				b.bytes[14] = (uint8_t)(i >> 8);
+				b.bytes[15] = (uint8_t)i;
+				nftset_add(nft, NFTSET_ALLOW, &b, 0, "bulk");
+			}
 		} else if (k < 0) {
 			printf("error: bad kind '%s'\n", kind);
 		} else if (strcmp(cmd, "flush") == 0) {
@@ -121,6 +140,25 @@ main(int argc, char **argv)
 			r = nftset_list(nft, (enum nftset_kind)k, print_elem,
 					NULL);
 			printf("end %d\n", r);
+		} else if (k == NFTSET_ALLOW && strchr(cidr, '-')) {
+			struct nftset_prefix lo, hi;
+			struct ip_range range = {0};
+			char *dash = strchr(cidr, '-');
+
+			*dash = 0;
+			if (parse_prefix(cidr, &lo) < 0 ||
+			    parse_prefix(dash + 1, &hi) < 0) {
+				printf("error: bad range\n");
+				continue;
+			}
+			range.family = lo.family;
+			memcpy(range.lo, lo.bytes, 16);
+			memcpy(range.hi, hi.bytes, 16);
+			if (!strcmp(cmd, "add"))
+				nftset_add_range(nft, &range, timeout,
+						 comment[0] ? comment : NULL);
+			else
+				printf("error: ranges are added only\n");
 		} else if (parse_prefix(cidr, &p) < 0) {
 			printf("error: bad prefix '%s'\n", cidr);
 		} else if (strcmp(cmd, "add") == 0) {

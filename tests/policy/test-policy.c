@@ -258,6 +258,28 @@ test_fast_path_refresh_is_rate_limited(void)
 	teardown();
 }
 
+static struct ip_range
+range_of(const char *cidr)
+{
+	struct grey_client c;
+	struct ip_range r;
+
+	CHECK_INT(grey_cidr_parse(cidr, &c), 0);
+	ip_range_of_prefix(c.family, c.bytes, c.prefix, &r);
+	return r;
+}
+
+/* The allow list of n CIDRs, given sorted and apart. */
+static int
+allow_cidrs(const char *const *cidrs, size_t n)
+{
+	struct ip_range r[8];
+
+	for (size_t i = 0; i < n; i++)
+		r[i] = range_of(cidrs[i]);
+	return grey_allow_set(grey, r, n);
+}
+
 static void
 test_allow_exempt_starttls(void)
 {
@@ -265,10 +287,19 @@ test_allow_exempt_starttls(void)
 	struct grey_addr a;
 
 	setup();
-	CHECK_INT(grey_allow_add(grey, "203.0.113.0/25"), 0);
-	CHECK_INT(grey_allow_add(grey, "2001:db8:aa::/48"), 0);
-	CHECK_INT(grey_allow_add(grey, "not-a-net"), -EINVAL);
-	CHECK_INT(grey_allow_add(grey, "10.0.0.0/33"), -EINVAL);
+	{
+		const char *const ranges[] = {"203.0.113.0/25",
+					      "2001:db8:aa::/48"};
+		struct ip_range r[2];
+
+		CHECK_INT(allow_cidrs(ranges, 2), 0);
+		/* Not sorted, or overlapping: refused. */
+		r[0] = range_of("198.51.100.0/24");
+		r[1] = range_of("198.51.100.128/25");
+		CHECK_INT(grey_allow_set(grey, r, 2), -EINVAL);
+		r[1] = range_of("10.0.0.0/8");
+		CHECK_INT(grey_allow_set(grey, r, 2), -EINVAL);
+	}
 	d = tarpit(T0, "203.0.113.100", "a@a.test", "b@b.test");
 	CHECK_INT(d.action, GREY_ALLOWED);
 	CHECK_INT(d.reason, GREY_REASON_ALLOW_LIST);
@@ -311,7 +342,7 @@ test_trap_wins_over_all_but_allow_list(void)
 	setup();
 	CHECK_INT(grey_trap_add(grey, "spamtrap@b.test"), 0);
 	CHECK_INT(grey_exempt_add(grey, "postmaster@"), 0);
-	CHECK_INT(grey_allow_add(grey, "203.0.113.0/24"), 0);
+	CHECK_INT(allow_cidrs((const char *const[]){"203.0.113.0/24"}, 1), 0);
 	/* A passed /24 ... */
 	tarpit(T0, "198.51.100.7", "a@a.test", "b@b.test");
 	d = tarpit(T0 + 300, "198.51.100.7", "a@a.test", "b@b.test");
@@ -422,6 +453,13 @@ test_cidr_parse_format(void)
 	CHECK_INT(grey_cidr_parse("/24", &c), -EINVAL);
 	CHECK_INT(grey_cidr_parse("198.51.100.0/24x", &c), -EINVAL);
 	CHECK_INT(grey_cidr_parse("2001:db8::/129", &c), -EINVAL);
+	/* IPv4-mapped: the IPv4 address it stands for. */
+	CHECK_INT(grey_cidr_parse("::ffff:198.51.100.1", &c), 0);
+	CHECK_STR(grey_client_format(&c, buf, sizeof(buf)), "198.51.100.1/32");
+	CHECK_INT(grey_cidr_parse("::ffff:198.51.100.0/120", &c), 0);
+	CHECK_STR(grey_client_format(&c, buf, sizeof(buf)), "198.51.100.0/24");
+	CHECK_INT(grey_cidr_parse("::ffff:0:0/95", &c), -EINVAL);
+	CHECK_INT(grey_cidr_parse("198.51.100.0/0024", &c), -EINVAL);
 }
 
 /* Passes by retry from n clients (one /24 each), the k-th waiting
