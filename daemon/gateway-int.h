@@ -22,6 +22,7 @@ struct gateway {
 	bool cfg_missing_ok;
 	struct loop *loop;
 	struct store *store;
+	struct store_counters store_seen; /* its events logged so far */
 	struct grey *grey;
 	struct nftset *nft;
 	struct control *control;

@@ -415,6 +415,29 @@ gateway_stats_reset(struct gateway *gw)
 	log_info("report: counting starts again");
 }
 
+/* What the store did since the last look, said once. */
+static void
+log_store_events(struct gateway *gw)
+{
+	const struct store_counters *now = store_get_counters(gw->store);
+	struct store_counters *seen = &gw->store_seen;
+
+	if (now->map_grown != seen->map_grown)
+		log_info("store: map grown to %llu MiB (%llu MiB used)",
+			 (unsigned long long)(now->map_bytes >> 20),
+			 (unsigned long long)(now->used_bytes >> 20));
+	if (now->replayed != seen->replayed)
+		log_warnx("store: %llu failed transaction(s) redone from the "
+			  "journal: nothing was lost",
+			  (unsigned long long)(now->replayed - seen->replayed));
+	if (now->write_errors != seen->write_errors)
+		log_warnx("store: %llu write(s) or commit(s) failed; what they "
+			  "held is kept and tried again (is the disk full?)",
+			  (unsigned long long)(now->write_errors -
+					       seen->write_errors));
+	*seen = *now;
+}
+
 static void
 on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 {
@@ -436,6 +459,7 @@ on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 	} else {
 		gateway_commit(gw);
 	}
+	log_store_events(gw);
 	loop_timer_arm(loop, t, loop_now_ms(loop) + HOUSEKEEPING_MS);
 }
 
@@ -494,28 +518,63 @@ reconcile(struct gateway *gw)
 	return 0;
 }
 
+/* The store's folder is greygated's alone: a folder another user owns, or
+ * may write to, could be given links and files of theirs (as OpenSMTPD
+ * refuses a spool that is not its own). */
+static int
+check_store_folder(const char *dir, char *err)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		snprintf(err, 512, "store %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (lstat(dir, &st) < 0) {
+		snprintf(err, 512, "store %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, 512, "store %s: not a folder (a link?): refused",
+			 dir);
+		return -ENOTDIR;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		snprintf(err, 512, "store %.200s: owned by uid %u, mode %03o: "
+				   "refused (it must be greygated's own, uid "
+				   "%u, and writable by nobody else: chmod 700)",
+			 dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777),
+			 (unsigned)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
 static int
 open_policy(struct gateway *gw, char *err)
 {
 	const struct config *cfg = gw->cfg;
-	int r;
+	int r = check_store_folder(cfg->store_dir, err);
 
-	if (mkdir(cfg->store_dir, 0700) < 0 && errno != EEXIST) {
-		r = -errno;
+	if (r < 0)
+		return r;
+	r = store_open(cfg->store_dir, cfg->store_move_aside, &gw->store);
+	if (r == -EPROTO) {
+		snprintf(err, 512, "store %s: %s (set store_move_aside = yes to "
+				   "keep it aside and start empty)",
+			 cfg->store_dir,
+			 store_open_why()[0] ? store_open_why()
+					     : "not a greygate store, or damaged");
+		return r;
+	}
+	if (r < 0) {
 		snprintf(err, 512, "store %s: %s", cfg->store_dir, strerror(-r));
 		return r;
 	}
-	r = store_open(cfg->store_dir, cfg->store_move_aside, &gw->store);
-	if (r < 0) {
-		snprintf(err, 512, "store %s: %s%s", cfg->store_dir,
-			 strerror(-r),
-			 r == -EPROTO ? " (not a greygate store of this "
-					"version, or corrupt: set "
-					"store_move_aside = yes to keep it "
-					"aside and start empty)"
-				      : "");
-		return r;
-	}
+	if (store_open_why()[0])
+		log_warnx("store %s: %s: starting with an empty greylist",
+			  cfg->store_dir, store_open_why());
+	gw->store_seen = *store_get_counters(gw->store);
 	gw->grey = grey_new(&cfg->grey, gw->store);
 	if (!gw->grey)
 		return -ENOMEM;

@@ -118,13 +118,37 @@ enum store_table { STORE_PASS = 0, STORE_TRAP = 1 };
 /*
  * store_open - open (or create) the store in directory dir.
  * @dir: an existing directory; the store keeps data.mdb and lock.mdb there
- * @move_aside: if the file is corrupt or of an unknown schema, rename it to
+ * @move_aside: if the file is damaged or of an unknown schema, rename it to
  *   data.mdb.bad-<time> and start empty instead of failing
  * @out: the store, owned by the caller (store_close)
- * Return: 0; -EPROTO for an unknown schema version or corrupt file (with
- * move_aside false); other -errno.
+ * The file is checked before anything relies on it: an empty file, one
+ * shorter than its header says, or one with a page that points outside
+ * it is damaged (store_open_why says how), never a crash.
+ * Return: 0; -EPROTO for an unknown schema version or a damaged file
+ * (with move_aside false); other -errno.
  */
 int store_open(const char *dir, bool move_aside, struct store **out);
+
+/* store_open_sized - store_open with a first map of map_bytes (it grows
+ * as the data does; tests start it small). */
+int store_open_sized(const char *dir, bool move_aside, size_t map_bytes,
+		     struct store **out);
+
+/* store_open_why - why the last store_open found the file damaged, or
+ * what it set aside ("" if nothing). */
+const char *store_open_why(void);
+
+/* What the store did that its owner should know (and log). */
+struct store_counters {
+	uint64_t map_bytes;    /* the map's size now */
+	uint64_t used_bytes;   /* the file's pages in use */
+	uint64_t map_grown;    /* times the map was made larger */
+	uint64_t replayed;     /* failed transactions redone: nothing lost */
+	uint64_t write_errors; /* writes or commits that failed for good */
+};
+
+/* store_get_counters - since store_open. */
+const struct store_counters *store_get_counters(struct store *store);
 
 /* store_open_temp - a throw-away store in a new folder under /tmp, for a
  * replay or a simulation; store_close removes it. Return: 0 or -errno. */
@@ -136,7 +160,11 @@ void store_close(struct store *store);
 
 /* store_flush - commit the writes made since the last flush. Committed
  * writes survive the process being killed, not yet a crash of the machine.
- * Return: 0 or -errno. */
+ * A write or commit that fails (the map full, the transaction too big, a
+ * passing error) is not lost: the store keeps every write since the last
+ * commit, and redoes them in a new transaction (the map grown first if it
+ * was full) at once or at the next flush.
+ * Return: 0 or -errno (the writes are kept for the next try). */
 int store_flush(struct store *store);
 
 /* store_sync - flush, then wait until everything committed is on disk

@@ -2,9 +2,13 @@
 /* The embedded store on LMDB: triplets, passed and trapped clients. Writes
  * go into one long write transaction that store_flush commits (no fsync:
  * a commit survives kill -9) and store_sync puts on disk (one fsync), so a
- * burst of decisions costs neither per decision.
+ * burst of decisions costs neither per decision. Every write since the
+ * last commit is also kept in a journal in memory: LMDB gives up a whole
+ * transaction when one write fails (a full map, too many dirty pages), and
+ * the journal redoes it in a new one, so nothing decided is lost. The map
+ * grows before it is full.
  * The file carries a schema version; a file we cannot read is an error or
- * is moved aside, never a crash. */
+ * is moved aside, never a crash (store_lmdb_check.c). */
 #include <errno.h>
 #include <lmdb.h>
 #include <stdint.h>
@@ -17,9 +21,15 @@
 #include <unistd.h>
 
 #include "policy.h"
+#include "store_lmdb.h"
 
 #define STORE_SCHEMA 1u
-#define STORE_MAP_SIZE ((size_t)4 << 30) /* sparse: only used pages count */
+/* The map is address space, not memory: only used pages count. It starts
+ * here and doubles when three quarters are used, up to the most. */
+#define STORE_MAP_SIZE ((size_t)1 << 30)
+#define STORE_MAP_MAX ((size_t)1 << 40)
+/* Redo a failed transaction at most this often in a row. */
+#define STORE_REDO_MAX 4
 /* Keeps a triplet key within LMDB's 511-byte limit; longer addresses are
  * cut, which can only merge two absurdly long addresses into one key. */
 #define STORE_KEY_ADDR_MAX 240
@@ -40,7 +50,34 @@ struct store {
 	size_t purge_at_len[DB_COUNT];
 	char temp_dir[64]; /* store_open_temp: removed at close */
 	size_t clients[2][2]; /* pass/trap records by table, v4/v6 */
+	/* the writes since the last commit: db, op, key, value, each */
+	uint8_t *journal;
+	size_t journal_len, journal_cap;
+	struct store_counters counters;
 };
+
+static char open_why[160];
+
+const char *
+store_open_why(void)
+{
+	return open_why;
+}
+
+const struct store_counters *
+store_get_counters(struct store *store)
+{
+	MDB_envinfo info;
+	MDB_stat st;
+
+	if (mdb_env_info(store->env, &info) == 0 &&
+	    mdb_env_stat(store->env, &st) == 0) {
+		store->counters.map_bytes = info.me_mapsize;
+		store->counters.used_bytes =
+			(uint64_t)(info.me_last_pgno + 1) * st.ms_psize;
+	}
+	return &store->counters;
+}
 
 static int
 mdb_to_errno(int rc)
@@ -64,14 +101,102 @@ mdb_to_errno(int rc)
 	}
 }
 
+/* --- the journal of writes since the last commit --- */
+
+struct journal_head {
+	uint8_t db, del;
+	uint16_t klen;
+	uint32_t vlen;
+};
+
+static int
+journal_add(struct store *store, int db, const MDB_val *key,
+	    const MDB_val *val)
+{
+	struct journal_head h = {(uint8_t)db, val == NULL,
+				 (uint16_t)key->mv_size,
+				 val ? (uint32_t)val->mv_size : 0};
+	size_t need = sizeof(h) + h.klen + h.vlen;
+
+	if (store->journal_len + need > store->journal_cap) {
+		size_t cap = store->journal_cap ? store->journal_cap : 65536;
+		uint8_t *grown;
+
+		while (cap < store->journal_len + need)
+			cap *= 2;
+		grown = realloc(store->journal, cap);
+		if (!grown)
+			return -ENOMEM;
+		store->journal = grown;
+		store->journal_cap = cap;
+	}
+	memcpy(store->journal + store->journal_len, &h, sizeof(h));
+	memcpy(store->journal + store->journal_len + sizeof(h), key->mv_data,
+	       h.klen);
+	if (val)
+		memcpy(store->journal + store->journal_len + sizeof(h) + h.klen,
+		       val->mv_data, h.vlen);
+	store->journal_len += need;
+	return 0;
+}
+
+/* Redoes the journal in txn. Return: 0 or LMDB's error. */
+static int
+journal_replay(struct store *store, MDB_txn *txn)
+{
+	for (size_t at = 0; at < store->journal_len;) {
+		struct journal_head h;
+		MDB_val key, val;
+		int rc;
+
+		memcpy(&h, store->journal + at, sizeof(h));
+		key.mv_size = h.klen;
+		key.mv_data = store->journal + at + sizeof(h);
+		val.mv_size = h.vlen;
+		val.mv_data = store->journal + at + sizeof(h) + h.klen;
+		rc = h.del ? mdb_del(txn, store->dbi[h.db], &key, NULL)
+			   : mdb_put(txn, store->dbi[h.db], &key, &val, 0);
+		if (rc && rc != MDB_NOTFOUND)
+			return rc;
+		at += sizeof(h) + h.klen + h.vlen;
+	}
+	return 0;
+}
+
+/* A larger map: no transaction may be open. Return: true if it grew. */
+static bool
+grow_map(struct store *store)
+{
+	MDB_envinfo info;
+	size_t size;
+
+	if (store->txn || mdb_env_info(store->env, &info))
+		return false;
+	size = info.me_mapsize * 2;
+	if (size > STORE_MAP_MAX || mdb_env_set_mapsize(store->env, size))
+		return false;
+	store->counters.map_grown++;
+	return true;
+}
+
+/* The open write transaction, begun if none is (with the journal's writes
+ * redone in it, after a failure). */
 static int
 txn_get(struct store *store, MDB_txn **out)
 {
-	if (!store->txn) {
+	for (int tries = 0; !store->txn; tries++) {
 		int rc = mdb_txn_begin(store->env, NULL, 0, &store->txn);
 
-		if (rc) {
-			store->txn = NULL;
+		if (rc == 0)
+			rc = journal_replay(store, store->txn);
+		if (rc == 0)
+			break;
+		if (store->txn)
+			mdb_txn_abort(store->txn);
+		store->txn = NULL;
+		if (rc != MDB_MAP_FULL || tries == STORE_REDO_MAX ||
+		    !grow_map(store)) {
+			store->counters.write_errors++;
 			return mdb_to_errno(rc);
 		}
 	}
@@ -79,16 +204,89 @@ txn_get(struct store *store, MDB_txn **out)
 	return 0;
 }
 
+/* A write failed: LMDB has given up the transaction. Begin another with
+ * the journal's writes redone in it (the map grown if it was full; the
+ * journal committed on its own if the transaction was too big).
+ * Return: 0 (the write may be tried again) or -errno. */
+static int
+redo(struct store *store, int rc)
+{
+	MDB_txn *txn;
+	int r;
+
+	mdb_txn_abort(store->txn);
+	store->txn = NULL;
+	store->counters.replayed++;
+	if (rc == MDB_MAP_FULL && !grow_map(store))
+		return mdb_to_errno(rc);
+	r = txn_get(store, &txn);
+	if (r == 0 && rc == MDB_TXN_FULL)
+		r = store_flush(store);
+	return r;
+}
+
+/* Puts (val) or deletes (val NULL) one record, journalled; with
+ * MDB_NOOVERWRITE, MDB_KEYEXIST comes back (nothing written).
+ * Return: 0, MDB_KEYEXIST, MDB_NOTFOUND (a delete of nothing), or
+ * -errno. */
+static int
+write_rec(struct store *store, int db, MDB_val *key, MDB_val *val,
+	  unsigned flags)
+{
+	for (int tries = 0;; tries++) {
+		MDB_txn *txn;
+		int rc = txn_get(store, &txn);
+
+		if (rc)
+			return rc;
+		rc = val ? mdb_put(txn, store->dbi[db], key, val, flags)
+			 : mdb_del(txn, store->dbi[db], key, NULL);
+		if (rc == MDB_KEYEXIST || rc == MDB_NOTFOUND)
+			return rc;
+		if (rc == 0) {
+			if (journal_add(store, db, key, val) < 0) {
+				/* Unjournalled: commit it now instead. */
+				return store_flush(store);
+			}
+			store->pending++;
+			return 0;
+		}
+		if (tries == STORE_REDO_MAX || redo(store, rc) < 0) {
+			store->counters.write_errors++;
+			return mdb_to_errno(rc);
+		}
+	}
+}
+
 int
 store_flush(struct store *store)
 {
-	int rc;
+	MDB_txn *txn;
+	int rc = 0;
 
-	if (!store->txn)
-		return 0;
-	rc = mdb_txn_commit(store->txn);
-	store->txn = NULL;
+	for (int tries = 0; store->txn || store->journal_len; tries++) {
+		rc = txn_get(store, &txn);
+		if (rc)
+			return rc;
+		rc = mdb_txn_commit(txn);
+		store->txn = NULL; /* committed or freed, either way */
+		if (rc == 0)
+			break;
+		/* The journal still holds it all: grow if need be and try
+		 * again, now or at the next flush. */
+		store->counters.replayed++;
+		if (tries == STORE_REDO_MAX ||
+		    (rc == MDB_MAP_FULL && !grow_map(store))) {
+			store->counters.write_errors++;
+			return mdb_to_errno(rc);
+		}
+	}
+	store->journal_len = 0;
 	store->pending = 0;
+	/* Room before it is needed: three quarters used, twice the map. */
+	store_get_counters(store);
+	if (store->counters.used_bytes > store->counters.map_bytes / 4 * 3)
+		grow_map(store);
 	return mdb_to_errno(rc);
 }
 
@@ -136,6 +334,8 @@ store_prepare(struct store *store)
 		goto fail;
 	} else if (val.mv_size != sizeof(schema) ||
 		   memcmp(val.mv_data, &schema, sizeof(schema)) != 0) {
+		snprintf(open_why, sizeof(open_why),
+			 "not a greygate store of schema %u", STORE_SCHEMA);
 		mdb_txn_abort(txn);
 		return -EPROTO;
 	}
@@ -182,20 +382,25 @@ count_clients(struct store *store)
 }
 
 static int
-store_try_open(const char *dir, struct store **out)
+store_try_open(const char *dir, size_t map_bytes, struct store **out)
 {
 	struct store *store = calloc(1, sizeof(*store));
 	int rc;
 
 	if (!store)
 		return -ENOMEM;
+	rc = lmdb_check_before_open(dir, open_why);
+	if (rc) {
+		free(store);
+		return rc;
+	}
 	rc = mdb_env_create(&store->env);
 	if (rc) {
 		free(store);
 		return mdb_to_errno(rc);
 	}
 	mdb_env_set_maxdbs(store->env, DB_COUNT);
-	mdb_env_set_mapsize(store->env, STORE_MAP_SIZE);
+	mdb_env_set_mapsize(store->env, map_bytes);
 	/* NOSYNC: a commit writes to the file (so it survives the process
 	 * being killed) but does not wait for the disk; store_sync does. A
 	 * crash of the machine can lose what came after the last sync; with
@@ -204,7 +409,9 @@ store_try_open(const char *dir, struct store **out)
 	rc = mdb_env_open(store->env, dir, MDB_NOSYNC, 0600);
 	if (rc)
 		goto fail;
-	rc = store_prepare(store);
+	rc = lmdb_check_opened(store->env, dir, open_why);
+	if (rc == 0)
+		rc = store_prepare(store);
 	if (rc == 0)
 		rc = count_clients(store);
 	if (rc)
@@ -212,6 +419,9 @@ store_try_open(const char *dir, struct store **out)
 	*out = store;
 	return 0;
 fail:
+	if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ||
+	    rc == MDB_CORRUPTED)
+		snprintf(open_why, sizeof(open_why), "%s", mdb_strerror(rc));
 	rc = mdb_to_errno(rc);
 fail_errno:
 	mdb_env_close(store->env);
@@ -220,11 +430,14 @@ fail_errno:
 }
 
 int
-store_open(const char *dir, bool move_aside, struct store **out)
+store_open_sized(const char *dir, bool move_aside, size_t map_bytes,
+		 struct store **out)
 {
 	char path[4096], aside[4200];
-	int rc = store_try_open(dir, out);
+	int rc;
 
+	open_why[0] = 0;
+	rc = store_try_open(dir, map_bytes, out);
 	if (rc != -EPROTO || !move_aside)
 		return rc;
 	snprintf(path, sizeof(path), "%s/data.mdb", dir);
@@ -234,7 +447,17 @@ store_open(const char *dir, bool move_aside, struct store **out)
 		return -errno;
 	snprintf(path, sizeof(path), "%s/lock.mdb", dir);
 	unlink(path);
-	return store_try_open(dir, out);
+	/* What was found is said with what was done about it. */
+	snprintf(open_why + strlen(open_why),
+		 sizeof(open_why) - strlen(open_why), "%s%s set aside",
+		 open_why[0] ? ": " : "", strrchr(aside, '/') + 1);
+	return store_try_open(dir, map_bytes, out);
+}
+
+int
+store_open(const char *dir, bool move_aside, struct store **out)
+{
+	return store_open_sized(dir, move_aside, STORE_MAP_SIZE, out);
 }
 
 int
@@ -267,6 +490,7 @@ store_close(struct store *store)
 		mdb_txn_abort(store->txn); /* thrown away with the file */
 	store->txn = NULL;
 	mdb_env_close(store->env);
+	free(store->journal);
 	if (store->temp_dir[0]) {
 		snprintf(path, sizeof(path), "%s/data.mdb", store->temp_dir);
 		unlink(path);
@@ -331,17 +555,9 @@ static int
 put_fixed(struct store *store, int db, MDB_val *key, const void *rec,
 	  size_t len)
 {
-	MDB_txn *txn = NULL;
 	MDB_val val = {len, (void *)rec};
-	int rc = txn_get(store, &txn);
 
-	if (rc)
-		return rc;
-	rc = mdb_put(txn, store->dbi[db], key, &val, 0);
-	if (rc)
-		return mdb_to_errno(rc);
-	store->pending++;
-	return 0;
+	return write_rec(store, db, key, &val, 0);
 }
 
 /* Meta records other than the schema stamp: any size, copied out. */
@@ -430,22 +646,16 @@ store_put_client(struct store *store, enum store_table table,
 	uint8_t buf[CLIENT_KEY_LEN];
 	MDB_val key = {sizeof(buf), buf}, val = {sizeof(*rec), (void *)rec};
 	int db = client_db(table);
-	MDB_txn *txn = NULL;
-	int rc = txn_get(store, &txn);
+	int rc;
 
-	if (rc)
-		return rc;
 	client_key(client, buf);
 	/* New, or an update: the counts need to know which. */
-	rc = mdb_put(txn, store->dbi[db], &key, &val, MDB_NOOVERWRITE);
+	rc = write_rec(store, db, &key, &val, MDB_NOOVERWRITE);
 	if (rc == 0)
 		(*client_count(store, db, client->family))++;
 	else if (rc == MDB_KEYEXIST)
-		rc = mdb_put(txn, store->dbi[db], &key, &val, 0);
-	if (rc)
-		return mdb_to_errno(rc);
-	store->pending++;
-	return 0;
+		rc = write_rec(store, db, &key, &val, 0);
+	return rc;
 }
 
 size_t
@@ -461,18 +671,14 @@ store_del_client(struct store *store, enum store_table table,
 {
 	uint8_t buf[CLIENT_KEY_LEN];
 	MDB_val key = {sizeof(buf), buf};
-	MDB_txn *txn = NULL;
-	int rc = txn_get(store, &txn);
+	int rc;
 
-	if (rc)
-		return rc;
 	client_key(client, buf);
-	rc = mdb_del(txn, store->dbi[client_db(table)], &key, NULL);
+	rc = write_rec(store, client_db(table), &key, NULL, 0);
 	if (rc == MDB_NOTFOUND)
 		return 0;
 	if (rc)
-		return mdb_to_errno(rc);
-	store->pending++;
+		return rc;
 	(*client_count(store, client_db(table), client->family))--;
 	return STORE_FOUND;
 }
@@ -498,13 +704,39 @@ cursor_done(MDB_cursor *cur, int rc, int result)
 	return rc && rc != MDB_NOTFOUND ? mdb_to_errno(rc) : result;
 }
 
+/* Closes a walk that deleted: a failed delete gave up the transaction,
+ * which is redone from the journal before anything else uses the store.
+ * Return: as cursor_done. */
 static int
-cursor_del(struct store *store, MDB_cursor *cur, MDB_val *key, MDB_val *val)
+cursor_done_writing(struct store *store, MDB_cursor *cur, int rc, int result)
 {
-	int rc = mdb_cursor_del(cur, 0);
+	mdb_cursor_close(cur);
+	if (!rc || rc == MDB_NOTFOUND)
+		return result;
+	if (redo(store, rc) < 0)
+		store->counters.write_errors++;
+	return mdb_to_errno(rc);
+}
 
-	if (rc == 0)
+/* Deletes the record under the cursor, journalled. A failure gives up
+ * the transaction (and the cursor with it): the walk ends there, the
+ * journal is redone in a new one, and the caller may try again. */
+static int
+cursor_del(struct store *store, int db, MDB_cursor *cur, MDB_val *key)
+{
+	uint8_t copy[512];
+	MDB_val k = {key->mv_size, copy};
+	int rc;
+
+	if (key->mv_size > sizeof(copy))
+		return MDB_BAD_VALSIZE;
+	memcpy(copy, key->mv_data, key->mv_size);
+	rc = mdb_cursor_del(cur, 0);
+	if (rc == 0) {
 		store->pending++;
+		if (journal_add(store, db, &k, NULL) < 0)
+			rc = MDB_TXN_FULL; /* commit instead, as below */
+	}
 	return rc;
 }
 
@@ -666,13 +898,13 @@ store_forget_client(struct store *store, const struct grey_client *client)
 	rc = mdb_cursor_get(cur, &key, &val, MDB_SET_RANGE);
 	while (rc == 0 && key.mv_size > CLIENT_KEY_LEN &&
 	       memcmp(key.mv_data, prefix, CLIENT_KEY_LEN) == 0) {
-		rc = cursor_del(store, cur, &key, &val);
+		rc = cursor_del(store, DB_TRIPLET, cur, &key);
 		if (rc)
 			break;
 		deleted++;
 		rc = cursor_after_del(cur, &key, &val);
 	}
-	return cursor_done(cur, rc, deleted);
+	return cursor_done_writing(store, cur, rc, deleted);
 }
 
 static bool
@@ -717,7 +949,7 @@ purge_table(struct store *store, int db, int64_t now, uint32_t ttl,
 				      key.mv_size == CLIENT_KEY_LEN;
 			uint8_t family = client ? *(uint8_t *)key.mv_data : 0;
 
-			rc = cursor_del(store, cur, &key, &val);
+			rc = cursor_del(store, db, cur, &key);
 			if (rc)
 				break;
 			if (client)
@@ -734,10 +966,7 @@ purge_table(struct store *store, int db, int64_t now, uint32_t ttl,
 	} else {
 		store->purge_at_len[db] = 0; /* reached the end: wrap */
 	}
-	mdb_cursor_close(cur);
-	if (rc && rc != MDB_NOTFOUND)
-		return mdb_to_errno(rc);
-	return 0;
+	return cursor_done_writing(store, cur, rc, 0);
 }
 
 int

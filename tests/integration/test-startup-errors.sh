@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # greygated refuses to start with a clear one-line error and exit code 2,
 # leaving nothing behind (no nft table), for: a bad value (a duration, a
-# size), an unknown key,
-# a missing config file, a missing interface, no CAP_NET_ADMIN, and a
-# table of its name that someone else owns.
+# size), an unknown key, settings that would stop all mail, a missing or
+# root user, a missing config file (or a folder given as one), a missing
+# interface, no CAP_NET_ADMIN, a store folder that is not its own, a
+# damaged store, and a table of its name that someone else owns.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -75,6 +76,50 @@ expect_refusal "missing interface" "cannot start: capture on nosuch0" \
 write_conf ""
 expect_refusal "no CAP_NET_ADMIN" "needs CAP_NET_ADMIN" \
 	setpriv --bounding-set=-net_admin "$greygated" --config "$conf" --foreground
+
+# A store folder that is not greygated's own is refused.
+mkdir -m 0777 "$NETNS_TMP/shared-store"
+chown nobody "$NETNS_TMP/shared-store"
+printf '[gateway]\nstore_dir = %s/shared-store\nallow_dir = %s/allow\ncontrol_socket = %s/control.sock\n' \
+	"$NETNS_TMP" "$NETNS_TMP" "$NETNS_TMP" >"$conf"
+expect_refusal "a store folder of another user" \
+	"store $NETNS_TMP/shared-store: owned by uid $(id -u nobody), mode 777: refused" \
+	"$greygated" --config "$conf" --foreground
+chown root "$NETNS_TMP/shared-store"
+expect_refusal "a store folder others may write" "mode 777: refused" \
+	"$greygated" --config "$conf" --foreground
+ln -s "$NETNS_TMP/shared-store" "$NETNS_TMP/linked-store"
+printf '[gateway]\nstore_dir = %s/linked-store\nallow_dir = %s/allow\ncontrol_socket = %s/control.sock\n' \
+	"$NETNS_TMP" "$NETNS_TMP" "$NETNS_TMP" >"$conf"
+expect_refusal "a store folder that is a link" "linked-store: not a folder (a link?): refused" \
+	"$greygated" --config "$conf" --foreground
+
+# A damaged store (cut short, empty): an error that says how, never a
+# crash; with store_move_aside it is set aside, said in the log, and
+# greygated starts empty.
+mkdir -p -m 0700 "$NETNS_TMP/store"
+write_conf ""
+: >"$NETNS_TMP/store/data.mdb"
+expect_refusal "an empty store file" "data.mdb is empty (set store_move_aside = yes" \
+	"$greygated" --config "$conf" --foreground
+write_conf "store_move_aside = yes"
+netns_spawn gw "$greygated" --config "$conf" --foreground >"$NETNS_TMP/empty.log" 2>&1
+wait_for 10 grep -q "greygated .* up" "$NETNS_TMP/empty.log" || { cat "$NETNS_TMP/empty.log"; fail "did not start after an empty store"; }
+kill "$SPAWNED"
+wait "$SPAWNED" || true
+grep -q "data.mdb is empty: data.mdb.bad-[0-9]* set aside: starting with an empty greylist" "$NETNS_TMP/empty.log" ||
+	fail "setting an empty store aside was not said: $(cat "$NETNS_TMP/empty.log")"
+# greygated's own store, from a run just now, cut short.
+rm -f "$NETNS_TMP"/store/*
+write_conf ""
+netns_spawn gw "$greygated" --config "$conf" --foreground >"$NETNS_TMP/pop.log" 2>&1
+wait_for 10 grep -q "greygated .* up" "$NETNS_TMP/pop.log" || fail "did not start"
+kill "$SPAWNED"
+wait "$SPAWNED" || true
+truncate -s 8192 "$NETNS_TMP/store/data.mdb"
+expect_refusal "a store cut short" "data.mdb is 8192 bytes, its header says [0-9]*: cut short" \
+	"$greygated" --config "$conf" --foreground
+rm -f "$NETNS_TMP"/store/*
 
 # A corrupt store: an error naming the fix; with store_move_aside it is
 # kept aside and greygated starts empty.
