@@ -241,10 +241,14 @@ run_policy(const struct event *evs, size_t n, const char *base,
 		uint32_t be = htonl(e->ip);
 
 		memcpy(a.bytes, &be, 4);
-		if (grey_on_rcpt(grey, e->now, &a, senders[e->sender],
-				 rcpts[e->rcpt],
-				 e->fast ? GREY_PATH_FAST : GREY_PATH_TARPIT,
-				 e->fast ? 250 : 451, &d) < 0) {
+		struct grey_attempt at = {
+			.kind = GREY_ATTEMPT_RCPT, .now = e->now, .client = a,
+			.helo = "", .sender = senders[e->sender],
+			.rcpt = rcpts[e->rcpt],
+			.path = e->fast ? GREY_PATH_FAST : GREY_PATH_TARPIT,
+			.reply = e->fast ? 250 : 451};
+
+		if (grey_decide(grey, &at, &d) < 0) {
 			fprintf(stderr, "policy-bench: store error\n");
 			exit(1);
 		}

@@ -302,6 +302,12 @@ loop_now_ms(const struct loop *loop)
 	return timesrc_mono_ms(loop->ts);
 }
 
+int64_t
+loop_wall_sec(const struct loop *loop)
+{
+	return timesrc_wall_sec(loop->ts);
+}
+
 static int
 fire_due_timers(struct loop *loop)
 {

@@ -73,6 +73,10 @@ bool loop_timer_is_armed(const struct loop_timer *timer);
 /* loop_now_ms - the loop clock's monotonic time. */
 uint64_t loop_now_ms(const struct loop *loop);
 
+/* loop_wall_sec - the loop clock's wall time (epoch seconds): what a
+ * process on this loop calls now, so a fake clock moves it too. */
+int64_t loop_wall_sec(const struct loop *loop);
+
 /*
  * loop_run_once - fire due timers, wait for events at most max_wait_ms
  * (less if a timer is due sooner; -1 waits for the next event or timer),

@@ -21,8 +21,15 @@
 #include "sandbox.h"
 
 #define STATS_MS 1000
-/* Events go up in batches, one system call per capture turn. */
-#define BATCH_MAX 64
+/* Records go up in batches, one system call a turn. */
+#define SEND_BATCH 64
+/* A tarpit session waits this long for its verdict, then gets the plain
+ * deferral. */
+#define VERDICT_WAIT_MS 2000
+/* Fast-path events waiting to go up past this many are dropped (and
+ * counted); a session's question never is (a session asks one at a time,
+ * so they are at most max_connections). */
+#define QUEUE_EVENTS_MAX 4096
 
 struct child {
 	struct loop *loop;
@@ -33,9 +40,11 @@ struct child {
 	struct loop_timer tick;
 	int sock;
 	bool parent_gone;
+	bool want_out; /* the socket is watched for room */
 	uint64_t events_dropped;
-	struct ipc_record *batch; /* BATCH_MAX events waiting to go up */
-	unsigned nbatch;
+	/* records waiting to go up, a ring that grows */
+	struct ipc_record *queue;
+	size_t head, len, size;
 };
 
 /* --- before the exec, in the forked copy of greygated --- */
@@ -109,44 +118,66 @@ log_to_parent(enum log_level level, const char *line, void *ctx)
 		parent_gone(c);
 }
 
-/* Sends the waiting events in one sendmmsg. */
-static void
-flush_events(struct child *c)
+/* Room at the end of the queue for one more record (NULL: no memory). */
+static struct ipc_record *
+queue_push(struct child *c)
 {
-	struct mmsghdr msgs[BATCH_MAX];
-	struct iovec iov[BATCH_MAX];
-	int n;
+	if (c->len == c->size) {
+		size_t size = c->size ? c->size * 2 : 256;
+		struct ipc_record *q = malloc(size * sizeof(*q));
 
-	if (!c->nbatch)
-		return;
-	memset(msgs, 0, sizeof(msgs[0]) * c->nbatch);
-	for (unsigned i = 0; i < c->nbatch; i++) {
-		iov[i].iov_base = &c->batch[i];
-		iov[i].iov_len = sizeof(c->batch[i]);
-		msgs[i].msg_hdr.msg_iov = &iov[i];
-		msgs[i].msg_hdr.msg_iovlen = 1;
+		if (!q)
+			return NULL;
+		/* unrolled in order at the start of the new ring */
+		for (size_t i = 0; i < c->len; i++)
+			q[i] = c->queue[(c->head + i) % c->size];
+		free(c->queue);
+		c->queue = q;
+		c->head = 0;
+		c->size = size;
 	}
-	n = sendmmsg(c->sock, msgs, c->nbatch, MSG_DONTWAIT | MSG_NOSIGNAL);
-	if (n < 0) {
-		if (errno == EPIPE)
-			parent_gone(c);
-		else if (errno != EAGAIN)
-			log_warn("child: sending to greygated");
-		n = 0;
-	}
-	/* What the parent's socket could not take is dropped, not waited
-	 * for: the tarpit must not stall. */
-	c->events_dropped += c->nbatch - (unsigned)n;
-	c->nbatch = 0;
+	return &c->queue[(c->head + c->len++) % c->size];
 }
 
-static void
-copy_text(char *dst, size_t len, const char *src)
-{
-	size_t n = strnlen(src, len - 1);
+static void on_parent(struct loop *loop, int fd, uint32_t events, void *ctx);
 
-	memcpy(dst, src, n);
-	dst[n] = 0;
+/* Sends what waits, as much as the socket takes; the rest waits for room
+ * (the socket is watched for it). */
+static void
+flush_queue(struct child *c)
+{
+	while (c->len && !c->parent_gone) {
+		struct mmsghdr msgs[SEND_BATCH];
+		struct iovec iov[SEND_BATCH];
+		unsigned n = 0;
+		int sent;
+
+		/* up to the ring's end or a batch, whichever is first */
+		while (n < SEND_BATCH && n < c->len &&
+		       c->head + n < c->size) {
+			iov[n].iov_base = &c->queue[c->head + n];
+			iov[n].iov_len = sizeof(*c->queue);
+			memset(&msgs[n], 0, sizeof(msgs[n]));
+			msgs[n].msg_hdr.msg_iov = &iov[n];
+			msgs[n].msg_hdr.msg_iovlen = 1;
+			n++;
+		}
+		sent = sendmmsg(c->sock, msgs, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (sent < 0) {
+			if (errno == EPIPE)
+				parent_gone(c);
+			else if (errno != EAGAIN && errno != EINTR)
+				log_warn("child: sending to greygated");
+			break;
+		}
+		c->head = (c->head + (size_t)sent) % c->size;
+		c->len -= (size_t)sent;
+	}
+	if (!c->want_out != !c->len && !c->parent_gone) {
+		c->want_out = c->len != 0;
+		loop_mod_fd(c->loop, c->sock,
+			    EPOLLIN | (c->want_out ? EPOLLOUT : 0));
+	}
 }
 
 static void
@@ -154,30 +185,32 @@ on_sensor_event(const struct sensor_event *ev, void *ctx)
 {
 	struct child *c = ctx;
 	struct ipc_record *rec;
-	struct ipc_event *e;
 
-	if (ev->type != SENSOR_EV_RCPT && ev->type != SENSOR_EV_STARTTLS)
+	/* The tarpit speaks for its own sessions: the sensor's view is of
+	 * the fast path. */
+	if ((ev->type != SENSOR_EV_RCPT && ev->type != SENSOR_EV_STARTTLS) ||
+	    ev->path == SENSOR_PATH_TARPIT)
 		return;
-	if (c->nbatch == BATCH_MAX)
-		flush_events(c);
-	rec = &c->batch[c->nbatch++];
-	memset(rec, 0, sizeof(*rec));
-	rec->version = IPC_VERSION;
-	rec->type = IPC_EVENT;
-	e = &rec->u.ev;
-	e->ts_sec = ev->ts.tv_sec;
-	e->ts_usec = (int32_t)ev->ts.tv_usec;
-	e->type = (uint8_t)ev->type;
-	e->path = (uint8_t)ev->path;
-	e->family = ev->family;
-	memcpy(e->client, ev->client, 16);
-	memcpy(e->server, ev->server, 16);
-	e->client_port = ev->client_port;
-	e->server_port = ev->server_port;
-	e->reply = ev->reply;
-	copy_text(e->helo, sizeof(e->helo), ev->helo);
-	copy_text(e->from, sizeof(e->from), ev->from);
-	copy_text(e->to, sizeof(e->to), ev->to);
+	if (c->len >= QUEUE_EVENTS_MAX || !(rec = queue_push(c))) {
+		c->events_dropped++;
+		return;
+	}
+	ipc_fill_event(rec, ev);
+}
+
+/* A tarpit session asks: queued whatever the queue holds (never dropped:
+ * it waits for the answer). */
+static int
+ask_parent(const struct tarpit_attempt *a, void *ctx)
+{
+	struct child *c = ctx;
+	struct ipc_record *rec = queue_push(c);
+
+	if (!rec)
+		return -ENOMEM;
+	ipc_fill_attempt(rec, a);
+	flush_queue(c);
+	return 0;
 }
 
 static bool
@@ -197,7 +230,7 @@ on_capture(struct loop *loop, int fd, uint32_t events, void *ctx)
 		log_warnx("child: capture read failed");
 		loop_quit(loop, 1);
 	}
-	flush_events(c);
+	flush_queue(c);
 }
 
 static void
@@ -207,7 +240,7 @@ on_tick(struct loop *loop, struct loop_timer *t, void *ctx)
 	struct ipc_record rec = {.type = IPC_STATS};
 
 	sensor_expire(c->sensor, time(NULL));
-	flush_events(c);
+	flush_queue(c);
 	rec.u.stats.sensor = *sensor_get_counters(c->sensor);
 	rec.u.stats.tarpit = *tarpit_get_counters(c->tarpit);
 	sensor_capture_stats(c->cap, &rec.u.stats.pcap_received,
@@ -218,15 +251,36 @@ on_tick(struct loop *loop, struct loop_timer *t, void *ctx)
 	loop_timer_arm(loop, t, loop_now_ms(loop) + STATS_MS);
 }
 
-/* The parent closed its end (or died): nothing left to serve. */
+/* Verdicts from the parent; its end closed (or it died): nothing left to
+ * serve. Room to send: what waits goes up. */
 static void
 on_parent(struct loop *loop, int fd, uint32_t events, void *ctx)
 {
-	struct ipc_record rec;
-	ssize_t n = recv(fd, &rec, sizeof(rec), MSG_DONTWAIT);
+	struct child *c = ctx;
 
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-		parent_gone(ctx);
+	if (events & EPOLLOUT)
+		flush_queue(c);
+	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		return;
+	for (int i = 0; i < 256; i++) {
+		struct ipc_record rec;
+		struct tarpit_verdict v;
+		ssize_t n = recv(fd, &rec, sizeof(rec), MSG_DONTWAIT);
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n <= 0) {
+			parent_gone(c);
+			return;
+		}
+		if ((size_t)n != sizeof(rec) || rec.version != IPC_VERSION ||
+		    rec.type != IPC_VERDICT)
+			continue;
+		v.action = (enum tarpit_action)rec.u.verdict.action;
+		v.wait_sec = rec.u.verdict.wait_sec;
+		/* A session gone meanwhile has nobody to answer. */
+		tarpit_verdict(c->tarpit, rec.u.verdict.session, &v);
+	}
 }
 
 static void
@@ -273,9 +327,9 @@ child_setup(struct child *c)
 	}
 	c->tarpit = tarpit_new(&c->cfg.tarpit, c->loop);
 	c->sensor = sensor_new(&c->cfg.sensor, on_sensor_event, c);
-	c->batch = malloc(BATCH_MAX * sizeof(*c->batch));
-	if (!c->tarpit || !c->sensor || !c->batch)
+	if (!c->tarpit || !c->sensor)
 		return -ENOMEM;
+	tarpit_set_asker(c->tarpit, ask_parent, c, VERDICT_WAIT_MS);
 	for (int i = 0; i < IPC_LISTEN_MAX; i++)
 		if (c->cfg.listen[i] &&
 		    tarpit_adopt(c->tarpit, IPC_FD_LISTEN + i, i >= 2) < 0)
@@ -332,7 +386,7 @@ child_main(void)
 	log_debug("child: serving as %s%s", c.cfg.user,
 		  c.cfg.seccomp ? " under seccomp" : "");
 	code = loop_run(c.loop);
-	flush_events(&c);
+	flush_queue(&c);
 	/* No cleanup: the process ends, the kernel closes everything. */
 	return code < 0 ? 1 : code;
 }

@@ -96,7 +96,7 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 {
 	const struct grey_counters *k = grey_get_counters(gw->grey);
 	const struct ipc_stats *cs = &gw->child_stats;
-	int64_t now = time(NULL);
+	int64_t now = loop_wall_sec(gw->loop);
 	struct set_sizes sz;
 	char t[32];
 
@@ -126,7 +126,9 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 			"\"connections\":%" PRIu64 ",\"reached_rcpt\":%" PRIu64
 			",\"busy\":%" PRIu64 ",\"timeouts\":%" PRIu64
 			",\"bad_commands\":%" PRIu64 ",\"stress_entered\":%" PRIu64
-			",\"stressed\":%u},\"sensor\":{\"packets\":"
+			",\"stressed\":%u,\"asked\":%" PRIu64
+			",\"verdicts_late\":%" PRIu64
+			",\"verdicts_unsent\":%" PRIu64 "},\"sensor\":{\"packets\":"
 			"%" PRIu64 ",\"flows\":%" PRIu64 ",\"flows_open\":%" PRIu64
 			",\"rcpts\":%" PRIu64
 			",\"pcap_dropped\":%" PRIu64 ",\"events_dropped\":%" PRIu64
@@ -141,7 +143,8 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 			cs->tarpit.reached_rcpt, cs->tarpit.busy,
 			cs->tarpit.timeouts, cs->tarpit.bad_commands,
 			cs->tarpit.stress_entered, cs->tarpit.stressed,
-			cs->sensor.packets, cs->sensor.flows,
+			cs->tarpit.asked, cs->tarpit.verdicts_late,
+			gw->verdicts_unsent, cs->sensor.packets, cs->sensor.flows,
 			cs->sensor.flows_open, cs->sensor.rcpts,
 			cs->pcap_dropped, cs->events_dropped);
 		return;
@@ -177,11 +180,13 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 		"tarpit:    %u open%s, %" PRIu64 " connections, %" PRIu64
 		" reached RCPT, %" PRIu64 " busy, %" PRIu64
 		" timeouts, %" PRIu64 " bad commands, stress %" PRIu64
-		" times\n",
+		" times, %" PRIu64 " asked (%" PRIu64 " answered late, %" PRIu64
+		" unsent)\n",
 		cs->tarpit.open, cs->tarpit.stressed ? " (stress mode)" : "",
 		cs->tarpit.connections, cs->tarpit.reached_rcpt,
 		cs->tarpit.busy, cs->tarpit.timeouts, cs->tarpit.bad_commands,
-		cs->tarpit.stress_entered);
+		cs->tarpit.stress_entered, cs->tarpit.asked,
+		cs->tarpit.verdicts_late, gw->verdicts_unsent);
 	fprintf(out,
 		"sensor:    %" PRIu64 " packets, %" PRIu64 " flows (%" PRIu64
 		" open), %" PRIu64 " RCPTs, %" PRIu64
@@ -352,7 +357,7 @@ list(struct gateway *gw, const struct args *a, FILE *out,
 		return -ENOMEM;
 	l->gw = gw;
 	l->json = a->json;
-	l->now = time(NULL);
+	l->now = loop_wall_sec(gw->loop);
 	l->generation = gw->allow_generation;
 	if (!strcmp(what, "grey")) {
 		l->what = LIST_GREY;
@@ -460,7 +465,7 @@ report(struct gateway *gw, const struct args *a, FILE *out)
 			iso(gw->stats_since, t));
 		return 0;
 	}
-	report_compute(&r, gw->grey, gw->stats_since, time(NULL));
+	report_compute(&r, gw->grey, gw->stats_since, loop_wall_sec(gw->loop));
 	if (a->svg)
 		report_print_svg(out, &r);
 	else if (a->json)

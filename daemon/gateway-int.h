@@ -58,16 +58,35 @@ struct gateway {
 	uint64_t drops_warned_at_count;
 	int64_t drops_warned;
 	uint64_t records_bad;
+	uint64_t verdicts_unsent; /* the child's socket was full */
 };
 
-/* gateway_on_event - decide on one SMTP event and act on it. */
-void gateway_on_event(struct gateway *gw, const struct sensor_event *ev);
+/* gateway_decide - decide on one attempt with greygated's own clock
+ * (a->now is set here) and act on it: the store, the sets (a pass reaches
+ * the kernel in this turn), one log line (decide.c).
+ * Return: 0 with *d set, or -errno (the store failed; nothing done). */
+struct grey_attempt;
+int gateway_decide(struct gateway *gw, struct grey_attempt *a,
+		   struct grey_decision *d);
 
 /* gateway_stats_reset - the report counts from zero, from now on. */
 void gateway_stats_reset(struct gateway *gw);
 
+/* gateway_verdict_of - what a waiting tarpit session is told of a
+ * decision (r: gateway_decide's return; a failure is the plain deferral). */
+void gateway_verdict_of(const struct gateway *gw, int r,
+			const struct grey_decision *d,
+			struct tarpit_verdict *v);
+
+/* gateway_prefix_of - a client key as the sets' prefix. */
+void gateway_prefix_of(const struct grey_client *c, struct nftset_prefix *p);
+
 /* gateway_commit - send queued set changes and commit the store now. */
 void gateway_commit(struct gateway *gw);
+
+/* gateway_commit_turn - send queued set changes now; commit the store if
+ * a pass or trap waits, or enough writes or time piled up. */
+void gateway_commit_turn(struct gateway *gw);
 
 /* gateway_allow_runtime - add (or replace) a run-time allow entry, save
  * the list and put it in the sets. ttl_sec 0: no end.

@@ -21,69 +21,9 @@
 
 #define HOUSEKEEPING_MS 1000
 #define PURGE_BATCH 2000
-/* The store commits (one fsync) when this many writes wait or this long
- * passed since the last commit: a kill -9 loses at most that much, and
- * greylisting only ever answers 4xx, so nothing is lost but a retry. */
-#define STORE_COMMIT_PENDING 10000
-#define STORE_COMMIT_MS 200
-/* Passes, refreshes and traps are few and precious (a lost pass costs a
- * legitimate sender another delay): they are committed and synced to disk
- * in the turn they are decided. Everything else is synced every few
- * seconds. */
+/* Everything is synced every few seconds (passes at once: decide.c). */
 #define STORE_SYNC_TICKS 5
 
-
-static void
-prefix_of(const struct grey_client *c, struct nftset_prefix *p)
-{
-	p->family = c->family;
-	p->prefix = c->prefix;
-	memcpy(p->bytes, c->bytes, 16);
-}
-
-static void
-on_nft_refused(enum nftset_kind kind, const struct ip_range *range, int err,
-	       void *ctx)
-{
-	char text[IP_RANGE_TEXT_MAX];
-
-	log_warnx("nft: %s refused in set %s: %s",
-		  ip_range_format(range, text),
-		  nftset_set_name(kind, range->family), strerror(-err));
-}
-
-/* Sends the queued set changes now (a pass must reach the kernel at
- * once); commits the store when enough waits or time passed, or when
- * force is set. */
-static void
-commit_now(struct gateway *gw, bool force)
-{
-	uint64_t now = loop_now_ms(gw->loop);
-	int r;
-
-	if (nftset_queued(gw->nft)) {
-		r = nftset_commit(gw->nft, on_nft_refused, NULL);
-		if (r < 0)
-			log_warnx("nft: batch not sent: %s", strerror(-r));
-	}
-	if (store_pending(gw->store) &&
-	    (force || gw->must_commit ||
-	     store_pending(gw->store) >= STORE_COMMIT_PENDING ||
-	     now - gw->store_committed_ms >= STORE_COMMIT_MS)) {
-		gw->store_committed_ms = now;
-		r = gw->must_commit ? store_sync(gw->store)
-				    : store_flush(gw->store);
-		gw->must_commit = false;
-		if (r < 0)
-			log_warnx("store: commit failed: %s", strerror(-r));
-	}
-}
-
-void
-gateway_commit(struct gateway *gw)
-{
-	commit_now(gw, true);
-}
 
 /* --- allow lists --- */
 
@@ -112,7 +52,7 @@ runtime_expire(struct gateway *gw, int64_t now)
 static int
 reload_allow(struct gateway *gw)
 {
-	int64_t now = time(NULL);
+	int64_t now = loop_wall_sec(gw->loop);
 	struct allow_range *ranges;
 	struct allow_set set;
 	size_t n, from_files;
@@ -184,7 +124,7 @@ gateway_allow_runtime(struct gateway *gw, const char *cidr, uint32_t ttl_sec,
 	/* Stored in canonical form, so the same net given twice is one. */
 	grey_client_format(&net, e.cidr, sizeof(e.cidr));
 	snprintf(e.comment, sizeof(e.comment), "%s", comment ? comment : "");
-	e.expires = ttl_sec ? (int64_t)time(NULL) + ttl_sec : 0;
+	e.expires = ttl_sec ? (int64_t)loop_wall_sec(gw->loop) + ttl_sec : 0;
 	for (i = 0; i < gw->nruntime; i++)
 		if (strcmp(gw->runtime[i].cidr, e.cidr) == 0)
 			break;
@@ -241,125 +181,16 @@ gateway_forget(struct gateway *gw, const char *client, char *key_out,
 		if (t < 0)
 			return t;
 		r += t == STORE_FOUND;
-		prefix_of(&given, &p);
+		gateway_prefix_of(&given, &p);
 		nftset_del(gw->nft, NFTSET_TRAP, &p);
 	}
-	prefix_of(&key, &p);
+	gateway_prefix_of(&key, &p);
 	nftset_del(gw->nft, NFTSET_PASS, &p);
 	gw->must_commit = true;
 	gateway_commit(gw);
 	log_info("action=forget, client=%s, key=%s, records=%d", client,
 		 key_out, r);
 	return r;
-}
-
-/* --- decisions --- */
-
-static const char *
-addr_text(const struct sensor_event *ev, char *buf)
-{
-	return inet_ntop(ev->family, ev->client, buf, INET6_ADDRSTRLEN);
-}
-
-static void
-apply(struct gateway *gw, const struct sensor_event *ev,
-      const struct grey_decision *d, int64_t now)
-{
-	const struct config *cfg = gw->cfg;
-	char ip[INET6_ADDRSTRLEN], key[64];
-	struct nftset_prefix p;
-	uint64_t ttl_ms;
-
-	addr_text(ev, ip);
-	grey_client_format(&d->client, key, sizeof(key));
-	prefix_of(&d->client, &p);
-	ttl_ms = d->expires > now ? (uint64_t)(d->expires - now) * 1000 : 0;
-	if ((d->action == GREY_PASS && d->reason != GREY_REASON_PASSED) ||
-	    d->action == GREY_REFRESH || d->action == GREY_TRAP)
-		gw->must_commit = true;
-	switch (d->action) {
-	case GREY_GREYLIST:
-		log_info("action=greylist, reason=%s, client=%s, helo=%s, "
-			 "sender=%s, recipient=%s, delay=%u",
-			 grey_reason_name(d->reason), ip, ev->helo, ev->from,
-			 ev->to, d->wait_sec);
-		break;
-	case GREY_PASS:
-		if (ttl_ms)
-			nftset_add(gw->nft, NFTSET_PASS, &p, ttl_ms,
-				   "greygate pass");
-		if (d->reason == GREY_REASON_PASSED) {
-			log_debug("action=pass, reason=passed, client=%s, "
-				  "key=%s",
-				  ip, key);
-			break;
-		}
-		log_info("action=pass, reason=%s, client=%s, key=%s, helo=%s, "
-			 "sender=%s, recipient=%s, delay=%u, ttl=%u",
-			 grey_reason_name(d->reason), ip, key, ev->helo,
-			 ev->from, ev->to, d->delay_sec, cfg->grey.pass_ttl_sec);
-		break;
-	case GREY_REFRESH:
-		nftset_add(gw->nft, NFTSET_PASS, &p, ttl_ms, "greygate pass");
-		log_info("action=refresh, reason=%s, client=%s, key=%s, "
-			 "ttl=%u",
-			 grey_reason_name(d->reason), ip, key,
-			 cfg->grey.pass_ttl_sec);
-		break;
-	case GREY_TRAP:
-		if (ttl_ms)
-			nftset_add(gw->nft, NFTSET_TRAP, &p, ttl_ms,
-				   "greygate trap");
-		log_info("action=trap, reason=trapped, client=%s, helo=%s, "
-			 "sender=%s, recipient=%s",
-			 ip, ev->helo, ev->from, ev->to);
-		break;
-	case GREY_ALLOWED:
-		log_debug("action=allow, reason=allow-list, client=%s, "
-			  "sender=%s, recipient=%s",
-			  ip, ev->from, ev->to);
-		break;
-	case GREY_ACTION_NONE:
-		break;
-	}
-}
-
-static enum grey_path
-grey_path_of(enum sensor_path path)
-{
-	return path == SENSOR_PATH_TARPIT ? GREY_PATH_TARPIT
-	       : path == SENSOR_PATH_FAST ? GREY_PATH_FAST
-					  : GREY_PATH_UNKNOWN;
-}
-
-void
-gateway_on_event(struct gateway *gw, const struct sensor_event *ev)
-{
-	struct grey_decision d;
-	struct grey_addr a = {.family = ev->family};
-	int64_t now = ev->ts.tv_sec;
-	int r;
-
-	memcpy(a.bytes, ev->client, 16);
-	switch (ev->type) {
-	case SENSOR_EV_RCPT:
-		r = grey_on_rcpt(gw->grey, now, &a, ev->from, ev->to,
-				 grey_path_of(ev->path), ev->reply, &d);
-		break;
-	case SENSOR_EV_STARTTLS:
-		r = grey_on_starttls(gw->grey, now, &a, grey_path_of(ev->path),
-				     &d);
-		break;
-	default:
-		return;
-	}
-	if (r < 0) {
-		log_warnx("store: %s; decision skipped", strerror(-r));
-		return;
-	}
-	apply(gw, ev, &d, now);
-	/* A pass reaches the kernel in the same turn it is decided. */
-	commit_now(gw, false);
 }
 
 /* The report's figures from before the restart, if any were saved. */
@@ -407,7 +238,7 @@ void
 gateway_stats_reset(struct gateway *gw)
 {
 	grey_stats_reset(gw->grey);
-	gw->stats_since = time(NULL);
+	gw->stats_since = loop_wall_sec(gw->loop);
 	if (grey_stats_save(gw->grey, gw->stats_since) < 0)
 		log_warnx("report: cannot save its figures to the store");
 	gw->stats_saved = *grey_get_counters(gw->grey);
@@ -442,7 +273,7 @@ static void
 on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 {
 	struct gateway *gw = ctx;
-	int64_t now = time(NULL);
+	int64_t now = loop_wall_sec(gw->loop);
 	int r;
 
 	if (runtime_expire(gw, now))
@@ -479,7 +310,7 @@ reconcile_one(const struct grey_client *c, const struct store_client *rec,
 	struct reconcile_ctx *rc = ctx;
 	struct nftset_prefix p;
 
-	prefix_of(c, &p);
+	gateway_prefix_of(c, &p);
 	if (nftset_add(rc->gw->nft, rc->kind, &p,
 		       (uint64_t)(rec->expires - rc->now) * 1000,
 		       rc->kind == NFTSET_PASS ? "greygate pass"
@@ -501,7 +332,7 @@ reconcile_one(const struct grey_client *c, const struct store_client *rec,
 static int
 reconcile(struct gateway *gw)
 {
-	struct reconcile_ctx pass = {gw, NFTSET_PASS, time(NULL), 0};
+	struct reconcile_ctx pass = {gw, NFTSET_PASS, loop_wall_sec(gw->loop), 0};
 	struct reconcile_ctx trap = {gw, NFTSET_TRAP, pass.now, 0};
 	int r = store_each_client(gw->store, STORE_PASS, pass.now,
 				  reconcile_one, &pass);
@@ -662,7 +493,7 @@ load_runtime_allow(struct gateway *gw)
 
 	snprintf(gw->runtime_path, sizeof(gw->runtime_path),
 		 "%s/allow-runtime.txt", gw->cfg->store_dir);
-	r = allow_runtime_load(gw->runtime_path, time(NULL), &gw->runtime,
+	r = allow_runtime_load(gw->runtime_path, loop_wall_sec(gw->loop), &gw->runtime,
 			       &gw->nruntime);
 	if (r < 0)
 		log_warnx("allow: %s: %s", gw->runtime_path, strerror(-r));
@@ -681,7 +512,7 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	gw->cfg_path = path;
 	gw->cfg_missing_ok = missing_ok;
 	gw->loop = loop;
-	gw->started = time(NULL);
+	gw->started = loop_wall_sec(gw->loop);
 	for (int i = 0; i < 4; i++)
 		gw->listen_fd[i] = -1;
 	gw->child_sock = -1;

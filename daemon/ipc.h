@@ -24,16 +24,21 @@
 #define IPC_LISTEN_MAX 4
 
 enum ipc_type {
-	IPC_EVENT = 1,  /* child -> parent: an SMTP event (ipc_event) */
-	IPC_STATS = 2,  /* child -> parent: counters, every second */
-	IPC_LOG = 3,    /* child -> parent: a log line (ipc_log) */
-	IPC_CONFIG = 4  /* parent -> child: its settings, first (ipc_config) */
+	IPC_EVENT = 1,   /* child -> parent: the sensor saw, on the fast path
+			    (ipc_event) */
+	IPC_STATS = 2,   /* child -> parent: counters, every second */
+	IPC_LOG = 3,     /* child -> parent: a log line (ipc_log) */
+	IPC_CONFIG = 4,  /* parent -> child: its settings, first (ipc_config) */
+	IPC_ATTEMPT = 5, /* child -> parent: a tarpit session asks (ipc_event
+			    with its session) */
+	IPC_VERDICT = 6  /* parent -> child: the answer (ipc_verdict) */
 };
 
 struct ipc_event {
-	int64_t ts_sec;
+	uint64_t session; /* IPC_ATTEMPT: the tarpit session asking */
+	int64_t ts_sec;   /* packet time (only a replay decides by it) */
 	int32_t ts_usec;
-	uint8_t type;   /* enum sensor_event_type */
+	uint8_t type;   /* enum sensor_event_type: RCPT or STARTTLS */
 	uint8_t path;   /* enum sensor_path */
 	uint8_t family; /* AF_INET or AF_INET6 */
 	uint8_t pad;
@@ -51,6 +56,13 @@ struct ipc_stats {
 	struct tarpit_counters tarpit;
 	uint64_t pcap_received, pcap_dropped;
 	uint64_t events_dropped; /* the parent's socket was full */
+};
+
+struct ipc_verdict {
+	uint64_t session;  /* the session that asked */
+	uint8_t action;    /* enum tarpit_action */
+	uint8_t pad[3];
+	uint32_t wait_sec; /* TARPIT_GREYLIST: seconds left */
 };
 
 struct ipc_log {
@@ -83,7 +95,31 @@ struct ipc_record {
 		struct ipc_stats stats;
 		struct ipc_log log;
 		struct ipc_config config;
+		struct ipc_verdict verdict;
 	} u;
 };
+
+/*
+ * ipc_check_up - a record the child sent, as greygated may trust it: its
+ * size and version, a type the child may send, an address family, every
+ * string ended within its field (ended in place). A child is assumed
+ * compromised: what fails here is dropped, never acted on.
+ * Return: 0 or -EPROTO.
+ */
+int ipc_check_up(struct ipc_record *rec, size_t len);
+
+/* ipc_event_view - e as a sensor event (its strings point into e). */
+void ipc_event_view(const struct ipc_event *e, struct sensor_event *ev);
+
+/* ipc_fill_event - rec as IPC_EVENT for what the sensor saw. */
+void ipc_fill_event(struct ipc_record *rec, const struct sensor_event *ev);
+
+/* ipc_fill_attempt - rec as IPC_ATTEMPT for a tarpit session's
+ * question. */
+void ipc_fill_attempt(struct ipc_record *rec, const struct tarpit_attempt *a);
+
+/* ipc_fill_verdict - rec as IPC_VERDICT. */
+void ipc_fill_verdict(struct ipc_record *rec, uint64_t session,
+		      const struct tarpit_verdict *v);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "allow.h"
+#include "attempt.h"
 #include "json.h"
 #include "replay.h"
 #include "report.h"
@@ -46,32 +47,25 @@ static void
 on_event(const struct sensor_event *ev, void *ctx)
 {
 	struct replay *rp = ctx;
-	struct grey_addr a = {.family = ev->family};
+	struct grey_attempt a;
 	struct grey_decision d;
 	int64_t now = ev->ts.tv_sec;
-	int r;
 
-	if (ev->type != SENSOR_EV_RCPT && ev->type != SENSOR_EV_STARTTLS)
+	/* Packet time is the clock of a replay. */
+	if (!attempt_of_event(ev, now, &a))
 		return;
-	memcpy(a.bytes, ev->client, 16);
 	if (!rp->first)
 		rp->first = now;
 	rp->last = now;
-	if (ev->type == SENSOR_EV_STARTTLS) {
-		/* An unproven client would have said it to the tarpit,
-		 * which offers STARTTLS when tls_pass is on. */
-		if (grey_on_starttls(rp->grey, now, &a, GREY_PATH_UNKNOWN,
-				     &d) < 0)
-			rp->store_errors++;
-		return;
-	}
-	r = grey_on_rcpt(rp->grey, now, &a, ev->from, ev->to,
-			 GREY_PATH_UNKNOWN, ev->reply, &d);
-	if (r < 0) {
+	/* No tarpit to tell the paths apart: decided from the state, as if
+	 * an unproven client came to the tarpit (which offers STARTTLS when
+	 * tls_pass is on). */
+	a.path = GREY_PATH_UNKNOWN;
+	if (grey_decide(rp->grey, &a, &d) < 0) {
 		rp->store_errors++;
 		return;
 	}
-	if (rp->o->output == REPLAY_EVENTS_JSON)
+	if (a.kind == GREY_ATTEMPT_RCPT && rp->o->output == REPLAY_EVENTS_JSON)
 		print_decision(ev, &d);
 }
 

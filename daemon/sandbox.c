@@ -54,91 +54,103 @@ sandbox_drop_to_user(const char *user, char *err)
 
 /* System calls allowed whatever their arguments. */
 static const int allowed[] = {
-        SCMP_SYS(read),
-        SCMP_SYS(readv),
-        SCMP_SYS(close),
-        SCMP_SYS(fstat),
-        SCMP_SYS(newfstatat),
-        SCMP_SYS(lseek),
-        SCMP_SYS(mmap),
-        SCMP_SYS(munmap),
-        SCMP_SYS(mremap),
-        SCMP_SYS(brk),
-        SCMP_SYS(madvise),
-        SCMP_SYS(futex),
-        SCMP_SYS(epoll_wait),
-        SCMP_SYS(epoll_pwait),
-        SCMP_SYS(epoll_ctl),
-        SCMP_SYS(accept),
-        SCMP_SYS(accept4),
-        SCMP_SYS(recvfrom),
-        SCMP_SYS(recvmsg),
-        SCMP_SYS(recvmmsg),
-        SCMP_SYS(shutdown),
-        SCMP_SYS(getsockopt),
-        SCMP_SYS(getsockname),
-        SCMP_SYS(getpeername),
-        SCMP_SYS(poll),
-        SCMP_SYS(ppoll),
-        SCMP_SYS(clock_gettime),
-        SCMP_SYS(gettimeofday),
-        SCMP_SYS(time),
-        SCMP_SYS(nanosleep),
-        SCMP_SYS(clock_nanosleep),
-        SCMP_SYS(exit),
-        SCMP_SYS(exit_group),
-        SCMP_SYS(rt_sigreturn),
-        SCMP_SYS(rt_sigprocmask),
-        SCMP_SYS(getpid),
-        SCMP_SYS(getppid),
-        SCMP_SYS(restart_syscall),
-        SCMP_SYS(getrandom),
+	SCMP_SYS(read),		 SCMP_SYS(readv),
+	SCMP_SYS(write),	 SCMP_SYS(writev),
+	SCMP_SYS(sendto),	 SCMP_SYS(sendmsg),
+	SCMP_SYS(sendmmsg),	 SCMP_SYS(setsockopt),
+	SCMP_SYS(close),	 SCMP_SYS(fstat),
+	SCMP_SYS(newfstatat),	 SCMP_SYS(lseek),
+	SCMP_SYS(mmap),		 SCMP_SYS(munmap),
+	SCMP_SYS(mremap),	 SCMP_SYS(brk),
+	SCMP_SYS(madvise),	 SCMP_SYS(futex),
+	SCMP_SYS(epoll_wait),	 SCMP_SYS(epoll_pwait),
+	SCMP_SYS(epoll_ctl),	 SCMP_SYS(accept),
+	SCMP_SYS(accept4),	 SCMP_SYS(recvfrom),
+	SCMP_SYS(recvmsg),	 SCMP_SYS(recvmmsg),
+	SCMP_SYS(shutdown),	 SCMP_SYS(getsockopt),
+	SCMP_SYS(getsockname),	 SCMP_SYS(getpeername),
+	SCMP_SYS(poll),		 SCMP_SYS(ppoll),
+	SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday),
+	SCMP_SYS(time),		 SCMP_SYS(nanosleep),
+	SCMP_SYS(clock_nanosleep), SCMP_SYS(exit),
+	SCMP_SYS(exit_group),	 SCMP_SYS(rt_sigreturn),
+	SCMP_SYS(rt_sigprocmask), SCMP_SYS(getpid),
+	SCMP_SYS(getppid),	 SCMP_SYS(restart_syscall),
+	SCMP_SYS(getrandom),
 };
 
-/* System calls allowed on any descriptor but the capture socket. */
-static const int not_on_capture[] = {
-        SCMP_SYS(write),   SCMP_SYS(writev),   SCMP_SYS(sendto),
-        SCMP_SYS(sendmsg), SCMP_SYS(sendmmsg), SCMP_SYS(setsockopt),
+/* Of those, the ones that would send on the capture socket (or change
+ * it: a TX ring is set with setsockopt). */
+static const int sends[] = {
+	SCMP_SYS(write),   SCMP_SYS(writev),   SCMP_SYS(sendto),
+	SCMP_SYS(sendmsg), SCMP_SYS(sendmmsg), SCMP_SYS(setsockopt),
 };
 
 /* fcntl commands allowed: flags only; F_DUPFD and the like would put the
- * capture socket under a number the rules above do not name. */
-static const int fcntl_cmds[] = {F_GETFL, F_SETFL, F_GETFD, F_SETFD};
+ * capture socket under another number. */
+static const unsigned long fcntl_cmds[] = {F_GETFL, F_SETFL, F_GETFD,
+					   F_SETFD};
 
 /* ioctls libpcap and the tarpit ask: is the interface up, bytes waiting */
 static const unsigned long ioctl_reqs[] = {SIOCGIFFLAGS, FIONREAD};
 
+/* Argument arg equals value (all 64 bits: anything else is refused). */
+static struct scmp_arg_cmp
+arg_eq(unsigned arg, uint64_t value)
+{
+	return (struct scmp_arg_cmp){.arg = arg, .op = SCMP_CMP_EQ,
+				     .datum_a = value, .datum_b = 0};
+}
+
+/* The guard: any of sends on the capture socket kills. A descriptor is an
+ * unsigned int to the kernel, which drops an argument's high 32 bits: the
+ * low 32 are compared. libseccomp cannot say "allowed but on this one" in
+ * one filter (an unconditional rule wins, and one argument is compared
+ * once a rule), so this is a filter of its own, stacked: the kernel takes
+ * the strictest answer of all the filters. */
+static int
+load_guard(int capture_fd)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	struct scmp_arg_cmp is_capture = {.arg = 0,
+					  .op = SCMP_CMP_MASKED_EQ,
+					  .datum_a = 0xffffffffull,
+					  .datum_b = (uint32_t)capture_fd};
+	int r = ctx ? 0 : -ENOMEM;
+
+	for (size_t i = 0; r == 0 && i < sizeof(sends) / sizeof(*sends); i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, sends[i], 1,
+				     is_capture);
+	if (r == 0)
+		r = seccomp_load(ctx);
+	seccomp_release(ctx);
+	return r;
+}
+
 int
 sandbox_seccomp(int capture_fd)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-	int r = ctx ? 0 : -ENOMEM;
+	scmp_filter_ctx ctx;
+	int r = 0;
 
+	/* First: once the main filter is in, no filter may be loaded. */
+	if (capture_fd >= 0)
+		r = load_guard(capture_fd);
+	if (r < 0)
+		return r;
+	ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	r = ctx ? 0 : -ENOMEM;
 	for (size_t i = 0; r == 0 && i < sizeof(allowed) / sizeof(*allowed);
 	     i++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
-	/* Descriptors are unsigned ints to the kernel: compare the low 32
-	 * bits, or a number with high bits set would pass as another. */
-	for (size_t i = 0;
-	     r == 0 && i < sizeof(not_on_capture) / sizeof(*not_on_capture);
-	     i++)
-		r = capture_fd < 0
-		            ? seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
-		                               not_on_capture[i], 0)
-		            : seccomp_rule_add(
-		                      ctx, SCMP_ACT_ALLOW, not_on_capture[i], 1,
-		                      SCMP_A0_32(SCMP_CMP_NE,
-		                                 (uint32_t)capture_fd));
 	for (size_t i = 0;
 	     r == 0 && i < sizeof(fcntl_cmds) / sizeof(*fcntl_cmds); i++)
-		r = seccomp_rule_add(
-		        ctx, SCMP_ACT_ALLOW, SCMP_SYS(fcntl), 1,
-		        SCMP_A1_32(SCMP_CMP_EQ, (uint32_t)fcntl_cmds[i]));
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fcntl), 1,
+				     arg_eq(1, fcntl_cmds[i]));
 	for (size_t i = 0;
 	     r == 0 && i < sizeof(ioctl_reqs) / sizeof(*ioctl_reqs); i++)
-		r = seccomp_rule_add(
-		        ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-		        SCMP_A1_32(SCMP_CMP_EQ, (uint32_t)ioctl_reqs[i]));
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+				     arg_eq(1, ioctl_reqs[i]));
 	if (r == 0)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);

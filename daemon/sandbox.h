@@ -17,10 +17,11 @@
 int sandbox_drop_to_user(const char *user, char *err);
 
 /*
- * sandbox_seccomp - load the child's filter: anything outside it kills
+ * sandbox_seccomp - load the child's filters: anything outside them kills
  * the process (SIGSYS). capture_fd may be read and polled, never written
- * to (write, writev, send*, setsockopt on it are refused), and no
- * descriptor can be duplicated onto another number to get round that.
+ * to (write, writev, send* and setsockopt on it kill, by its number or
+ * that number with high bits set), and no descriptor can be duplicated
+ * onto another number to get round that.
  * @capture_fd: the capture socket, or -1
  * Return: 0 or -errno.
  */

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attempt.h"
 #include "child.h"
 #include "gateway-int.h"
 #include "log.h"
@@ -21,25 +22,6 @@
 #define RESTART_MAX_MS 60000
 /* A child that lived this long was healthy: restart the next one soon. */
 #define CHILD_HEALTHY_SEC 60
-
-static void
-event_of(const struct ipc_event *e, struct sensor_event *ev)
-{
-	memset(ev, 0, sizeof(*ev));
-	ev->type = (enum sensor_event_type)e->type;
-	ev->ts.tv_sec = e->ts_sec;
-	ev->ts.tv_usec = e->ts_usec;
-	ev->family = e->family;
-	memcpy(ev->client, e->client, 16);
-	memcpy(ev->server, e->server, 16);
-	ev->client_port = e->client_port;
-	ev->server_port = e->server_port;
-	ev->path = (enum sensor_path)e->path;
-	ev->reply = e->reply;
-	ev->helo = e->helo;
-	ev->from = e->from;
-	ev->to = e->to;
-}
 
 static void
 close_child_sock(struct gateway *gw)
@@ -60,7 +42,7 @@ static void
 warn_capture_losses(struct gateway *gw)
 {
 	uint64_t dropped = gw->child_stats.pcap_dropped;
-	int64_t now = time(NULL);
+	int64_t now = loop_wall_sec(gw->loop);
 
 	if (gw->drops_child != gw->child_pid) {
 		gw->drops_child = gw->child_pid;
@@ -80,6 +62,46 @@ warn_capture_losses(struct gateway *gw)
 	gw->drops_warned = now;
 }
 
+/* A tarpit session's question: decided, and answered (an answer the
+ * child's socket cannot take is lost: the session times out to the plain
+ * deferral, nothing else). */
+static void
+on_attempt(struct gateway *gw, const struct ipc_event *e)
+{
+	struct sensor_event ev;
+	struct grey_attempt a;
+	struct grey_decision d;
+	struct tarpit_verdict v;
+	struct ipc_record rec;
+	int r;
+
+	ipc_event_view(e, &ev);
+	attempt_of_event(&ev, 0, &a);
+	a.path = GREY_PATH_TARPIT;
+	r = gateway_decide(gw, &a, &d);
+	gateway_verdict_of(gw, r, &d, &v);
+	ipc_fill_verdict(&rec, e->session, &v);
+	if (gw->child_sock >= 0 &&
+	    send(gw->child_sock, &rec, sizeof(rec),
+		 MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(rec))
+		gw->verdicts_unsent++;
+}
+
+/* What the sensor saw on the fast path: decided, nobody waits. */
+static void
+on_fast_event(struct gateway *gw, const struct ipc_event *e)
+{
+	struct sensor_event ev;
+	struct grey_attempt a;
+	struct grey_decision d;
+
+	ipc_event_view(e, &ev);
+	/* The tarpit speaks for its own sessions. */
+	if (ev.path == SENSOR_PATH_TARPIT || !attempt_of_event(&ev, 0, &a))
+		return;
+	gateway_decide(gw, &a, &d);
+}
+
 static void
 on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 {
@@ -96,35 +118,30 @@ on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 			close_child_sock(gw);
 			return;
 		}
-		if ((size_t)n != sizeof(rec) || rec.version != IPC_VERSION) {
+		if (ipc_check_up(&rec, (size_t)n) < 0) {
 			if (gw->records_bad++ == 0)
 				log_warnx("child: record of %zd bytes, version "
-					  "%u dropped (want %zu, %u)",
-					  n, rec.version, sizeof(rec),
+					  "%u, type %u dropped (want %zu, %u)",
+					  n, rec.version, rec.type, sizeof(rec),
 					  IPC_VERSION);
 			continue;
 		}
-		if (rec.type == IPC_LOG) {
+		switch (rec.type) {
+		case IPC_LOG:
 			/* The child's words, said as the child's. */
-			rec.u.log.text[sizeof(rec.u.log.text) - 1] = 0;
-			if (rec.u.log.level <= LOG_LEVEL_DEBUG)
-				log_line((enum log_level)rec.u.log.level,
-					 "child: ", rec.u.log.text);
-		} else if (rec.type == IPC_EVENT) {
-			struct sensor_event ev;
-
-			/* The child's strings are not trusted to end. */
-			rec.u.ev.helo[sizeof(rec.u.ev.helo) - 1] = 0;
-			rec.u.ev.from[sizeof(rec.u.ev.from) - 1] = 0;
-			rec.u.ev.to[sizeof(rec.u.ev.to) - 1] = 0;
-			if (rec.u.ev.family != AF_INET &&
-			    rec.u.ev.family != AF_INET6)
-				continue;
-			event_of(&rec.u.ev, &ev);
-			gateway_on_event(gw, &ev);
-		} else if (rec.type == IPC_STATS) {
+			log_line((enum log_level)rec.u.log.level, "child: ",
+				 rec.u.log.text);
+			break;
+		case IPC_ATTEMPT:
+			on_attempt(gw, &rec.u.ev);
+			break;
+		case IPC_EVENT:
+			on_fast_event(gw, &rec.u.ev);
+			break;
+		case IPC_STATS:
 			gw->child_stats = rec.u.stats;
 			warn_capture_losses(gw);
+			break;
 		}
 	}
 }
@@ -213,7 +230,7 @@ spawn(struct gateway *gw, char *err)
 	close(sv[1]);
 	gw->child_pid = pid;
 	gw->child_sock = sv[0];
-	gw->child_since = time(NULL);
+	gw->child_since = loop_wall_sec(gw->loop);
 	gw->child_starts++;
 	memset(&gw->child_stats, 0, sizeof(gw->child_stats));
 	r = loop_add_fd(gw->loop, sv[0], EPOLLIN, on_child_sock, gw);
@@ -279,7 +296,7 @@ on_sigchld(struct loop *loop, int signo, void *ctx)
 		close_child_sock(gw);
 		gw->child_pid = 0;
 		describe_end(status, why, sizeof(why));
-		if (time(NULL) - gw->child_since >= CHILD_HEALTHY_SEC)
+		if (loop_wall_sec(gw->loop) - gw->child_since >= CHILD_HEALTHY_SEC)
 			gw->restart_delay_ms = RESTART_FIRST_MS;
 		log_warnx("child %d %s; starting a new one in %u ms", pid, why,
 			  gw->restart_delay_ms);

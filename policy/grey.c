@@ -452,10 +452,10 @@ note_retry(struct grey *grey, int64_t now, const char *sender,
 	return store_put_triplet(grey->store, client, sender, rcpt, &t);
 }
 
-int
-grey_on_rcpt(struct grey *grey, int64_t now, const struct grey_addr *addr,
-	     const char *sender, const char *rcpt, enum grey_path path,
-	     int reply_code, struct grey_decision *out)
+static int
+on_rcpt(struct grey *grey, int64_t now, const struct grey_addr *addr,
+	const char *sender, const char *rcpt, enum grey_path path,
+	int reply_code, struct grey_decision *out)
 {
 	char s[GREY_ADDR_MAX], rc[GREY_ADDR_MAX];
 	bool delivered = reply_code >= 200 && reply_code < 300;
@@ -497,14 +497,15 @@ grey_on_rcpt(struct grey *grey, int64_t now, const struct grey_addr *addr,
 		decide(out, GREY_ACTION_NONE, GREY_REASON_NONE);
 		return 0;
 	}
-	if (str_list_match(&grey->exempt, rc))
-		return pass_client(grey, now, GREY_REASON_RECIPIENT_EXEMPT, out);
+	/* An exempt recipient is greylisted like any other for now: a pass
+	 * would open the client's /24 to every recipient (the hand-off
+	 * will deliver it alone). */
 	return triplet_step(grey, now, s, rc, out);
 }
 
-int
-grey_on_starttls(struct grey *grey, int64_t now, const struct grey_addr *addr,
-		 enum grey_path path, struct grey_decision *out)
+static int
+on_starttls(struct grey *grey, int64_t now, const struct grey_addr *addr,
+	    enum grey_path path, struct grey_decision *out)
 {
 	int r;
 
@@ -520,4 +521,20 @@ grey_on_starttls(struct grey *grey, int64_t now, const struct grey_addr *addr,
 	if (r != 0)
 		return r < 0 ? r : 0;
 	return pass_client(grey, now, GREY_REASON_STARTTLS, out);
+}
+
+int
+grey_decide(struct grey *grey, const struct grey_attempt *a,
+	    struct grey_decision *out)
+{
+	switch (a->kind) {
+	case GREY_ATTEMPT_RCPT:
+		return on_rcpt(grey, a->now, &a->client,
+			       a->sender ? a->sender : "",
+			       a->rcpt ? a->rcpt : "", a->path, a->reply, out);
+	case GREY_ATTEMPT_STARTTLS:
+		return on_starttls(grey, a->now, &a->client, a->path, out);
+	}
+	memset(out, 0, sizeof(*out));
+	return -EINVAL;
 }

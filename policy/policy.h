@@ -283,31 +283,42 @@ void grey_set_config(struct grey *grey, const struct grey_config *cfg);
 /* grey_recipients_clear - empty the exempt and trap recipient lists. */
 void grey_recipients_clear(struct grey *grey);
 /* grey_exempt_add - a recipient (full address, or "postmaster@" for any
- * domain) whose mail is never greylisted. Return: 0, -ENOMEM, -EINVAL. */
+ * domain) that is never to be greylisted. Until the hand-off can deliver
+ * it alone, on its own session, it is greylisted like any other: passing
+ * the client would open its whole network to every recipient.
+ * Return: 0, -ENOMEM, -EINVAL. */
 int grey_exempt_add(struct grey *grey, const char *rcpt);
 /* grey_trap_add - a greytrap recipient address. Return: 0, -ENOMEM. */
 int grey_trap_add(struct grey *grey, const char *rcpt);
 
+/* What a client did that greylisting decides on. */
+enum grey_attempt_kind {
+	GREY_ATTEMPT_RCPT = 0,    /* RCPT TO: a triplet */
+	GREY_ATTEMPT_STARTTLS = 1 /* STARTTLS: with tls_pass on, a pass */
+};
+
+/* One attempt, wherever it was seen (the tarpit, the sensor on the fast
+ * path, a capture replayed, the simulator): the one thing every caller
+ * hands the one decision function. */
+struct grey_attempt {
+	enum grey_attempt_kind kind;
+	int64_t now;             /* the decider's clock (epoch seconds) */
+	struct grey_addr client; /* the client's address */
+	const char *helo;        /* what it said to HELO/EHLO ("" if none) */
+	const char *sender;      /* MAIL FROM without <> ("" for <>) */
+	const char *rcpt;        /* RCPT TO without <> (RCPT only) */
+	enum grey_path path;     /* where the connection went */
+	int reply;               /* fast path: the MTA's reply, 0 unknown */
+	bool tls;                /* the session was in TLS */
+};
+
 /*
- * grey_on_rcpt - decide on one RCPT.
- * @now: the event's time (epoch seconds)
- * @addr: the client's address
- * @sender, @rcpt: as written in the envelope, without angle brackets
- *   ("" for the null sender)
- * @path: where the connection went
- * @reply_code: the server's reply to RCPT, 0 if not seen
- * @out: the decision
+ * grey_decide - the decision on one attempt: greylist, pass, refresh,
+ * trap, allowed or nothing, with the store updated to match.
  * Return: 0 or -errno (from the store).
  */
-int grey_on_rcpt(struct grey *grey, int64_t now, const struct grey_addr *addr,
-		 const char *sender, const char *rcpt, enum grey_path path,
-		 int reply_code, struct grey_decision *out);
-
-/* grey_on_starttls - a client started TLS. At the tarpit with tls_pass on
- * this passes it; otherwise the decision is NONE. Return: 0 or -errno. */
-int grey_on_starttls(struct grey *grey, int64_t now,
-		     const struct grey_addr *addr, enum grey_path path,
-		     struct grey_decision *out);
+int grey_decide(struct grey *grey, const struct grey_attempt *a,
+		struct grey_decision *out);
 
 /* The report's figures (the counters and the latest delays) are kept in
  * the store, so that they count on across restarts: at most this many

@@ -56,10 +56,11 @@ struct flow {
 	uint8_t client[16], server[16];
 	uint16_t client_port, server_port;
 	struct dir dir[2]; /* 0: client to server, 1: server to client */
-	struct smtp_conv *conv;
+	struct smtp_conv *conv; /* NULL once skipped */
 	struct timeval last;
 	enum sensor_path path;
 	bool path_known;
+	bool skip; /* the tarpit's: it speaks for its sessions itself */
 };
 
 struct sensor {
@@ -318,8 +319,9 @@ flow_end(struct sensor *s, struct flow *f, bool report)
 		*pp = f->hash_next;
 	lru_unlink(s, f);
 	/* Pending RCPTs are reported (reply 0) before the close. */
-	s->quiet = !report;
-	smtp_conv_end(f->conv);
+	s->quiet = !report || f->skip;
+	if (f->conv)
+		smtp_conv_end(f->conv);
 	flow_emit(f, SENSOR_EV_CLOSE, 0, "", "", "");
 	s->quiet = false;
 	dir_release(s, &f->dir[0]);
@@ -380,6 +382,39 @@ flow_find(struct sensor *s, const struct segment *seg, bool to_server)
 	s->nflows++;
 	s->counters.flows_open = s->nflows;
 	s->counters.flows++;
+	return f;
+}
+
+/* A tarpit flow: the tarpit tells its sessions itself, so the flow keeps
+ * only what it takes to know its packets until it ends: its parser and
+ * buffers go, and the allocation shrinks to the flow alone. Returns the
+ * flow where it now is. */
+static struct flow *
+flow_skip(struct sensor *s, struct flow *f)
+{
+	struct flow **pp = flow_bucket(s, f->hash), *g;
+
+	s->quiet = true;
+	smtp_conv_end(f->conv);
+	s->quiet = false;
+	f->conv = NULL;
+	f->skip = true;
+	dir_release(s, &f->dir[0]);
+	dir_release(s, &f->dir[1]);
+	s->counters.tarpit_flows++;
+	/* Out of the table and the idle order while it moves. */
+	while (*pp && *pp != f)
+		pp = &(*pp)->hash_next;
+	if (*pp)
+		*pp = f->hash_next;
+	lru_unlink(s, f);
+	g = realloc(f, sizeof(*f));
+	if (g)
+		f = g;
+	pp = flow_bucket(s, f->hash);
+	f->hash_next = *pp;
+	*pp = f;
+	lru_append(s, f);
 	return f;
 }
 
@@ -528,7 +563,11 @@ on_segment(struct sensor *s, const struct timeval *ts,
 	}
 	f->last = *ts;
 	d = to_server ? 0 : 1;
-	reassemble(f, d, seg);
+	if (!f->skip) {
+		reassemble(f, d, seg);
+		if (f->path_known && f->path == SENSOR_PATH_TARPIT)
+			f = flow_skip(s, f);
+	}
 	if (seg->flags & TCP_RST) {
 		flow_end(s, f, true);
 		return;
@@ -734,21 +773,15 @@ sensor_expire(struct sensor *s, int64_t now_sec)
 	       s->lru_head->last.tv_sec + (int64_t)s->cfg.idle_timeout_sec <
 		       now_sec)
 		flow_end(s, s->lru_head, true);
-	if (!s->tarpit)
-		return;
-	/* A tarpit flow whose connection the tarpit closed (and no longer
-	 * remembers) is over even if the capture lost its FINs in a burst:
-	 * it need not wait for the idle timeout. So is a silent flow whose
-	 * banner the capture lost too (its path unknown) once the tarpit
-	 * does not hold it: were it the MTA's, a later segment starts it
-	 * again mid-session. */
+	/* A tarpit flow is over once silent a while, even if the capture
+	 * lost its FINs in a burst. So is one whose banner was never seen
+	 * (a server speaks first: lost in a burst too): were it still
+	 * talking, its next segment starts it again mid-session. */
 	for (f = s->lru_head;
 	     f && f->last.tv_sec + SENSOR_TARPIT_FLOW_IDLE_SEC < now_sec;
 	     f = next) {
 		next = f->lru_next;
-		if ((!f->path_known || f->path == SENSOR_PATH_TARPIT) &&
-		    !s->tarpit(f->family, f->client, f->client_port,
-			       s->tarpit_ctx))
+		if (f->skip || (s->tarpit && !f->path_known))
 			flow_end(s, f, true);
 	}
 }

@@ -54,7 +54,9 @@ struct sensor_event {
 };
 
 typedef void sensor_event_fn(const struct sensor_event *ev, void *ctx);
-/* Does the tarpit hold (or did it just hold) this client connection? */
+/* Does the tarpit hold (or did it just hold) this client connection? Asked
+ * at a flow's banner: a tarpit flow is then followed no further (no
+ * events: the tarpit speaks for its sessions). */
 typedef bool sensor_tarpit_fn(int family, const uint8_t *client,
 			      uint16_t client_port, void *ctx);
 
@@ -81,6 +83,8 @@ struct sensor_counters {
 	uint64_t bare_lf;       /* lines ended by LF alone */
 	uint64_t garbage;       /* lines that are no command we know */
 	uint64_t tls_flows;     /* flows that went encrypted */
+	uint64_t tarpit_flows;  /* flows to the tarpit, followed no further
+				   (the tarpit speaks for them) */
 	uint64_t rcpts;         /* RCPT events */
 };
 
@@ -113,12 +117,13 @@ void sensor_set_tarpit_hook(struct sensor *sensor, sensor_tarpit_fn *fn,
 void sensor_frame(struct sensor *sensor, int linktype, const struct timeval *ts,
 		  const uint8_t *data, size_t caplen);
 
-/* A tarpit flow silent this long whose connection the tarpit no longer
- * holds (nor closed in the last seconds) ends at sensor_expire. */
+/* A tarpit flow, or one whose banner was never seen, silent this long
+ * ends at sensor_expire (its FINs may have been lost in a burst). */
 #define SENSOR_TARPIT_FLOW_IDLE_SEC 15
 
 /* sensor_expire - end flows idle since before now - idle_timeout, and
- * tarpit flows the tarpit is done with (SENSOR_TARPIT_FLOW_IDLE_SEC). */
+ * tarpit flows and flows with no banner seen silent
+ * SENSOR_TARPIT_FLOW_IDLE_SEC. */
 void sensor_expire(struct sensor *sensor, int64_t now_sec);
 
 /* sensor_finish - end every flow now (end of a capture file): pending

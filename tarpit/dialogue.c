@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The tarpit's SMTP dialogue: one command line in, one reply out. Pure: no
- * sockets, no allocation, every copy bounded. Nothing a client sends is
+/* The tarpit's SMTP dialogue: one command line in, one reply out (or a
+ * question for greygated first, answered when its verdict comes). Pure:
+ * no sockets, no allocation, every copy bounded. Nothing a client sends is
  * ever accepted: RCPT gets 451 (or, for the null sender, DATA does). */
 #include <ctype.h>
 #include <stdarg.h>
@@ -67,6 +68,7 @@ envelope_path(const char *p, size_t len, char *buf, size_t buflen)
 
 static size_t
 reply(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 
 static size_t
 reply(char *out, const char *fmt, ...)
@@ -142,6 +144,38 @@ end_transaction(struct tarpit_dialogue *d)
 	d->in_mail = 0;
 	d->null_sender = 0;
 	d->rcpts = 0;
+	d->said = TARPIT_SAID_RESET;
+}
+
+static void
+said(struct tarpit_dialogue *d, enum tarpit_said what, const char *arg,
+     size_t len)
+{
+	d->said = (uint8_t)what;
+	d->arg = arg;
+	d->arg_len = len;
+}
+
+/* The argument of HELO/EHLO: the first word after the verb. */
+static void
+said_helo(struct tarpit_dialogue *d, const char *line, size_t len)
+{
+	size_t i = 4, n = 0;
+
+	while (i < len && line[i] == ' ')
+		i++;
+	while (i + n < len && line[i + n] != ' ')
+		n++;
+	said(d, TARPIT_SAID_HELO, line + i, n);
+}
+
+static size_t
+greylisted(const struct tarpit_dialogue *d, char *out, const char *rcpt,
+	   size_t len, uint32_t wait_sec)
+{
+	return reply(out, "451 4.7.1 <%.*s>: Greylisted, please try again in "
+			  "%u seconds\r\n",
+		     (int)(len < 256 ? len : 256), rcpt, wait_sec);
 }
 
 static int
@@ -168,7 +202,72 @@ on_bdat(struct tarpit_dialogue *d, const char *line, size_t len, char *out,
 	end_transaction(d);
 	*out_len = reply(out, "451 4.7.1 Greylisted, please try again in "
 			      "%u seconds\r\n",
-			 d->cfg->retry_sec);
+			 d->data_wait_sec ? d->data_wait_sec : d->cfg->retry_sec);
+	return 0;
+}
+
+/* A RCPT with a well-formed path of n bytes at path. */
+static int
+on_rcpt(struct tarpit_dialogue *d, const char *path, int n, char *out,
+	size_t *out_len)
+{
+	if (d->rcpts >= TARPIT_RCPTS_MAX) {
+		*out_len = reply(out, "452 4.5.3 Error: too many recipients\r\n");
+		return 0;
+	}
+	d->rcpts++;
+	if (d->ask) {
+		if (d->asks >= TARPIT_ASKS_MAX) {
+			*out_len = reply(out, "421 4.7.0 %s Error: too many "
+					      "recipients this session\r\n",
+					 d->cfg->hostname);
+			return TARPIT_CLOSE;
+		}
+		d->asks++;
+		d->asking = TARPIT_ASK_RCPT;
+		said(d, TARPIT_SAID_RCPT, path, (size_t)n);
+		return TARPIT_ASK;
+	}
+	/* Sender-verification callouts use <> and quit after RCPT: answer
+	 * them 250 and defer at DATA instead. */
+	if (d->null_sender && d->cfg->null_sender_at_data)
+		*out_len = reply(out, "250 2.1.5 Ok\r\n");
+	else
+		*out_len = greylisted(d, out, path, (size_t)n, d->cfg->retry_sec);
+	return 0;
+}
+
+int
+tarpit_dialogue_verdict(struct tarpit_dialogue *d,
+			const struct tarpit_verdict *v, const char *rcpt,
+			char *out, size_t *out_len)
+{
+	uint32_t wait = v && v->action == TARPIT_GREYLIST ? v->wait_sec
+							  : d->cfg->retry_sec;
+	enum tarpit_ask asked = (enum tarpit_ask)d->asking;
+
+	d->asking = TARPIT_ASK_NONE;
+	*out_len = 0;
+	if (asked == TARPIT_ASK_STARTTLS) {
+		/* No TLS here: the client goes on in plain text (and with
+		 * tls_pass, its next connection goes through). */
+		*out_len = reply(out, "454 4.7.0 TLS not available due to "
+				      "temporary reason\r\n");
+		return 0;
+	}
+	if (asked != TARPIT_ASK_RCPT)
+		return 0;
+	if (d->null_sender && d->cfg->null_sender_at_data) {
+		d->data_wait_sec = wait;
+		*out_len = reply(out, "250 2.1.5 Ok\r\n");
+		return 0;
+	}
+	if (v && v->action == TARPIT_PASS)
+		*out_len = reply(out, "451 4.7.1 <%.256s>: Passed greylisting, "
+				      "please try again now\r\n",
+				 rcpt);
+	else
+		*out_len = greylisted(d, out, rcpt, strlen(rcpt), wait);
 	return 0;
 }
 
@@ -180,14 +279,17 @@ tarpit_dialogue_line(struct tarpit_dialogue *d, const char *line, size_t len,
 	char path[TARPIT_LINE_MAX];
 
 	*out_len = 0;
+	d->said = TARPIT_SAID_NOTHING;
 	if (too_long)
 		return bad_command(d, out, out_len,
 				   "500 5.5.0 Error: line too long");
 	if (is_verb(line, len, "EHLO")) {
 		end_transaction(d);
+		said_helo(d, line, len);
 		*out_len = ehlo_reply(cfg, out);
 	} else if (is_verb(line, len, "HELO")) {
 		end_transaction(d);
+		said_helo(d, line, len);
 		*out_len = reply(out, "250 %s\r\n", cfg->hostname);
 	} else if (has_prefix_ci(line, len, "MAIL FROM:")) {
 		int n = envelope_path(line + 10, len - 10, path, sizeof(path));
@@ -202,6 +304,11 @@ tarpit_dialogue_line(struct tarpit_dialogue *d, const char *line, size_t len,
 					   "syntax");
 		d->in_mail = 1;
 		d->null_sender = n == 0;
+		d->data_wait_sec = 0;
+		/* The path is found again where it lies in the line. */
+		said(d, TARPIT_SAID_MAIL,
+		     (const char *)memchr(line + 10, '<', len - 10) + 1,
+		     (size_t)n);
 		*out_len = reply(out, "250 2.1.0 Ok\r\n");
 	} else if (has_prefix_ci(line, len, "RCPT TO:")) {
 		int n = envelope_path(line + 8, len - 8, path, sizeof(path));
@@ -213,28 +320,28 @@ tarpit_dialogue_line(struct tarpit_dialogue *d, const char *line, size_t len,
 			return bad_command(d, out, out_len,
 					   "501 5.1.3 Bad recipient address "
 					   "syntax");
-		if (d->rcpts < UINT8_MAX)
-			d->rcpts++;
-		/* Sender-verification callouts use <> and quit after RCPT:
-		 * answer them 250 and defer at DATA instead. */
-		if (d->null_sender && cfg->null_sender_at_data)
-			*out_len = reply(out, "250 2.1.5 Ok\r\n");
-		else
-			*out_len = reply(out,
-					 "451 4.7.1 <%.256s>: Greylisted, "
-					 "please try again in %u seconds\r\n",
-					 path, cfg->retry_sec);
+		return on_rcpt(d, (const char *)memchr(line + 8, '<', len - 8) + 1,
+			       n, out, out_len);
 	} else if (is_verb(line, len, "DATA")) {
+		uint32_t wait = d->data_wait_sec ? d->data_wait_sec
+						 : cfg->retry_sec;
+
 		if (!d->in_mail)
 			return bad_command(d, out, out_len,
 					   "503 5.5.1 Error: need MAIL command");
 		end_transaction(d);
 		*out_len = reply(out, "451 4.7.1 Greylisted, please try again "
 				      "in %u seconds\r\n",
-				 cfg->retry_sec);
+				 wait);
 	} else if (has_prefix_ci(line, len, "BDAT ")) {
 		return on_bdat(d, line, len, out, out_len);
 	} else if (is_verb(line, len, "STARTTLS")) {
+		if (d->ask && cfg->offer_starttls &&
+		    d->asks < TARPIT_ASKS_MAX) {
+			d->asks++;
+			d->asking = TARPIT_ASK_STARTTLS;
+			return TARPIT_ASK;
+		}
 		*out_len = reply(out, "454 4.7.0 TLS not available due to "
 				      "temporary reason\r\n");
 	} else if (is_verb(line, len, "RSET")) {

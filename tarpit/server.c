@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The tarpit server: listeners, connections with a fixed-size state each,
- * timeouts, connection caps, and the table of held connections that the
- * sensor asks (by client address and port). Replies are written straight
- * to the socket: a client that does not read them is not worth a buffer. */
+/* The tarpit server: listeners, connections with a fixed-size state each
+ * (and what the client said, once it said it), timeouts, connection
+ * caps, questions to greygated and their verdicts, and the table of held
+ * connections that the sensor asks (by client address and port). Replies
+ * are written straight to the socket: a client that does not read them is
+ * not worth a buffer. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,9 +25,18 @@
 struct conn {
 	struct tarpit *tp;
 	struct conn *hash_next;
+	struct conn *id_next; /* in the table by session id */
+	uint64_t id;          /* the session's id */
 	struct loop_timer timer;
 	uint64_t idle_due_ms;
 	uint64_t session_due_ms;
+	uint64_t verdict_due_ms; /* while a question waits for its answer */
+	/* What the client said, kept for its questions (malloc'd when said,
+	 * so that an idle connection holds none of it). */
+	char *helo;   /* its HELO/EHLO argument */
+	char *mail;   /* the MAIL line, parameters and all */
+	char *sender; /* its path */
+	char *rcpt;   /* the recipient asked about */
 	uint64_t next_byte_ms; /* stutter: when the next byte goes */
 	char *out;             /* stutter: the reply being sent, or NULL */
 	uint16_t out_len, out_off;
@@ -61,6 +72,12 @@ struct tarpit {
 	struct recent recent[RECENT_MAX];
 	size_t recent_next;
 	struct tarpit_counters counters;
+	/* questions to greygated */
+	tarpit_ask_fn *ask;
+	void *ask_ctx;
+	uint32_t ask_wait_ms;
+	uint64_t next_id;
+	struct conn **ids; /* nbuckets chains by session id */
 };
 
 static void on_backoff_over(struct loop *loop, struct loop_timer *timer,
@@ -123,11 +140,30 @@ tarpit_new(const struct tarpit_config *cfg, struct loop *loop)
 	tp->nbuckets = n;
 	loop_timer_init(&tp->backoff, on_backoff_over, tp);
 	tp->buckets = calloc(n, sizeof(*tp->buckets));
-	if (!tp->buckets) {
+	tp->ids = calloc(n, sizeof(*tp->ids));
+	if (!tp->buckets || !tp->ids) {
+		free(tp->buckets);
+		free(tp->ids);
 		free(tp);
 		return NULL;
 	}
 	return tp;
+}
+
+void
+tarpit_set_asker(struct tarpit *tp, tarpit_ask_fn *fn, void *ctx,
+		 uint32_t wait_ms)
+{
+	tp->ask = fn;
+	tp->ask_ctx = ctx;
+	tp->ask_wait_ms = wait_ms;
+}
+
+static struct conn **
+id_bucket(struct tarpit *tp, uint64_t id)
+{
+	return &tp->ids[(id * 0x9e3779b97f4a7c15ull >> 32) &
+			(tp->nbuckets - 1)];
 }
 
 static void
@@ -152,6 +188,14 @@ conn_close(struct conn *c)
 		pp = &(*pp)->hash_next;
 	if (*pp)
 		*pp = c->hash_next;
+	for (pp = id_bucket(tp, c->id); *pp && *pp != c; pp = &(*pp)->id_next)
+		;
+	if (*pp)
+		*pp = c->id_next;
+	free(c->helo);
+	free(c->mail);
+	free(c->sender);
+	free(c->rcpt);
 	loop_timer_cancel(tp->loop, &c->timer);
 	loop_del_fd(tp->loop, c->fd);
 	close(c->fd);
@@ -180,6 +224,7 @@ tarpit_free(struct tarpit *tp)
 	}
 	loop_timer_cancel(tp->loop, &tp->backoff);
 	free(tp->buckets);
+	free(tp->ids);
 	free(tp);
 }
 
@@ -227,12 +272,15 @@ send_reply(int fd, const char *buf, size_t len)
 	return n == (ssize_t)len;
 }
 
-/* The client's turn: it has idle_due to speak. Ours (a stutter): the
- * next byte is due. The session's deadline holds either way. */
+/* The client's turn: it has idle_due to speak. Ours: the next byte of a
+ * stutter is due, or a verdict (or our plain answer without one). The
+ * session's deadline holds either way. */
 static void
 conn_arm_timer(struct conn *c)
 {
-	uint64_t turn = c->out ? c->next_byte_ms : c->idle_due_ms;
+	uint64_t turn = c->out ? c->next_byte_ms
+			: c->dlg.asking ? c->verdict_due_ms
+					: c->idle_due_ms;
 
 	loop_timer_arm(c->tp->loop, &c->timer,
 		       turn < c->session_due_ms ? turn : c->session_due_ms);
@@ -288,7 +336,7 @@ enter_stress(struct tarpit *tp)
 
 enum reply_result { REPLY_SENT, REPLY_PAUSED, REPLY_CLOSED };
 
-static bool conn_process(struct conn *c);
+static int conn_process(struct conn *c);
 
 /* A reply: written at once, or on a stutter connection queued to go out a
  * byte at a time while the client's further commands wait. */
@@ -343,9 +391,11 @@ stutter_step(struct conn *c)
 	c->idle_due_ms = now + idle_ms(c->tp);
 	loop_mod_fd(c->tp->loop, c->fd, EPOLLIN);
 	/* Commands that came while we spoke (PIPELINING) are answered now. */
-	if (conn_process(c))
+	if (conn_process(c) >= 0)
 		conn_arm_timer(c);
 }
+
+static void answer_verdict(struct conn *c, const struct tarpit_verdict *v);
 
 static void
 on_conn_timer(struct loop *loop, struct loop_timer *timer, void *ctx)
@@ -358,6 +408,12 @@ on_conn_timer(struct loop *loop, struct loop_timer *timer, void *ctx)
 		stutter_step(c);
 		return;
 	}
+	/* No verdict in time: the plain deferral, and the session goes on. */
+	if (c->dlg.asking && loop_now_ms(loop) < c->session_due_ms) {
+		c->tp->counters.verdicts_late++;
+		answer_verdict(c, NULL);
+		return;
+	}
 	n = (size_t)snprintf(buf, sizeof(buf),
 			     "421 4.4.2 %s Error: timeout exceeded\r\n",
 			     c->tp->cfg.hostname);
@@ -366,14 +422,73 @@ on_conn_timer(struct loop *loop, struct loop_timer *timer, void *ctx)
 	conn_close(c);
 }
 
-/* Answers every complete line in the buffer, in order (PIPELINING).
- * Returns false when the connection was closed. */
-static bool
+/* Keeps what the line said that a question will need. */
+static void
+keep_said(struct conn *c, const char *line, size_t len)
+{
+	const struct tarpit_dialogue *d = &c->dlg;
+
+	switch (d->said) {
+	case TARPIT_SAID_HELO:
+		free(c->helo);
+		c->helo = strndup(d->arg, d->arg_len);
+		/* HELO/EHLO ends the transaction too */
+		__attribute__((fallthrough));
+	case TARPIT_SAID_RESET:
+		free(c->mail);
+		free(c->sender);
+		c->mail = c->sender = NULL;
+		break;
+	case TARPIT_SAID_MAIL:
+		free(c->mail);
+		free(c->sender);
+		c->mail = strndup(line, len);
+		c->sender = strndup(d->arg, d->arg_len);
+		break;
+	case TARPIT_SAID_RCPT:
+		free(c->rcpt);
+		c->rcpt = strndup(d->arg, d->arg_len);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Asks greygated about the command that asked. Return: 0 (the session
+ * waits), or -1 (it could not be asked: answer now). */
+static int
+ask(struct conn *c)
+{
+	struct tarpit *tp = c->tp;
+	struct tarpit_attempt a = {
+		.session = c->id,
+		.kind = (enum tarpit_ask)c->dlg.asking,
+		.family = c->family,
+		.client_port = c->port,
+		.helo = c->helo ? c->helo : "",
+		.sender = c->sender ? c->sender : "",
+		.rcpt = c->rcpt ? c->rcpt : "",
+	};
+
+	memcpy(a.client, c->addr, 16);
+	tp->counters.asked++;
+	if (tp->ask(&a, tp->ask_ctx) < 0)
+		return -1;
+	c->verdict_due_ms = loop_now_ms(tp->loop) + tp->ask_wait_ms;
+	return 0;
+}
+
+/* Answers every complete line in the buffer, in order (PIPELINING),
+ * until one waits: for its stutter to be spoken or its verdict to come.
+ * Return: the lines answered or asked about, or -1 when the connection
+ * was closed. */
+static int
 conn_process(struct conn *c)
 {
 	char out[TARPIT_REPLY_MAX];
 	size_t start = 0, out_len;
 	bool paused = false;
+	int lines = 0;
 
 	for (size_t i = 0; i < c->in_len && !paused; i++) {
 		size_t len;
@@ -387,22 +502,33 @@ conn_process(struct conn *c)
 		r = tarpit_dialogue_line(&c->dlg, c->in + start, len,
 					 c->discarding, out, &out_len);
 		c->discarding = 0;
+		lines++;
+		keep_said(c, c->in + start, len);
 		if (c->dlg.rcpts && !c->reached_rcpt) {
 			c->reached_rcpt = 1;
 			c->tp->counters.reached_rcpt++;
+		}
+		start = i + 1;
+		if (r == TARPIT_ASK) {
+			if (ask(c) == 0) {
+				paused = true;
+				continue;
+			}
+			r = tarpit_dialogue_verdict(&c->dlg, NULL,
+						    c->rcpt ? c->rcpt : "", out,
+						    &out_len);
 		}
 		if (out_len && out[0] == '5')
 			c->tp->counters.bad_commands++;
 		switch (conn_reply(c, out, out_len, r == TARPIT_CLOSE)) {
 		case REPLY_CLOSED:
-			return false;
+			return -1;
 		case REPLY_PAUSED:
 			paused = true;
 			break;
 		case REPLY_SENT:
 			break;
 		}
-		start = i + 1;
 		/* A BDAT chunk follows its command line: skip its bytes. */
 		if (c->dlg.skip_bytes) {
 			size_t skip = c->in_len - start < c->dlg.skip_bytes
@@ -416,13 +542,53 @@ conn_process(struct conn *c)
 	}
 	memmove(c->in, c->in + start, c->in_len - start);
 	c->in_len = (uint16_t)(c->in_len - start);
-	if (c->in_len == sizeof(c->in) && !c->out) {
+	if (c->in_len == sizeof(c->in) && !c->out && !c->dlg.asking) {
 		/* No CRLF within the limit: drop what we have and answer 500
 		 * when the line finally ends. */
 		c->in_len = 0;
 		c->discarding = 1;
 	}
-	return true;
+	return lines;
+}
+
+/* The verdict (NULL: none came in time) answers the command that asked;
+ * the lines that waited behind it come next. */
+static void
+answer_verdict(struct conn *c, const struct tarpit_verdict *v)
+{
+	struct tarpit *tp = c->tp;
+	char out[TARPIT_REPLY_MAX];
+	size_t len;
+	int r = tarpit_dialogue_verdict(&c->dlg, v, c->rcpt ? c->rcpt : "",
+					out, &len);
+
+	free(c->rcpt);
+	c->rcpt = NULL;
+	switch (conn_reply(c, out, len, r == TARPIT_CLOSE)) {
+	case REPLY_CLOSED:
+	case REPLY_PAUSED: /* the stutter goes on from there itself */
+		return;
+	case REPLY_SENT:
+		break;
+	}
+	c->idle_due_ms = loop_now_ms(tp->loop) + idle_ms(tp);
+	loop_mod_fd(tp->loop, c->fd, EPOLLIN);
+	if (conn_process(c) >= 0)
+		conn_arm_timer(c);
+}
+
+int
+tarpit_verdict(struct tarpit *tp, uint64_t session,
+	       const struct tarpit_verdict *v)
+{
+	struct conn *c = *id_bucket(tp, session);
+
+	while (c && c->id != session)
+		c = c->id_next;
+	if (!c || !c->dlg.asking)
+		return -ENOENT;
+	answer_verdict(c, v);
+	return 0;
 }
 
 static void
@@ -431,11 +597,19 @@ on_conn_ready(struct loop *loop, int fd, uint32_t events, void *ctx)
 	struct conn *c = ctx;
 	char skipbuf[4096];
 	ssize_t n;
+	int lines;
 
-	/* While a stutter speaks, only a hang-up gets here; keep what the
-	 * client sent for after it, if there is room. */
-	if (c->out && c->in_len == sizeof(c->in))
+	/* Reset or gone: nothing more to say to it, whatever it left
+	 * unread (a stutter or a question paused reading). */
+	if (events & (EPOLLERR | EPOLLHUP)) {
+		conn_close(c);
 		return;
+	}
+	/* Paused with the buffer full: stop reading until it drains. */
+	if ((c->out || c->dlg.asking) && c->in_len == sizeof(c->in)) {
+		loop_mod_fd(loop, fd, 0);
+		return;
+	}
 	if (c->dlg.skip_bytes) {
 		size_t want = c->dlg.skip_bytes < sizeof(skipbuf)
 				      ? c->dlg.skip_bytes
@@ -456,11 +630,15 @@ on_conn_ready(struct loop *loop, int fd, uint32_t events, void *ctx)
 		conn_close(c);
 		return;
 	}
-	if (c->out)
+	if (c->out || c->dlg.asking)
 		return;
-	c->idle_due_ms = loop_now_ms(loop) + idle_ms(c->tp);
-	if (!conn_process(c))
+	lines = conn_process(c);
+	if (lines < 0)
 		return;
+	/* Only a complete command buys more time: a byte now and then
+	 * does not. */
+	if (lines > 0 && !c->dlg.asking)
+		c->idle_due_ms = loop_now_ms(loop) + idle_ms(c->tp);
 	conn_arm_timer(c);
 }
 
@@ -524,6 +702,8 @@ conn_start(struct tarpit *tp, int fd, const struct sockaddr_storage *ss,
 		return;
 	}
 	tarpit_dialogue_init(&c->dlg, &tp->cfg);
+	c->dlg.ask = tp->ask != NULL;
+	c->id = ++tp->next_id;
 	loop_timer_init(&c->timer, on_conn_timer, c);
 	c->stutter = stutter && tp->cfg.stutter_ms;
 	c->idle_due_ms = now + idle_ms(tp);
@@ -536,6 +716,8 @@ conn_start(struct tarpit *tp, int fd, const struct sockaddr_storage *ss,
 	h = addr_hash(tp, c->family, c->addr);
 	c->hash_next = tp->buckets[h];
 	tp->buckets[h] = c;
+	c->id_next = *id_bucket(tp, c->id);
+	*id_bucket(tp, c->id) = c;
 	tp->counters.open++;
 	tp->counters.connections++;
 	if (!tp->counters.stressed && tp->cfg.stress_high &&

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The tarpit: a tiny SMTP responder that tells every unproven client to
  * try again later (451 at RCPT), cheaply and in a way every real MTA reads
- * as a deferral. It knows nothing of the greylist; it only tells others
- * which client connections it holds, so the sensor can tell its flows
- * from the fast path. */
+ * as a deferral. It knows nothing of the greylist: with an asker set, each
+ * session asks at RCPT and STARTTLS (its session id, the client, what it
+ * said) and waits, a bounded time, for the verdict that comes back, while
+ * the others go on; one question at a time per session, so one client's
+ * flood of recipients slows only that client. It also tells which client
+ * connections it holds, so the sensor can tell its flows from the fast
+ * path. */
 #ifndef GREYGATE_TARPIT_H
 #define GREYGATE_TARPIT_H
 
@@ -17,6 +21,11 @@ struct loop;
 
 /* RFC 5321 4.5.3.1.4: a command line is at most 512 octets with CRLF. */
 #define TARPIT_LINE_MAX 512
+/* RFC 5321 4.5.3.1.8: a server must take 100 recipients a transaction;
+ * past that, 452 (the client sends the rest later). */
+#define TARPIT_RCPTS_MAX 100
+/* Questions a session may ask greygated before it is closed (421). */
+#define TARPIT_ASKS_MAX 1000
 /* A reply buffer big enough for the longest reply we make (EHLO). */
 #define TARPIT_REPLY_MAX 1024
 
@@ -41,17 +50,55 @@ struct tarpit_config {
 
 /* --- the dialogue: a pure state machine over command lines --- */
 
+/* What a command asks greygated before it is answered. */
+enum tarpit_ask {
+	TARPIT_ASK_NONE = 0,
+	TARPIT_ASK_RCPT = 1,    /* RCPT TO: the triplet's verdict */
+	TARPIT_ASK_STARTTLS = 2 /* STARTTLS: passes with tls_pass */
+};
+
+/* What the last line gave the session to keep (pointers into that line,
+ * valid until the next call). */
+enum tarpit_said {
+	TARPIT_SAID_NOTHING = 0,
+	TARPIT_SAID_HELO,  /* arg: the HELO/EHLO argument */
+	TARPIT_SAID_MAIL,  /* arg: the sender's path; the line: all of it */
+	TARPIT_SAID_RCPT,  /* arg: the recipient's path */
+	TARPIT_SAID_RESET  /* RSET, HELO/EHLO again: the transaction ends */
+};
+
 struct tarpit_dialogue {
 	const struct tarpit_config *cfg;
 	uint8_t in_mail;     /* MAIL given, transaction open */
 	uint8_t null_sender; /* the transaction's sender is <> */
-	uint8_t rcpts;       /* recipients in this transaction */
 	uint8_t bad;         /* bad commands so far */
+	uint8_t asking;      /* enum tarpit_ask while a verdict is awaited */
+	uint8_t said;        /* enum tarpit_said of the last line */
+	bool ask;            /* ask greygated at RCPT and STARTTLS */
+	uint16_t rcpts;      /* recipients in this transaction */
+	uint16_t asks;       /* questions asked this session */
 	uint32_t skip_bytes; /* BDAT chunk bytes still to discard */
+	uint32_t data_wait_sec; /* <>: the wait DATA tells (its RCPT's) */
+	const char *arg;     /* what was said (see said) */
+	size_t arg_len;
+};
+
+/* A verdict greygated sends back for a question. */
+enum tarpit_action {
+	TARPIT_GREYLIST = 0, /* wait_sec more */
+	TARPIT_PASS = 1,     /* passed: the next connection goes through */
+	TARPIT_TRAP = 2      /* a trapped client */
+};
+
+struct tarpit_verdict {
+	enum tarpit_action action;
+	uint32_t wait_sec; /* GREYLIST: seconds until a retry may pass */
 };
 
 /* What the caller must do after a reply. */
 #define TARPIT_CLOSE 1 /* close the connection after sending the reply */
+#define TARPIT_ASK 2   /* no reply yet: ask (d->asking says what), then
+			  answer with tarpit_dialogue_verdict */
 
 /* tarpit_dialogue_init - a new session's state. @cfg is borrowed. */
 void tarpit_dialogue_init(struct tarpit_dialogue *d,
@@ -73,6 +120,16 @@ int tarpit_dialogue_line(struct tarpit_dialogue *d, const char *line,
 			 size_t len, bool too_long, char *out,
 			 size_t *out_len);
 
+/*
+ * tarpit_dialogue_verdict - the reply to the command that asked, now that
+ * the verdict came (v NULL: none came in time, the plain deferral).
+ * @rcpt: the recipient asked about (RCPT), for the reply's text
+ * Return: 0 or TARPIT_CLOSE, as tarpit_dialogue_line.
+ */
+int tarpit_dialogue_verdict(struct tarpit_dialogue *d,
+			    const struct tarpit_verdict *v, const char *rcpt,
+			    char *out, size_t *out_len);
+
 /* --- the server --- */
 
 struct tarpit;
@@ -84,6 +141,8 @@ struct tarpit_counters {
 	uint64_t timeouts;      /* closed for idleness or the deadline */
 	uint64_t bad_commands;  /* unknown, out of order, too long */
 	uint64_t stress_entered; /* times stress mode began */
+	uint64_t asked;         /* questions to greygated */
+	uint64_t verdicts_late; /* answered 451 without a verdict in time */
 	uint32_t open;          /* connections open now */
 	uint32_t stressed;      /* 1 while in stress mode */
 };
@@ -129,6 +188,35 @@ int tarpit_adopt(struct tarpit *tarpit, int fd, bool stutter);
  */
 bool tarpit_holds(const struct tarpit *tarpit, int family,
 		  const uint8_t *addr, uint16_t port);
+
+/* A question of a session, for greygated (strings valid for the call). */
+struct tarpit_attempt {
+	uint64_t session;          /* the session's id, for tarpit_verdict */
+	enum tarpit_ask kind;
+	uint8_t family;            /* AF_INET or AF_INET6 */
+	uint8_t client[16];        /* the client's address */
+	uint16_t client_port;      /* host order */
+	const char *helo;          /* its HELO/EHLO argument ("" if none) */
+	const char *sender;        /* MAIL FROM path ("" for <>) */
+	const char *rcpt;          /* RCPT TO path (RCPT only) */
+};
+
+/* Asks; the verdict is to come by tarpit_verdict. Return: 0, or -errno
+ * (the session gets the plain deferral at once). */
+typedef int tarpit_ask_fn(const struct tarpit_attempt *a, void *ctx);
+
+/*
+ * tarpit_set_asker - sessions ask fn at RCPT and STARTTLS and wait for
+ * the verdict at most wait_ms (then the plain 451: nothing is lost, the
+ * client retries).
+ */
+void tarpit_set_asker(struct tarpit *tarpit, tarpit_ask_fn *fn, void *ctx,
+		      uint32_t wait_ms);
+
+/* tarpit_verdict - the answer to session's question.
+ * Return: 0, or -ENOENT (the session is gone, or asked nothing). */
+int tarpit_verdict(struct tarpit *tarpit, uint64_t session,
+		   const struct tarpit_verdict *v);
 
 /* tarpit_get_counters - counters since tarpit_new. */
 const struct tarpit_counters *tarpit_get_counters(const struct tarpit *t);

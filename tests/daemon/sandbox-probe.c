@@ -7,7 +7,9 @@
  * (SIGSYS) when it holds.
  *   sandbox-probe [--no-sandbox] IFACE USER ACTION [ARG]
  * ACTION: forge (a UDP frame from 198.51.100.66 on the capture socket,
- * with sendto), forge-write (the same with write), dup (the capture
+ * with sendto), forge-write (the same with write), forge-high (write on
+ * the capture socket's number with high bits set: the kernel drops them,
+ * a filter comparing all 64 would not), dup (the capture
  * socket to another number, then write), unix-socket, connect PATH
  * (greygatectl's socket), read (allowed: polls the capture). */
 #include <arpa/inet.h>
@@ -23,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -105,6 +108,8 @@ main(int argc, char **argv)
 		           sizeof(sll));
 	} else if (!strcmp(action, "forge-write")) {
 		n = write(fd, frame, len);
+	} else if (!strcmp(action, "forge-high")) {
+		n = syscall(SYS_write, (1ull << 32) | (unsigned)fd, frame, len);
 	} else if (!strcmp(action, "dup")) {
 		int copy = fcntl(fd, F_DUPFD, 100);
 

@@ -136,7 +136,7 @@ nsx gw "$probe" --no-sandbox "$dev" greygate forge | grep "^done: forge returned
 wait_for 5 grep -q "198.51.100.66.4000 > 203.0.113.10.9" "$NETNS_TMP/forged.txt" ||
 	fail "the control frame did not arrive"
 : >"$NETNS_TMP/forged.txt"
-for action in forge forge-write dup unix-socket "connect $NETNS_TMP/control.sock"; do
+for action in forge forge-write forge-high dup unix-socket "connect $NETNS_TMP/control.sock"; do
 	rc=0
 	out=$(nsx gw "$probe" "$dev" greygate $action 2>&1) || rc=$?
 	[ "$rc" = $(( 128 + 31 )) ] || fail "sandboxed $action: exit $rc ($out), want SIGSYS"

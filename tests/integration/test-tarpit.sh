@@ -118,3 +118,35 @@ nsx sender $abuse stutter 203.0.113.1 100
 out=$(nsx sender timeout 5 swaks --server 203.0.113.1:2526 --quit-after connect 2>&1 || true)
 if echo "$out" | grep "^<-  220" >/dev/null; then fail "the stutter port answers without the redirect"; fi
 echo "ok: trapped clients get every reply a byte at a time; the stutter port is not reachable directly"
+
+# --- the idle timeout: a byte now and then buys no time ---
+kill "$GG_PID"
+wait "$GG_PID" 2>/dev/null || true
+greygated_conf "[greylist]
+delay = 1h
+trap_recipients = trap@example.org
+[tarpit]
+idle_timeout = 2s
+session_timeout = 30s
+stutter = 5s"
+greygated_start
+ggctl forget 203.0.113.10 >/dev/null
+out=$(nsx sender $abuse dribble 203.0.113.1 0.5)
+t=$(echo "$out" | awk '{print $3}')
+awk -v t="$t" 'BEGIN { exit !(t >= 1.5 && t < 4) }' ||
+	fail "a dribbling client was held $t s (idle_timeout 2 s, session 30 s)"
+echo "ok: a client sending a byte every 0.5 s, never a command, is closed after ${t} s (idle_timeout 2 s)"
+
+# A trapped client that resets while the stutter speaks (a byte every
+# 5 s), its pipelined commands past the buffer: closed at once, no
+# spinning child.
+sw --from bot@sender.test --to trap@example.org >/dev/null
+wait_for 5 grep -q "action=trap, reason=trapped, client=203.0.113.10" "$GG_LOG" || fail "client not trapped"
+child=$(ggctl status --json | jq -r .child.pid)
+cpu() { awk '{print $14 + $15}' "/proc/$child/stat"; }
+before=$(cpu)
+nsx sender $abuse pipeflood 203.0.113.1 4000 >/dev/null
+sleep 3
+used=$(( $(cpu) - before ))
+[ "$used" -lt 50 ] || fail "the child spent $used ticks after a reset during the stutter"
+echo "ok: a reset during the stutter costs the child $used ticks over 3 s"

@@ -16,6 +16,19 @@
 #                       after WAIT s: how many the server closed, and when
 #   stutter HOST MS     the banner and EHLO reply must come a byte at a
 #                       time, MS apart
+#   rcptflood HOST N SRC EVERY  from SRC, N recipients pipelined in one
+#                       write, a new transaction (RSET, MAIL) every EVERY;
+#                       prints the replies read, counted by code: "451=K
+#                       452=K ..." (a server closing on unread input resets
+#                       the connection: the last replies may not be read)
+#   goodmany HOST N     N good sessions in a row, each its own sender
+#                       (good-aaa@a.test, good-aab@...: letters, as digits
+#                       standing alone are folded as VERP tags); prints
+#                       "sessions=N 451=K slowest=T"
+#   pipeflood HOST BYTES  RSET lines pipelined (BYTES of them) to a
+#                       stuttering server, then a reset: prints "ok"
+#   dribble HOST EVERY  one byte of a command every EVERY s, never a whole
+#                       line; prints "closed after T s"
 import socket
 import os
 import sys
@@ -257,6 +270,85 @@ def stutter(host, ms):
           "reply stuttered too" % (len(got), reads, took))
 
 
+def rcptflood(host, n, source, every):
+    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.settimeout(60)
+    s.bind((source, 0))
+    s.connect((host, PORT))
+    read_reply(s)
+    lines = [b"EHLO flood.example.org", b"MAIL FROM:<flood@a.test>"]
+    for i in range(n):
+        if i and i % every == 0:
+            lines += [b"RSET", b"MAIL FROM:<flood@a.test>"]
+        lines.append(b"RCPT TO:<r%d@example.org>" % i)
+    lines.append(b"QUIT")
+    s.sendall(b"\r\n".join(lines) + b"\r\n")
+    data = b""
+    while True:
+        try:
+            chunk = s.recv(65536)
+        except (ConnectionResetError, socket.timeout):
+            break
+        if not chunk:
+            break
+        data += chunk
+    codes = {}
+    for line in data.split(b"\r\n"):
+        if len(line) >= 4 and line[3:4] == b" ":
+            codes[line[:3].decode()] = codes.get(line[:3].decode(), 0) + 1
+    print(" ".join("%s=%d" % kv for kv in sorted(codes.items())))
+
+
+def goodmany(host, n):
+    greylisted, slowest = 0, 0.0
+    for i in range(n):
+        start = time.time()
+        s = connect(host)
+        read_reply(s)
+        tag = "".join(chr(97 + i // 26 ** k % 26) for k in (2, 1, 0))
+        for cmd in (b"EHLO good.example.org",
+                    b"MAIL FROM:<good-%s@a.test>" % tag.encode(),
+                    b"RCPT TO:<bob@example.org>"):
+            s.sendall(cmd + b"\r\n")
+            r = read_reply(s)
+        s.sendall(b"QUIT\r\n")
+        read_reply(s)
+        s.close()
+        greylisted += r.startswith("451 4.7.1")
+        slowest = max(slowest, time.time() - start)
+    print("sessions=%d 451=%d slowest=%.2f" % (n, greylisted, slowest))
+
+
+def pipeflood(host, nbytes):
+    s = connect(host)
+    s.settimeout(5)
+    s.recv(1)  # the stutter's first byte
+    s.sendall(b"RSET\r\n" * (nbytes // 6 + 1))
+    # a reset: SO_LINGER 0 makes close() send RST
+    import struct
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()
+    print("ok")
+
+
+def dribble(host, every):
+    s = connect(host)
+    read_reply(s)
+    start = time.time()
+    s.settimeout(every)
+    while time.time() - start < 60:
+        try:
+            s.sendall(b"N")
+            if s.recv(512) == b"":
+                break
+        except socket.timeout:
+            continue
+        except OSError:
+            break
+    print("closed after %.1f s" % (time.time() - start))
+
+
 mode, host = sys.argv[1], sys.argv[2]
 if mode == "garbage":
     garbage(host)
@@ -276,5 +368,13 @@ elif mode == "stutter":
     stutter(host, int(sys.argv[3]))
 elif mode == "flood":
     flood(host, int(sys.argv[3]), sys.argv[4:])
+elif mode == "rcptflood":
+    rcptflood(host, int(sys.argv[3]), sys.argv[4], int(sys.argv[5]))
+elif mode == "goodmany":
+    goodmany(host, int(sys.argv[3]))
+elif mode == "dribble":
+    dribble(host, float(sys.argv[3]))
+elif mode == "pipeflood":
+    pipeflood(host, int(sys.argv[3]))
 else:
     fail("unknown mode " + mode)

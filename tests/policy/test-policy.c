@@ -59,10 +59,23 @@ rcpt_at(int64_t now, const char *client, const char *from, const char *to,
 	enum grey_path path, int reply)
 {
 	struct grey_decision d;
-	struct grey_addr a = ip(client);
+	struct grey_attempt a = {.kind = GREY_ATTEMPT_RCPT, .now = now,
+				 .client = ip(client), .helo = "",
+				 .sender = from, .rcpt = to, .path = path,
+				 .reply = reply};
 
-	CHECK_INT(grey_on_rcpt(grey, now, &a, from, to, path, reply, &d), 0);
+	CHECK_INT(grey_decide(grey, &a, &d), 0);
 	return d;
+}
+
+static int
+starttls(int64_t now, const struct grey_addr *client, enum grey_path path,
+	 struct grey_decision *d)
+{
+	struct grey_attempt a = {.kind = GREY_ATTEMPT_STARTTLS, .now = now,
+				 .client = *client, .path = path};
+
+	return grey_decide(grey, &a, d);
 }
 
 static struct grey_decision
@@ -308,18 +321,24 @@ test_allow_exempt_starttls(void)
 	d = tarpit(T0, "2001:db8:aa:1::9", "a@a.test", "b@b.test");
 	CHECK_INT(d.action, GREY_ALLOWED);
 
+	/* An exempt recipient opens nothing: it is greylisted like any
+	 * other, and its client's network is not passed (a bot that writes
+	 * to postmaster@ once must not reach victim@ from its /24). */
 	CHECK_INT(grey_exempt_add(grey, "postmaster@"), 0);
 	CHECK_INT(grey_exempt_add(grey, "Abuse@B.test"), 0);
 	d = tarpit(T0, "198.51.100.7", "a@a.test", "PostMaster@x.test");
-	CHECK_INT(d.action, GREY_PASS);
-	CHECK_INT(d.reason, GREY_REASON_RECIPIENT_EXEMPT);
-	d = tarpit(T0, "198.51.101.7", "a@a.test", "abuse@b.test");
-	CHECK_INT(d.reason, GREY_REASON_RECIPIENT_EXEMPT);
-	d = tarpit(T0, "198.51.102.7", "a@a.test", "abuse@c.test");
+	CHECK_INT(d.action, GREY_GREYLIST);
 	CHECK_INT(d.reason, GREY_REASON_NEW);
+	d = tarpit(T0 + 1, "198.51.100.8", "a@a.test", "victim@x.test");
+	CHECK_INT(d.action, GREY_GREYLIST);
+	d = tarpit(T0 + 1, "198.51.101.7", "a@a.test", "abuse@b.test");
+	CHECK_INT(d.action, GREY_GREYLIST);
+	/* Its retry passes as any triplet's does. */
+	d = tarpit(T0 + 300, "198.51.100.7", "a@a.test", "postmaster@x.test");
+	CHECK_INT(d.reason, GREY_REASON_RETRY_PASSED);
 
 	a = ip("198.51.103.7");
-	CHECK_INT(grey_on_starttls(grey, T0, &a, GREY_PATH_TARPIT, &d), 0);
+	CHECK_INT(starttls(T0, &a, GREY_PATH_TARPIT, &d), 0);
 	CHECK_INT(d.action, GREY_PASS);
 	CHECK_INT(d.reason, GREY_REASON_STARTTLS);
 	CHECK_STR(key_of(&d), "198.51.103.0/24");
@@ -328,7 +347,7 @@ test_allow_exempt_starttls(void)
 	cfg.tls_pass = false;
 	grey = grey_new(&cfg, store);
 	a = ip("198.51.104.7");
-	CHECK_INT(grey_on_starttls(grey, T0, &a, GREY_PATH_TARPIT, &d), 0);
+	CHECK_INT(starttls(T0, &a, GREY_PATH_TARPIT, &d), 0);
 	CHECK_INT(d.action, GREY_ACTION_NONE);
 	teardown();
 }
@@ -359,7 +378,7 @@ test_trap_wins_over_all_but_allow_list(void)
 	d = tarpit(T0 + 500, "198.51.100.7", "a@a.test", "postmaster@b.test");
 	CHECK_INT(d.action, GREY_TRAP);
 	a = ip("198.51.100.7");
-	CHECK_INT(grey_on_starttls(grey, T0 + 500, &a, GREY_PATH_TARPIT, &d),
+	CHECK_INT(starttls(T0 + 500, &a, GREY_PATH_TARPIT, &d),
 		  0);
 	CHECK_INT(d.action, GREY_TRAP);
 	/* Its neighbour in the /24 is still passed. */

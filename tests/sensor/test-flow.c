@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Tests of the sensor's flows with hand-built raw IPv4 frames and a fake
- * tarpit: a flow's path is known from its banner; a tarpit flow whose
- * FINs the capture lost ends once the tarpit lets go of it, a fast-path
- * flow only at the idle timeout; the flow table grows; idle order. */
+ * tarpit: a flow's path is known from its banner; a tarpit flow is
+ * followed no further (no events: the tarpit speaks for its sessions)
+ * and ends once silent even if its FINs were lost, a fast-path flow only
+ * at the idle timeout; the flow table grows; idle order. */
 #include <arpa/inet.h>
 #include <pcap/dlt.h>
 #include <string.h>
@@ -92,7 +93,7 @@ new_sensor(struct sensor_config *cfg)
 }
 
 static void
-test_tarpit_flow_ends_when_the_tarpit_lets_go(void)
+test_tarpit_flow_is_followed_no_further(void)
 {
 	struct sensor_config cfg;
 	struct sensor *s = new_sensor(&cfg);
@@ -100,13 +101,33 @@ test_tarpit_flow_ends_when_the_tarpit_lets_go(void)
 	rcpts = 0;
 	tarpit_has = true; /* the tarpit sent the banner */
 	session(s, "198.51.100.7", 40000);
-	CHECK_INT(rcpts, 1);
+	CHECK_INT(rcpts, 0);
+	CHECK_INT(sensor_get_counters(s)->tarpit_flows, 1);
 	CHECK_INT(sensor_get_counters(s)->flows_open, 1);
-	/* Still held by the tarpit: kept. */
-	sensor_expire(s, T0 + SENSOR_TARPIT_FLOW_IDLE_SEC + 1);
-	CHECK_INT(sensor_get_counters(s)->flows_open, 1);
-	/* Closed and forgotten by the tarpit, silent: over. */
+	/* More of it: still no events, and the tarpit need not be asked. */
 	tarpit_has = false;
+	send_frame(s, T0 + 1, "198.51.100.7", 40000, "203.0.113.1", 25, 1052,
+		   ACK | PSH, "RCPT TO:<c@b.test>\r\n");
+	CHECK_INT(rcpts, 0);
+	/* Silent, FINs lost: over, whether the tarpit holds it or not. */
+	tarpit_has = true;
+	sensor_expire(s, T0 + 1 + SENSOR_TARPIT_FLOW_IDLE_SEC - 1);
+	CHECK_INT(sensor_get_counters(s)->flows_open, 1);
+	sensor_expire(s, T0 + 1 + SENSOR_TARPIT_FLOW_IDLE_SEC + 1);
+	CHECK_INT(sensor_get_counters(s)->flows_open, 0);
+	CHECK_INT(rcpts, 0);
+	sensor_free(s);
+}
+
+/* A SYN, then nothing seen: the banner was lost in a burst. */
+static void
+test_flow_without_banner_ends_when_silent(void)
+{
+	struct sensor_config cfg;
+	struct sensor *s = new_sensor(&cfg);
+
+	send_frame(s, T0, "198.51.100.9", 40002, "203.0.113.1", 25, 1000, SYN,
+		   "");
 	sensor_expire(s, T0 + SENSOR_TARPIT_FLOW_IDLE_SEC - 1);
 	CHECK_INT(sensor_get_counters(s)->flows_open, 1);
 	sensor_expire(s, T0 + SENSOR_TARPIT_FLOW_IDLE_SEC + 1);
@@ -120,8 +141,10 @@ test_fast_path_flow_waits_for_the_idle_timeout(void)
 	struct sensor_config cfg;
 	struct sensor *s = new_sensor(&cfg);
 
+	rcpts = 0;
 	tarpit_has = false; /* the MTA sent the banner */
 	session(s, "198.51.100.8", 40001);
+	CHECK_INT(rcpts, 1);
 	sensor_expire(s, T0 + SENSOR_TARPIT_FLOW_IDLE_SEC + 1);
 	CHECK_INT(sensor_get_counters(s)->flows_open, 1);
 	sensor_expire(s, T0 + (int64_t)cfg.idle_timeout_sec + 1);
@@ -197,7 +220,8 @@ test_idle_order_by_the_second(void)
 int
 main(void)
 {
-	RUN(test_tarpit_flow_ends_when_the_tarpit_lets_go);
+	RUN(test_tarpit_flow_is_followed_no_further);
+	RUN(test_flow_without_banner_ends_when_silent);
 	RUN(test_fast_path_flow_waits_for_the_idle_timeout);
 	RUN(test_many_flows_outgrow_the_table);
 	RUN(test_idle_order_by_the_second);

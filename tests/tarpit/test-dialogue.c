@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Tests of the tarpit's dialogue state machine: every command's reply,
  * multi-line EHLO, the null sender's 451 moved to DATA, BDAT, bad
- * commands and their cap. */
+ * commands and their cap; asking greygated at RCPT and STARTTLS, what the
+ * session is given to keep, each verdict's reply (and none in time), and
+ * the recipient caps. */
 #include "check.h"
 #include "tarpit.h"
 
@@ -159,6 +161,119 @@ test_bad_command_cap_and_long_line(void)
 	CHECK(strncmp(out, "502 ", 4) == 0);
 }
 
+/* Asks are answered by a reply only once the verdict came. */
+static int
+say_ask(const char *line)
+{
+	size_t n;
+	int r = tarpit_dialogue_line(&dlg, line, strlen(line), false, out, &n);
+
+	CHECK_INT(n, 0);
+	return r;
+}
+
+static void
+verdict(const struct tarpit_verdict *v, const char *rcpt)
+{
+	size_t n;
+
+	CHECK_INT(tarpit_dialogue_verdict(&dlg, v, rcpt, out, &n), 0);
+	CHECK_INT(n, strlen(out));
+}
+
+static void
+test_asks_and_verdicts(void)
+{
+	struct tarpit_verdict grey = {TARPIT_GREYLIST, 217};
+	struct tarpit_verdict pass = {TARPIT_PASS, 0};
+	struct tarpit_verdict trap = {TARPIT_TRAP, 0};
+	const char *line;
+
+	start();
+	dlg.ask = true;
+	say("EHLO  client.test extra");
+	CHECK_INT(dlg.said, TARPIT_SAID_HELO);
+	CHECK_INT(dlg.arg_len, 11);
+	CHECK(!memcmp(dlg.arg, "client.test", 11));
+	line = "MAIL FROM:<a@a.test> SIZE=100 BODY=8BITMIME";
+	say(line);
+	CHECK_INT(dlg.said, TARPIT_SAID_MAIL);
+	CHECK_INT(dlg.arg_len, 8);
+	CHECK(!memcmp(dlg.arg, "a@a.test", 8));
+
+	CHECK_INT(say_ask("RCPT TO:<bob@b.test> NOTIFY=NEVER"), TARPIT_ASK);
+	CHECK_INT(dlg.asking, TARPIT_ASK_RCPT);
+	CHECK_INT(dlg.said, TARPIT_SAID_RCPT);
+	CHECK_INT(dlg.arg_len, 10);
+	verdict(&grey, "bob@b.test");
+	CHECK_STR(out, "451 4.7.1 <bob@b.test>: Greylisted, please try again "
+		       "in 217 seconds\r\n");
+	CHECK_INT(dlg.asking, TARPIT_ASK_NONE);
+	CHECK_INT(say_ask("RCPT TO:<c@b.test>"), TARPIT_ASK);
+	verdict(&pass, "c@b.test");
+	CHECK_STR(out, "451 4.7.1 <c@b.test>: Passed greylisting, please try "
+		       "again now\r\n");
+	CHECK_INT(say_ask("RCPT TO:<d@b.test>"), TARPIT_ASK);
+	verdict(&trap, "d@b.test");
+	CHECK_STR(out, "451 4.7.1 <d@b.test>: Greylisted, please try again in "
+		       "300 seconds\r\n");
+	/* None in time: the plain deferral. */
+	CHECK_INT(say_ask("RCPT TO:<e@b.test>"), TARPIT_ASK);
+	verdict(NULL, "e@b.test");
+	CHECK_STR(out, "451 4.7.1 <e@b.test>: Greylisted, please try again in "
+		       "300 seconds\r\n");
+	CHECK_INT(dlg.asks, 4);
+
+	/* The null sender: 250 at RCPT, and DATA tells the verdict's wait. */
+	say("RSET");
+	CHECK_INT(dlg.said, TARPIT_SAID_RESET);
+	say("MAIL FROM:<>");
+	CHECK_INT(say_ask("RCPT TO:<bob@b.test>"), TARPIT_ASK);
+	verdict(&grey, "bob@b.test");
+	CHECK_STR(out, "250 2.1.5 Ok\r\n");
+	CHECK_INT(say("DATA"), 0);
+	CHECK_STR(out, "451 4.7.1 Greylisted, please try again in 217 "
+		       "seconds\r\n");
+
+	/* STARTTLS asks too, and is refused whatever the verdict. */
+	CHECK_INT(say_ask("STARTTLS"), TARPIT_ASK);
+	CHECK_INT(dlg.asking, TARPIT_ASK_STARTTLS);
+	verdict(&pass, "");
+	CHECK_STR(out, "454 4.7.0 TLS not available due to temporary "
+		       "reason\r\n");
+}
+
+static void
+test_recipient_caps(void)
+{
+	start();
+	dlg.ask = true;
+	say("EHLO c");
+	say("MAIL FROM:<a@a.test>");
+	for (int i = 0; i < TARPIT_RCPTS_MAX; i++) {
+		CHECK_INT(say_ask("RCPT TO:<x@b.test>"), TARPIT_ASK);
+		verdict(NULL, "x@b.test");
+	}
+	/* Past 100 in a transaction: 452, nothing asked. */
+	CHECK_INT(say("RCPT TO:<x@b.test>"), 0);
+	CHECK_STR(out, "452 4.5.3 Error: too many recipients\r\n");
+	CHECK_INT(dlg.asks, TARPIT_RCPTS_MAX);
+	/* A new transaction may ask again, up to the session's cap. */
+	while (dlg.asks < TARPIT_ASKS_MAX) {
+		say("RSET");
+		say("MAIL FROM:<a@a.test>");
+		for (int i = 0; i < TARPIT_RCPTS_MAX; i++) {
+			CHECK_INT(say_ask("RCPT TO:<x@b.test>"), TARPIT_ASK);
+			verdict(NULL, "x@b.test");
+		}
+	}
+	say("RSET");
+	say("MAIL FROM:<a@a.test>");
+	CHECK_INT(say("RCPT TO:<x@b.test>"), TARPIT_CLOSE);
+	CHECK_STR(out, "421 4.7.0 mx.test Error: too many recipients this "
+		       "session\r\n");
+}
+
 int
 main(void)
 {
@@ -168,5 +283,7 @@ main(void)
 	RUN(test_other_commands);
 	RUN(test_bdat_skips_chunk);
 	RUN(test_bad_command_cap_and_long_line);
+	RUN(test_asks_and_verdicts);
+	RUN(test_recipient_caps);
 	return 0;
 }

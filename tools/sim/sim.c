@@ -234,16 +234,24 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 		snprintf(from, sizeof(from), "user%u@%s.example",
 			 m->idx % c->senders, c->name);
 	if (!fast && c->starttls && cfg->tls_pass) {
-		r = grey_on_starttls(grey, now, &a, GREY_PATH_TARPIT, &d);
+		struct grey_attempt tls = {.kind = GREY_ATTEMPT_STARTTLS,
+					   .now = now, .client = a, .helo = "",
+					   .path = GREY_PATH_TARPIT};
+
+		r = grey_decide(grey, &tls, &d);
 		if (r < 0)
 			return r;
 	}
 	for (uint32_t i = 0; i < c->recipients; i++) {
+		struct grey_attempt rcpt = {
+			.kind = GREY_ATTEMPT_RCPT, .now = now, .client = a,
+			.helo = "", .sender = from, .rcpt = to,
+			.path = fast ? GREY_PATH_FAST : GREY_PATH_TARPIT,
+			.reply = fast ? 250 : 451};
+
 		snprintf(to, sizeof(to), "user%u@example.org",
 			 (m->idx * 7 + i) % c->rcpt_pool);
-		r = grey_on_rcpt(grey, now, &a, from, to,
-				 fast ? GREY_PATH_FAST : GREY_PATH_TARPIT,
-				 fast ? 250 : 451, &d);
+		r = grey_decide(grey, &rcpt, &d);
 		if (r < 0)
 			return r;
 	}

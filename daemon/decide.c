@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The decision service: an attempt (from a tarpit session, or the sensor
+ * on the fast path) in; greygated's own clock decides it (never a time a
+ * child sent); the decision goes to the store, the sets (a pass reaches
+ * the kernel in the turn it is decided) and one postgrey-style log line.
+ * And the commit of both: the sets' queue at once, the store when a pass
+ * or trap waits (synced: a lost pass costs a sender another delay), or
+ * enough writes or time piled up. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+
+#include "gateway-int.h"
+#include "log.h"
+
+/* The store commits when this many writes wait or this long passed since
+ * the last commit: a kill -9 loses at most that much, and greylisting
+ * only ever answers 4xx, so nothing is lost but a retry. */
+#define STORE_COMMIT_PENDING 10000
+#define STORE_COMMIT_MS 200
+
+void
+gateway_prefix_of(const struct grey_client *c, struct nftset_prefix *p)
+{
+	p->family = c->family;
+	p->prefix = c->prefix;
+	memcpy(p->bytes, c->bytes, 16);
+}
+
+static void
+on_nft_refused(enum nftset_kind kind, const struct ip_range *range, int err,
+               void *ctx)
+{
+	char text[IP_RANGE_TEXT_MAX];
+
+	log_warnx("nft: %s refused in set %s: %s", ip_range_format(range, text),
+	          nftset_set_name(kind, range->family), strerror(-err));
+}
+
+/* Sends the queued set changes now (a pass must reach the kernel at
+ * once); commits the store when enough waits or time passed, or when
+ * force is set. */
+static void
+commit_now(struct gateway *gw, bool force)
+{
+	uint64_t now = loop_now_ms(gw->loop);
+	int r;
+
+	if (gw->nft && nftset_queued(gw->nft)) {
+		r = nftset_commit(gw->nft, on_nft_refused, NULL);
+		if (r < 0)
+			log_warnx("nft: batch not sent: %s", strerror(-r));
+	}
+	if (store_pending(gw->store) &&
+	    (force || gw->must_commit ||
+	     store_pending(gw->store) >= STORE_COMMIT_PENDING ||
+	     now - gw->store_committed_ms >= STORE_COMMIT_MS)) {
+		gw->store_committed_ms = now;
+		r = gw->must_commit ? store_sync(gw->store)
+		                    : store_flush(gw->store);
+		gw->must_commit = false;
+		if (r < 0)
+			log_warnx("store: commit failed: %s", strerror(-r));
+	}
+}
+
+void
+gateway_commit(struct gateway *gw)
+{
+	commit_now(gw, true);
+}
+
+void
+gateway_commit_turn(struct gateway *gw)
+{
+	commit_now(gw, false);
+}
+
+static void
+log_decision(struct gateway *gw, const struct grey_attempt *a,
+             const struct grey_decision *d)
+{
+	const struct config *cfg = gw->cfg;
+	char ip[INET6_ADDRSTRLEN], key[64];
+	bool tls = a->kind == GREY_ATTEMPT_STARTTLS;
+
+	inet_ntop(a->client.family, a->client.bytes, ip, sizeof(ip));
+	grey_client_format(&d->client, key, sizeof(key));
+	switch (d->action) {
+	case GREY_GREYLIST:
+		log_info("action=greylist, reason=%s, client=%s, helo=%s, "
+		         "sender=%s, recipient=%s, delay=%u",
+		         grey_reason_name(d->reason), ip, a->helo, a->sender,
+		         a->rcpt, d->wait_sec);
+		break;
+	case GREY_PASS:
+		if (d->reason == GREY_REASON_PASSED)
+			log_debug("action=pass, reason=passed, client=%s, "
+			          "key=%s",
+			          ip, key);
+		else if (tls)
+			log_info("action=pass, reason=%s, client=%s, key=%s, "
+			         "helo=%s, ttl=%u",
+			         grey_reason_name(d->reason), ip, key, a->helo,
+			         cfg->grey.pass_ttl_sec);
+		else
+			log_info("action=pass, reason=%s, client=%s, key=%s, "
+			         "helo=%s, sender=%s, recipient=%s, delay=%u, "
+			         "ttl=%u",
+			         grey_reason_name(d->reason), ip, key, a->helo,
+			         a->sender, a->rcpt, d->delay_sec,
+			         cfg->grey.pass_ttl_sec);
+		break;
+	case GREY_REFRESH:
+		log_info("action=refresh, reason=%s, client=%s, key=%s, ttl=%u",
+		         grey_reason_name(d->reason), ip, key,
+		         cfg->grey.pass_ttl_sec);
+		break;
+	case GREY_TRAP:
+		if (tls)
+			log_info("action=trap, reason=trapped, client=%s, "
+			         "helo=%s",
+			         ip, a->helo);
+		else
+			log_info("action=trap, reason=trapped, client=%s, "
+			         "helo=%s, sender=%s, recipient=%s",
+			         ip, a->helo, a->sender, a->rcpt);
+		break;
+	case GREY_ALLOWED:
+		log_debug("action=allow, reason=allow-list, client=%s, "
+		          "sender=%s, recipient=%s",
+		          ip, a->sender, a->rcpt);
+		break;
+	case GREY_ACTION_NONE:
+		break;
+	}
+}
+
+/* The sets: a pass, a refresh or a trap goes to the kernel with the time
+ * it has left. */
+static void
+apply(struct gateway *gw, const struct grey_decision *d, int64_t now)
+{
+	struct nftset_prefix p;
+	uint64_t ttl_ms;
+
+	gateway_prefix_of(&d->client, &p);
+	ttl_ms = d->expires > now ? (uint64_t)(d->expires - now) * 1000 : 0;
+	if ((d->action == GREY_PASS && d->reason != GREY_REASON_PASSED) ||
+	    d->action == GREY_REFRESH || d->action == GREY_TRAP)
+		gw->must_commit = true;
+	if (!ttl_ms || !gw->nft)
+		return;
+	/* Already passed, yet here: the kernel lost it (its timeout ran
+	 * out first, or a race): put it back with the time it has left. */
+	if (d->action == GREY_PASS || d->action == GREY_REFRESH)
+		nftset_add(gw->nft, NFTSET_PASS, &p, ttl_ms, "greygate pass");
+	else if (d->action == GREY_TRAP)
+		nftset_add(gw->nft, NFTSET_TRAP, &p, ttl_ms, "greygate trap");
+}
+
+int
+gateway_decide(struct gateway *gw, struct grey_attempt *a,
+               struct grey_decision *d)
+{
+	int r;
+
+	a->now = loop_wall_sec(gw->loop);
+	r = grey_decide(gw->grey, a, d);
+	if (r < 0) {
+		log_warnx("store: %s; decision skipped", strerror(-r));
+		return r;
+	}
+	log_decision(gw, a, d);
+	apply(gw, d, a->now);
+	/* A pass reaches the kernel in the same turn it is decided. */
+	gateway_commit_turn(gw);
+	return 0;
+}
+
+void
+gateway_verdict_of(const struct gateway *gw, int r,
+                   const struct grey_decision *d, struct tarpit_verdict *v)
+{
+	v->action = TARPIT_GREYLIST;
+	v->wait_sec = gw->cfg->grey.delay_sec;
+	if (r < 0)
+		return; /* the store failed: the plain deferral */
+	switch (d->action) {
+	case GREY_GREYLIST:
+		v->wait_sec = d->wait_sec;
+		break;
+	case GREY_PASS:
+	case GREY_REFRESH:
+	case GREY_ALLOWED:
+		v->action = TARPIT_PASS;
+		break;
+	case GREY_TRAP:
+		v->action = TARPIT_TRAP;
+		break;
+	case GREY_ACTION_NONE:
+		break;
+	}
+}

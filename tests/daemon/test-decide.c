@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Tests of greygated's decision service with a fake clock and a real
+ * store (no kernel sets): it decides by its own clock, never by a time
+ * the child sent, so a confused or compromised child cannot move a
+ * deadline; and each tarpit question gets the verdict that matches the
+ * decision (the seconds left, a pass, a trap). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "check.h"
+#include "gateway-int.h"
+#include "log.h"
+
+#define T0 1700000000
+
+static struct gateway gw;
+static struct config cfg;
+static struct timesrc_fake clock_;
+static char dir[64];
+
+static void
+setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/gg-decide-XXXXXX");
+	CHECK(mkdtemp(dir));
+	config_defaults(&cfg);
+	timesrc_fake_init(&clock_, T0);
+	memset(&gw, 0, sizeof(gw));
+	gw.cfg = &cfg;
+	gw.loop = loop_new(&clock_.base);
+	CHECK(gw.loop);
+	CHECK_INT(store_open(dir, false, &gw.store), 0);
+	gw.grey = grey_new(&cfg.grey, gw.store);
+	CHECK(gw.grey);
+}
+
+static void
+teardown(void)
+{
+	char cmd[128];
+
+	grey_free(gw.grey);
+	store_close(gw.store);
+	loop_free(gw.loop);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_INT(system(cmd), 0);
+}
+
+/* A tarpit attempt as the child sends it, with its packet time. */
+static struct grey_decision
+attempt(const char *from, int64_t child_says)
+{
+	struct grey_attempt a = {.kind = GREY_ATTEMPT_RCPT,
+	                         .now = child_says,
+	                         .helo = "c.test",
+	                         .sender = from,
+	                         .rcpt = "bob@example.org",
+	                         .path = GREY_PATH_TARPIT};
+	struct grey_decision d;
+
+	a.client.family = AF_INET;
+	inet_pton(AF_INET, "198.51.100.7", a.client.bytes);
+	CHECK_INT(gateway_decide(&gw, &a, &d), 0);
+	return d;
+}
+
+static int
+first_seen(const struct grey_client *c, const char *sender, const char *rcpt,
+           const struct store_triplet *t, void *ctx)
+{
+	*(int64_t *)ctx = t->first_seen;
+	return 0;
+}
+
+static void
+test_own_clock(void)
+{
+	struct grey_decision d;
+	int64_t seen = 0;
+
+	setup();
+	/* The child claims a time a day ahead: the triplet is first seen
+	 * when greygated says it is. */
+	d = attempt("a@a.test", T0 + 86400);
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(d.wait_sec, cfg.grey.delay_sec);
+	CHECK_INT(store_each_triplet(gw.store, first_seen, &seen), 0);
+	CHECK_INT(seen, T0);
+	/* A retry the child dates past the delay, before greygated's clock
+	 * got there: still early. */
+	timesrc_fake_advance_ms(&clock_, 100 * 1000);
+	d = attempt("a@a.test", T0 + 100000);
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(d.reason, GREY_REASON_EARLY_RETRY);
+	CHECK_INT(d.wait_sec, cfg.grey.delay_sec - 100);
+	/* And one it dates in the past, once greygated's clock passed the
+	 * delay: it passes. */
+	timesrc_fake_advance_ms(&clock_, (uint64_t)cfg.grey.delay_sec * 1000);
+	d = attempt("a@a.test", 0);
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_RETRY_PASSED);
+	CHECK_INT(d.delay_sec, cfg.grey.delay_sec + 100);
+	CHECK_INT(d.expires,
+	          T0 + 100 + cfg.grey.delay_sec + cfg.grey.pass_ttl_sec);
+	teardown();
+}
+
+static void
+test_verdicts(void)
+{
+	struct tarpit_verdict v;
+	struct grey_decision d;
+
+	setup();
+	d = attempt("b@a.test", 0);
+	gateway_verdict_of(&gw, 0, &d, &v);
+	CHECK_INT(v.action, TARPIT_GREYLIST);
+	CHECK_INT(v.wait_sec, cfg.grey.delay_sec);
+	timesrc_fake_advance_ms(&clock_, 42 * 1000);
+	d = attempt("b@a.test", 0);
+	gateway_verdict_of(&gw, 0, &d, &v);
+	CHECK_INT(v.wait_sec, cfg.grey.delay_sec - 42);
+	timesrc_fake_advance_ms(&clock_, (uint64_t)cfg.grey.delay_sec * 1000);
+	d = attempt("b@a.test", 0);
+	gateway_verdict_of(&gw, 0, &d, &v);
+	CHECK_INT(v.action, TARPIT_PASS);
+	d.action = GREY_TRAP;
+	gateway_verdict_of(&gw, 0, &d, &v);
+	CHECK_INT(v.action, TARPIT_TRAP);
+	/* The store failed: the plain deferral. */
+	gateway_verdict_of(&gw, -EIO, &d, &v);
+	CHECK_INT(v.action, TARPIT_GREYLIST);
+	CHECK_INT(v.wait_sec, cfg.grey.delay_sec);
+	teardown();
+}
+
+int
+main(void)
+{
+	log_init("test-decide", false, LOG_LEVEL_WARN);
+	RUN(test_own_clock);
+	RUN(test_verdicts);
+	return 0;
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# One client's flood costs only that client. Ten clients each pipeline
+# 20,000 RCPTs in one write (nine with a new transaction every 100, one in
+# a single transaction) while a well-behaved client runs 300 sessions:
+# each tarpit session asks greygated one question at a time, so every one
+# of the 300 first attempts is decided and recorded (before, the sensor's
+# events of the flood filled the socket to greygated and others' were
+# dropped); the floods meet the recipient caps (452 past 100 in a
+# transaction, 421 past 1,000 questions in a session), and nothing is
+# dropped on the way up.
+set -euo pipefail
+here=$(dirname "$0")
+. "$here/../lib/netns.sh"
+. "$here/../lib/greygated.sh"
+abuse="python3 $here/../lib/smtp-abuse.py"
+
+netns_init
+netns_sender_gw
+for i in $(seq 40 49); do nsx sender ip addr add "203.0.113.$i/24" dev "$(netns_dev sender gw)"; done
+mkdir -p "$NETNS_TMP/store"
+greygated_conf "[greylist]
+delay = 1h"
+greygated_start
+
+pids=()
+for i in $(seq 40 49); do
+	every=100
+	[ "$i" != 49 ] || every=20000
+	nsx sender $abuse rcptflood 203.0.113.1 20000 "203.0.113.$i" "$every" >"$NETNS_TMP/flood.$i" &
+	pids+=($!)
+done
+sleep 0.2
+nsx sender $abuse goodmany 203.0.113.1 300 >"$NETNS_TMP/good"
+for p in "${pids[@]}"; do wait "$p" || fail "a flood client failed"; done
+grep -q "^sessions=300 451=300 " "$NETNS_TMP/good" || fail "good client: $(cat "$NETNS_TMP/good")"
+for i in $(seq 40 48); do
+	n=$(grep -o "451=[0-9]*" "$NETNS_TMP/flood.$i" | cut -d= -f2)
+	[ "${n:-0}" -ge 900 ] && [ "$n" -le 1000 ] ||
+		fail "flood from .$i: $(cat "$NETNS_TMP/flood.$i") (want 1,000 questions at most)"
+done
+grep -q "451=100 452=" "$NETNS_TMP/flood.49" || fail "one transaction: $(cat "$NETNS_TMP/flood.49")"
+n=$(grep -o "452=[0-9]*" "$NETNS_TMP/flood.49" | cut -d= -f2)
+[ "$n" -ge 1000 ] || fail "one transaction: only $n 452s"
+recorded() { [ "$(grep -c "action=greylist, reason=new, client=203.0.113.10, .*sender=good-[a-z]*@a.test" "$GG_LOG")" = 300 ]; }
+wait_for 10 recorded || fail "$(grep -c "sender=good-" "$GG_LOG") of 300 good attempts recorded"
+ggctl list grey --json | jq -e '[.[] | select(.sender | startswith("good-"))] | length == 300' >/dev/null ||
+	fail "the store holds $(ggctl list grey --json | jq '[.[] | select(.sender | startswith("good-"))] | length') good triplets"
+# The child's counters come up once a second.
+counted() { ggctl status --json | jq -e '.sensor.events_dropped == 0 and .tarpit.verdicts_late == 0 and
+	.tarpit.verdicts_unsent == 0 and .tarpit.asked == 9400' >/dev/null; }
+wait_for 5 counted || fail "status: $(ggctl status --json | jq -c '{sensor, tarpit}')"
+echo "ok: 10 floods of 20,000 pipelined RCPTs: 9,100 questions asked in all, the rest capped (452, 421); all 300 good attempts recorded, nothing dropped ($(cat "$NETNS_TMP/good"))"
