@@ -127,8 +127,10 @@ fold_tags(const char *local, size_t n, char *out, size_t len)
 			out[o++] = '#';
 			break;
 		}
+		/* A run starts after a separator, not inside a word: the
+		 * 0 of "s10" is not one. */
 		if (isdigit((unsigned char)c) &&
-		    (i == 0 || !isalpha((unsigned char)local[i - 1]))) {
+		    (i == 0 || !isalnum((unsigned char)local[i - 1]))) {
 			size_t j = i;
 
 			while (j < n && isdigit((unsigned char)local[j]))

@@ -427,6 +427,15 @@ test_normalisation(void)
 	check_sender("owner-list+bob=b.test@list.example",
 		     "owner-list+#@list.example");
 	check_sender("user2@example.org", "user2@example.org");
+	/* Only a run of digits that stands alone folds: one inside a word
+	 * (s10, john1985) is part of the name. */
+	check_sender("s10@example.org", "s10@example.org");
+	check_sender("s19@example.org", "s19@example.org");
+	check_sender("john1985@example.org", "john1985@example.org");
+	check_sender("a1b2c3@example.org", "a1b2c3@example.org");
+	check_sender("10x@example.org", "10x@example.org");
+	check_sender("123@example.org", "#@example.org");
+	check_sender("x.42.y@example.org", "x.#.y@example.org");
 	check_sender("no-at-sign", "no-at-sign");
 	CHECK_INT(grey_normalize_sender("alice@example.org", small,
 					sizeof(small)),
