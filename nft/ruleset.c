@@ -191,6 +191,22 @@ put_chain(struct nft_batch *b, const struct nftset_config *cfg,
 
 /* --- expressions --- */
 
+/* A rule missing one of its expressions must not be sent: without its
+ * comparison, "mark & M != 0 accept" accepts everything. An expression
+ * that cannot be made marks the rule being built as lost; put_rule then
+ * refuses it. */
+static bool expr_lost;
+
+static struct nftnl_expr *
+expr_new(const char *name)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc(name);
+
+	if (!e)
+		expr_lost = true;
+	return e;
+}
+
 static void
 add_expr(struct nftnl_rule *r, struct nftnl_expr *e)
 {
@@ -201,7 +217,7 @@ add_expr(struct nftnl_rule *r, struct nftnl_expr *e)
 static void
 add_meta(struct nftnl_rule *r, uint32_t key)
 {
-	struct nftnl_expr *e = nftnl_expr_alloc("meta");
+	struct nftnl_expr *e = expr_new("meta");
 
 	if (!e)
 		return;
@@ -213,7 +229,7 @@ add_meta(struct nftnl_rule *r, uint32_t key)
 static void
 add_cmp(struct nftnl_rule *r, uint32_t op, const void *data, uint32_t len)
 {
-	struct nftnl_expr *e = nftnl_expr_alloc("cmp");
+	struct nftnl_expr *e = expr_new("cmp");
 
 	if (!e)
 		return;
@@ -226,7 +242,7 @@ add_cmp(struct nftnl_rule *r, uint32_t op, const void *data, uint32_t len)
 static void
 add_payload(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_t len)
 {
-	struct nftnl_expr *e = nftnl_expr_alloc("payload");
+	struct nftnl_expr *e = expr_new("payload");
 
 	if (!e)
 		return;
@@ -242,7 +258,7 @@ static void
 add_bitwise(struct nftnl_rule *r, const void *mask, uint32_t len)
 {
 	static const uint8_t zero[16];
-	struct nftnl_expr *e = nftnl_expr_alloc("bitwise");
+	struct nftnl_expr *e = expr_new("bitwise");
 
 	if (!e)
 		return;
@@ -257,7 +273,7 @@ add_bitwise(struct nftnl_rule *r, const void *mask, uint32_t len)
 static void
 add_lookup(struct nftnl_rule *r, enum nftset_kind kind, int family)
 {
-	struct nftnl_expr *e = nftnl_expr_alloc("lookup");
+	struct nftnl_expr *e = expr_new("lookup");
 
 	if (!e)
 		return;
@@ -271,7 +287,7 @@ add_lookup(struct nftnl_rule *r, enum nftset_kind kind, int family)
 static void
 add_counter(struct nftnl_rule *r, const char *name)
 {
-	struct nftnl_expr *e = nftnl_expr_alloc("objref");
+	struct nftnl_expr *e = expr_new("objref");
 
 	if (!e)
 		return;
@@ -283,7 +299,7 @@ add_counter(struct nftnl_rule *r, const char *name)
 static void
 add_verdict(struct nftnl_rule *r, int verdict)
 {
-	struct nftnl_expr *e = nftnl_expr_alloc("immediate");
+	struct nftnl_expr *e = expr_new("immediate");
 
 	if (!e)
 		return;
@@ -296,8 +312,8 @@ static void
 add_redirect(struct nftnl_rule *r, uint16_t port)
 {
 	uint16_t nport = htons(port);
-	struct nftnl_expr *imm = nftnl_expr_alloc("immediate");
-	struct nftnl_expr *e = nftnl_expr_alloc("redir");
+	struct nftnl_expr *imm = expr_new("immediate");
+	struct nftnl_expr *e = expr_new("redir");
 
 	if (imm) {
 		nftnl_expr_set_u32(imm, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
@@ -352,6 +368,8 @@ rule_new(const struct nftset_config *cfg, const char *chain)
 {
 	struct nftnl_rule *r = nftnl_rule_alloc();
 
+	expr_lost = false;
+
 	if (!r)
 		return NULL;
 	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_INET);
@@ -365,8 +383,12 @@ put_rule(struct nft_batch *b, struct nftnl_rule *r)
 {
 	int rc;
 
-	if (!r)
+	if (!r || expr_lost) {
+		expr_lost = false;
+		if (r)
+			nftnl_rule_free(r);
 		return -ENOMEM;
+	}
 	rc = BATCH_PUT(b, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND,
 		       nftnl_rule_nlmsg_build_payload, r);
 	nftnl_rule_free(r);
@@ -461,7 +483,7 @@ put_guard_rule(struct nft_batch *b, const struct nftset_config *cfg,
 	if (!r)
 		return -ENOMEM;
 	add_tcp_dport(r, port);
-	ct = nftnl_expr_alloc("ct");
+	ct = expr_new("ct");
 	if (ct) {
 		nftnl_expr_set_u32(ct, NFTNL_EXPR_CT_KEY, NFT_CT_STATUS);
 		nftnl_expr_set_u32(ct, NFTNL_EXPR_CT_DREG, NFT_REG_1);
