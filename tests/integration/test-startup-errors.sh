@@ -143,3 +143,24 @@ out=$(nsx gw "$greygated" --config "$conf" --foreground 2>&1) && fail "started o
 echo "$out" | grep "already exists and is not ours" >/dev/null || fail "foreign table: '$out'"
 nsx gw nft list table inet greygate >/dev/null || fail "the foreign table was removed"
 echo "ok: foreign table: $out"
+
+# greygated as a container's first process (PID 1 of its own PID
+# namespace): its child must know its parent by pid, not by "not 1" (it
+# used to exit at once, and again after every restart).
+nsx gw nft delete table inet greygate
+write_conf ""
+netns_spawn gw unshare --pid --fork "$greygated" --config "$conf" --foreground \
+	>"$NETNS_TMP/pid1.log" 2>&1
+wait_for 10 grep -q "greygated .* up" "$NETNS_TMP/pid1.log" || { cat "$NETNS_TMP/pid1.log"; fail "did not start as PID 1"; }
+sleep 3
+[ "$(grep -c "child [0-9]* started" "$NETNS_TMP/pid1.log")" = 1 ] && ! grep -q "child [0-9]* exited" "$NETNS_TMP/pid1.log" ||
+	fail "as PID 1 the child keeps ending: $(grep child "$NETNS_TMP/pid1.log")"
+# And it stops on SIGTERM, as a container's stop sends it: the kernel
+# gives a namespace's first process only signals it has a handler for.
+gg=$(pgrep -f "greygated --config $conf --foreground" | while read -r p; do
+	[ "$(ps -o comm= -p "$p")" = greygated ] && echo "$p"; done | head -n1)
+[ -n "$gg" ] || fail "greygated as PID 1 not found"
+kill -TERM "$gg"
+wait_for 5 grep -q "stopped" "$NETNS_TMP/pid1.log" || fail "as PID 1, SIGTERM does not stop greygated"
+wait "$SPAWNED" || true
+echo "ok: as PID 1 of its own PID namespace, its child stays up and SIGTERM stops it"
