@@ -140,11 +140,19 @@ netns_cleanup() {
 		[ -z "$pids" ] || kill $pids 2>/dev/null
 	done
 	sleep 0.2
+	# Until each is gone: a process started meanwhile (a build, a
+	# Postfix child) is ended too, and the deletion tried again.
 	for name in "${!NETNS_NAME[@]}"; do
 		ns=${NETNS_NAME[$name]}
-		pids=$(ip netns pids "$ns" 2>/dev/null)
-		[ -z "$pids" ] || kill -9 $pids 2>/dev/null
-		ip netns del "$ns" 2>/dev/null
+		for try in 1 2 3 4 5 6 7 8 9 10; do
+			pids=$(ip netns pids "$ns" 2>/dev/null)
+			[ -z "$pids" ] || kill -9 $pids 2>/dev/null
+			ip netns del "$ns" 2>/dev/null
+			[ -e "/run/netns/$ns" ] || break
+			sleep 0.3
+		done
+		[ ! -e "/run/netns/$ns" ] ||
+			echo "netns: could not remove $ns: $(ip netns pids "$ns" 2>&1 | tr '\n' ' ')" >&2
 	done
 	wait 2>/dev/null
 	if [ -n "$NETNS_TMP" ] && [ -d "$NETNS_TMP" ]; then

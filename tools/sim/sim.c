@@ -219,7 +219,7 @@ static int
 attempt(const struct sim_class *c, struct msg *m, int64_t now,
 	const struct grey_config *cfg, struct grey *grey, struct store *store)
 {
-	struct grey_addr a;
+	struct grey_addr a = {0};
 	struct grey_decision d;
 	bool fast;
 	char from[96], to[64];
