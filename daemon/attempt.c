@@ -14,13 +14,29 @@ path_of(enum sensor_path path)
 
 bool
 attempt_of_event(const struct sensor_event *ev, int64_t now,
-                 struct grey_attempt *a)
+		 struct grey_attempt *a)
 {
-	if (ev->type != SENSOR_EV_RCPT && ev->type != SENSOR_EV_STARTTLS)
-		return false;
 	memset(a, 0, sizeof(*a));
-	a->kind = ev->type == SENSOR_EV_RCPT ? GREY_ATTEMPT_RCPT
-	                                     : GREY_ATTEMPT_STARTTLS;
+	switch (ev->type) {
+	case SENSOR_EV_RCPT:
+		a->kind = GREY_ATTEMPT_RCPT;
+		break;
+	case SENSOR_EV_STARTTLS:
+		/* On the fast path, counted once it is answered 220: the
+		 * session is in TLS from there. */
+		if (ev->path == SENSOR_PATH_FAST && ev->reply != 220)
+			return false;
+		a->kind = GREY_ATTEMPT_STARTTLS;
+		break;
+	case SENSOR_EV_HELO:
+		/* A session that got as far as EHLO is a visit. */
+		if (ev->reply < 200 || ev->reply >= 300)
+			return false;
+		a->kind = GREY_ATTEMPT_VISIT;
+		break;
+	default:
+		return false;
+	}
 	a->now = now;
 	a->client.family = ev->family;
 	memcpy(a->client.bytes, ev->client, 16);

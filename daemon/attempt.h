@@ -11,8 +11,10 @@
 
 /*
  * attempt_of_event - ev as an attempt decided at now (the decider's
- * clock: greygated's own when live, the packet's in a replay).
- * Return: false if ev is no attempt (only RCPT and STARTTLS are).
+ * clock: greygated's own when live, the packet's in a replay): a RCPT,
+ * a STARTTLS (on the fast path once answered 220), an EHLO answered 2xx
+ * (a visit).
+ * Return: false if ev is no attempt.
  */
 bool attempt_of_event(const struct sensor_event *ev, int64_t now,
                       struct grey_attempt *a);

@@ -188,7 +188,8 @@ on_sensor_event(const struct sensor_event *ev, void *ctx)
 
 	/* The tarpit speaks for its own sessions: the sensor's view is of
 	 * the fast path. */
-	if ((ev->type != SENSOR_EV_RCPT && ev->type != SENSOR_EV_STARTTLS) ||
+	if ((ev->type != SENSOR_EV_RCPT && ev->type != SENSOR_EV_STARTTLS &&
+	     ev->type != SENSOR_EV_HELO) ||
 	    ev->path == SENSOR_PATH_TARPIT)
 		return;
 	if (c->len >= QUEUE_EVENTS_MAX || !(rec = queue_push(c))) {

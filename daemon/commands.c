@@ -235,13 +235,13 @@ list_client(const struct grey_client *c, const struct store_client *rec,
 	if (l->json)
 		fprintf(l->out,
 			"\"client\":\"%s\",\"since\":\"%s\",\"expires\":\"%s\","
-			"\"deliveries\":%u}",
+			"\"deliveries\":%u,\"sessions\":%u}",
 			key, iso(rec->since, a), iso(rec->expires, b),
-			rec->deliveries);
+			rec->deliveries, rec->sessions);
 	else
-		fprintf(l->out, "%-24s %-20s %-20s %u\n", key,
+		fprintf(l->out, "%-24s %-20s %-20s %10u %8u\n", key,
 			iso(rec->since, a), iso(rec->expires, b),
-			rec->deliveries);
+			rec->deliveries, rec->sessions);
 	return 0;
 }
 
@@ -368,8 +368,8 @@ list(struct gateway *gw, const struct args *a, FILE *out,
 	} else if (!strcmp(what, "pass") || !strcmp(what, "trap")) {
 		l->what = what[0] == 'p' ? LIST_PASS : LIST_TRAP;
 		if (!a->json)
-			fprintf(out, "%-24s %-20s %-20s %s\n", "CLIENT",
-				"SINCE", "EXPIRES", "DELIVERIES");
+			fprintf(out, "%-24s %-20s %-20s %10s %8s\n", "CLIENT",
+				"SINCE", "EXPIRES", "DELIVERIES", "SESSIONS");
 	} else if (!strcmp(what, "allow")) {
 		l->what = LIST_ALLOW;
 		if (!a->json)

@@ -82,7 +82,8 @@ log_decision(struct gateway *gw, const struct grey_attempt *a,
 {
 	const struct config *cfg = gw->cfg;
 	char ip[INET6_ADDRSTRLEN], key[64];
-	bool tls = a->kind == GREY_ATTEMPT_STARTTLS;
+	/* Before any transaction: no sender, no recipient to say. */
+	bool tls = a->kind != GREY_ATTEMPT_RCPT;
 
 	inet_ntop(a->client.family, a->client.bytes, ip, sizeof(ip));
 	grey_client_format(&d->client, key, sizeof(key));

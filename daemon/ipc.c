@@ -23,9 +23,12 @@ ipc_check_up(struct ipc_record *rec, size_t len)
 	switch (rec->type) {
 	case IPC_EVENT:
 	case IPC_ATTEMPT:
+		/* The sensor also tells of EHLO on the fast path (a
+		 * visit); a tarpit session asks at RCPT and STARTTLS. */
 		if ((e->family != AF_INET && e->family != AF_INET6) ||
 		    (e->type != SENSOR_EV_RCPT &&
-		     e->type != SENSOR_EV_STARTTLS))
+		     e->type != SENSOR_EV_STARTTLS &&
+		     !(e->type == SENSOR_EV_HELO && rec->type == IPC_EVENT)))
 			return -EPROTO;
 		end_string(e->helo, sizeof(e->helo));
 		end_string(e->from, sizeof(e->from));

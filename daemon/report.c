@@ -116,6 +116,10 @@ percent(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0;
 }
 
+#define FUNNEL_ROWS 10
+/* The rows up to here count RCPTs: a share of the attempts. */
+#define FUNNEL_ROWS_OF_ATTEMPTS 8
+
 /* One funnel row: what it counts, and the figure. */
 struct funnel_row {
 	const char *key, *label;
@@ -138,21 +142,27 @@ funnel_rows(const struct report *r, struct funnel_row *rows)
 					"  passed greylisting (retry)",
 					r->k.passed_retry};
 	rows[n++] = (struct funnel_row){"passed_other",
-					"passed by STARTTLS or exempt rcpt",
+					"passed by STARTTLS",
 					r->passed_other};
 	rows[n++] = (struct funnel_row){"fastpath_deliveries",
-					"fast-path deliveries",
+					"fast-path deliveries (seen)",
 					r->k.fastpath_deliveries};
 	rows[n++] = (struct funnel_row){"allow_listed", "allow-listed",
 					r->k.allow_listed};
 	rows[n++] = (struct funnel_row){"trapped", "trapped", r->k.trapped};
+	rows[n++] = (struct funnel_row){"fastpath_sessions",
+					"fast-path sessions of passed clients",
+					r->k.fastpath_sessions};
+	rows[n++] = (struct funnel_row){"fastpath_tls",
+					"  in TLS (recipients unseen)",
+					r->k.fastpath_tls};
 	return n;
 }
 
 void
 report_print_text(FILE *out, const struct report *r)
 {
-	struct funnel_row rows[8];
+	struct funnel_row rows[FUNNEL_ROWS];
 	int n = funnel_rows(r, rows);
 	char a[32], b[32], m[4][32];
 	uint64_t top = 0;
@@ -163,11 +173,19 @@ report_print_text(FILE *out, const struct report *r)
 	for (int i = 0; i < n; i++) {
 		fprintf(out, "%-36s %10llu", rows[i].label,
 			(unsigned long long)rows[i].value);
-		if (i > 0 && r->k.attempts)
+		if (i > 0 && r->k.attempts && i < FUNNEL_ROWS_OF_ATTEMPTS)
 			fprintf(out, "  %5.1f%% of attempts",
 				percent(rows[i].value, r->k.attempts));
 		fputc('\n', out);
 	}
+	/* What the sensor cannot see, said where the figures are read. */
+	if (r->k.fastpath_tls)
+		fprintf(out, "\n%llu fast-path sessions were in TLS: what they "
+			     "delivered, and any retry of a greylisted triplet "
+			     "among it, cannot be seen (such retries count as "
+			     "never retried); their visits still refresh the "
+			     "pass.\n",
+			(unsigned long long)r->k.fastpath_tls);
 	fprintf(out, "\ndelay added to mail that passed (%llu passes):\n",
 		(unsigned long long)r->ndelays);
 	if (!r->ndelays) {
@@ -192,7 +210,7 @@ report_print_text(FILE *out, const struct report *r)
 void
 report_print_json(FILE *out, const struct report *r)
 {
-	struct funnel_row rows[8];
+	struct funnel_row rows[FUNNEL_ROWS];
 	int n = funnel_rows(r, rows);
 	char a[32], b[32];
 
@@ -242,7 +260,7 @@ put_xml(FILE *out, const char *s)
 void
 report_print_svg(FILE *out, const struct report *r)
 {
-	struct funnel_row rows[8];
+	struct funnel_row rows[FUNNEL_ROWS];
 	int n = funnel_rows(r, rows);
 	int hist_top = 60 + n * SVG_ROW + 50;
 	int height = hist_top + SVG_HIST_H + 60;
@@ -260,10 +278,14 @@ report_print_svg(FILE *out, const struct report *r)
 		iso_time(r->until, b, sizeof(b)));
 	for (int i = 0; i < n; i++) {
 		int y = 50 + i * SVG_ROW;
-		int w = r->k.attempts ? (int)((double)SVG_BAR_W *
-					      (double)rows[i].value /
-					      (double)r->k.attempts)
-				      : 0;
+		/* RCPT rows against the attempts, session rows against the
+		 * sessions. */
+		uint64_t whole = i < FUNNEL_ROWS_OF_ATTEMPTS
+					 ? r->k.attempts
+					 : rows[FUNNEL_ROWS_OF_ATTEMPTS].value;
+		int w = whole ? (int)((double)SVG_BAR_W *
+				      (double)rows[i].value / (double)whole)
+			      : 0;
 
 		fprintf(out,
 			"<text x=\"20\" y=\"%d\">%s</text>\n"

@@ -503,6 +503,50 @@ on_rcpt(struct grey *grey, int64_t now, const struct grey_addr *addr,
 	return triplet_step(grey, now, s, rc, out);
 }
 
+/* A passed client's pass record, if it is live. Return: 1, 0, -errno. */
+static int
+live_pass(struct grey *grey, int64_t now, const struct grey_addr *addr,
+	  struct grey_decision *out, struct store_client *rec)
+{
+	int r;
+
+	grey_client_of(addr, key_prefix(grey, addr), &out->client);
+	r = store_get_client(grey->store, STORE_PASS, &out->client, rec);
+	if (r < 0)
+		return r;
+	return r == STORE_FOUND && rec->expires > now;
+}
+
+/* A session on the fast path reached EHLO: a visit from a passed client
+ * refreshes its pass (at most once per refresh_interval), whether or not
+ * its RCPTs can be seen: in TLS they cannot. */
+static int
+on_visit(struct grey *grey, int64_t now, const struct grey_addr *addr,
+	 struct grey_decision *out)
+{
+	struct store_client rec;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (allow_listed(grey, addr))
+		return 0;
+	r = live_pass(grey, now, addr, out, &rec);
+	if (r <= 0)
+		return r;
+	rec.sessions++;
+	grey->counters.fastpath_sessions++;
+	out->expires = rec.expires;
+	decide(out, GREY_PASS, GREY_REASON_PASSED);
+	if (now - rec.refreshed >= (int64_t)grey->cfg.refresh_interval_sec) {
+		rec.refreshed = now;
+		rec.expires = now + grey->cfg.pass_ttl_sec;
+		out->expires = rec.expires;
+		decide(out, GREY_REFRESH, GREY_REASON_FASTPATH_REFRESH);
+		grey->counters.refreshed++;
+	}
+	return store_put_client(grey->store, STORE_PASS, &out->client, &rec);
+}
+
 static int
 on_starttls(struct grey *grey, int64_t now, const struct grey_addr *addr,
 	    enum grey_path path, struct grey_decision *out)
@@ -510,8 +554,17 @@ on_starttls(struct grey *grey, int64_t now, const struct grey_addr *addr,
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if (!grey->cfg.tls_pass || path == GREY_PATH_FAST ||
-	    allow_listed(grey, addr))
+	if (path == GREY_PATH_FAST) {
+		struct store_client rec;
+
+		/* Counted: what follows is hidden from the sensor. */
+		r = live_pass(grey, now, addr, out, &rec);
+		if (r > 0)
+			grey->counters.fastpath_tls++;
+		memset(out, 0, sizeof(*out));
+		return r < 0 ? r : 0;
+	}
+	if (!grey->cfg.tls_pass || allow_listed(grey, addr))
 		return 0;
 	r = check_trapped(grey, now, addr, out);
 	if (r != 0)
@@ -534,6 +587,8 @@ grey_decide(struct grey *grey, const struct grey_attempt *a,
 			       a->rcpt ? a->rcpt : "", a->path, a->reply, out);
 	case GREY_ATTEMPT_STARTTLS:
 		return on_starttls(grey, a->now, &a->client, a->path, out);
+	case GREY_ATTEMPT_VISIT:
+		return on_visit(grey, a->now, &a->client, out);
 	}
 	memset(out, 0, sizeof(*out));
 	return -EINVAL;

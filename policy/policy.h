@@ -89,6 +89,11 @@ struct grey_counters {
 	uint64_t fastpath_deliveries; /* RCPTs accepted on the fast path */
 	uint64_t allow_listed;      /* events from allow-listed clients */
 	uint64_t trapped;           /* events from trapped clients */
+	/* (kept in this order: the saved figures are read field by field) */
+	uint64_t fastpath_sessions; /* passed clients' sessions on the fast
+				       path (to EHLO) */
+	uint64_t fastpath_tls;      /* of those, in TLS: their recipients,
+				       deliveries and retries are unseen */
 };
 
 /* --- the store: the policy's persistent state --- */
@@ -108,6 +113,8 @@ struct store_client {
 	int64_t expires;      /* when it ends */
 	int64_t refreshed;    /* last refresh (pass only) */
 	uint32_t deliveries;  /* fast-path deliveries seen (pass only) */
+	uint32_t sessions;    /* fast-path sessions seen (pass only; where
+				 the record had padding: same size) */
 };
 
 enum store_table { STORE_PASS = 0, STORE_TRAP = 1 };
@@ -293,8 +300,13 @@ int grey_trap_add(struct grey *grey, const char *rcpt);
 
 /* What a client did that greylisting decides on. */
 enum grey_attempt_kind {
-	GREY_ATTEMPT_RCPT = 0,    /* RCPT TO: a triplet */
-	GREY_ATTEMPT_STARTTLS = 1 /* STARTTLS: with tls_pass on, a pass */
+	GREY_ATTEMPT_RCPT = 0,     /* RCPT TO: a triplet */
+	GREY_ATTEMPT_STARTTLS = 1, /* STARTTLS: at the tarpit with tls_pass
+				      on, a pass; on the fast path, counted */
+	GREY_ATTEMPT_VISIT = 2     /* a session reached EHLO on the fast path:
+				      a passed client's visit refreshes its
+				      pass, seen or not what it delivers (in
+				      TLS nothing after STARTTLS is) */
 };
 
 /* One attempt, wherever it was seen (the tarpit, the sensor on the fast

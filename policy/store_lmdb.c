@@ -648,9 +648,13 @@ store_put_client(struct store *store, enum store_table table,
 	int db = client_db(table);
 	int rc;
 
+	MDB_val probe = val;
+
 	client_key(client, buf);
-	/* New, or an update: the counts need to know which. */
-	rc = write_rec(store, db, &key, &val, MDB_NOOVERWRITE);
+	/* New, or an update: the counts need to know which. On
+	 * MDB_KEYEXIST LMDB points probe at the record already there, so
+	 * the update writes val, not probe. */
+	rc = write_rec(store, db, &key, &probe, MDB_NOOVERWRITE);
 	if (rc == 0)
 		(*client_count(store, db, client->family))++;
 	else if (rc == MDB_KEYEXIST)

@@ -255,7 +255,7 @@ flow_emit(struct flow *f, enum sensor_event_type type, int reply,
 	memcpy(ev.client, f->client, 16);
 	memcpy(ev.server, f->server, 16);
 	if (type == SENSOR_EV_RCPT || type == SENSOR_EV_STARTTLS ||
-	    type == SENSOR_EV_AUTH)
+	    type == SENSOR_EV_AUTH || type == SENSOR_EV_HELO)
 		ev.path = flow_path(f);
 	f->sensor->fn(&ev, f->sensor->ctx);
 }

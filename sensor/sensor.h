@@ -46,7 +46,8 @@ struct sensor_event {
 	uint8_t server[16];       /* server address */
 	uint16_t client_port;     /* host order */
 	uint16_t server_port;     /* host order */
-	enum sensor_path path;    /* RCPT, STARTTLS, AUTH: where it went */
+	enum sensor_path path;    /* HELO, RCPT, STARTTLS, AUTH: where it
+				     went */
 	int reply;                /* the server's reply code; 0: not seen */
 	const char *helo;         /* "" if none */
 	const char *from;         /* MAIL FROM path without <>, "" for <> */

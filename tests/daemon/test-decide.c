@@ -137,11 +137,64 @@ test_verdicts(void)
 	teardown();
 }
 
+static int
+one_pass(const struct grey_client *c, const struct store_client *rec,
+	 void *ctx)
+{
+	*(struct store_client *)ctx = *rec;
+	return 0;
+}
+
+/* A passed client's sessions on the fast path (to EHLO): each is counted
+ * and refreshes the pass, at most once per refresh_interval; RCPTs in
+ * clear count as deliveries; a STARTTLS answered there is counted as
+ * TLS. A client not passed is nothing to a visit. */
+static void
+test_fast_path_visits(void)
+{
+	struct grey_attempt v = {.kind = GREY_ATTEMPT_VISIT, .helo = "c",
+				 .path = GREY_PATH_FAST};
+	struct grey_attempt tls = v;
+	struct store_client rec;
+	struct grey_decision d;
+
+	setup();
+	cfg.grey.refresh_interval_sec = 60;
+	grey_set_config(gw.grey, &cfg.grey);
+	v.client.family = AF_INET;
+	inet_pton(AF_INET, "198.51.100.7", v.client.bytes);
+	tls.kind = GREY_ATTEMPT_STARTTLS;
+	tls.client = v.client;
+	CHECK_INT(gateway_decide(&gw, &v, &d), 0);
+	CHECK_INT(d.action, GREY_ACTION_NONE);
+	/* Passed by a retry... */
+	attempt("c@a.test", 0);
+	timesrc_fake_advance_ms(&clock_, (uint64_t)cfg.grey.delay_sec * 1000);
+	CHECK_INT(attempt("c@a.test", 0).action, GREY_PASS);
+	/* ... then a visit within the interval: counted, not refreshed. */
+	CHECK_INT(gateway_decide(&gw, &v, &d), 0);
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_PASSED);
+	CHECK_INT(gateway_decide(&gw, &tls, &d), 0);
+	timesrc_fake_advance_ms(&clock_, 61 * 1000);
+	CHECK_INT(gateway_decide(&gw, &v, &d), 0);
+	CHECK_INT(d.action, GREY_REFRESH);
+	CHECK_INT(d.expires, loop_wall_sec(gw.loop) + cfg.grey.pass_ttl_sec);
+	CHECK_INT(store_each_client(gw.store, STORE_PASS, 0, one_pass, &rec),
+		  0);
+	CHECK_INT(rec.sessions, 2);
+	CHECK_INT(rec.expires, d.expires);
+	CHECK_INT(grey_get_counters(gw.grey)->fastpath_sessions, 2);
+	CHECK_INT(grey_get_counters(gw.grey)->fastpath_tls, 1);
+	teardown();
+}
+
 int
 main(void)
 {
 	log_init("test-decide", false, LOG_LEVEL_WARN);
 	RUN(test_own_clock);
 	RUN(test_verdicts);
+	RUN(test_fast_path_visits);
 	return 0;
 }

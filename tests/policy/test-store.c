@@ -52,7 +52,7 @@ static void
 test_reopen_keeps_records(void)
 {
 	struct store *s;
-	struct store_client rec = {T0, T0 + 100, T0, 3}, got;
+	struct store_client rec = {T0, T0 + 100, T0, 3, 0}, got;
 	struct store_triplet t = {T0, T0 + 5, 2}, gt;
 	struct grey_client c = client_n(7);
 
@@ -97,7 +97,7 @@ test_purge_in_bounded_batches(void)
 	for (uint32_t i = 0; i < 1000; i++) {
 		struct grey_client c = client_n(i);
 		/* Even ones expire at T0 + 10, odd ones at T0 + 1000. */
-		struct store_client rec = {T0, T0 + (i % 2 ? 1000 : 10), T0, 0};
+		struct store_client rec = {T0, T0 + (i % 2 ? 1000 : 10), T0, 0, 0};
 		struct store_triplet t = {T0, T0 + (i % 2 ? 500 : 0), 1};
 
 		CHECK_INT(store_put_client(s, STORE_PASS, &c, &rec), 0);
@@ -149,7 +149,7 @@ test_walk_triplets_and_forget_client(void)
 {
 	struct store *s;
 	struct store_triplet t = {T0, T0, 1};
-	struct store_client rec = {T0, T0 + 100, T0, 0};
+	struct store_client rec = {T0, T0 + 100, T0, 0, 0};
 	struct grey_client a = client_n(1), b = client_n(2);
 	struct walk w = {0};
 
@@ -247,7 +247,7 @@ test_kill_9_mid_writes(void)
 			_exit(1);
 		for (n = 1;; n++) {
 			struct grey_client c = client_n(n);
-			struct store_client rec = {T0, T0 + n, T0, n};
+			struct store_client rec = {T0, T0 + n, T0, n, 0};
 
 			if (store_put_client(s, STORE_PASS, &c, &rec) < 0)
 				_exit(1);
@@ -307,7 +307,7 @@ test_tiny_map_loses_nothing(void)
 					    &t),
 			  0);
 		if (n % 100 == 0) {
-			struct store_client pass = {T0, T0 + n, T0, n};
+			struct store_client pass = {T0, T0 + n, T0, n, 0};
 
 			CHECK_INT(store_put_client(s, STORE_PASS, &c, &pass), 0);
 		}
@@ -427,7 +427,7 @@ test_damaged_files_never_crash(void)
 	for (uint32_t n = 0; n < 5000; n++) {
 		struct grey_client c = client_n(n);
 		struct store_triplet t = {T0, T0, 1};
-		struct store_client pass = {T0, T0 + 100, T0, 1};
+		struct store_client pass = {T0, T0 + 100, T0, 1, 0};
 
 		CHECK_INT(store_put_triplet(s, &c, "someone@example.org",
 					    "rcpt@example.org", &t),
@@ -481,9 +481,38 @@ test_damaged_files_never_crash(void)
 	rm_tmp();
 }
 
+/* An update of a client's record replaces it (and is counted once). */
+static void
+test_client_update_replaces(void)
+{
+	struct store *s;
+	struct grey_client c = client_n(9);
+	struct store_client a = {T0, T0 + 100, T0, 1, 2}, b = {T0, T0 + 900,
+							       T0 + 50, 7, 8};
+	struct store_client got;
+
+	mkdir_tmp();
+	CHECK_INT(store_open(dir, false, &s), 0);
+	CHECK_INT(store_put_client(s, STORE_PASS, &c, &a), 0);
+	CHECK_INT(store_put_client(s, STORE_PASS, &c, &b), 0);
+	CHECK_INT(store_get_client(s, STORE_PASS, &c, &got), STORE_FOUND);
+	CHECK_INT(got.expires, T0 + 900);
+	CHECK_INT(got.deliveries, 7);
+	CHECK_INT(got.sessions, 8);
+	CHECK_INT(store_count_clients(s, STORE_PASS, AF_INET), 1);
+	CHECK_INT(store_flush(s), 0);
+	store_close(s);
+	CHECK_INT(store_open(dir, false, &s), 0);
+	CHECK_INT(store_get_client(s, STORE_PASS, &c, &got), STORE_FOUND);
+	CHECK_INT(got.refreshed, T0 + 50);
+	store_close(s);
+	rm_tmp();
+}
+
 int
 main(void)
 {
+	RUN(test_client_update_replaces);
 	RUN(test_tiny_map_loses_nothing);
 	RUN(test_damaged_files_never_crash);
 	RUN(test_reopen_keeps_records);
