@@ -23,9 +23,6 @@
 #define STATS_MS 1000
 /* Records go up in batches, one system call a turn. */
 #define SEND_BATCH 64
-/* A tarpit session waits this long for its verdict, then gets the plain
- * deferral. */
-#define VERDICT_WAIT_MS 2000
 /* Fast-path events waiting to go up past this many are dropped (and
  * counted); a session's question never is (a session asks one at a time,
  * so they are at most max_connections). */
@@ -252,6 +249,35 @@ on_tick(struct loop *loop, struct loop_timer *t, void *ctx)
 	loop_timer_arm(loop, t, loop_now_ms(loop) + STATS_MS);
 }
 
+/* One record from the parent, and the descriptor that came with it (a
+ * hand-off's connection to the MTA), if any. */
+static ssize_t
+recv_verdict(int fd, struct ipc_record *rec, int *passed_fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = {rec, sizeof(*rec)};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf)};
+	ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+	if (n < 0)
+		return n;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm;
+	     cm = CMSG_NXTHDR(&msg, cm))
+		if (cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(passed_fd, CMSG_DATA(cm), sizeof(int));
+	/* More than one descriptor would not fit: MSG_CTRUNC, and the
+	 * kernel closed what did not. */
+	return n;
+}
+
 /* Verdicts from the parent; its end closed (or it died): nothing left to
  * serve. Room to send: what waits goes up. */
 static void
@@ -266,7 +292,8 @@ on_parent(struct loop *loop, int fd, uint32_t events, void *ctx)
 	for (int i = 0; i < 256; i++) {
 		struct ipc_record rec;
 		struct tarpit_verdict v;
-		ssize_t n = recv(fd, &rec, sizeof(rec), MSG_DONTWAIT);
+		int passed_fd = -1;
+		ssize_t n = recv_verdict(fd, &rec, &passed_fd);
 
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
@@ -275,11 +302,22 @@ on_parent(struct loop *loop, int fd, uint32_t events, void *ctx)
 			return;
 		}
 		if ((size_t)n != sizeof(rec) || rec.version != IPC_VERSION ||
-		    rec.type != IPC_VERDICT)
-			continue;
+		    rec.type != IPC_VERDICT || !rec.u.verdict.handoff) {
+			/* A descriptor that came unasked is not kept. */
+			if (passed_fd >= 0)
+				close(passed_fd);
+			passed_fd = -1;
+			if ((size_t)n != sizeof(rec) ||
+			    rec.version != IPC_VERSION ||
+			    rec.type != IPC_VERDICT)
+				continue;
+		}
 		v.action = (enum tarpit_action)rec.u.verdict.action;
 		v.wait_sec = rec.u.verdict.wait_sec;
-		/* A session gone meanwhile has nobody to answer. */
+		v.handoff_fd = passed_fd;
+		v.greeted = rec.u.verdict.greeted != 0;
+		/* A session gone meanwhile has nobody to answer (the tarpit
+		 * closes the connection that came for it). */
 		tarpit_verdict(c->tarpit, rec.u.verdict.session, &v);
 	}
 }
@@ -330,7 +368,8 @@ child_setup(struct child *c)
 	c->sensor = sensor_new(&c->cfg.sensor, on_sensor_event, c);
 	if (!c->tarpit || !c->sensor)
 		return -ENOMEM;
-	tarpit_set_asker(c->tarpit, ask_parent, c, VERDICT_WAIT_MS);
+	tarpit_set_asker(c->tarpit, ask_parent, c, c->cfg.verdict_wait_ms);
+	tarpit_set_handoff(c->tarpit, c->cfg.handoff_ms);
 	for (int i = 0; i < IPC_LISTEN_MAX; i++)
 		if (c->cfg.listen[i] &&
 		    tarpit_adopt(c->tarpit, IPC_FD_LISTEN + i, i >= 2) < 0)

@@ -128,7 +128,10 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 			",\"bad_commands\":%" PRIu64 ",\"stress_entered\":%" PRIu64
 			",\"stressed\":%u,\"asked\":%" PRIu64
 			",\"verdicts_late\":%" PRIu64
-			",\"verdicts_unsent\":%" PRIu64 "},\"sensor\":{\"packets\":"
+			",\"verdicts_unsent\":%" PRIu64 "},\"handoff\":{\"mode\":"
+			"\"%s\",\"started\":%" PRIu64 ",\"not_opened\":%" PRIu64
+			",\"joined\":%" PRIu64 ",\"replay_failed\":%" PRIu64
+			",\"open\":%u},\"sensor\":{\"packets\":"
 			"%" PRIu64 ",\"flows\":%" PRIu64 ",\"flows_open\":%" PRIu64
 			",\"rcpts\":%" PRIu64
 			",\"pcap_dropped\":%" PRIu64 ",\"events_dropped\":%" PRIu64
@@ -144,7 +147,10 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 			cs->tarpit.timeouts, cs->tarpit.bad_commands,
 			cs->tarpit.stress_entered, cs->tarpit.stressed,
 			cs->tarpit.asked, cs->tarpit.verdicts_late,
-			gw->verdicts_unsent, cs->sensor.packets, cs->sensor.flows,
+			gw->verdicts_unsent, config_handoff_mode_name(gw->cfg->handoff.mode),
+			gw->handoffs_started, gw->handoffs_failed,
+			cs->tarpit.handoffs_joined, cs->tarpit.handoffs_failed,
+			cs->tarpit.joined_open, cs->sensor.packets, cs->sensor.flows,
 			cs->sensor.flows_open, cs->sensor.rcpts,
 			cs->pcap_dropped, cs->events_dropped);
 		return;
@@ -187,6 +193,18 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 		cs->tarpit.busy, cs->tarpit.timeouts, cs->tarpit.bad_commands,
 		cs->tarpit.stress_entered, cs->tarpit.asked,
 		cs->tarpit.verdicts_late, gw->verdicts_unsent);
+	if (gw->cfg->handoff.mode == HANDOFF_OFF)
+		fprintf(out, "hand-off:  off (a passing attempt hears 451 and "
+			     "retries)\n");
+	else
+		fprintf(out,
+			"hand-off:  %s to %s: %" PRIu64 " started, %" PRIu64
+			" joined (%u open), %" PRIu64 " not opened, %" PRIu64
+			" failed in the replay\n",
+			config_handoff_mode_name(gw->cfg->handoff.mode), gw->cfg->handoff.address,
+			gw->handoffs_started, cs->tarpit.handoffs_joined,
+			cs->tarpit.joined_open, gw->handoffs_failed,
+			cs->tarpit.handoffs_failed);
 	fprintf(out,
 		"sensor:    %" PRIu64 " packets, %" PRIu64 " flows (%" PRIu64
 		" open), %" PRIu64 " RCPTs, %" PRIu64

@@ -4,6 +4,7 @@
  * then the settings are checked together, so that nothing that would
  * stop all mail is accepted. Lines are read here (inih's own reader cuts
  * long lines and parses their tail as the next line). */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <stdarg.h>
 #include <errno.h>
@@ -38,6 +39,9 @@ enum key_type {
 	K_BOOL,     /* yes/no, true/false, on/off, 1/0 */
 	K_LOGLEVEL, /* int: warn, info, debug */
 	K_LIST,     /* addresses, ','-separated; may go on over lines */
+	K_HANDOFF,  /* uint8_t enum handoff_mode: off, proxy-v2, xclient */
+	K_ENDPOINT, /* an address and port: 127.0.0.1:10025, [::1]:10025 */
+	K_ADDR,     /* an IPv4 or IPv6 address, or "" */
 };
 
 struct key {
@@ -122,6 +126,13 @@ static const struct key keys[] = {
 	{"tarpit", "null_sender_at_data", K_BOOL, F(tarpit.null_sender_at_data),
 	 0, 0, false, 0},
 	{"tarpit", "capabilities", K_CAPS, F(capabilities), 0, 0, false, 0},
+
+	{"handoff", "mode", K_HANDOFF, F(handoff.mode), 0, 0, RESTART, 0},
+	{"handoff", "address", K_ENDPOINT, F(handoff.address), 0, 0, RESTART,
+	 0},
+	{"handoff", "timeout", K_MS, F(handoff.timeout_ms), 1000, 60000,
+	 RESTART, 0},
+	{"handoff", "source", K_ADDR, F(handoff.source), 0, 0, RESTART, 0},
 };
 
 #undef F
@@ -143,10 +154,19 @@ struct load_state {
 	int key_line[NKEYS];    /* where each key was set (0: default) */
 };
 
+static int parse_endpoint(const char *text, struct handoff_config *h);
+static int parse_address(const char *text, struct sockaddr_storage *ss);
+
 /* Settings that follow from others, and pointers into cfg's buffers. */
 static void
 config_derive(struct config *cfg)
 {
+	/* The hand-off's address as a socket address (the text was checked
+	 * when read). */
+	if (cfg->handoff.address[0])
+		parse_endpoint(cfg->handoff.address, &cfg->handoff);
+	if (cfg->handoff.source[0])
+		parse_address(cfg->handoff.source, &cfg->handoff.source_addr);
 	cfg->nft.table = cfg->table;
 	cfg->tarpit.capabilities = cfg->capabilities;
 	cfg->tarpit.hostname = cfg->hostname;
@@ -192,6 +212,7 @@ config_defaults(struct config *cfg)
 	snprintf(cfg->exempt[0], GREY_ADDR_MAX, "postmaster@");
 	snprintf(cfg->exempt[1], GREY_ADDR_MAX, "abuse@");
 	cfg->nexempt = 2;
+	cfg->handoff.timeout_ms = 10000;
 	config_derive(cfg);
 }
 
@@ -437,6 +458,87 @@ set_number(const struct key *k, void *dst, const char *v, const char **why)
 	return 0;
 }
 
+static int
+parse_handoff(const char *text, uint8_t *mode)
+{
+	for (uint8_t m = HANDOFF_OFF; m <= HANDOFF_XCLIENT; m++)
+		if (!strcmp(text, config_handoff_mode_name(m))) {
+			*mode = m;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *
+config_handoff_mode_name(uint8_t mode)
+{
+	static const char *const names[] = {"off", "proxy-v2", "xclient"};
+
+	return mode < sizeof(names) / sizeof(*names) ? names[mode] : "?";
+}
+
+/* "127.0.0.2" or "::1" into ss (port 0). */
+static int
+parse_address(const char *text, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, text, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, text, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* "198.51.100.1:10025" or "[2001:db8::1]:10025" into the handoff's
+ * address (the text kept too, for messages). */
+static int
+parse_endpoint(const char *text, struct handoff_config *h)
+{
+	char host[INET6_ADDRSTRLEN + 2];
+	const char *colon = strrchr(text, ':');
+	unsigned long long port;
+	size_t n;
+
+	if (!colon || strlen(text) >= sizeof(h->address))
+		return -EINVAL;
+	n = (size_t)(colon - text);
+	if (n >= sizeof(host) ||
+	    parse_decimal(colon + 1, strlen(colon + 1), 65535, &port) < 0 ||
+	    port == 0)
+		return -EINVAL;
+	memcpy(host, text, n);
+	host[n] = 0;
+	memset(&h->addr, 0, sizeof(h->addr));
+	if (host[0] == '[' && n > 2 && host[n - 1] == ']') {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&h->addr;
+
+		host[n - 1] = 0;
+		if (inet_pton(AF_INET6, host + 1, &in6->sin6_addr) != 1)
+			return -EINVAL;
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		h->addr_len = sizeof(*in6);
+	} else {
+		struct sockaddr_in *in4 = (struct sockaddr_in *)&h->addr;
+
+		if (inet_pton(AF_INET, host, &in4->sin_addr) != 1)
+			return -EINVAL;
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons((uint16_t)port);
+		h->addr_len = sizeof(*in4);
+	}
+	if (h->address != text)
+		strcpy(h->address, text);
+	return 0;
+}
+
 static const struct key *
 find_key(const char *section, const char *name)
 {
@@ -471,6 +573,24 @@ set_key(struct load_state *st, const struct key *k, const char *v,
 			return -EINVAL;
 		*(int *)dst = lvl;
 		return 0;
+	case K_HANDOFF:
+		*why = "want off, proxy-v2 or xclient";
+		return parse_handoff(v, (uint8_t *)dst);
+	case K_ADDR: {
+		struct sockaddr_storage ss;
+
+		*why = "want an IPv4 or IPv6 address: 127.0.0.2, ::1";
+		return parse_address(v, &ss) < 0 ? -EINVAL
+						 : set_text(k, dst, v, why);
+	}
+	case K_ENDPOINT: {
+		struct handoff_config check;
+
+		*why = "want an address and a port: 127.0.0.1:10025, "
+		       "[::1]:10025";
+		return parse_endpoint(v, &check) < 0 ? -EINVAL
+						     : set_text(k, dst, v, why);
+	}
 	case K_LIST: {
 		int *n = (int *)((char *)st->cfg + k->count_off);
 
@@ -609,6 +729,22 @@ tell(config_warn_fn *warn, void *ctx, const char *fmt, ...)
 	warn(text, ctx);
 }
 
+/* Are the address texts of one family? (IPv6 endpoints are bracketed.) */
+static bool
+same_family(const char *addr, const char *endpoint)
+{
+	return !strchr(addr, ':') == (endpoint[0] != '[');
+}
+
+static uint16_t
+handoff_port(const struct handoff_config *h)
+{
+	const struct sockaddr_in *in = (const void *)&h->addr;
+
+	/* sin_port and sin6_port lie at the same offset. */
+	return ntohs(in->sin_port);
+}
+
 /* The settings together: errors for what can never work, warnings for
  * what is odd. */
 static int
@@ -650,6 +786,39 @@ check_together(struct load_state *st, config_warn_fn *warn, void *ctx)
 			      "stress_low (%u) is above stress_high (%u): "
 			      "stress mode could never end",
 			      low, high);
+	if (c->handoff.mode != HANDOFF_OFF && !c->handoff.address[0])
+		return refuse(st, "mode", NULL,
+			      "[handoff] mode = %s needs an address (the MTA's "
+			      "%s, 127.0.0.1:%s say)",
+			      config_handoff_mode_name(c->handoff.mode),
+			      c->handoff.mode == HANDOFF_PROXY_V2
+				      ? "PROXY listener"
+				      : "port, with XCLIENT allowed to greygate",
+			      c->handoff.mode == HANDOFF_PROXY_V2 ? "10025"
+								  : "25");
+	if (c->handoff.mode != HANDOFF_OFF &&
+	    handoff_port(&c->handoff) == c->nft.tarpit_port)
+		return refuse(st, "address", "tarpit_port",
+			      "[handoff] address %s is on tarpit_port: a "
+			      "passing client would be handed back to the "
+			      "tarpit",
+			      c->handoff.address);
+	if (c->handoff.mode != HANDOFF_OFF && c->handoff.source[0] &&
+	    c->handoff.address[0] &&
+	    !same_family(c->handoff.source, c->handoff.address))
+		return refuse(st, "source", "address",
+			      "[handoff] source %s and address %s are not of "
+			      "one family: greygated cannot connect from one "
+			      "to the other",
+			      c->handoff.source, c->handoff.address);
+	if (c->handoff.mode == HANDOFF_PROXY_V2 &&
+	    handoff_port(&c->handoff) == c->nft.smtp_port)
+		tell(warn, ctx,
+		     "[handoff] mode = proxy-v2 to port %u: that listener "
+		     "must expect a PROXY header (Postfix: "
+		     "smtpd_upstream_proxy_protocol = haproxy), or every "
+		     "hand-off fails and passing clients hear 451 as before",
+		     c->nft.smtp_port);
 	if (g->delay_sec == 0)
 		tell(warn, ctx, "delay = 0: any second attempt passes, "
 				"however soon it comes");

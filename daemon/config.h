@@ -12,7 +12,29 @@
 #include "sensor.h"
 #include "tarpit.h"
 
+#include <sys/socket.h>
+
 #define CONFIG_DEFAULT_PATH "/etc/greygate/greygate.conf"
+
+/* How a passing session is handed to the MTA (see handoff.h). */
+enum handoff_mode {
+	HANDOFF_OFF = 0,  /* the passing attempt is answered 451 too */
+	HANDOFF_PROXY_V2, /* a PROXY v2 header on the MTA's own listener */
+	HANDOFF_XCLIENT   /* XCLIENT on the MTA's port (Postfix) */
+};
+
+struct handoff_config {
+	uint8_t mode;            /* enum handoff_mode */
+	char address[80];        /* the MTA's hand-off address, as written */
+	struct sockaddr_storage addr; /* ... parsed */
+	socklen_t addr_len;
+	uint32_t timeout_ms;     /* connect and replay, at most */
+	char source[48];         /* where its connections come from, or "" */
+	struct sockaddr_storage source_addr; /* ... parsed */
+};
+/* config_handoff_mode_name - "off", "proxy-v2" or "xclient". */
+const char *config_handoff_mode_name(uint8_t mode);
+
 #define CONFIG_LIST_MAX 32
 #define CONFIG_CAPTURE_BUFFER_DEFAULT (8u << 20)
 
@@ -37,6 +59,7 @@ struct config {
 	char table[64];
 	uint16_t trap_port;    /* the stutter's port (2526) */
 	char capabilities[256];
+	struct handoff_config handoff;
 	/* [greylist] lists */
 	char exempt[CONFIG_LIST_MAX][GREY_ADDR_MAX];
 	int nexempt;

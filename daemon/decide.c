@@ -185,6 +185,8 @@ gateway_verdict_of(const struct gateway *gw, int r,
 {
 	v->action = TARPIT_GREYLIST;
 	v->wait_sec = gw->cfg->grey.delay_sec;
+	v->handoff_fd = -1;
+	v->greeted = false;
 	if (r < 0)
 		return; /* the store failed: the plain deferral */
 	switch (d->action) {

@@ -59,6 +59,9 @@ struct gateway {
 	int64_t drops_warned;
 	uint64_t records_bad;
 	uint64_t verdicts_unsent; /* the child's socket was full */
+	/* hand-offs under way (handoff.c) */
+	struct handoff *handoffs;
+	uint64_t handoffs_started, handoffs_failed;
 };
 
 /* gateway_decide - decide on one attempt with greygated's own clock
@@ -109,6 +112,12 @@ int supervise_check_capture(struct gateway *gw, char *err);
 int supervise_start(struct gateway *gw, char *err);
 void supervise_stop(struct gateway *gw);
 void supervise_restart(struct gateway *gw);
+
+/* supervise_send_verdict - a waiting session's answer to the child, with
+ * its hand-off connection if it has one (v->handoff_fd: closed here once
+ * sent). */
+void supervise_send_verdict(struct gateway *gw, uint64_t session,
+			    const struct tarpit_verdict *v);
 
 /* The control socket (control.c) hands each request to this; a command
  * with a long answer writes its start to out and leaves the rest to

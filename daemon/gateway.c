@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "handoff.h"
 #include "gateway-int.h"
 #include "log.h"
 
@@ -590,6 +591,7 @@ gateway_close(struct gateway *gw)
 	if (!gw)
 		return;
 	supervise_stop(gw);
+	handoff_abort_all(gw);
 	loop_timer_cancel(gw->loop, &gw->housekeeping);
 	control_close(gw->control);
 	free(gw->allow);

@@ -39,13 +39,14 @@ usage(FILE *out)
 		"; without it every key has its default.\n");
 }
 
-/* Every tarpit connection is a descriptor: make room for max_conns of
- * them and the rest (the soft limit is often 1024). */
+/* Every tarpit connection is a descriptor, and a session handed to the
+ * MTA two: make room for max_conns of each and the rest (the soft limit
+ * is often 1024). */
 static void
 raise_fd_limit(uint32_t max_conns)
 {
 	struct rlimit rl;
-	rlim_t want = (rlim_t)max_conns + 1024;
+	rlim_t want = (rlim_t)max_conns * 3 + 1024;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
 		return;

@@ -114,6 +114,8 @@ ipc_fill_attempt(struct ipc_record *rec, const struct tarpit_attempt *a)
 	e->family = a->family;
 	memcpy(e->client, a->client, 16);
 	e->client_port = a->client_port;
+	memcpy(e->server, a->server, 16);
+	e->server_port = a->server_port;
 	copy_text(e->helo, sizeof(e->helo), a->helo);
 	copy_text(e->from, sizeof(e->from), a->sender);
 	copy_text(e->to, sizeof(e->to), a->rcpt);
@@ -127,4 +129,6 @@ ipc_fill_verdict(struct ipc_record *rec, uint64_t session,
 	rec->u.verdict.session = session;
 	rec->u.verdict.action = (uint8_t)v->action;
 	rec->u.verdict.wait_sec = v->wait_sec;
+	rec->u.verdict.handoff = v->handoff_fd >= 0;
+	rec->u.verdict.greeted = v->greeted;
 }

@@ -17,6 +17,9 @@
 #define IPC_VERSION 2
 #define IPC_HELO_MAX 256
 #define IPC_LOG_MAX 512
+/* A tarpit session waits this long for its verdict (without the
+ * hand-off), then gets the plain deferral. */
+#define VERDICT_WAIT_MS 2000
 
 /* Where the child finds what greygated opened for it, after its exec. */
 #define IPC_FD_SOCK 3   /* its end of the socketpair */
@@ -61,7 +64,10 @@ struct ipc_stats {
 struct ipc_verdict {
 	uint64_t session;  /* the session that asked */
 	uint8_t action;    /* enum tarpit_action */
-	uint8_t pad[3];
+	uint8_t handoff;   /* a connection to the MTA comes with it (its
+			      descriptor in the message's SCM_RIGHTS) */
+	uint8_t greeted;   /* ... whose greeting greygated already read */
+	uint8_t pad;
 	uint32_t wait_sec; /* TARPIT_GREYLIST: seconds left */
 };
 
@@ -78,6 +84,8 @@ struct ipc_config {
 	uint8_t log_level;
 	uint8_t listen[IPC_LISTEN_MAX]; /* which of 4..7 hold a listener */
 	uint32_t capture_buffer;
+	uint32_t verdict_wait_ms; /* a question's answer, at most */
+	uint32_t handoff_ms;      /* a hand-off's replay, at most */
 	char interface[64];
 	char user[64];
 	char hostname[256];

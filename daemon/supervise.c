@@ -15,6 +15,7 @@
 
 #include "attempt.h"
 #include "child.h"
+#include "handoff.h"
 #include "gateway-int.h"
 #include "log.h"
 
@@ -72,7 +73,6 @@ on_attempt(struct gateway *gw, const struct ipc_event *e)
 	struct grey_attempt a;
 	struct grey_decision d;
 	struct tarpit_verdict v;
-	struct ipc_record rec;
 	int r;
 
 	ipc_event_view(e, &ev);
@@ -80,11 +80,46 @@ on_attempt(struct gateway *gw, const struct ipc_event *e)
 	a.path = GREY_PATH_TARPIT;
 	r = gateway_decide(gw, &a, &d);
 	gateway_verdict_of(gw, r, &d, &v);
-	ipc_fill_verdict(&rec, e->session, &v);
-	if (gw->child_sock >= 0 &&
-	    send(gw->child_sock, &rec, sizeof(rec),
-		 MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(rec))
+	/* A pass is handed to the MTA on its own connection, when the
+	 * hand-off is on; the verdict goes with the connection then. */
+	if (v.action == TARPIT_PASS && gw->cfg->handoff.mode != HANDOFF_OFF &&
+	    handoff_begin(gw, e, &v) == 0)
+		return;
+	supervise_send_verdict(gw, e->session, &v);
+}
+
+void
+supervise_send_verdict(struct gateway *gw, uint64_t session,
+		       const struct tarpit_verdict *v)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct ipc_record rec;
+	struct iovec iov = {&rec, sizeof(rec)};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+
+	ipc_fill_verdict(&rec, session, v);
+	if (v->handoff_fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(&control, 0, sizeof(control));
+		msg.msg_control = control.buf;
+		msg.msg_controllen = sizeof(control.buf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &v->handoff_fd, sizeof(int));
+	}
+	if (gw->child_sock < 0 ||
+	    sendmsg(gw->child_sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) !=
+		    sizeof(rec))
 		gw->verdicts_unsent++;
+	/* The child has its own copy now (or nobody will). */
+	if (v->handoff_fd >= 0)
+		close(v->handoff_fd);
 }
 
 /* What the sensor saw on the fast path: decided, nobody waits. */
@@ -177,6 +212,12 @@ send_config(struct gateway *gw, int sock)
 	for (int i = 0; i < IPC_LISTEN_MAX; i++)
 		c->listen[i] = gw->listen_fd[i] >= 0;
 	c->capture_buffer = cfg->capture_buffer;
+	/* With the hand-off, a pass's verdict comes once greygated has opened
+	 * the MTA's connection, which may take up to its timeout. */
+	c->verdict_wait_ms = cfg->handoff.mode != HANDOFF_OFF
+				     ? cfg->handoff.timeout_ms + 1000
+				     : VERDICT_WAIT_MS;
+	c->handoff_ms = cfg->handoff.timeout_ms;
 	snprintf(c->interface, sizeof(c->interface), "%s", cfg->interface);
 	snprintf(c->user, sizeof(c->user), "%s", cfg->user);
 	snprintf(c->hostname, sizeof(c->hostname), "%s", cfg->hostname);

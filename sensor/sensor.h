@@ -84,6 +84,8 @@ struct sensor_counters {
 	uint64_t bare_lf;       /* lines ended by LF alone */
 	uint64_t garbage;       /* lines that are no command we know */
 	uint64_t tls_flows;     /* flows that went encrypted */
+	uint64_t proxied_flows; /* a proxy's (PROXY header, XCLIENT): the
+				   client it speaks for was seen elsewhere */
 	uint64_t tarpit_flows;  /* flows to the tarpit, followed no further
 				   (the tarpit speaks for them) */
 	uint64_t rcpts;         /* RCPT events */

@@ -58,6 +58,7 @@ struct smtp_conv {
 	enum client_mode mode;
 	uint8_t body_state;
 	bool server_seen;
+	bool client_spoke;
 	bool replies_lost; /* matching is broken for good */
 	uint64_t bdat_left;
 	bool bdat_last;
@@ -449,6 +450,12 @@ on_command(struct smtp_conv *c, const char *line, size_t len)
 		   verb_is(line, len, "STARTTLS")) {
 		q_push(c, CMD_STARTTLS, NULL);
 		c->mode = CM_TLS_WAIT;
+	} else if (verb_is(line, len, "XCLIENT")) {
+		/* A proxy's connection (greygate's own hand-off, or another
+		 * proxy's): the client it speaks for is not the one seen
+		 * here, and was seen where it connected. */
+		c->mode = CM_DONE;
+		c->ctr->proxied_flows++;
 	} else if (key == VERB_KEY('a', 'u', 't', 'h') &&
 		   verb_is(line, len, "AUTH")) {
 		q_push(c, CMD_AUTH, NULL);
@@ -523,6 +530,17 @@ body_skip(struct smtp_conv *c, const uint8_t *buf, size_t len)
 void
 smtp_conv_client(struct smtp_conv *c, const uint8_t *buf, size_t len)
 {
+	if (len > 0 && !c->client_spoke) {
+		c->client_spoke = true;
+		/* A PROXY header (v2's signature starts with an empty line, v1
+		 * with "PROXY "): a proxy's connection, as with XCLIENT. */
+		if ((len >= 4 && memcmp(buf, "\r\n\r\n", 4) == 0) ||
+		    (len >= 6 && memcmp(buf, "PROXY ", 6) == 0)) {
+			c->mode = CM_DONE;
+			c->ctr->proxied_flows++;
+			return;
+		}
+	}
 	while (len > 0 && c->mode != CM_DONE) {
 		size_t used;
 

@@ -6,6 +6,7 @@
  * are written straight to the socket: a client that does not read them is
  * not worth a buffer. */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,71 +15,21 @@
 
 #include "log.h"
 #include "loop.h"
-#include "tarpit.h"
+#include "internal.h"
+
+/* <linux/netfilter_ipv4.h> and <linux/netfilter_ipv6/ip6_tables.h>
+ * collide with <netinet/in.h>: their numbers, for the address a
+ * redirected connection was made to (conntrack's original destination). */
+#ifndef SO_ORIGINAL_DST
+#define SO_ORIGINAL_DST 80
+#endif
+#ifndef IP6T_SO_ORIGINAL_DST
+#define IP6T_SO_ORIGINAL_DST 80
+#endif
 
 #define ACCEPT_BATCH 64
-#define RECENT_MAX 1024       /* closed connections remembered */
-#define RECENT_KEEP_MS 10000  /* and for how long */
+#define RECENT_KEEP_MS 10000  /* closed connections remembered this long */
 #define EMFILE_BACKOFF_MS 1000
-#define LISTEN_MAX 8
-
-struct conn {
-	struct tarpit *tp;
-	struct conn *hash_next;
-	struct conn *id_next; /* in the table by session id */
-	uint64_t id;          /* the session's id */
-	struct loop_timer timer;
-	uint64_t idle_due_ms;
-	uint64_t session_due_ms;
-	uint64_t verdict_due_ms; /* while a question waits for its answer */
-	/* What the client said, kept for its questions (malloc'd when said,
-	 * so that an idle connection holds none of it). */
-	char *helo;   /* its HELO/EHLO argument */
-	char *mail;   /* the MAIL line, parameters and all */
-	char *sender; /* its path */
-	char *rcpt;   /* the recipient asked about */
-	uint64_t next_byte_ms; /* stutter: when the next byte goes */
-	char *out;             /* stutter: the reply being sent, or NULL */
-	uint16_t out_len, out_off;
-	uint8_t stutter;
-	uint8_t close_after; /* stutter: close once out is sent */
-	struct tarpit_dialogue dlg;
-	int fd;
-	uint16_t port;
-	uint16_t in_len;
-	uint8_t family;
-	uint8_t discarding; /* inside an over-long line */
-	uint8_t reached_rcpt;
-	uint8_t addr[16];
-	char in[TARPIT_LINE_MAX];
-};
-
-struct recent {
-	uint64_t closed_ms;
-	uint16_t port;
-	uint8_t family;
-	uint8_t addr[16];
-};
-
-struct tarpit {
-	struct tarpit_config cfg;
-	struct loop *loop;
-	int listen_fd[LISTEN_MAX];
-	bool listen_stutter[LISTEN_MAX];
-	size_t nlisten;
-	struct loop_timer backoff; /* re-enables accept after EMFILE */
-	struct conn **buckets;
-	size_t nbuckets; /* power of two */
-	struct recent recent[RECENT_MAX];
-	size_t recent_next;
-	struct tarpit_counters counters;
-	/* questions to greygated */
-	tarpit_ask_fn *ask;
-	void *ask_ctx;
-	uint32_t ask_wait_ms;
-	uint64_t next_id;
-	struct conn **ids; /* nbuckets chains by session id */
-};
 
 static void on_backoff_over(struct loop *loop, struct loop_timer *timer,
 			    void *ctx);
@@ -167,6 +118,17 @@ id_bucket(struct tarpit *tp, uint64_t id)
 }
 
 static void
+unlink_id(struct conn *c)
+{
+	struct conn **pp = id_bucket(c->tp, c->id);
+
+	while (*pp && *pp != c)
+		pp = &(*pp)->id_next;
+	if (*pp)
+		*pp = c->id_next;
+}
+
+static void
 remember_closed(struct tarpit *tp, const struct conn *c)
 {
 	struct recent *r = &tp->recent[tp->recent_next];
@@ -178,7 +140,7 @@ remember_closed(struct tarpit *tp, const struct conn *c)
 	memcpy(r->addr, c->addr, 16);
 }
 
-static void
+void
 conn_close(struct conn *c)
 {
 	struct tarpit *tp = c->tp;
@@ -188,14 +150,14 @@ conn_close(struct conn *c)
 		pp = &(*pp)->hash_next;
 	if (*pp)
 		*pp = c->hash_next;
-	for (pp = id_bucket(tp, c->id); *pp && *pp != c; pp = &(*pp)->id_next)
-		;
-	if (*pp)
-		*pp = c->id_next;
+	unlink_id(c);
+	join_end(c);
 	free(c->helo);
+	free(c->helo_line);
 	free(c->mail);
 	free(c->sender);
 	free(c->rcpt);
+	free(c->rcpt_line);
 	loop_timer_cancel(tp->loop, &c->timer);
 	loop_del_fd(tp->loop, c->fd);
 	close(c->fd);
@@ -240,6 +202,10 @@ tarpit_holds(const struct tarpit *tp, int family, const uint8_t *addr,
 		if (c->family == family && c->port == port &&
 		    same_addr(family, c->addr, addr))
 			return true;
+	/* The hand-offs' own connections to the MTA (on port 25 with
+	 * XCLIENT) are not the fast path either. */
+	if (join_holds(tp, family, addr, port))
+		return true;
 	for (size_t i = 0; i < RECENT_MAX; i++) {
 		const struct recent *r = &tp->recent[i];
 
@@ -272,15 +238,27 @@ send_reply(int fd, const char *buf, size_t len)
 	return n == (ssize_t)len;
 }
 
+bool
+conn_send(struct conn *c, const char *buf, size_t len)
+{
+	return send_reply(c->fd, buf, len);
+}
+
 /* The client's turn: it has idle_due to speak. Ours: the next byte of a
  * stutter is due, or a verdict (or our plain answer without one). The
  * session's deadline holds either way. */
-static void
+void
 conn_arm_timer(struct conn *c)
 {
 	uint64_t turn = c->out ? c->next_byte_ms
 			: c->dlg.asking ? c->verdict_due_ms
 					: c->idle_due_ms;
+
+	/* Joined: its idle time only, no tarpit deadline. */
+	if (c->join) {
+		loop_timer_arm(c->tp->loop, &c->timer, c->idle_due_ms);
+		return;
+	}
 
 	loop_timer_arm(c->tp->loop, &c->timer,
 		       turn < c->session_due_ms ? turn : c->session_due_ms);
@@ -326,6 +304,8 @@ enter_stress(struct tarpit *tp)
 		 tp->cfg.stress_low);
 	for (size_t i = 0; i < tp->nbuckets; i++)
 		for (struct conn *c = tp->buckets[i]; c; c = c->hash_next) {
+			if (c->join)
+				continue;
 			if (c->idle_due_ms > idle)
 				c->idle_due_ms = idle;
 			if (c->session_due_ms > session)
@@ -431,7 +411,9 @@ keep_said(struct conn *c, const char *line, size_t len)
 	switch (d->said) {
 	case TARPIT_SAID_HELO:
 		free(c->helo);
+		free(c->helo_line);
 		c->helo = strndup(d->arg, d->arg_len);
+		c->helo_line = strndup(line, len);
 		/* HELO/EHLO ends the transaction too */
 		__attribute__((fallthrough));
 	case TARPIT_SAID_RESET:
@@ -447,10 +429,41 @@ keep_said(struct conn *c, const char *line, size_t len)
 		break;
 	case TARPIT_SAID_RCPT:
 		free(c->rcpt);
+		free(c->rcpt_line);
 		c->rcpt = strndup(d->arg, d->arg_len);
+		c->rcpt_line = strndup(line, len);
 		break;
 	default:
 		break;
+	}
+}
+
+/* Where the client connected before the redirect sent it here (for a
+ * PROXY header's destination); zero if it cannot be told. */
+static void
+original_destination(const struct conn *c, uint8_t *addr, uint16_t *port)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int r = c->family == AF_INET
+			? getsockopt(c->fd, SOL_IP, SO_ORIGINAL_DST, &ss, &sl)
+			: getsockopt(c->fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &ss,
+				     &sl);
+
+	memset(addr, 0, 16);
+	*port = 0;
+	if (r < 0)
+		return;
+	if (ss.ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)&ss;
+
+		memcpy(addr, &in->sin_addr, 4);
+		*port = ntohs(in->sin_port);
+	} else if (ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)&ss;
+
+		memcpy(addr, &in6->sin6_addr, 16);
+		*port = ntohs(in6->sin6_port);
 	}
 }
 
@@ -460,7 +473,16 @@ static int
 ask(struct conn *c)
 {
 	struct tarpit *tp = c->tp;
-	struct tarpit_attempt a = {
+	struct tarpit_attempt a;
+
+	/* Each question its own id: a verdict that comes after its
+	 * question was answered without it (too late) finds nobody, never
+	 * the next question. */
+	unlink_id(c);
+	c->id = ++tp->next_id;
+	c->id_next = *id_bucket(tp, c->id);
+	*id_bucket(tp, c->id) = c;
+	a = (struct tarpit_attempt){
 		.session = c->id,
 		.kind = (enum tarpit_ask)c->dlg.asking,
 		.family = c->family,
@@ -471,6 +493,7 @@ ask(struct conn *c)
 	};
 
 	memcpy(a.client, c->addr, 16);
+	original_destination(c, a.server, &a.server_port);
 	tp->counters.asked++;
 	if (tp->ask(&a, tp->ask_ctx) < 0)
 		return -1;
@@ -577,18 +600,54 @@ answer_verdict(struct conn *c, const struct tarpit_verdict *v)
 		conn_arm_timer(c);
 }
 
+/* May this session be handed to the MTA? Not when the tarpit answered
+ * 250 to a recipient of this transaction already (a null sender's, with
+ * null_sender_at_data): the MTA would never hear of it, and the client
+ * would think it delivered. Not past max_conns sessions handed and still
+ * open (each holds two descriptors). */
+static bool
+handoff_fits(const struct conn *c)
+{
+	const struct tarpit_dialogue *d = &c->dlg;
+
+	if (d->asking == TARPIT_ASK_RCPT && d->null_sender &&
+	    c->tp->cfg.null_sender_at_data && d->rcpts > 1)
+		return false;
+	return c->tp->counters.joined_open < c->tp->cfg.max_conns;
+}
+
 int
 tarpit_verdict(struct tarpit *tp, uint64_t session,
 	       const struct tarpit_verdict *v)
 {
 	struct conn *c = *id_bucket(tp, session);
+	struct tarpit_verdict plain;
 
 	while (c && c->id != session)
 		c = c->id_next;
-	if (!c || !c->dlg.asking)
+	if (!c || !c->dlg.asking || c->join) {
+		if (v->handoff_fd >= 0)
+			close(v->handoff_fd);
 		return -ENOENT;
+	}
+	if (v->handoff_fd >= 0) {
+		if (handoff_fits(c)) {
+			join_begin(c, v->handoff_fd, v->greeted);
+			return 0;
+		}
+		close(v->handoff_fd);
+		plain = *v;
+		plain.handoff_fd = -1;
+		v = &plain;
+	}
 	answer_verdict(c, v);
 	return 0;
+}
+
+void
+tarpit_set_handoff(struct tarpit *tp, uint32_t ms)
+{
+	tp->handoff_ms = ms;
 }
 
 static void
@@ -649,7 +708,8 @@ conns_from(const struct tarpit *tp, int family, const uint8_t *addr)
 
 	for (const struct conn *c = tp->buckets[addr_hash(tp, family, addr)];
 	     c; c = c->hash_next)
-		n += c->family == family && same_addr(family, c->addr, addr);
+		n += !c->join && c->family == family &&
+		     same_addr(family, c->addr, addr);
 	return n;
 }
 

@@ -93,6 +93,9 @@ enum tarpit_action {
 struct tarpit_verdict {
 	enum tarpit_action action;
 	uint32_t wait_sec; /* GREYLIST: seconds until a retry may pass */
+	int handoff_fd;    /* PASS: a connection to the MTA to hand the
+			      session to (the tarpit owns it), or -1 */
+	bool greeted;      /* ... whose greeting was read already */
 };
 
 /* What the caller must do after a reply. */
@@ -143,6 +146,9 @@ struct tarpit_counters {
 	uint64_t stress_entered; /* times stress mode began */
 	uint64_t asked;         /* questions to greygated */
 	uint64_t verdicts_late; /* answered 451 without a verdict in time */
+	uint64_t handoffs_joined; /* sessions handed to the MTA */
+	uint64_t handoffs_failed; /* ... whose replay failed (451) */
+	uint32_t joined_open;   /* handed, still open (not in open) */
 	uint32_t open;          /* connections open now */
 	uint32_t stressed;      /* 1 while in stress mode */
 };
@@ -191,11 +197,15 @@ bool tarpit_holds(const struct tarpit *tarpit, int family,
 
 /* A question of a session, for greygated (strings valid for the call). */
 struct tarpit_attempt {
-	uint64_t session;          /* the session's id, for tarpit_verdict */
+	uint64_t session;          /* the question's id, for tarpit_verdict
+				      (new each question) */
 	enum tarpit_ask kind;
 	uint8_t family;            /* AF_INET or AF_INET6 */
 	uint8_t client[16];        /* the client's address */
 	uint16_t client_port;      /* host order */
+	uint8_t server[16];        /* where it connected (before the
+				      redirect), zero if unknown */
+	uint16_t server_port;
 	const char *helo;          /* its HELO/EHLO argument ("" if none) */
 	const char *sender;        /* MAIL FROM path ("" for <>) */
 	const char *rcpt;          /* RCPT TO path (RCPT only) */
@@ -213,7 +223,13 @@ typedef int tarpit_ask_fn(const struct tarpit_attempt *a, void *ctx);
 void tarpit_set_asker(struct tarpit *tarpit, tarpit_ask_fn *fn, void *ctx,
 		      uint32_t wait_ms);
 
-/* tarpit_verdict - the answer to session's question.
+/* tarpit_set_handoff - a hand-off's replay (a verdict with a connection)
+ * takes at most ms, else the client hears the plain deferral. */
+void tarpit_set_handoff(struct tarpit *tarpit, uint32_t ms);
+
+/* tarpit_verdict - the answer to session's question; a verdict with a
+ * handoff_fd hands the session to the MTA on it (the tarpit owns it, and
+ * closes it if the session is gone).
  * Return: 0, or -ENOENT (the session is gone, or asked nothing). */
 int tarpit_verdict(struct tarpit *tarpit, uint64_t session,
 		   const struct tarpit_verdict *v);

@@ -130,6 +130,52 @@ test_odd_settings_warned(void)
 }
 
 static void
+test_handoff(void)
+{
+	CHECK_INT(load(""), 0);
+	CHECK_INT(cfg.handoff.mode, HANDOFF_OFF);
+	CHECK_INT(cfg.handoff.timeout_ms, 10000);
+	CHECK_INT(load("[handoff]\nmode = proxy-v2\naddress = 127.0.0.1:10025\n"
+	               "timeout = 3s\n"),
+	          0);
+	CHECK_INT(cfg.handoff.mode, HANDOFF_PROXY_V2);
+	CHECK_INT(cfg.handoff.addr.ss_family, AF_INET);
+	CHECK_INT(cfg.handoff.timeout_ms, 3000);
+	CHECK_INT(load("[handoff]\nmode = xclient\naddress = [2001:db8::1]:25\n"),
+	          0);
+	CHECK_INT(cfg.handoff.mode, HANDOFF_XCLIENT);
+	CHECK_INT(cfg.handoff.addr.ss_family, AF_INET6);
+	CHECK_STR(cfg.handoff.address, "[2001:db8::1]:25");
+	CHECK(load("[handoff]\nmode = proxy\n") < 0);
+	CHECK(load("[handoff]\nmode = proxy-v2\n") < 0);
+	CHECK_STR(why(), ":2: [handoff] mode = proxy-v2 needs an address (the "
+	                 "MTA's PROXY listener, 127.0.0.1:10025 say)");
+	static const char *const bad[] = {
+		"127.0.0.1", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536",
+		"2001:db8::1:25", "[2001:db8::1]", "[127.0.0.1]:25",
+		"mx.example.org:25", "127.0.0.1:0x19"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		char text[128];
+
+		snprintf(text, sizeof(text),
+		         "[handoff]\nmode = xclient\naddress = %s\n", bad[i]);
+		if (load(text) == 0) {
+			fprintf(stderr, "accepted: %s\n", bad[i]);
+			CHECK(0);
+		}
+	}
+	CHECK(load("[handoff]\nmode = proxy-v2\naddress = 127.0.0.1:2525\n") <
+	      0);
+	CHECK_STR(why(), ":3: [handoff] address 127.0.0.1:2525 is on "
+	                 "tarpit_port: a passing client would be handed back "
+	                 "to the tarpit");
+	CHECK_INT(load("[handoff]\nmode = proxy-v2\naddress = 127.0.0.1:25\n"),
+	          0);
+	CHECK(strstr(warned, "that listener must expect a PROXY header"));
+	CHECK(load("[handoff]\ntimeout = 100ms\n") < 0);
+}
+
+static void
 test_empty_values_refused(void)
 {
 	static const char *const keys[] = {
@@ -217,6 +263,7 @@ main(void)
 	RUN(test_durations_do_not_overflow);
 	RUN(test_settings_that_stop_all_mail);
 	RUN(test_odd_settings_warned);
+	RUN(test_handoff);
 	RUN(test_empty_values_refused);
 	RUN(test_directory_is_no_config);
 	RUN(test_long_lines);

@@ -38,6 +38,12 @@ cl(struct smtp_conv *c, const char *s)
 }
 
 static void
+cl_bytes(struct smtp_conv *c, const char *s, size_t len)
+{
+	smtp_conv_client(c, (const uint8_t *)s, len);
+}
+
+static void
 sv(struct smtp_conv *c, const char *s)
 {
 	smtp_conv_server(c, (const uint8_t *)s, strlen(s));
@@ -87,6 +93,46 @@ test_bdat_chunks_skipped(void)
 			   "rcpt 250 x <a@a.test> <b@b.test>\n"
 			   "rcpt 250 x <a@a.test> <e@b.test>\n");
 	CHECK_INT(ctr.garbage, 2);
+	smtp_conv_free(c);
+}
+
+/* A proxy's connection to the MTA (greygate's own hand-off): what it
+ * relays is the client's, already seen where the client connected. */
+static void
+test_proxied_flows_not_followed(void)
+{
+	static const char v2[] = "\r\n\r\n\0\r\nQUIT\n\x21\x11\0\x0c"
+				 "\xcb\0\x71\x0a\xc6\x33\x64\x01\x30\x39\0\x19";
+	struct smtp_conv *c = start(true);
+
+	sv(c, "220 mx\r\n");
+	cl(c, "EHLO gw\r\n");
+	sv(c, "250-mx\r\n250 XCLIENT ADDR NAME HELO\r\n");
+	cl(c, "XCLIENT ADDR=203.0.113.10 HELO=x\r\n");
+	sv(c, "220 mx\r\n");
+	cl(c, "EHLO x\r\nMAIL FROM:<a@a.test>\r\nRCPT TO:<b@b.test>\r\n");
+	sv(c, "250 mx\r\n250 ok\r\n250 ok\r\n");
+	CHECK(smtp_conv_is_done(c));
+	CHECK_STR(log_buf, "helo 250 gw <> <>\n");
+	CHECK_INT(ctr.proxied_flows, 1);
+	smtp_conv_free(c);
+
+	c = start(true);
+	cl_bytes(c, v2, sizeof(v2) - 1);
+	sv(c, "220 mx\r\n");
+	cl(c, "EHLO x\r\nMAIL FROM:<a@a.test>\r\nRCPT TO:<b@b.test>\r\n");
+	sv(c, "250 mx\r\n250 ok\r\n250 ok\r\n");
+	CHECK(smtp_conv_is_done(c));
+	CHECK_STR(log_buf, "");
+	CHECK_INT(ctr.proxied_flows, 1);
+	smtp_conv_free(c);
+
+	c = start(true);
+	cl(c, "PROXY TCP4 203.0.113.10 198.51.100.1 12345 25\r\n");
+	cl(c, "EHLO x\r\nMAIL FROM:<a@a.test>\r\nRCPT TO:<b@b.test>\r\n");
+	sv(c, "220 mx\r\n250 mx\r\n250 ok\r\n250 ok\r\n");
+	CHECK_STR(log_buf, "");
+	CHECK_INT(ctr.proxied_flows, 1);
 	smtp_conv_free(c);
 }
 
@@ -265,6 +311,7 @@ main(void)
 	RUN(test_pipelined_session_with_multiline_replies);
 	RUN(test_bdat_chunks_skipped);
 	RUN(test_starttls_ends_visibility);
+	RUN(test_proxied_flows_not_followed);
 	RUN(test_auth_exchange_not_parsed);
 	RUN(test_one_direction_and_mid_session);
 	RUN(test_bad_input_survived);

@@ -184,9 +184,9 @@ verdict(const struct tarpit_verdict *v, const char *rcpt)
 static void
 test_asks_and_verdicts(void)
 {
-	struct tarpit_verdict grey = {TARPIT_GREYLIST, 217};
-	struct tarpit_verdict pass = {TARPIT_PASS, 0};
-	struct tarpit_verdict trap = {TARPIT_TRAP, 0};
+	struct tarpit_verdict grey = {TARPIT_GREYLIST, 217, -1, false};
+	struct tarpit_verdict pass = {TARPIT_PASS, 0, -1, false};
+	struct tarpit_verdict trap = {TARPIT_TRAP, 0, -1, false};
 	const char *line;
 
 	start();

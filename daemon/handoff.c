@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The hand-off's first steps, in greygated (see handoff.h): one
+ * non-blocking connection to the MTA per passing session, driven by the
+ * loop: connect, then the PROXY v2 header, or greeting, EHLO and
+ * XCLIENT; then the verdict goes down to the child with it. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "gateway-int.h"
+#include "handoff.h"
+#include "log.h"
+#include "smtp_reply.h"
+
+/* The MTA's replies greygated reads (greeting, EHLO, XCLIENT). */
+#define REPLY_MAX 4096
+
+enum ho_state {
+	HO_CONNECTING,
+	HO_GREETING, /* xclient: the MTA's 220 */
+	HO_EHLO,     /* xclient: its EHLO reply, which must offer XCLIENT */
+	HO_XCLIENT,  /* xclient: the 220 (or two) that answer XCLIENT */
+};
+
+struct handoff {
+	struct handoff *next;
+	struct gateway *gw;
+	uint64_t session;
+	struct tarpit_verdict v;
+	enum ho_state state;
+	int fd;
+	int xclient_replies; /* XCLIENT commands not yet answered */
+	struct sockaddr_storage client, dst;
+	char client_text[INET6_ADDRSTRLEN + 8];
+	char helo[256];
+	char in[REPLY_MAX];
+	size_t in_len;
+	struct loop_timer deadline;
+};
+
+static void
+unlink_handoff(struct handoff *h)
+{
+	struct handoff **pp = &h->gw->handoffs;
+
+	while (*pp && *pp != h)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = h->next;
+	loop_timer_cancel(h->gw->loop, &h->deadline);
+	loop_del_fd(h->gw->loop, h->fd);
+}
+
+/* The MTA knows the client: the connection goes down with the verdict. */
+static void
+finish(struct handoff *h, bool greeted)
+{
+	struct gateway *gw = h->gw;
+
+	unlink_handoff(h);
+	h->v.handoff_fd = h->fd;
+	h->v.greeted = greeted;
+	supervise_send_verdict(gw, h->session, &h->v);
+	free(h);
+}
+
+/* The verdict without a connection: the client hears the plain 451 and
+ * retries, on the fast path now. */
+static void
+fail(struct handoff *h, const char *why)
+{
+	struct gateway *gw = h->gw;
+
+	unlink_handoff(h);
+	close(h->fd);
+	gw->handoffs_failed++;
+	log_warnx("%s: hand-off to %s: %s; the client hears 451 and comes "
+	          "back",
+	          h->client_text, gw->cfg->handoff.address, why);
+	h->v.handoff_fd = -1;
+	supervise_send_verdict(gw, h->session, &h->v);
+	free(h);
+}
+
+static bool
+send_all(struct handoff *h, const char *buf, size_t len)
+{
+	/* Greygated's few short lines to its own MTA go in one piece on a
+	 * connection just made, or not at all. */
+	return send(h->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT) ==
+	       (ssize_t)len;
+}
+
+/* Does the EHLO reply in in[0..len) offer keyword? */
+static bool
+ehlo_offers(const char *in, size_t len, const char *keyword)
+{
+	size_t kl = strlen(keyword);
+
+	for (size_t i = 0; i + 4 + kl <= len; i++)
+		if ((i == 0 || in[i - 1] == '\n') &&
+		    strncasecmp(in + i + 4, keyword, kl) == 0 &&
+		    (in[i + 4 + kl] == ' ' || in[i + 4 + kl] == '\r' ||
+		     in[i + 4 + kl] == '\n'))
+			return true;
+	return false;
+}
+
+/* Return: false when it failed (h is gone). */
+static bool
+send_xclient(struct handoff *h)
+{
+	char helo[512], addr[INET6_ADDRSTRLEN], line[1100];
+	const struct sockaddr *c = (const struct sockaddr *)&h->client;
+	unsigned port;
+	int n;
+
+	if (c->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)c;
+
+		inet_ntop(AF_INET, &in->sin_addr, addr, sizeof(addr));
+		port = ntohs(in->sin_port);
+	} else {
+		const struct sockaddr_in6 *in6 = (const void *)c;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, addr, sizeof(addr));
+		port = ntohs(in6->sin6_port);
+	}
+	if (!h->helo[0] || handoff_xtext(h->helo, helo, sizeof(helo)) < 0)
+		snprintf(helo, sizeof(helo), "[UNAVAILABLE]");
+	/* ADDR last: once it is sent, Postfix may take no more XCLIENT. A
+	 * long HELO goes in a command of its own (512 bytes a line). */
+	n = snprintf(line, sizeof(line),
+	             "XCLIENT HELO=%s PROTO=ESMTP NAME=[UNAVAILABLE] "
+	             "ADDR=%s%s PORT=%u\r\n",
+	             helo, c->sa_family == AF_INET6 ? "IPV6:" : "", addr, port);
+	if (n > 0 && n <= 512) {
+		h->xclient_replies = 1;
+	} else {
+		char first[600];
+		int m = snprintf(first, sizeof(first),
+		                 "XCLIENT HELO=%s PROTO=ESMTP\r\n", helo);
+
+		if (m <= 0 || m > 512 || !send_all(h, first, (size_t)m)) {
+			fail(h, "cannot send XCLIENT");
+			return false;
+		}
+		n = snprintf(line, sizeof(line),
+		             "XCLIENT NAME=[UNAVAILABLE] ADDR=%s%s PORT=%u\r\n",
+		             c->sa_family == AF_INET6 ? "IPV6:" : "", addr,
+		             port);
+		h->xclient_replies = 2;
+	}
+	if (n <= 0 || !send_all(h, line, (size_t)n)) {
+		fail(h, "cannot send XCLIENT");
+		return false;
+	}
+	h->state = HO_XCLIENT;
+	return true;
+}
+
+/* The MTA's replies, one whole one at a time. Return: false when h is
+ * gone (finished or failed). */
+static bool
+on_replies(struct handoff *h)
+{
+	char why[160], ehlo[300];
+	size_t n;
+	int code, len;
+
+	while ((n = smtp_reply_whole(h->in, h->in_len, &code))) {
+		switch (h->state) {
+		case HO_GREETING:
+			if (code != 220)
+				goto refused;
+			len = snprintf(ehlo, sizeof(ehlo), "EHLO %s\r\n",
+			               h->gw->cfg->hostname);
+			if (len <= 0 || !send_all(h, ehlo, (size_t)len)) {
+				fail(h, "cannot send EHLO");
+				return false;
+			}
+			h->state = HO_EHLO;
+			break;
+		case HO_EHLO:
+			if (code != 250)
+				goto refused;
+			if (!ehlo_offers(h->in, n, "XCLIENT")) {
+				fail(h, "it does not offer XCLIENT to greygate "
+				        "(Postfix: "
+				        "smtpd_authorized_xclient_hosts)");
+				return false;
+			}
+			if (!send_xclient(h))
+				return false;
+			break;
+		case HO_XCLIENT:
+			if (code != 220)
+				goto refused;
+			if (--h->xclient_replies == 0) {
+				/* Its new greeting read: the child starts with
+				 * the client's EHLO. */
+				finish(h, true);
+				return false;
+			}
+			break;
+		default:
+			break;
+		}
+		memmove(h->in, h->in + n, h->in_len - n);
+		h->in_len -= n;
+	}
+	return true;
+refused:
+	snprintf(why, sizeof(why), "it answered '%.*s'",
+	         (int)strcspn(h->in, "\r\n"), h->in);
+	fail(h, why);
+	return false;
+}
+
+static void
+on_mta(struct loop *loop, int fd, uint32_t events, void *ctx)
+{
+	struct handoff *h = ctx;
+	uint8_t header[HANDOFF_PROXY_MAX];
+	socklen_t sl = sizeof(int);
+	int err = 0;
+	ssize_t n;
+
+	if (h->state == HO_CONNECTING) {
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl) < 0)
+			err = errno;
+		if (err) {
+			fail(h, strerror(err));
+			return;
+		}
+		if (h->gw->cfg->handoff.mode == HANDOFF_PROXY_V2) {
+			size_t len = handoff_proxy_header(
+			        (struct sockaddr *)&h->client,
+			        (struct sockaddr *)&h->dst, header);
+
+			/* In one write, before anything else. */
+			if (!len || !send_all(h, (char *)header, len)) {
+				fail(h, "cannot send the PROXY header");
+				return;
+			}
+			finish(h, false);
+			return;
+		}
+		h->state = HO_GREETING;
+		loop_mod_fd(loop, fd, EPOLLIN);
+		return;
+	}
+	n = recv(fd, h->in + h->in_len, sizeof(h->in) - 1 - h->in_len,
+	         MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		fail(h, n == 0 ? "it closed the connection" : strerror(errno));
+		return;
+	}
+	h->in_len += (size_t)n;
+	h->in[h->in_len] = 0;
+	if (on_replies(h) && h->in_len >= sizeof(h->in) - 1)
+		fail(h, "its reply is too long");
+}
+
+static void
+on_deadline(struct loop *loop, struct loop_timer *t, void *ctx)
+{
+	fail(ctx, "no answer in time");
+}
+
+/* The client's address and port, and where it connected to, from what
+ * the child sent (the destination is what the child found; an unknown
+ * one is the hand-off address). */
+static void
+endpoints(struct handoff *h, const struct ipc_event *e)
+{
+	const struct handoff_config *hc = &h->gw->cfg->handoff;
+
+	memset(&h->client, 0, sizeof(h->client));
+	memset(&h->dst, 0, sizeof(h->dst));
+	if (e->family == AF_INET) {
+		struct sockaddr_in *c = (void *)&h->client,
+		                   *d = (void *)&h->dst;
+
+		c->sin_family = d->sin_family = AF_INET;
+		memcpy(&c->sin_addr, e->client, 4);
+		memcpy(&d->sin_addr, e->server, 4);
+		c->sin_port = htons(e->client_port);
+		d->sin_port = htons(e->server_port);
+		inet_ntop(AF_INET, e->client, h->client_text,
+		          sizeof(h->client_text));
+	} else {
+		struct sockaddr_in6 *c = (void *)&h->client,
+		                    *d = (void *)&h->dst;
+
+		c->sin6_family = d->sin6_family = AF_INET6;
+		memcpy(&c->sin6_addr, e->client, 16);
+		memcpy(&d->sin6_addr, e->server, 16);
+		c->sin6_port = htons(e->client_port);
+		d->sin6_port = htons(e->server_port);
+		inet_ntop(AF_INET6, e->client, h->client_text,
+		          sizeof(h->client_text));
+	}
+	if (!e->server_port && hc->addr.ss_family == e->family)
+		memcpy(&h->dst, &hc->addr, hc->addr_len);
+}
+
+/* A hand-off that could not even start: said, counted, undone.
+ * Return: -err, for handoff_begin's caller (who sends the plain
+ * verdict). */
+static int
+not_started(struct handoff *h, const char *where, int err)
+{
+	struct gateway *gw = h->gw;
+
+	if (where)
+		log_warnx("%s: hand-off %s: %s; the client hears 451 and "
+		          "comes back",
+		          h->client_text, where, strerror(err));
+	gw->handoffs_failed++;
+	if (h->fd >= 0)
+		close(h->fd);
+	free(h);
+	return -err;
+}
+
+int
+handoff_begin(struct gateway *gw, const struct ipc_event *e,
+              const struct tarpit_verdict *v)
+{
+	const struct handoff_config *hc = &gw->cfg->handoff;
+	struct handoff *h = calloc(1, sizeof(*h));
+	char where[128];
+	int r;
+
+	if (!h)
+		return -ENOMEM;
+	gw->handoffs_started++;
+	h->gw = gw;
+	h->session = e->session;
+	h->v = *v;
+	snprintf(h->helo, sizeof(h->helo), "%s", e->helo);
+	endpoints(h, e);
+	h->fd = socket(hc->addr.ss_family,
+	               SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (h->fd < 0)
+		return not_started(h, "socket", errno);
+	/* From a source of its own, when set: an MTA that trusts a PROXY
+	 * header by the connecting address (Exim's hosts_proxy) then trusts
+	 * greygate alone, not every local client. */
+	if (hc->source[0] &&
+	    bind(h->fd, (const struct sockaddr *)&hc->source_addr,
+	         hc->addr_len) < 0) {
+		snprintf(where, sizeof(where), "from %s", hc->source);
+		return not_started(h, where, errno);
+	}
+	if (connect(h->fd, (struct sockaddr *)&hc->addr, hc->addr_len) < 0 &&
+	    errno != EINPROGRESS) {
+		snprintf(where, sizeof(where), "to %s", hc->address);
+		return not_started(h, where, errno);
+	}
+	r = loop_add_fd(gw->loop, h->fd, EPOLLOUT, on_mta, h);
+	if (r < 0)
+		return not_started(h, "watch", -r);
+	loop_timer_init(&h->deadline, on_deadline, h);
+	loop_timer_arm(gw->loop, &h->deadline,
+	               loop_now_ms(gw->loop) + hc->timeout_ms);
+	h->next = gw->handoffs;
+	gw->handoffs = h;
+	return 0;
+}
+
+void
+handoff_abort_all(struct gateway *gw)
+{
+	while (gw->handoffs) {
+		struct handoff *h = gw->handoffs;
+
+		unlink_handoff(h);
+		close(h->fd);
+		free(h);
+	}
+}

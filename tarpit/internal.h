@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Inside tarpit/ only: a connection's state and the tarpit's, shared by
+ * the server (server.c) and the hand-off's replay and join (join.c). */
+#ifndef GREYGATE_TARPIT_INTERNAL_H
+#define GREYGATE_TARPIT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "loop.h"
+#include "tarpit.h"
+
+#define RECENT_MAX 1024 /* closed connections remembered */
+#define LISTEN_MAX 8
+
+struct join;
+
+struct conn {
+	struct tarpit *tp;
+	struct conn *hash_next;
+	struct conn *id_next; /* in the table by session id */
+	uint64_t id;          /* the session's id */
+	struct loop_timer timer;
+	uint64_t idle_due_ms;
+	uint64_t session_due_ms;
+	uint64_t verdict_due_ms; /* while a question waits for its answer */
+	/* What the client said, kept for its questions and a hand-off's
+	 * replay (malloc'd when said, so that an idle connection holds none
+	 * of it). */
+	char *helo;            /* its HELO/EHLO argument */
+	char *helo_line;       /* the HELO/EHLO line itself */
+	char *mail;            /* the MAIL line, parameters and all */
+	char *sender;          /* its path */
+	char *rcpt;            /* the recipient asked about */
+	char *rcpt_line;       /* ... its RCPT line */
+	struct join *join;     /* handed to the MTA (join.c), or NULL */
+	uint64_t next_byte_ms; /* stutter: when the next byte goes */
+	char *out;             /* stutter: the reply being sent, or NULL */
+	uint16_t out_len, out_off;
+	uint8_t stutter;
+	uint8_t close_after; /* stutter: close once out is sent */
+	struct tarpit_dialogue dlg;
+	int fd;
+	uint16_t port;
+	uint16_t in_len;
+	uint8_t family;
+	uint8_t discarding; /* inside an over-long line */
+	uint8_t reached_rcpt;
+	uint8_t addr[16];
+	char in[TARPIT_LINE_MAX];
+};
+
+struct recent {
+	uint64_t closed_ms;
+	uint16_t port;
+	uint8_t family;
+	uint8_t addr[16];
+};
+
+struct tarpit {
+	struct tarpit_config cfg;
+	struct loop *loop;
+	int listen_fd[LISTEN_MAX];
+	bool listen_stutter[LISTEN_MAX];
+	size_t nlisten;
+	struct loop_timer backoff; /* re-enables accept after EMFILE */
+	struct conn **buckets;
+	size_t nbuckets; /* power of two */
+	struct recent recent[RECENT_MAX];
+	size_t recent_next;
+	struct tarpit_counters counters;
+	/* questions to greygated */
+	tarpit_ask_fn *ask;
+	void *ask_ctx;
+	uint32_t ask_wait_ms;
+	uint32_t handoff_ms; /* a hand-off's replay, at most */
+	uint64_t next_id;
+	struct conn **ids;   /* nbuckets chains by session id */
+	struct conn *joined; /* handed to the MTA: a list (join_next) */
+};
+
+/* server.c */
+void conn_close(struct conn *c);
+bool conn_send(struct conn *c, const char *buf, size_t len);
+void conn_arm_timer(struct conn *c);
+
+/* join.c: hand the session to the MTA on fd (greeted: its greeting was
+ * read already); the client hears the MTA's answer to the command that
+ * asked, then the two are joined. On failure the client hears the plain
+ * deferral and the connection ends. fd is the join's (closed by it). */
+void join_begin(struct conn *c, int fd, bool greeted);
+/* join_end - free what a joined connection holds (conn_close calls). */
+void join_end(struct conn *c);
+/* join_holds - is this endpoint the local end of a hand-off's connection
+ * to the MTA (a flow the sensor must leave alone)? */
+bool join_holds(const struct tarpit *tp, int family, const uint8_t *addr,
+                uint16_t port);
+
+#endif

@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The hand-off's end in the tarpit: a session that passed is given a
+ * connection to the MTA (greygated opened it and told the MTA who the
+ * client is). Here the client's own words are replayed on it, one
+ * command at a time and no pipelining toward the MTA: its EHLO (or HELO),
+ * its MAIL line verbatim and the RCPT that passed (or STARTTLS). The MTA's
+ * answer to that last command is the client's answer; from then on the
+ * two connections are joined both ways, with a bounded buffer each way
+ * (a side that does not read stops the other from being read), until
+ * both are done. The client's replies to what came before (the tarpit's
+ * 250s) stand: the MTA's are read and dropped. Anything that fails before
+ * the join: the client hears the plain deferral and the connection ends;
+ * it comes back, on the fast path now. Nothing is lost, nothing is sent
+ * twice. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "log.h"
+#include "smtp_reply.h"
+
+/* A reply of the MTA's that greygate reads (EHLO's is the longest). */
+#define JOIN_REPLY_MAX 4096
+/* The join's buffer each way. */
+#define JOIN_BUF 65536
+/* A joined session silent this long (both ways) is closed: the MTA's own
+ * timeouts are shorter. */
+#define JOIN_IDLE_MS (15 * 60 * 1000)
+
+enum join_step {
+	J_GREETING, /* the MTA's 220 */
+	J_HELO,     /* the client's EHLO or HELO */
+	J_MAIL,     /* its MAIL line */
+	J_LAST,     /* the RCPT that passed, or STARTTLS: relayed */
+	J_JOINED,
+};
+
+/* One way of the join: bytes read from one side, not yet written to the
+ * other. */
+struct pipe_buf {
+	char *data;
+	size_t len, off;
+	bool eof;  /* its source said no more */
+	bool shut; /* ... and that was passed on */
+};
+
+struct join {
+	struct conn *c;
+	struct conn *join_next; /* in the tarpit's joined list */
+	int fd;                 /* to the MTA */
+	enum join_step step;
+	bool starttls; /* the asked command was STARTTLS */
+	char reply[JOIN_REPLY_MAX];
+	size_t reply_len;
+	struct pipe_buf up;   /* client -> MTA */
+	struct pipe_buf down; /* MTA -> client */
+	uint8_t local[16];    /* this side of the MTA connection */
+	uint16_t local_port;
+	uint8_t local_family;
+};
+
+static void join_fail(struct conn *c, const char *why);
+
+/* The client's address, for the log (a static buffer). */
+static const char *
+client_text(const struct conn *c)
+{
+	static char text[INET6_ADDRSTRLEN];
+
+	return inet_ntop(c->family, c->addr, text, sizeof(text)) ? text : "?";
+}
+static void pump(struct conn *c);
+
+/* The command the replay is at, sent whole (it is short, and the MTA has
+ * just answered the one before). */
+static bool
+send_line(struct join *j, const char *line)
+{
+	char buf[TARPIT_LINE_MAX + 3];
+	int n = snprintf(buf, sizeof(buf), "%s\r\n", line);
+
+	return n > 0 && (size_t)n < sizeof(buf) &&
+	       send(j->fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) == n;
+}
+
+/* The next command of the replay, after a reply that says go on. */
+static bool
+next_command(struct join *j)
+{
+	struct conn *c = j->c;
+
+	switch (j->step) {
+	case J_GREETING:
+		j->step = J_HELO;
+		return c->helo_line && send_line(j, c->helo_line);
+	case J_HELO:
+		if (j->starttls) {
+			j->step = J_LAST;
+			return send_line(j, "STARTTLS");
+		}
+		j->step = J_MAIL;
+		return c->mail && send_line(j, c->mail);
+	case J_MAIL:
+		j->step = J_LAST;
+		return c->rcpt_line && send_line(j, c->rcpt_line);
+	default:
+		return false;
+	}
+}
+
+/* Everything the client sent after the command that asked (PIPELINING:
+ * more RCPTs, DATA) goes to the MTA first, in order. */
+static void
+start_joined(struct conn *c)
+{
+	struct join *j = c->join;
+	struct tarpit *tp = c->tp;
+
+	j->step = J_JOINED;
+	memcpy(j->up.data, c->in, c->in_len);
+	j->up.len = c->in_len;
+	c->in_len = 0;
+	tp->counters.handoffs_joined++;
+	tp->counters.joined_open++;
+	log_debug("%s: handed to the MTA", client_text(c));
+	/* Not a tarpit session any more: no tarpit deadline, no stress. */
+	tp->counters.open--;
+	loop_mod_fd(tp->loop, c->fd, EPOLLIN);
+	c->idle_due_ms = loop_now_ms(tp->loop) + JOIN_IDLE_MS;
+	pump(c);
+}
+
+/* The MTA's replies during the replay. Return: true while the replay
+ * goes on; false when it is over (joined: the pump may have closed c
+ * already; or failed, c closed). */
+static bool
+on_replay_reply(struct conn *c)
+{
+	struct join *j = c->join;
+	size_t n;
+	int code;
+
+	while (j->step != J_JOINED &&
+	       (n = smtp_reply_whole(j->reply, j->reply_len, &code))) {
+		char why[80];
+
+		if (j->step == J_LAST) {
+			/* The MTA's answer is the client's, whatever it is:
+			 * a 250, a 550 for an unknown user, a 220 to TLS. */
+			if (!conn_send(c, j->reply, n)) {
+				conn_close(c);
+				return false;
+			}
+			memmove(j->reply, j->reply + n, j->reply_len - n);
+			j->reply_len -= n;
+			/* Anything the MTA said after it is the client's
+			 * too. */
+			memcpy(j->down.data, j->reply, j->reply_len);
+			j->down.len = j->reply_len;
+			j->reply_len = 0;
+			start_joined(c);
+			return false;
+		}
+		if (code / 100 != 2) {
+			snprintf(why, sizeof(why), "the MTA answered %d", code);
+			join_fail(c, why);
+			return false;
+		}
+		memmove(j->reply, j->reply + n, j->reply_len - n);
+		j->reply_len -= n;
+		if (!next_command(j)) {
+			join_fail(c, "the replay could not be sent");
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Moves what each side sent to the other, as far as they take it; reads
+ * only into room; passes an end on once its bytes are through. */
+static void
+pump(struct conn *c)
+{
+	struct join *j = c->join;
+	struct pipe_buf *ways[2] = {&j->up, &j->down};
+	int from[2] = {c->fd, j->fd}, to[2] = {j->fd, c->fd};
+	bool progress = true;
+
+	while (progress) {
+		progress = false;
+		for (int w = 0; w < 2; w++) {
+			struct pipe_buf *b = ways[w];
+			ssize_t n;
+
+			if (b->len > b->off) {
+				n = send(to[w], b->data + b->off,
+				         b->len - b->off,
+				         MSG_NOSIGNAL | MSG_DONTWAIT);
+				if (n < 0 && errno != EAGAIN &&
+				    errno != EINTR) {
+					conn_close(c);
+					return;
+				}
+				if (n > 0) {
+					b->off += (size_t)n;
+					progress = true;
+				}
+				if (b->off == b->len)
+					b->off = b->len = 0;
+			}
+			if (!b->eof && b->len < JOIN_BUF) {
+				n = recv(from[w], b->data + b->len,
+				         JOIN_BUF - b->len, MSG_DONTWAIT);
+				if (n > 0) {
+					b->len += (size_t)n;
+					progress = true;
+				} else if (n == 0) {
+					b->eof = true;
+					progress = true;
+				} else if (errno != EAGAIN && errno != EINTR) {
+					conn_close(c);
+					return;
+				}
+			}
+			if (b->eof && !b->shut && b->len == b->off) {
+				shutdown(to[w], SHUT_WR);
+				b->shut = true;
+			}
+		}
+	}
+	if (j->up.shut && j->down.shut) {
+		conn_close(c);
+		return;
+	}
+	/* Watch for what moves next: room to write where bytes wait, bytes
+	 * to read where there is room. */
+	loop_mod_fd(c->tp->loop, c->fd,
+	            (j->up.eof || j->up.len >= JOIN_BUF ? 0 : EPOLLIN) |
+	                    (j->down.len > j->down.off ? EPOLLOUT : 0));
+	loop_mod_fd(c->tp->loop, j->fd,
+	            (j->down.eof || j->down.len >= JOIN_BUF ? 0 : EPOLLIN) |
+	                    (j->up.len > j->up.off ? EPOLLOUT : 0));
+	c->idle_due_ms = loop_now_ms(c->tp->loop) + JOIN_IDLE_MS;
+	conn_arm_timer(c);
+}
+
+static void
+on_mta(struct loop *loop, int fd, uint32_t events, void *ctx)
+{
+	struct conn *c = ctx;
+	struct join *j = c->join;
+	ssize_t n;
+
+	if (j->step == J_JOINED) {
+		pump(c);
+		return;
+	}
+	n = recv(fd, j->reply + j->reply_len, sizeof(j->reply) - j->reply_len,
+	         MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		join_fail(c, n == 0 ? "the MTA closed the connection"
+		                    : strerror(errno));
+		return;
+	}
+	j->reply_len += (size_t)n;
+	if (on_replay_reply(c) && j->reply_len == sizeof(j->reply))
+		join_fail(c, "the MTA's reply is too long");
+}
+
+/* The client, while the replay runs: what it sends waits in c->in (and
+ * reading stops when that is full); a hang-up ends it all. Once joined:
+ * the pump. */
+static void
+on_client(struct loop *loop, int fd, uint32_t events, void *ctx)
+{
+	struct conn *c = ctx;
+	ssize_t n;
+
+	if (c->join->step == J_JOINED) {
+		pump(c);
+		return;
+	}
+	if (events & (EPOLLERR | EPOLLHUP)) {
+		conn_close(c);
+		return;
+	}
+	if (c->in_len == sizeof(c->in)) {
+		loop_mod_fd(loop, fd, 0);
+		return;
+	}
+	n = recv(fd, c->in + c->in_len, sizeof(c->in) - c->in_len,
+	         MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		conn_close(c); /* gone before the join: nothing to deliver */
+		return;
+	}
+	c->in_len = (uint16_t)(c->in_len + n);
+}
+
+static void
+on_timer(struct loop *loop, struct loop_timer *t, void *ctx)
+{
+	struct conn *c = ctx;
+
+	if (c->join->step == J_JOINED) {
+		if (loop_now_ms(loop) >= c->idle_due_ms)
+			conn_close(c);
+		else
+			conn_arm_timer(c);
+		return;
+	}
+	join_fail(c, "the MTA did not answer in time");
+}
+
+/* The plain deferral for the command that asked, and a clean close. */
+static void
+join_fail(struct conn *c, const char *why)
+{
+	char out[TARPIT_REPLY_MAX];
+	int n;
+
+	c->tp->counters.handoffs_failed++;
+	if (c->join->starttls)
+		n = snprintf(out, sizeof(out),
+		             "454 4.7.0 TLS not available "
+		             "due to temporary reason\r\n");
+	else
+		n = snprintf(out, sizeof(out),
+		             "451 4.7.1 <%.256s>: Passed greylisting, please "
+		             "try again now\r\n",
+		             c->rcpt ? c->rcpt : "");
+	log_warnx("%s: hand-off: %s; the client hears %.3s and comes back",
+	          client_text(c), why, out);
+	if (n > 0)
+		conn_send(c, out, (size_t)n);
+	conn_close(c);
+}
+
+void
+join_begin(struct conn *c, int fd, bool greeted)
+{
+	struct tarpit *tp = c->tp;
+	struct join *j = calloc(1, sizeof(*j));
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (!j) {
+		struct tarpit_verdict plain = {TARPIT_PASS, 0, -1, false};
+
+		/* No hand-off: the plain answer of a pass. */
+		close(fd);
+		tp->counters.handoffs_failed++;
+		tarpit_verdict(tp, c->id, &plain);
+		return;
+	}
+	c->join = j;
+	j->c = c;
+	j->fd = fd;
+	j->starttls = c->dlg.asking == TARPIT_ASK_STARTTLS;
+	j->step = J_GREETING;
+	c->dlg.asking = TARPIT_ASK_NONE;
+	j->up.data = malloc(JOIN_BUF);
+	j->down.data = malloc(JOIN_BUF);
+	if (!j->up.data || !j->down.data) {
+		join_fail(c, "no memory");
+		return;
+	}
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+		if (ss.ss_family == AF_INET) {
+			const struct sockaddr_in *in = (const void *)&ss;
+
+			j->local_family = AF_INET;
+			memcpy(j->local, &in->sin_addr, 4);
+			j->local_port = ntohs(in->sin_port);
+		} else if (ss.ss_family == AF_INET6) {
+			const struct sockaddr_in6 *in6 = (const void *)&ss;
+
+			j->local_family = AF_INET6;
+			memcpy(j->local, &in6->sin6_addr, 16);
+			j->local_port = ntohs(in6->sin6_port);
+		}
+	}
+	j->join_next = tp->joined;
+	tp->joined = c;
+	/* The client and the MTA are the join's now, and so is the clock. */
+	loop_del_fd(tp->loop, c->fd);
+	loop_timer_cancel(tp->loop, &c->timer);
+	loop_timer_init(&c->timer, on_timer, c);
+	if (loop_add_fd(tp->loop, c->fd, EPOLLIN, on_client, c) < 0 ||
+	    loop_add_fd(tp->loop, fd, EPOLLIN, on_mta, c) < 0) {
+		join_fail(c, "cannot watch the connections");
+		return;
+	}
+	loop_timer_arm(tp->loop, &c->timer,
+	               loop_now_ms(tp->loop) + tp->handoff_ms);
+	/* greygated read the greeting (XCLIENT's 220): the replay starts
+	 * with the client's EHLO. */
+	if (greeted && !next_command(j))
+		join_fail(c, "the replay could not be sent");
+}
+
+void
+join_end(struct conn *c)
+{
+	struct join *j = c->join;
+	struct tarpit *tp = c->tp;
+	struct conn **pp = &tp->joined;
+
+	if (!j)
+		return;
+	while (*pp && *pp != c)
+		pp = &(*pp)->join->join_next;
+	if (*pp)
+		*pp = j->join_next;
+	if (j->step == J_JOINED) {
+		tp->counters.joined_open--;
+		tp->counters.open++; /* conn_close takes it off again */
+	}
+	if (j->fd >= 0) {
+		loop_del_fd(tp->loop, j->fd);
+		close(j->fd);
+	}
+	free(j->up.data);
+	free(j->down.data);
+	free(j);
+	c->join = NULL;
+}
+
+bool
+join_holds(const struct tarpit *tp, int family, const uint8_t *addr,
+           uint16_t port)
+{
+	for (const struct conn *c = tp->joined; c; c = c->join->join_next)
+		if (c->join->local_family == family &&
+		    c->join->local_port == port &&
+		    memcmp(c->join->local, addr, family == AF_INET ? 4 : 16) ==
+		            0)
+			return true;
+	return false;
+}

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Tests of what greygated tells the MTA about a client it hands over:
+ * the PROXY v2 header, byte for byte as the spec lays it out (v4 and v6),
+ * the xtext of XCLIENT's values, and the MTA's replies read whole. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "check.h"
+#include "handoff.h"
+#include "smtp_reply.h"
+
+static void
+test_proxy_v2_ipv4(void)
+{
+	static const uint8_t want[28] = {
+	        0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d,
+	        0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a, /* the signature */
+	        0x21,                               /* version 2, PROXY */
+	        0x11,                               /* TCP over IPv4 */
+	        0x00, 0x0c,                         /* 12 bytes follow */
+	        203,  0,    113,  10,               /* source */
+	        198,  51,   100,  1,                /* destination */
+	        0x30, 0x39,                         /* 12345 */
+	        0x00, 0x19                          /* 25 */
+	};
+	struct sockaddr_in src = {.sin_family = AF_INET,
+	                          .sin_port = htons(12345)};
+	struct sockaddr_in dst = {.sin_family = AF_INET, .sin_port = htons(25)};
+	uint8_t out[HANDOFF_PROXY_MAX];
+
+	inet_pton(AF_INET, "203.0.113.10", &src.sin_addr);
+	inet_pton(AF_INET, "198.51.100.1", &dst.sin_addr);
+	CHECK_INT(handoff_proxy_header((struct sockaddr *)&src,
+	                               (struct sockaddr *)&dst, out),
+	          sizeof(want));
+	CHECK(memcmp(out, want, sizeof(want)) == 0);
+}
+
+static void
+test_proxy_v2_ipv6(void)
+{
+	struct sockaddr_in6 src = {.sin6_family = AF_INET6,
+	                           .sin6_port = htons(40000)};
+	struct sockaddr_in6 dst = {.sin6_family = AF_INET6,
+	                           .sin6_port = htons(25)};
+	struct sockaddr_in v4 = {.sin_family = AF_INET};
+	uint8_t out[HANDOFF_PROXY_MAX];
+
+	inet_pton(AF_INET6, "2001:db8:1::10", &src.sin6_addr);
+	inet_pton(AF_INET6, "2001:db8:1::1", &dst.sin6_addr);
+	CHECK_INT(handoff_proxy_header((struct sockaddr *)&src,
+	                               (struct sockaddr *)&dst, out),
+	          52);
+	CHECK_INT(out[12], 0x21);
+	CHECK_INT(out[13], 0x21); /* TCP over IPv6 */
+	CHECK_INT(out[14] << 8 | out[15], 36);
+	CHECK(memcmp(out + 16, &src.sin6_addr, 16) == 0);
+	CHECK(memcmp(out + 32, &dst.sin6_addr, 16) == 0);
+	CHECK_INT(out[48] << 8 | out[49], 40000);
+	CHECK_INT(out[50] << 8 | out[51], 25);
+	/* One family or none. */
+	CHECK_INT(handoff_proxy_header((struct sockaddr *)&src,
+	                               (struct sockaddr *)&v4, out),
+	          0);
+}
+
+static void
+test_xtext(void)
+{
+	char out[64];
+
+	CHECK_INT(handoff_xtext("mail.example.com", out, sizeof(out)), 16);
+	CHECK_STR(out, "mail.example.com");
+	CHECK_INT(handoff_xtext("a+b=c d\x01\xc3\xa9", out, sizeof(out)), 22);
+	CHECK_STR(out, "a+2Bb+3Dc+20d+01+C3+A9");
+	CHECK_INT(handoff_xtext("", out, sizeof(out)), 0);
+	CHECK_STR(out, "");
+	/* Exactly full (with its NUL), and one over. */
+	CHECK_INT(handoff_xtext("abc", out, 4), 3);
+	CHECK_INT(handoff_xtext("abcd", out, 4), -1);
+	CHECK_INT(handoff_xtext("ab ", out, 5), -1);
+}
+
+/* The MTA's replies as the hand-off reads them. */
+static void
+test_reply_whole(void)
+{
+	static const char multi[] = "250-mx.test\r\n250-XCLIENT ADDR\r\n"
+				    "250 8BITMIME\r\n220 next";
+	int code = -1;
+
+	CHECK_INT(smtp_reply_whole(multi, strlen(multi), &code),
+		  strlen(multi) - strlen("220 next"));
+	CHECK_INT(code, 250);
+	CHECK_INT(smtp_reply_whole(multi, 14, &code), 0);
+	CHECK_INT(smtp_reply_whole("220\r\n", 5, &code), 5);
+	CHECK_INT(code, 220);
+	CHECK_INT(smtp_reply_whole("421 bye\n", 8, &code), 8);
+	CHECK_INT(code, 421);
+	CHECK_INT(smtp_reply_whole("\r\n\r\nQUIT\n", 9, &code), 9);
+	CHECK_INT(code, 0); /* not a code: the caller's "not 2xx" */
+	CHECK_INT(smtp_reply_whole("25\r\n", 4, &code), 0);
+}
+
+int
+main(void)
+{
+	RUN(test_proxy_v2_ipv4);
+	RUN(test_proxy_v2_ipv6);
+	RUN(test_xtext);
+	RUN(test_reply_whole);
+	return 0;
+}

@@ -1,0 +1,251 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The hand-off, all real parts: the attempt that passes greylisting is
+# delivered, not answered 451 again. The receiving Postfix on 'gw' has a
+# second smtpd on 127.0.0.1:10025 with smtpd_upstream_proxy_protocol =
+# haproxy; greygated hands the passing session to it with a PROXY v2
+# header, and the tarpit replays the client's EHLO, MAIL and RCPT there
+# and joins the two. Asserted for a sending Postfix over IPv4 and IPv6
+# (one deferral, then delivered once by the retry that passed, the
+# Received header naming the real client), for a sender that retries in
+# the same session (RSET), for STARTTLS with tls_pass (delivered on the
+# first attempt, TLS end to end from the client to the MTA), for XCLIENT
+# on port 25, and for every failure (nothing listening, an MTA that does
+# not speak PROXY, a client gone during the replay): the client hears the
+# plain 451, comes back on the fast path, and nothing is lost. Descriptors
+# of the child are back where they were.
+set -euo pipefail
+here=$(dirname "$0")
+. "$here/../lib/netns.sh"
+. "$here/../lib/postfix.sh"
+. "$here/../lib/greygated.sh"
+
+netns_init
+netns_sender_gw
+# Scripted clients, each from a /64 of its own (a key of its own).
+netns_host client
+netns_link client 2001:db8:5::10/64 gw 2001:db8:5::1/64 \
+	2001:db8:6::10/64 2001:db8:6::1/64 2001:db8:7::10/64 2001:db8:7::1/64 \
+	2001:db8:8::10/64 2001:db8:8::1/64 2001:db8:9::10/64 2001:db8:9::1/64 \
+	2001:db8:a::10/64 2001:db8:a::1/64 2001:db8:b::10/64 2001:db8:b::1/64
+session() { nsx client python3 "$here/../lib/smtp-session.py" "$@"; }
+
+tls=$NETNS_TMP/tls
+mkdir -m 700 "$tls"
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tls/key.pem" -out "$tls/cert.pem" \
+	-days 2 -subj "/CN=mx.test.example" >/dev/null 2>&1 || fail "no certificate"
+
+# The MTA: port 25 (XCLIENT for greygate's hand-off source, an address
+# of its own) and the PROXY listener on loopback.
+netns_add_addr "$(netns_ns gw)" "$(netns_dev gw sender)" 203.0.113.2/24
+postfix_new mx gw "203.0.113.1, [2001:db8:1::1], [2001:db8:5::1]" "
+smtpd_authorized_xclient_hosts = 203.0.113.2
+smtpd_sender_restrictions = check_sender_access inline:{ { busy@client.test = 421 4.3.2 Try again later } }
+smtpd_tls_security_level = may
+smtpd_tls_cert_file = $tls/cert.pem
+smtpd_tls_key_file = $tls/key.pem
+smtpd_tls_loglevel = 1"
+# (smtpd_delay_reject = no there: the sender is refused at MAIL, a fault
+# of the replay.)
+echo "127.0.0.1:10025 inet n - n - - smtpd -o smtpd_upstream_proxy_protocol=haproxy -o smtpd_delay_reject=no" \
+	>>"$(postfix_dir mx)/master.cf"
+postfix_start mx
+postfix_wait_listening mx 203.0.113.1 || fail "mx is not listening"
+wait_for 10 nsx gw bash -c "exec 3<>/dev/tcp/127.0.0.1/10025" 2>/dev/null ||
+	fail "mx's PROXY listener is not up"
+
+# The sender, in plain text (TLS comes later).
+postfix_new out sender "127.0.0.1" "
+virtual_mailbox_domains =
+relayhost = [203.0.113.1]:25
+queue_run_delay = 2s
+minimal_backoff_time = 2s
+maximal_backoff_time = 4s
+smtp_tls_security_level = none"
+postfix_start out
+
+mkdir -p "$NETNS_TMP/store"
+greygated_conf "log_level = debug
+[greylist]
+delay = 4
+[handoff]
+mode = proxy-v2
+address = 127.0.0.1:10025
+timeout = 5s"
+greygated_start
+log=$GG_LOG
+mbox=$(postfix_mailbox mx)
+# The child's open descriptors (its pid from status).
+child_fds() { ls "/proc/$(ggctl status --json | jq .child.pid)/fd" | wc -l; }
+fds0=$(child_fds)
+copies() { grep -c "^Subject: $1\$" "$mbox" 2>/dev/null || true; }
+delivered() { [ "$(copies "$1")" = 1 ]; }
+received() { # SUBJECT: that message's headers, up to its Subject
+	awk -v s="Subject: $1" '/^From /{h=""} {h=h"\n"$0} $0==s{print h; exit}' "$mbox"
+}
+# reconfigure_out MAIN_CF_LINES...: the sender's new settings, its log
+# started afresh.
+reconfigure_out() {
+	postconf -c "$(postfix_dir out)" -e "$@"
+	nsx sender postfix -c "$(postfix_dir out)" reload >/dev/null 2>&1
+	: >"$outlog"
+}
+# sent_by_the_pass WHAT SUBJECT CLIENT: the sending Postfix's message went
+# in once, on the attempt that passed, and its Received header names CLIENT.
+sent_by_the_pass() {
+	wait_for 60 delivered "$2" || { tail -n 30 "$log" "$outlog"; fail "$1: not delivered"; }
+	! grep -q "Passed greylisting" "$outlog" || fail "$1: the passing attempt was answered 451"
+	[ "$(grep -c "status=sent (250 2.0.0 Ok: queued" "$outlog")" = 1 ] ||
+		fail "$1: not sent once: $(grep status= "$outlog")"
+	grep -q "action=pass, reason=retry-passed, client=$3" "$log" || fail "$1: no pass"
+	received "$2" | grep -q "from out.test.example (unknown \[$4\])" ||
+		fail "$1: the Received header does not name the client: $(received "$2")"
+}
+outlog=$(postfix_log out)
+send() { # INSTANCE SUBJECT
+	printf 'Subject: %s\n\nhello\n' "$2" |
+		nsx sender /usr/sbin/sendmail -C "$(postfix_dir "$1")" -f alice@sender.test bob@example.org
+}
+
+# --- IPv4: one 451, then the retry that passes is delivered ---
+t0=$(date +%s)
+send out "v4-$NETNS_RUN"
+sent_by_the_pass IPv4 "v4-$NETNS_RUN" 203.0.113.10 203.0.113.10
+took=$(( $(date +%s) - t0 ))
+# Every deferral was greylisting's own (retries before the delay are
+# early), none the pass's "try again now": the attempt that passed sent it.
+deferrals=$(grep -c "status=deferred" "$outlog")
+[ "$(grep -c "status=deferred.*said: 451 4.7.1 <bob@example.org>: Greylisted" "$outlog")" = "$deferrals" ] ||
+	fail "a deferral that is not greylisting's: $(grep status= "$outlog")"
+grep -q "connect from unknown\[203.0.113.10\]" "$(postfix_log mx)" || fail "the MTA saw no proxied client"
+echo "ok: IPv4: $deferrals greylisting 451(s), delivered once by the retry that passed (${took}s), Received names 203.0.113.10"
+
+# --- IPv6: the same, the PROXY header carrying the v6 client over v4 ---
+reconfigure_out "relayhost = [ipv6:2001:db8:1::1]:25" "smtp_address_preference = ipv6"
+send out "v6-$NETNS_RUN"
+sent_by_the_pass IPv6 "v6-$NETNS_RUN" 2001:db8:1::10 IPv6:2001:db8:1::10
+echo "ok: IPv6: delivered once by the retry that passed, Received names 2001:db8:1::10"
+
+# --- the same session, after RSET: greylisted, then delivered ---
+out=$(session rset 2001:db8:5::10 2001:db8:5::1 5 "rset-$NETNS_RUN") || { echo "$out"; tail "$log"; fail "rset"; }
+wait_for 10 delivered "rset-$NETNS_RUN" || fail "rset: not delivered"
+echo "ok: greylisted and delivered in the same session (RSET, MAIL, RCPT after the delay)"
+
+# --- pipelined: MAIL, two RCPTs and DATA in one write; the second RCPT
+# and DATA wait in the tarpit while the first is handed, then go on ---
+session try 2001:db8:6::10 2001:db8:5::1 | grep -q "^RCPT 451" || fail "pipelined: not greylisted first"
+sleep 5
+out=$(session pipelined 2001:db8:6::10 2001:db8:5::1 "pipe-$NETNS_RUN") || { echo "$out"; tail "$log"; fail "pipelined"; }
+wait_for 10 eval '[ "$(copies "pipe-$NETNS_RUN")" = 2 ]' ||
+	fail "pipelined: $(copies "pipe-$NETNS_RUN") copies, not one each for bob and carol"
+grep -B12 "^Subject: pipe-$NETNS_RUN" "$mbox" | grep -q "^Delivered-To: carol@example.org" ||
+	fail "pipelined: carol's copy is missing"
+echo "ok: pipelined MAIL, RCPT, RCPT, DATA: the first RCPT handed, the rest followed it, one copy each"
+
+# --- swaks pipelining MAIL, RCPT and DATA into the session that passes ---
+session try 2001:db8:a::10 2001:db8:5::1 | grep -q "^RCPT 451" || fail "swaks: not greylisted first"
+sleep 5
+nsx client swaks --server 2001:db8:5::1 --local-interface 2001:db8:a::10 --pipeline \
+	--helo swaks.test --from alice@client.test --to bob@example.org \
+	--header "Subject: swaks-$NETNS_RUN" >"$NETNS_TMP/swaks.log" 2>&1 ||
+	{ cat "$NETNS_TMP/swaks.log"; fail "swaks: not delivered"; }
+grep -q "^ *-> MAIL FROM:<alice@client.test>" "$NETNS_TMP/swaks.log" || fail "swaks: no MAIL"
+wait_for 10 delivered "swaks-$NETNS_RUN" || fail "swaks: not in the mailbox"
+echo "ok: swaks --pipeline into the passing session: delivered once"
+
+# --- a client gone before its answer: nothing delivered, nothing kept ---
+session try 2001:db8:7::10 2001:db8:5::1 | grep -q "^RCPT 451" || fail "vanish: not greylisted first"
+sleep 5
+session vanish 2001:db8:7::10 2001:db8:5::1 >/dev/null
+wait_for 10 eval '[ "$(child_fds)" = "$fds0" ]' || fail "vanish: the child holds $(child_fds) descriptors, not $fds0"
+wait_for 10 eval '[ "$(ggctl status --json | jq .handoff.open)" = 0 ]' || fail "vanish: a hand-off is still open"
+out=$(session deliver 2001:db8:7::10 2001:db8:5::1 "vanish-$NETNS_RUN") || { echo "$out"; fail "vanish: the client's return"; }
+wait_for 10 delivered "vanish-$NETNS_RUN" || fail "vanish: the return not delivered"
+echo "ok: a client gone during its hand-off leaves no descriptor behind, and delivers when it returns"
+
+# --- STARTTLS with tls_pass: delivered on the first attempt, TLS from the
+# client to the MTA ---
+ggctl forget 2001:db8:1::10 >/dev/null
+reconfigure_out "smtp_tls_security_level = may" "smtp_tls_loglevel = 1"
+send out "tls-$NETNS_RUN"
+wait_for 30 delivered "tls-$NETNS_RUN" || { tail -n 30 "$log" "$outlog"; fail "TLS: not delivered"; }
+! grep -q "status=deferred" "$outlog" || fail "TLS: deferred: $(grep status= "$outlog")"
+grep -q "action=pass, reason=starttls, client=2001:db8:1::10" "$log" || fail "TLS: no STARTTLS pass"
+grep -q "TLS connection established from unknown\[2001:db8:1::10\]" "$(postfix_log mx)" ||
+	fail "TLS: the MTA did not do TLS with the client: $(grep -i tls "$(postfix_log mx)" | tail -3)"
+grep -q "TLS connection established to 2001:db8:1::1" "$outlog" || fail "TLS: the sender did not do TLS"
+received "tls-$NETNS_RUN" | grep -q "with ESMTPS id" || fail "TLS: the Received header does not say ESMTPS"
+echo "ok: STARTTLS: delivered on the first attempt, TLS from the sender to the MTA"
+ggctl status | grep "^hand-off:" | grep -q "proxy-v2 to 127.0.0.1:10025: [0-9]* started" || fail "status: $(ggctl status)"
+# The child's counters come up once a second.
+wait_for 5 eval "ggctl status --json | jq -e '.handoff.started == 7 and .handoff.joined == 6 and .handoff.not_opened == 0 and .handoff.replay_failed == 0' >/dev/null" ||
+	fail "status: $(ggctl status --json | jq -c .handoff)"
+echo "ok: status: $(ggctl status | grep "^hand-off:")"
+
+# --- failures: the client hears 451 and comes back on the fast path ---
+# The MTA answers the replayed MAIL 421.
+SMTP_SENDER=busy@client.test session try 2001:db8:b::10 2001:db8:5::1 | grep -q "^RCPT 451 .*Greylisted" ||
+	fail "421: not greylisted first"
+sleep 5
+out=$(SMTP_SENDER=busy@client.test session try 2001:db8:b::10 2001:db8:5::1)
+echo "$out" | grep -q "^RCPT 451 4.7.1 <bob@example.org>: Passed greylisting, please try again now" ||
+	{ tail "$log"; fail "421: the passing attempt: $out"; }
+grep -q "2001:db8:b::10: hand-off: the MTA answered 421; the client hears 451 and comes back" "$log" ||
+	fail "421: not logged"
+out=$(session deliver 2001:db8:b::10 2001:db8:5::1 "busy-$NETNS_RUN") || { echo "$out"; fail "421: its return"; }
+wait_for 10 delivered "busy-$NETNS_RUN" || fail "421: not delivered"
+wait_for 10 eval '[ "$(child_fds)" = "$fds0" ]' || fail "421: the child holds $(child_fds) descriptors, not $fds0"
+echo "ok: the MTA answered the replayed MAIL 421: the client heard 451, came back on the fast path"
+
+child_never_died() {
+	[ "$(ggctl status --json | jq .child.starts)" = 1 ] || { cat "$log"; fail "the child was restarted"; }
+}
+restart() { # CONFIG LINES for [handoff]
+	child_never_died
+	kill "$GG_PID"
+	wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "greygated did not stop"
+	greygated_conf "log_level = debug
+[greylist]
+delay = 4
+[handoff]
+$1"
+	greygated_start
+	fds0=$(child_fds)
+}
+fails_then_returns() { # SRC WHAT
+	session try "$1" 2001:db8:5::1 | grep -q "^RCPT 451 .*Greylisted" || fail "$2: not greylisted first"
+	sleep 5
+	out=$(session try "$1" 2001:db8:5::1)
+	echo "$out" | grep -q "^RCPT 451 4.7.1 <bob@example.org>: Passed greylisting, please try again now" ||
+		{ tail "$log"; fail "$2: the passing attempt: $out"; }
+	out=$(session deliver "$1" 2001:db8:5::1 "$2-$NETNS_RUN") || { echo "$out"; fail "$2: its return"; }
+	wait_for 10 delivered "$2-$NETNS_RUN" || fail "$2: not delivered"
+	wait_for 10 eval '[ "$(child_fds)" = "$fds0" ]' || fail "$2: the child holds $(child_fds) descriptors, not $fds0"
+}
+restart "mode = proxy-v2
+address = 127.0.0.1:10026"
+fails_then_returns 2001:db8:8::10 refused
+grep -q "2001:db8:8::10: hand-off to 127.0.0.1:10026: Connection refused; the client hears 451 and comes back" "$log" ||
+	fail "refused: not logged"
+echo "ok: nothing listening: the client heard 451, came back on the fast path, delivered"
+
+restart "mode = proxy-v2
+address = 203.0.113.1:25"
+fails_then_returns 2001:db8:9::10 noproxy
+grep -q "2001:db8:9::10: hand-off: the MTA answered 5[0-9][0-9]; the client hears 451 and comes back" "$log" ||
+	{ grep hand-off "$log"; fail "noproxy: not logged"; }
+echo "ok: an MTA that does not speak PROXY: the client heard 451, came back, delivered"
+
+# --- XCLIENT on port 25, the sending Postfix over IPv4; greygated
+# connects from its own source, the one address the MTA lets use XCLIENT ---
+restart "mode = xclient
+address = 203.0.113.1:25
+source = 203.0.113.2"
+ggctl forget 203.0.113.10 >/dev/null
+reconfigure_out "relayhost = [203.0.113.1]:25" "smtp_address_preference = ipv4" \
+	"smtp_tls_security_level = none"
+send out "xclient-$NETNS_RUN"
+sent_by_the_pass xclient "xclient-$NETNS_RUN" 203.0.113.10 203.0.113.10
+wait_for 10 eval '[ "$(child_fds)" = "$fds0" ]' || fail "xclient: the child holds $(child_fds) descriptors, not $fds0"
+echo "ok: XCLIENT on port 25: delivered once by the retry that passed, Received names 203.0.113.10"
+child_never_died

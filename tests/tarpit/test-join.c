@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Tests of the hand-off's end in the tarpit (tarpit/join.c), on the real
+ * server and real sockets: a client on TCP over loopback, the "MTA" the
+ * test itself on the other end of a socket pair handed in with the
+ * verdict. The replay's order and words, the MTA's answer relayed, what
+ * the client pipelined passed on in order, a megabyte each way through
+ * the bounded buffers, STARTTLS, and every failure (a refusal, no answer,
+ * a client gone, a null sender's earlier 250, a verdict that comes too
+ * late): the client hears the plain answer and nothing is left open. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "loop.h"
+#include "tarpit.h"
+
+struct fixture {
+	struct loop *loop;
+	struct tarpit *tp;
+	struct tarpit_config cfg;
+	uint16_t port;
+	uint64_t session; /* the last question's */
+	enum tarpit_ask kind;
+	int asks;
+};
+
+static struct fixture f;
+
+static int
+on_ask(const struct tarpit_attempt *a, void *ctx)
+{
+	f.session = a->session;
+	f.kind = a->kind;
+	f.asks++;
+	return 0;
+}
+
+static void
+setup(uint32_t wait_ms, uint32_t handoff_ms)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+	                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof(sin);
+	int fd;
+
+	memset(&f, 0, sizeof(f));
+	f.loop = loop_new(timesrc_system());
+	tarpit_config_defaults(&f.cfg);
+	f.cfg.hostname = "tp.test";
+	f.cfg.null_sender_at_data = true;
+	f.tp = tarpit_new(&f.cfg, f.loop);
+	CHECK(f.loop && f.tp);
+	tarpit_set_asker(f.tp, on_ask, NULL, wait_ms);
+	tarpit_set_handoff(f.tp, handoff_ms);
+	fd = tarpit_bind((struct sockaddr *)&sin, sizeof(sin));
+	CHECK(fd >= 0);
+	CHECK(getsockname(fd, (struct sockaddr *)&sin, &sl) == 0);
+	f.port = ntohs(sin.sin_port);
+	CHECK_INT(tarpit_adopt(f.tp, fd, false), 0);
+}
+
+static void
+teardown(void)
+{
+	tarpit_free(f.tp);
+	loop_free(f.loop);
+}
+
+/* Runs the loop for about ms. */
+static void
+spin(int ms)
+{
+	for (int i = 0; i < ms; i++)
+		loop_run_once(f.loop, 1);
+}
+
+static int
+client_connect(void)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+	                          .sin_port = htons(f.port),
+	                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+	CHECK(fd >= 0);
+	CHECK(connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 ||
+	      errno == EINPROGRESS);
+	return fd;
+}
+
+static void
+put(int fd, const char *text)
+{
+	CHECK(send(fd, text, strlen(text), MSG_NOSIGNAL) ==
+	      (ssize_t)strlen(text));
+}
+
+/* The next line on fd (without CRLF), the loop running meanwhile; ""
+ * when the other side closed, NULL when nothing came within 3 s. */
+static const char *
+line_from(int fd)
+{
+	static char line[4096];
+	size_t n = 0;
+
+	for (int t = 0; t < 3000; t++) {
+		ssize_t r;
+
+		loop_run_once(f.loop, 1);
+		while ((r = recv(fd, line + n, 1, MSG_DONTWAIT)) == 1) {
+			if (line[n] == '\n') {
+				line[n > 0 && line[n - 1] == '\r' ? n - 1 : n] =
+				        0;
+				return line;
+			}
+			if (++n == sizeof(line) - 1)
+				return NULL;
+		}
+		if (r == 0 || (r < 0 && errno == ECONNRESET)) {
+			line[n] = 0;
+			return line;
+		}
+	}
+	return NULL;
+}
+
+/* Has the other side of fd closed (nothing more to read)? */
+static bool
+closed(int fd)
+{
+	char c;
+
+	for (int t = 0; t < 3000; t++) {
+		ssize_t r;
+
+		loop_run_once(f.loop, 1);
+		r = recv(fd, &c, 1, MSG_DONTWAIT);
+		if (r == 0 || (r < 0 && errno == ECONNRESET))
+			return true;
+		if (r == 1)
+			return false;
+	}
+	return false;
+}
+
+/* A client that said EHLO and MAIL and asked at RCPT. */
+static int
+client_at_rcpt(const char *mail)
+{
+	int c = client_connect();
+
+	CHECK_STR(line_from(c), "220 tp.test ESMTP");
+	put(c, "EHLO c.test\r\n");
+	while (strncmp(line_from(c), "250 ", 4) != 0)
+		;
+	put(c, mail);
+	CHECK_STR(line_from(c), "250 2.1.0 Ok");
+	put(c, "RCPT TO:<b@b.test>\r\n");
+	for (int t = 0; t < 1000 && f.kind != TARPIT_ASK_RCPT; t++)
+		loop_run_once(f.loop, 1);
+	CHECK_INT(f.kind, TARPIT_ASK_RCPT);
+	return c;
+}
+
+/* The verdict PASS with a new connection to the "MTA"; returns the
+ * MTA's end. */
+static int
+hand_off(bool greeted)
+{
+	int sv[2];
+	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, greeted};
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0);
+	v.handoff_fd = sv[0];
+	CHECK_INT(tarpit_verdict(f.tp, f.session, &v), 0);
+	return sv[1];
+}
+
+/* The MTA's side of the replay, every step answered 250: the greeting
+ * (unless greeted), EHLO, then the MAIL line and the RCPT that asked (up
+ * to reading that RCPT, not answering it). */
+static void
+mta_replays(int m, bool greeted, const char *mail)
+{
+	if (!greeted)
+		put(m, "220 mta\r\n");
+	CHECK_STR(line_from(m), "EHLO c.test");
+	put(m, "250 mta\r\n");
+	CHECK_STR(line_from(m), mail);
+	put(m, "250 ok\r\n");
+	CHECK_STR(line_from(m), "RCPT TO:<b@b.test>");
+}
+
+static void
+test_replay_then_joined(void)
+{
+	const struct tarpit_counters *k;
+	int c, m;
+
+	setup(5000, 2000);
+	c = client_at_rcpt("MAIL FROM:<a@a.test> BODY=8BITMIME\r\n");
+	m = hand_off(false);
+	put(m, "220 mta.test ESMTP\r\n");
+	CHECK_STR(line_from(m), "EHLO c.test");
+	put(m, "250-mta.test\r\n250 PIPELINING\r\n");
+	CHECK_STR(line_from(m), "MAIL FROM:<a@a.test> BODY=8BITMIME");
+	put(m, "250 2.1.0 Ok\r\n");
+	CHECK_STR(line_from(m), "RCPT TO:<b@b.test>");
+	put(m, "250 2.1.5 Ok, said the MTA\r\n");
+	/* The MTA's answer is the client's; the tarpit's 250s before it
+	 * stood, the MTA's to the replay were not passed on. */
+	CHECK_STR(line_from(c), "250 2.1.5 Ok, said the MTA");
+	k = tarpit_get_counters(f.tp);
+	CHECK_INT(k->handoffs_joined, 1);
+	CHECK_INT(k->joined_open, 1);
+	CHECK_INT(k->open, 0);
+	put(c, "DATA\r\n");
+	CHECK_STR(line_from(m), "DATA");
+	put(m, "354 go ahead\r\n");
+	CHECK_STR(line_from(c), "354 go ahead");
+	put(c, "QUIT\r\n");
+	CHECK_STR(line_from(m), "QUIT");
+	put(m, "221 bye\r\n");
+	shutdown(m, SHUT_WR);
+	CHECK_STR(line_from(c), "221 bye");
+	CHECK(closed(c));
+	close(c);
+	spin(20);
+	CHECK(closed(m));
+	k = tarpit_get_counters(f.tp);
+	CHECK_INT(k->joined_open, 0);
+	CHECK_INT(k->open, 0);
+	close(m);
+	teardown();
+}
+
+/* A megabyte each way at once, read in small bites at one end: the
+ * bounded buffers hold back the faster side, and every byte arrives in
+ * order. */
+static void
+test_bulk_both_ways(void)
+{
+	enum { TOTAL = 1 << 20 };
+	static char up[TOTAL], down[TOTAL], got_up[TOTAL], got_down[TOTAL];
+	size_t up_sent = 0, down_sent = 0, up_got = 0, down_got = 0;
+	int c, m;
+
+	for (size_t i = 0; i < TOTAL; i++) {
+		up[i] = (char)(i * 7 + 1);
+		down[i] = (char)(i * 13 + 5);
+	}
+	setup(5000, 2000);
+	c = client_at_rcpt("MAIL FROM:<a@a.test>\r\n");
+	m = hand_off(true); /* greeted: the replay starts with EHLO */
+	mta_replays(m, true, "MAIL FROM:<a@a.test>");
+	put(m, "250 ok\r\n");
+	CHECK_STR(line_from(c), "250 ok");
+	for (int t = 0; t < 20000 && (up_got < TOTAL || down_got < TOTAL);
+	     t++) {
+		ssize_t n;
+
+		if (up_sent < TOTAL &&
+		    (n = send(c, up + up_sent, TOTAL - up_sent, MSG_DONTWAIT)) >
+		            0)
+			up_sent += (size_t)n;
+		if (down_sent < TOTAL &&
+		    (n = send(m, down + down_sent, TOTAL - down_sent,
+		              MSG_DONTWAIT)) > 0)
+			down_sent += (size_t)n;
+		loop_run_once(f.loop, 1);
+		/* the MTA reads slowly */
+		if ((n = recv(m, got_up + up_got,
+		              TOTAL - up_got < 1000 ? TOTAL - up_got : 1000,
+		              MSG_DONTWAIT)) > 0)
+			up_got += (size_t)n;
+		if ((n = recv(c, got_down + down_got, TOTAL - down_got,
+		              MSG_DONTWAIT)) > 0)
+			down_got += (size_t)n;
+	}
+	CHECK_INT(up_got, TOTAL);
+	CHECK_INT(down_got, TOTAL);
+	CHECK(memcmp(up, got_up, TOTAL) == 0);
+	CHECK(memcmp(down, got_down, TOTAL) == 0);
+	/* The client's end is passed on, and the join lasts until the MTA
+	 * closes too. */
+	close(c);
+	CHECK(closed(m));
+	CHECK_INT(tarpit_get_counters(f.tp)->joined_open, 1);
+	close(m);
+	spin(20);
+	CHECK_INT(tarpit_get_counters(f.tp)->joined_open, 0);
+	teardown();
+}
+
+/* What the client sent after the RCPT that asked (PIPELINING) waits,
+ * then goes to the MTA right after the replay, in order. */
+static void
+test_pipelined_after_rcpt(void)
+{
+	int c, m;
+
+	setup(5000, 2000);
+	c = client_connect();
+	CHECK_STR(line_from(c), "220 tp.test ESMTP");
+	put(c, "EHLO c.test\r\n");
+	while (strncmp(line_from(c), "250 ", 4) != 0)
+		;
+	put(c, "MAIL FROM:<a@a.test>\r\nRCPT TO:<b@b.test>\r\n"
+	       "RCPT TO:<c@b.test>\r\nDATA\r\n");
+	CHECK_STR(line_from(c), "250 2.1.0 Ok");
+	spin(20);
+	CHECK_INT(f.kind, TARPIT_ASK_RCPT);
+	CHECK_INT(f.asks, 1);
+	m = hand_off(false);
+	mta_replays(m, false, "MAIL FROM:<a@a.test>");
+	put(m, "250 b ok\r\n");
+	CHECK_STR(line_from(m), "RCPT TO:<c@b.test>");
+	CHECK_STR(line_from(m), "DATA");
+	put(m, "250 c ok\r\n354 go\r\n");
+	CHECK_STR(line_from(c), "250 b ok");
+	CHECK_STR(line_from(c), "250 c ok");
+	CHECK_STR(line_from(c), "354 go");
+	CHECK_INT(f.asks, 1); /* nothing more asked: the MTA answers now */
+	close(c);
+	close(m);
+	teardown();
+}
+
+static void
+test_starttls_handed(void)
+{
+	int c, m;
+
+	setup(5000, 2000);
+	c = client_connect();
+	CHECK_STR(line_from(c), "220 tp.test ESMTP");
+	put(c, "EHLO c.test\r\n");
+	while (strncmp(line_from(c), "250 ", 4) != 0)
+		;
+	put(c, "STARTTLS\r\n");
+	spin(20);
+	CHECK_INT(f.kind, TARPIT_ASK_STARTTLS);
+	m = hand_off(false);
+	put(m, "220 mta\r\n");
+	CHECK_STR(line_from(m), "EHLO c.test");
+	put(m, "250-mta\r\n250 STARTTLS\r\n");
+	CHECK_STR(line_from(m), "STARTTLS");
+	put(m, "220 2.0.0 Ready to start TLS\r\n");
+	CHECK_STR(line_from(c), "220 2.0.0 Ready to start TLS");
+	/* The handshake's bytes go through untouched. */
+	put(c, "\x16\x03\x01 hello\n");
+	CHECK_STR(line_from(m), "\x16\x03\x01 hello");
+	close(c);
+	close(m);
+	teardown();
+}
+
+/* The MTA will not take the MAIL: the client hears the plain deferral
+ * of a pass and the connection ends; the MTA's end is closed. */
+static void
+test_refused_in_replay(void)
+{
+	int c, m;
+
+	setup(5000, 2000);
+	c = client_at_rcpt("MAIL FROM:<a@a.test>\r\n");
+	m = hand_off(false);
+	put(m, "220 mta\r\n");
+	CHECK_STR(line_from(m), "EHLO c.test");
+	put(m, "250 mta\r\n");
+	CHECK_STR(line_from(m), "MAIL FROM:<a@a.test>");
+	put(m, "421 4.3.2 System shutting down\r\n");
+	CHECK_STR(line_from(c), "451 4.7.1 <b@b.test>: Passed greylisting, "
+	                        "please try again now");
+	CHECK(closed(c));
+	CHECK(closed(m));
+	CHECK_INT(tarpit_get_counters(f.tp)->handoffs_failed, 1);
+	CHECK_INT(tarpit_get_counters(f.tp)->handoffs_joined, 0);
+	CHECK_INT(tarpit_get_counters(f.tp)->open, 0);
+	close(c);
+	close(m);
+	teardown();
+}
+
+/* An MTA that never answers: the replay's time runs out. */
+static void
+test_mta_silent(void)
+{
+	int c, m;
+
+	setup(5000, 200);
+	c = client_at_rcpt("MAIL FROM:<a@a.test>\r\n");
+	m = hand_off(false);
+	CHECK_STR(line_from(c), "451 4.7.1 <b@b.test>: Passed greylisting, "
+	                        "please try again now");
+	CHECK(closed(m));
+	close(c);
+	close(m);
+	teardown();
+}
+
+/* The client leaves during the replay: the MTA's end goes too. */
+static void
+test_client_gone_in_replay(void)
+{
+	int c, m;
+
+	setup(5000, 2000);
+	c = client_at_rcpt("MAIL FROM:<a@a.test>\r\n");
+	m = hand_off(false);
+	close(c);
+	spin(20);
+	CHECK(closed(m));
+	CHECK_INT(tarpit_get_counters(f.tp)->open, 0);
+	close(m);
+	teardown();
+}
+
+/* A null sender's first recipient was answered 250 by the tarpit: a
+ * later pass is not handed (the MTA would never hear of the first). */
+static void
+test_null_sender_not_handed(void)
+{
+	struct tarpit_verdict grey = {TARPIT_GREYLIST, 300, -1, false};
+	int c, m;
+
+	setup(5000, 2000);
+	c = client_at_rcpt("MAIL FROM:<>\r\n");
+	CHECK_INT(tarpit_verdict(f.tp, f.session, &grey), 0);
+	CHECK_STR(line_from(c), "250 2.1.5 Ok");
+	f.kind = TARPIT_ASK_NONE;
+	put(c, "RCPT TO:<c@b.test>\r\n");
+	spin(20);
+	CHECK_INT(f.kind, TARPIT_ASK_RCPT);
+	m = hand_off(false);
+	CHECK(closed(m));
+	CHECK_STR(line_from(c), "250 2.1.5 Ok");
+	put(c, "DATA\r\n");
+	CHECK(strncmp(line_from(c), "451 ", 4) == 0);
+	CHECK_INT(tarpit_get_counters(f.tp)->handoffs_joined, 0);
+	close(c);
+	close(m);
+	teardown();
+}
+
+/* A verdict that comes after its question was answered without it
+ * answers nothing, even when the session asks again: its connection is
+ * closed. */
+static void
+test_late_verdict_finds_nobody(void)
+{
+	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, false};
+	uint64_t first;
+	int c, sv[2];
+
+	setup(100, 2000);
+	c = client_at_rcpt("MAIL FROM:<a@a.test>\r\n");
+	first = f.session;
+	CHECK(strncmp(line_from(c), "451 4.7.1 <b@b.test>: Greylisted", 32) ==
+	      0);
+	f.kind = TARPIT_ASK_NONE;
+	put(c, "RCPT TO:<c@b.test>\r\n");
+	spin(20);
+	CHECK_INT(f.kind, TARPIT_ASK_RCPT);
+	CHECK(f.session != first);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0);
+	v.handoff_fd = sv[0];
+	CHECK_INT(tarpit_verdict(f.tp, first, &v), -ENOENT);
+	CHECK(closed(sv[1]));
+	close(sv[1]);
+	close(c);
+	teardown();
+}
+
+int
+main(void)
+{
+	RUN(test_replay_then_joined);
+	RUN(test_bulk_both_ways);
+	RUN(test_pipelined_after_rcpt);
+	RUN(test_starttls_handed);
+	RUN(test_refused_in_replay);
+	RUN(test_mta_silent);
+	RUN(test_client_gone_in_replay);
+	RUN(test_null_sender_not_handed);
+	RUN(test_late_verdict_finds_nobody);
+	return 0;
+}
