@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The default month (etc/sim-month.ini) through greygate-sim for the
 # default policy and a few variants, side by side with the article's
-# figures for its real September 2016. No root needed.
+# figures for its real September 2016; then the hand-off off and on, for
+# shares of wanted senders (0%, 50%, 95%) and of bots (0%, 30%) that say
+# STARTTLS, with tls_pass. No root needed.
 #   bench/effectiveness.sh [SEED]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,18 +14,45 @@ seed=${1:-1}
 tmp=$(mktemp -d /tmp/greygate-effect.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
+# run NAME CONFIG [SIM-LINES]: greygate-sim's JSON for that config, the
+# default workload with SIM-LINES added to its [sim] section.
+run() {
+	local conf=$tmp/$1.conf work=$tmp/$1.ini
+	printf '%s\n' "$2" >"$conf"
+	awk -v add="${3:-}" '{print} /^\[sim\]$/ && add != "" {print add}' \
+		"$root/etc/sim-month.ini" >"$work"
+	"$sim" --config "$conf" --workload "$work" --seed "$seed" --json 2>/dev/null
+}
+
 variant() { # NAME [GREYLIST-LINES]
-	local name=$1 conf=$tmp/$1.conf out t0 t1
-	printf '[greylist]\n%s\n' "${2:-}" >"$conf"
+	local out t0 t1
 	t0=$(date +%s%N)
-	out=$("$sim" --config "$conf" --seed "$seed" --json 2>/dev/null)
+	out=$(run "$1" "[greylist]
+${2:-}")
 	t1=$(date +%s%N)
-	echo "$out" | jq -r --arg n "$name" --arg ms "$(( (t1 - t0) / 1000000 ))" '
+	echo "$out" | jq -r --arg n "$1" --arg ms "$(( (t1 - t0) / 1000000 ))" '
 		[$n,
 		 .sim.unwanted_messages - .sim.unwanted_delivered, .sim.unwanted_delivered,
 		 .sim.legit_delivered, .sim.legit_lost, .sim.legit_delayed,
 		 .sim.delay.median, (.sim.delay.mean | floor), .sim.delay.p90, .sim.delay.p99,
 		 .sim.delay.max, .sim.store_triplets, $ms] | @tsv'
+}
+
+handoff() { # MODE TLS_PASS LEGIT% BOTS%
+	local conf="[greylist]
+tls_pass = $2"
+	[ "$1" = on ] && conf="$conf
+[handoff]
+mode = proxy-v2
+address = 127.0.0.1:10025"
+	run "handoff-$1-$2-$3-$4" "$conf" "starttls_legit = $3%
+starttls_bots = $4%" | jq -r --arg h "$1" --arg t "$2" --arg l "$3%" --arg b "$4%" '
+		[$h, $t, $l, $b,
+		 .sim.unwanted_messages - .sim.unwanted_delivered, .sim.unwanted_delivered,
+		 .sim.unwanted_by_tls, .sim.legit_lost, .sim.met_tarpit,
+		 .sim.delay_tarpit.median, (.sim.delay_tarpit.mean | floor), .sim.delay_tarpit.p90,
+		 .sim.delay_tarpit.p99, .sim.legit_delayed,
+		 .sim.delay.median, (.sim.delay.mean | floor), .sim.delay.p90, .sim.delay.p99] | @tsv'
 }
 
 {
@@ -35,4 +64,19 @@ client_prefix6 = 128"
 	variant delay-1500s "delay = 1500"
 	variant tls_pass-off "tls_pass = no"
 	printf 'article (Sep 2016, milter-greylist)\t71100\t-\t22300 passed\t-\t-\t900\t~8000\t-\t-\t-\t-\t-\n'
+} | column -t -s $'\t'
+
+echo
+echo "Delay to delivery (first attempt to delivery, seconds) with the hand-off off and on:"
+echo "'met tarpit': wanted messages an attempt of which met the tarpit (0 s when handed on the first);"
+echo "'delayed': those delivered later than their first attempt."
+{
+	printf 'hand-off\ttls_pass\tTLS wanted\tTLS bots\tbots stopped\tbots through\tby TLS\tlost\tmet tarpit\tmedian\tmean\tp90\tp99\tdelayed\tmedian\tmean\tp90\tp99\n'
+	for legit in 0 50 95; do
+		for bots in 0 30; do
+			handoff off yes "$legit" "$bots"
+			handoff on yes "$legit" "$bots"
+			handoff on no "$legit" "$bots"
+		done
+	done
 } | column -t -s $'\t'

@@ -167,6 +167,19 @@ config_derive(struct config *cfg)
 		parse_endpoint(cfg->handoff.address, &cfg->handoff);
 	if (cfg->handoff.source[0])
 		parse_address(cfg->handoff.source, &cfg->handoff.source_addr);
+	cfg->nft.handoff_family = 0;
+	if (cfg->handoff.mode == HANDOFF_PROXY_V2 && cfg->handoff.address[0]) {
+		const struct sockaddr_in *in = (const void *)&cfg->handoff.addr;
+		const struct sockaddr_in6 *in6 =
+			(const void *)&cfg->handoff.addr;
+
+		cfg->nft.handoff_family = (uint8_t)cfg->handoff.addr.ss_family;
+		if (in->sin_family == AF_INET)
+			memcpy(cfg->nft.handoff_addr, &in->sin_addr, 4);
+		else
+			memcpy(cfg->nft.handoff_addr, &in6->sin6_addr, 16);
+		cfg->nft.handoff_port = ntohs(in->sin_port);
+	}
 	cfg->nft.table = cfg->table;
 	cfg->tarpit.capabilities = cfg->capabilities;
 	cfg->tarpit.hostname = cfg->hostname;
@@ -811,6 +824,12 @@ check_together(struct load_state *st, config_warn_fn *warn, void *ctx)
 			      "one family: greygated cannot connect from one "
 			      "to the other",
 			      c->handoff.source, c->handoff.address);
+	if (c->handoff.mode != HANDOFF_OFF && g->tls_pass)
+		tell(warn, ctx,
+		     "[handoff] with tls_pass = yes: a client that says "
+		     "STARTTLS is delivered on its first attempt, so bots "
+		     "that say it are not greylisted at all (bench/RESULTS.md "
+		     "measures it; tls_pass = no keeps them out)");
 	if (c->handoff.mode == HANDOFF_PROXY_V2 &&
 	    handoff_port(&c->handoff) == c->nft.smtp_port)
 		tell(warn, ctx,

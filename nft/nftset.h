@@ -29,6 +29,12 @@ struct nftset_config {
 	uint8_t pass_prefix6; /* key length of pass6 (64) */
 	bool persist;         /* keep the table if greygated dies (fail
 				 closed; Linux 6.9+), take it back on start */
+	/* The MTA's PROXY listener for the hand-off: TCP to it that did not
+	 * come over loopback (greygated's own) is dropped, here or on its
+	 * way to an MTA behind. handoff_family 0: no such rule. */
+	uint8_t handoff_family;
+	uint8_t handoff_addr[16];
+	uint16_t handoff_port;
 };
 
 /* An address prefix: a network or, at full length, one address. */

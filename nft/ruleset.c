@@ -11,6 +11,9 @@
  *     counter greylisted redirect to :TARPIT
  *   chain tarpit_guard (filter, input): TCP to the tarpit's ports that
  *     was not redirected (ct status dnat unset) is dropped.
+ *   chain handoff_guard (filter, prerouting; with a PROXY hand-off only):
+ *     iifname != lo ip daddr MTA tcp dport PORT counter drop: a PROXY
+ *     listener believes any header, so only greygated may reach it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -495,6 +498,31 @@ put_guard_rule(struct nft_batch *b, const struct nftset_config *cfg,
 	return put_rule(b, r);
 }
 
+/* Whatever reaches the MTA's PROXY listener from outside (not over
+ * loopback: greygated's own connections are local) is dropped, in
+ * prerouting, so that an MTA behind a router is guarded too. */
+static int
+put_handoff_guard_rule(struct nft_batch *b, const struct nftset_config *cfg)
+{
+	struct nftnl_rule *r = rule_new(cfg, "handoff_guard");
+	bool v4 = cfg->handoff_family == AF_INET;
+	uint8_t nfproto = v4 ? NFPROTO_IPV4 : NFPROTO_IPV6;
+	char lo[IFNAMSIZ] = "lo";
+
+	if (!r)
+		return -ENOMEM;
+	add_meta(r, NFT_META_NFPROTO);
+	add_cmp(r, NFT_CMP_EQ, &nfproto, sizeof(nfproto));
+	add_payload(r, NFT_PAYLOAD_NETWORK_HEADER, v4 ? 16 : 24, v4 ? 4 : 16);
+	add_cmp(r, NFT_CMP_EQ, cfg->handoff_addr, v4 ? 4 : 16);
+	add_tcp_dport(r, cfg->handoff_port);
+	add_meta(r, NFT_META_IIFNAME);
+	add_cmp(r, NFT_CMP_NEQ, lo, sizeof(lo));
+	add_counter(r, "handoff_refused");
+	add_verdict(r, NF_DROP);
+	return put_rule(b, r);
+}
+
 int
 nft_ruleset_build(struct nft_batch *b, const struct nftset_config *cfg,
 		  bool takeover)
@@ -532,5 +560,13 @@ nft_ruleset_build(struct nft_batch *b, const struct nftset_config *cfg,
 		r = put_guard_rule(b, cfg, cfg->tarpit_port);
 	if (!r && cfg->trap_port && cfg->trap_port != cfg->tarpit_port)
 		r = put_guard_rule(b, cfg, cfg->trap_port);
+	if (!r && cfg->handoff_family) {
+		r = put_counter(b, cfg, "handoff_refused");
+		if (!r)
+			r = put_chain(b, cfg, "handoff_guard", "filter",
+				      NF_INET_PRE_ROUTING, NF_IP_PRI_MANGLE);
+		if (!r)
+			r = put_handoff_guard_rule(b, cfg);
+	}
 	return r;
 }

@@ -52,15 +52,15 @@ struct delay_stats {
 	double mean;
 };
 
+/* Over d[0..n), sorted already. */
 static void
-delay_stats(uint32_t *d, uint64_t n, struct delay_stats *s)
+delay_stats(const uint32_t *d, uint64_t n, struct delay_stats *s)
 {
 	double sum = 0;
 
 	memset(s, 0, sizeof(*s));
 	if (!n)
 		return;
-	qsort(d, n, sizeof(*d), cmp_u32);
 	for (uint64_t i = 0; i < n; i++)
 		sum += d[i];
 	s->mean = sum / (double)n;
@@ -77,11 +77,13 @@ pct(uint64_t a, uint64_t b)
 }
 
 static void
-print_text(const struct sim_workload *w, const char *path,
-	   const struct sim_stats *st, const struct delay_stats *ds)
+print_text(const struct sim_workload *w, const char *path, bool handoff,
+	   const struct sim_stats *st, const struct delay_stats *ds,
+	   const struct delay_stats *tarpit)
 {
-	printf("\nsimulation: %u days, seed %llu, workload %s\n", w->days,
-	       (unsigned long long)w->seed, path);
+	printf("\nsimulation: %u days, seed %llu, workload %s, hand-off %s\n",
+	       w->days, (unsigned long long)w->seed, path,
+	       handoff ? "on" : "off");
 	printf("legitimate messages %10llu  delivered %llu (%.1f%%), lost %llu, "
 	       "delayed %llu (%.1f%%)\n",
 	       (unsigned long long)st->legit_messages,
@@ -90,17 +92,22 @@ print_text(const struct sim_workload *w, const char *path,
 	       (unsigned long long)st->legit_lost,
 	       (unsigned long long)st->legit_delayed,
 	       pct(st->legit_delayed, st->legit_messages));
+	printf("  delay to delivery of the %llu that met the tarpit: median "
+	       "%us, mean %.0fs, p90 %us, p99 %us, max %us\n",
+	       (unsigned long long)st->ntarpit_delays, tarpit->median, tarpit->mean,
+	       tarpit->p90, tarpit->p99, tarpit->max);
 	printf("  delay of the delayed: median %us, mean %.0fs, p90 %us, p99 "
 	       "%us, max %us\n",
 	       ds->median, ds->mean, ds->p90, ds->p99, ds->max);
 	printf("unwanted messages   %10llu  stopped %llu (%.1f%%), let through "
-	       "%llu, in %llu attempts\n",
+	       "%llu (%llu by a STARTTLS pass), in %llu attempts\n",
 	       (unsigned long long)st->unwanted_messages,
 	       (unsigned long long)(st->unwanted_messages -
 				    st->unwanted_delivered),
 	       pct(st->unwanted_messages - st->unwanted_delivered,
 		   st->unwanted_messages),
 	       (unsigned long long)st->unwanted_delivered,
+	       (unsigned long long)st->unwanted_by_tls,
 	       (unsigned long long)st->unwanted_attempts);
 	printf("store at the end: %llu triplets, %llu passed clients; %llu "
 	       "sessions\n",
@@ -110,24 +117,33 @@ print_text(const struct sim_workload *w, const char *path,
 }
 
 static void
-print_json(const struct report *rep, const struct sim_stats *st,
-	   const struct delay_stats *ds)
+print_json(const struct report *rep, bool handoff, const struct sim_stats *st,
+	   const struct delay_stats *ds, const struct delay_stats *tarpit)
 {
 	printf("{\"report\":");
 	report_print_json(stdout, rep);
-	printf(",\"sim\":{\"legit_messages\":%llu,\"legit_delivered\":%llu,"
+	printf(",\"sim\":{\"handoff\":%s,\"legit_messages\":%llu,"
+	       "\"legit_delivered\":%llu,"
 	       "\"legit_lost\":%llu,\"legit_delayed\":%llu,\"delay\":{"
 	       "\"median\":%u,\"mean\":%.1f,\"p90\":%u,\"p99\":%u,\"max\":%u},"
+	       "\"met_tarpit\":%llu,\"delay_tarpit\":{\"median\":%u,\"mean\":%.1f,\"p90\":%u,"
+	       "\"p99\":%u,\"max\":%u},"
 	       "\"unwanted_messages\":%llu,\"unwanted_delivered\":%llu,"
+	       "\"unwanted_by_tls\":%llu,"
 	       "\"unwanted_attempts\":%llu,\"sessions\":%llu,"
 	       "\"store_triplets\":%llu,\"store_passes\":%llu}}\n",
+	       handoff ? "true" : "false",
 	       (unsigned long long)st->legit_messages,
 	       (unsigned long long)st->legit_delivered,
 	       (unsigned long long)st->legit_lost,
 	       (unsigned long long)st->legit_delayed, ds->median, ds->mean,
 	       ds->p90, ds->p99, ds->max,
+	       (unsigned long long)st->ntarpit_delays, tarpit->median, tarpit->mean,
+	       tarpit->p90,
+	       tarpit->p99, tarpit->max,
 	       (unsigned long long)st->unwanted_messages,
 	       (unsigned long long)st->unwanted_delivered,
+	       (unsigned long long)st->unwanted_by_tls,
 	       (unsigned long long)st->unwanted_attempts,
 	       (unsigned long long)st->sessions,
 	       (unsigned long long)st->store_triplets,
@@ -141,8 +157,9 @@ run(const struct config *cfg, struct sim_workload *w, const char *wpath,
 	struct store *store;
 	struct grey *grey;
 	struct sim_stats st;
-	struct delay_stats ds;
+	struct delay_stats ds, tarpit;
 	struct report rep;
+	bool handoff = cfg->handoff.mode != HANDOFF_OFF;
 	struct timespec t0, t1;
 	int r = store_open_temp(&store);
 
@@ -160,19 +177,25 @@ run(const struct config *cfg, struct sim_workload *w, const char *wpath,
 	for (int i = 0; i < cfg->ntraps; i++)
 		grey_trap_add(grey, cfg->traps[i]);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	r = sim_run(w, &cfg->grey, grey, store, &st);
+	r = sim_run(w, &cfg->grey, handoff, grey, store, &st);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (r < 0) {
 		fprintf(stderr, "greygate-sim: %s\n", strerror(-r));
 	} else {
 		report_compute(&rep, grey, SIM_EPOCH,
 			       SIM_EPOCH + (int64_t)w->days * 86400);
-		delay_stats(st.delays, st.ndelays, &ds);
+		/* Sorted, the delayed (more than 0 s) are the tail. */
+		qsort(st.delays, st.ndelays, sizeof(*st.delays), cmp_u32);
+		qsort(st.tarpit_delays, st.ntarpit_delays,
+		      sizeof(*st.tarpit_delays), cmp_u32);
+		delay_stats(st.tarpit_delays, st.ntarpit_delays, &tarpit);
+		delay_stats(st.delays + (st.ndelays - st.legit_delayed),
+			    st.legit_delayed, &ds);
 		if (json) {
-			print_json(&rep, &st, &ds);
+			print_json(&rep, handoff, &st, &ds, &tarpit);
 		} else {
 			report_print_text(stdout, &rep);
-			print_text(w, wpath, &st, &ds);
+			print_text(w, wpath, handoff, &st, &ds, &tarpit);
 		}
 		if (svg) {
 			FILE *f = fopen(svg, "w");
@@ -191,6 +214,7 @@ run(const struct config *cfg, struct sim_workload *w, const char *wpath,
 				(double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	}
 	free(st.delays);
+	free(st.tarpit_delays);
 	grey_free(grey);
 	store_close(store);
 	return r < 0 ? 2 : 0;

@@ -172,6 +172,12 @@ test_handoff(void)
 	CHECK_INT(load("[handoff]\nmode = proxy-v2\naddress = 127.0.0.1:25\n"),
 	          0);
 	CHECK(strstr(warned, "that listener must expect a PROXY header"));
+	CHECK(strstr(warned, "with tls_pass = yes: a client that says STARTTLS "
+	                     "is delivered on its first attempt"));
+	CHECK_INT(load("[greylist]\ntls_pass = no\n[handoff]\nmode = xclient\n"
+	               "address = 127.0.0.1:25\n"),
+	          0);
+	CHECK_STR(warned, "");
 	CHECK(load("[handoff]\ntimeout = 100ms\n") < 0);
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # scripts/demo tells the whole story, as the README promises: the first
-# attempt meets the tarpit's 451, the retry passes into pass4, the message
-# is delivered once, the bot never gets in, and the report ends it.
+# attempt meets the tarpit's 451, the retry passes into pass4 and is
+# delivered by the hand-off (no second 451), once, the bot never gets in,
+# and the report ends it.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -17,6 +18,9 @@ expect "action=greylist, reason=new, client=203.0.113.10"
 expect "action=pass, reason=retry-passed, client=203.0.113.10, key=203.0.113.0/24"
 expect "elements = \{ 203.0.113.0 "
 expect "exactly 1 time\(s\)"
+expect "relay=203.0.113.1\[203.0.113.1\]:25, .*status=sent"
+expect "Received: from out.test.example \(unknown \[203.0.113.10\]\)"
+expect "and 0 answers \"Passed greylisting, please try again now\""
 expect "<\*\* 451 4.7.1"
 expect "It never reached the MTA: 0 copies"
 expect "greylisted, never retried +1 "

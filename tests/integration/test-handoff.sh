@@ -27,7 +27,8 @@ netns_host client
 netns_link client 2001:db8:5::10/64 gw 2001:db8:5::1/64 \
 	2001:db8:6::10/64 2001:db8:6::1/64 2001:db8:7::10/64 2001:db8:7::1/64 \
 	2001:db8:8::10/64 2001:db8:8::1/64 2001:db8:9::10/64 2001:db8:9::1/64 \
-	2001:db8:a::10/64 2001:db8:a::1/64 2001:db8:b::10/64 2001:db8:b::1/64
+	2001:db8:a::10/64 2001:db8:a::1/64 2001:db8:b::10/64 2001:db8:b::1/64 \
+	2001:db8:c::10/64 2001:db8:c::1/64
 session() { nsx client python3 "$here/../lib/smtp-session.py" "$@"; }
 
 tls=$NETNS_TMP/tls
@@ -47,8 +48,12 @@ smtpd_tls_key_file = $tls/key.pem
 smtpd_tls_loglevel = 1"
 # (smtpd_delay_reject = no there: the sender is refused at MAIL, a fault
 # of the replay.)
-echo "127.0.0.1:10025 inet n - n - - smtpd -o smtpd_upstream_proxy_protocol=haproxy -o smtpd_delay_reject=no" \
-	>>"$(postfix_dir mx)/master.cf"
+# A second PROXY listener on the gateway's outside address, as an MTA
+# behind a router has it: greygate's table keeps everyone else out.
+cat >>"$(postfix_dir mx)/master.cf" <<'CF'
+127.0.0.1:10025 inet n - n - - smtpd -o smtpd_upstream_proxy_protocol=haproxy -o smtpd_delay_reject=no
+203.0.113.1:10025 inet n - n - - smtpd -o smtpd_upstream_proxy_protocol=haproxy
+CF
 postfix_start mx
 postfix_wait_listening mx 203.0.113.1 || fail "mx is not listening"
 wait_for 10 nsx gw bash -c "exec 3<>/dev/tcp/127.0.0.1/10025" 2>/dev/null ||
@@ -235,6 +240,24 @@ fails_then_returns 2001:db8:9::10 noproxy
 grep -q "2001:db8:9::10: hand-off: the MTA answered 5[0-9][0-9]; the client hears 451 and comes back" "$log" ||
 	{ grep hand-off "$log"; fail "noproxy: not logged"; }
 echo "ok: an MTA that does not speak PROXY: the client heard 451, came back, delivered"
+
+# --- a PROXY listener outside loopback: only greygated reaches it ---
+restart "mode = proxy-v2
+address = 203.0.113.1:10025"
+nsx gw nft list chain inet greygate handoff_guard |
+	grep -q 'ip daddr 203.0.113.1 tcp dport 10025 iifname != "lo" counter name "handoff_refused" drop' ||
+	fail "guard: no rule: $(nsx gw nft list chain inet greygate handoff_guard)"
+! nsx sender timeout 3 bash -c "exec 3<>/dev/tcp/203.0.113.1/10025" 2>/dev/null ||
+	fail "guard: the sender reached the PROXY listener"
+nsx gw timeout 3 bash -c "exec 3<>/dev/tcp/203.0.113.1/10025" 2>/dev/null ||
+	fail "guard: the gateway itself cannot reach it"
+session try 2001:db8:c::10 2001:db8:5::1 | grep -q "^RCPT 451" || fail "guard: not greylisted first"
+sleep 5
+out=$(session deliver 2001:db8:c::10 2001:db8:5::1 "guard-$NETNS_RUN") || { echo "$out"; tail "$log"; fail "guard: the passing attempt"; }
+wait_for 10 delivered "guard-$NETNS_RUN" || fail "guard: not delivered"
+nsx gw nft -j list counter inet greygate handoff_refused | jq -e '.nftables[1].counter.packets > 0' >/dev/null ||
+	fail "guard: nothing counted"
+echo "ok: a PROXY listener on 203.0.113.1:10025: the sender is kept out (counted), the hand-off gets in and delivers"
 
 # --- XCLIENT on port 25, the sending Postfix over IPv4; greygated
 # connects from its own source, the one address the MTA lets use XCLIENT ---

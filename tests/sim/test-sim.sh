@@ -5,28 +5,43 @@
 # at its first attempt after its client passed, 900 s after the first; a
 # pool sender rotating over two /16s waits until it returns to a network
 # that passed, 3600 s; a STARTTLS sender passes at once and is delivered
-# at its first retry; bots are stopped; the same seed gives the same month,
-# and bad workloads are clear errors.
+# at its first retry; bots are stopped; with the hand-off the retry that
+# passes delivers and a STARTTLS sender its first attempt, and STARTTLS
+# bots get in (with tls_pass); the same seed gives the same month, and
+# bad workloads are clear errors.
 set -euo pipefail
 sim=$GREYGATE_BUILD/tools/greygate-sim
 tmp=$(mktemp -d /tmp/greygate-sim-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-run() { # WORKLOAD-TEXT: prints the JSON
+run() { # WORKLOAD-TEXT [CONFIG-TEXT]: prints the JSON
 	printf '[sim]\ndays = 1\n%s\n' "$1" >"$tmp/w.ini"
-	"$sim" --workload "$tmp/w.ini" --json 2>/dev/null
+	printf '%s\n' "${2:-}" >"$tmp/c.conf"
+	"$sim" --workload "$tmp/w.ini" --config "$tmp/c.conf" --json 2>/dev/null
 }
-check() { # JSON JQ-EXPR WHAT
-	echo "$1" | jq -e "$2" >/dev/null || fail "$3: $(echo "$1" | jq -c .sim)"
-}
-
-out=$(run "[class postfix]
+handoff="[handoff]
+mode = proxy-v2
+address = 127.0.0.1:10025"
+# One message each, from one address, as a Postfix and a STARTTLS sender.
+postfix="[class postfix]
 kind = mta
 messages = 1
 arrival = start
 clients = 198.51.100.7
-retry = 5m, 10m, 20m")
+retry = 5m, 10m, 20m"
+tls="[class tls]
+kind = mta
+messages = 1
+arrival = start
+clients = 198.51.100.7
+retry = 5m
+starttls = yes"
+check() { # JSON JQ-EXPR WHAT
+	echo "$1" | jq -e "$2" >/dev/null || fail "$3: $(echo "$1" | jq -c .sim)"
+}
+
+out=$(run "$postfix")
 check "$out" '.sim.legit_delivered == 1 and .sim.legit_delayed == 1 and .sim.delay.max == 900 and
 	.report.funnel.passed_retry == 1 and .sim.sessions == 3' "postfix-like"
 echo "ok: a Postfix-like sender: 451 at 0 s, passes at 300 s, delivered at 900 s"
@@ -42,13 +57,7 @@ check "$out" '.sim.legit_delivered == 1 and .sim.delay.max == 3600 and .sim.sess
 	.report.funnel.passed_retry == 2' "pool over two /16s"
 echo "ok: a pool over two /16s is delivered when it returns to a passed network: 3600 s"
 
-out=$(run "[class tls]
-kind = mta
-messages = 1
-arrival = start
-clients = 198.51.100.7
-retry = 5m
-starttls = yes")
+out=$(run "$tls")
 check "$out" '.sim.legit_delivered == 1 and .sim.delay.max == 300 and .report.funnel.passed_other == 1' "STARTTLS"
 echo "ok: a STARTTLS sender passes at once and is delivered at its first retry"
 
@@ -62,6 +71,38 @@ burst_gap = 3s")
 check "$out" '.sim.unwanted_messages == 50 and .sim.unwanted_delivered == 0 and
 	.sim.unwanted_attempts == 150 and .report.funnel.passed_retry == 0' "bots"
 echo "ok: bots retrying back to back are all stopped"
+
+# The hand-off: the retry that passes delivers.
+out=$(run "$postfix" "$handoff")
+check "$out" '.sim.handoff and .sim.legit_delivered == 1 and .sim.delay.max == 300 and .sim.sessions == 2 and
+	.sim.met_tarpit == 1 and .sim.delay_tarpit.max == 300' "postfix-like with the hand-off"
+echo "ok: with the hand-off, the Postfix-like sender is delivered by the retry that passes: 300 s"
+
+out=$(run "$tls" "$handoff")
+check "$out" '.sim.legit_delivered == 1 and .sim.legit_delayed == 0 and .sim.met_tarpit == 1 and
+	.sim.delay_tarpit.max == 0 and .sim.sessions == 1' "STARTTLS with the hand-off"
+echo "ok: with the hand-off, a STARTTLS sender is delivered on its first attempt"
+
+# Shares: every bot says STARTTLS; with tls_pass and the hand-off each is
+# delivered, without the hand-off none, with tls_pass off none.
+bots="starttls_bots = 100%
+[class bots]
+kind = bot
+messages = 50
+clients = random
+retry = none"
+out=$(run "$bots" "$handoff")
+check "$out" '.sim.unwanted_delivered == 50 and .sim.unwanted_by_tls == 50' "TLS bots, hand-off"
+out=$(run "$bots")
+check "$out" '.sim.unwanted_delivered == 0' "TLS bots, no hand-off"
+out=$(run "$bots" "[greylist]
+tls_pass = no
+$handoff")
+check "$out" '.sim.unwanted_delivered == 0' "TLS bots, hand-off, tls_pass off"
+out=$(run "starttls_legit = 0%
+$tls" "$handoff")
+check "$out" '.sim.delay.max == 300' "starttls_legit = 0% overrides the class"
+echo "ok: STARTTLS shares: bots that say it are delivered with tls_pass and the hand-off, and only then"
 
 a=$("$sim" --json --seed 7 2>/dev/null)
 b=$("$sim" --json --seed 7 2>/dev/null)

@@ -17,6 +17,8 @@ struct msg {
 	uint32_t cls, idx; /* class, and number within it */
 	uint32_t attempt;  /* attempts made */
 	uint32_t net;      /* SAME and ROTATE: the net in use */
+	bool tls;          /* says STARTTLS when offered */
+	bool met_tarpit;   /* an attempt of it met the tarpit */
 	struct grey_addr addr; /* SAME: the address */
 };
 
@@ -198,26 +200,29 @@ passed(struct store *store, const struct grey_config *cfg,
 	       rec.expires > now;
 }
 
+/* A delay onto a growing array (its length n, its room cap). */
 static int
-keep_delay(struct sim_stats *st, uint32_t delay, size_t *cap)
+keep_delay(uint32_t **delays, uint64_t *n, size_t *cap, uint32_t delay)
 {
-	if (st->ndelays == *cap) {
-		size_t n = *cap ? *cap * 2 : 4096;
-		uint32_t *d = realloc(st->delays, n * sizeof(*d));
+	if (*n == *cap) {
+		size_t size = *cap ? *cap * 2 : 4096;
+		uint32_t *d = realloc(*delays, size * sizeof(*d));
 
 		if (!d)
 			return -ENOMEM;
-		st->delays = d;
-		*cap = n;
+		*delays = d;
+		*cap = size;
 	}
-	st->delays[st->ndelays++] = delay;
+	(*delays)[(*n)++] = delay;
 	return 0;
 }
 
-/* One session of message m at now. Return: 1 delivered, 0 not, -errno. */
+/* One session of message m at now. Return: 1 delivered, 2 delivered by
+ * a STARTTLS pass handed to the MTA, 0 not, -errno. */
 static int
 attempt(const struct sim_class *c, struct msg *m, int64_t now,
-	const struct grey_config *cfg, struct grey *grey, struct store *store)
+	const struct grey_config *cfg, bool handoff, struct grey *grey,
+	struct store *store)
 {
 	struct grey_addr a = {0};
 	struct grey_decision d;
@@ -227,13 +232,14 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 
 	pick_client(c, m, &a);
 	fast = passed(store, cfg, &a, now);
+	m->met_tarpit |= !fast;
 	if (c->verp)
 		snprintf(from, sizeof(from), "bounces+%u@%s.example", m->idx,
 			 c->name);
 	else
 		snprintf(from, sizeof(from), "user%u@%s.example",
 			 m->idx % c->senders, c->name);
-	if (!fast && c->starttls && cfg->tls_pass) {
+	if (!fast && m->tls && cfg->tls_pass) {
 		struct grey_attempt tls = {.kind = GREY_ATTEMPT_STARTTLS,
 					   .now = now, .client = a, .helo = "",
 					   .path = GREY_PATH_TARPIT};
@@ -241,6 +247,11 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 		r = grey_decide(grey, &tls, &d);
 		if (r < 0)
 			return r;
+		/* Handed at STARTTLS: TLS with the MTA, delivered. */
+		if (handoff && d.action == GREY_PASS) {
+			m->attempt++;
+			return 2;
+		}
 	}
 	for (uint32_t i = 0; i < c->recipients; i++) {
 		struct grey_attempt rcpt = {
@@ -254,6 +265,11 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 		r = grey_decide(grey, &rcpt, &d);
 		if (r < 0)
 			return r;
+		/* Handed at the RCPT that passed: the MTA takes the message
+		 * (recipients refused before it come on the fast path next
+		 * time: counted by message, it is delivered now). */
+		if (!fast && handoff && d.action == GREY_PASS)
+			fast = true;
 	}
 	m->attempt++;
 	return fast;
@@ -275,6 +291,19 @@ next_attempt(const struct sim_class *c, const struct msg *m, int64_t now)
 	return next - m->first > (int64_t)c->give_up ? -1 : next;
 }
 
+/* Does a message of c say STARTTLS? The class says, unless the workload
+ * sets a share for its kind. (No draw without a share: a workload without
+ * shares runs as it always did.) */
+static bool
+says_starttls(const struct sim_workload *w, const struct sim_class *c)
+{
+	int32_t share = c->unwanted ? w->starttls_bots : w->starttls_legit;
+
+	if (share < 0)
+		return c->starttls;
+	return share > 0 && rng() % 100 < (uint32_t)share;
+}
+
 static int
 count_triplet(const struct grey_client *cl, const char *s, const char *r,
 	      const struct store_triplet *t, void *ctx)
@@ -285,11 +314,12 @@ count_triplet(const struct grey_client *cl, const char *s, const char *r,
 
 int
 sim_run(const struct sim_workload *w, const struct grey_config *cfg,
-	struct grey *grey, struct store *store, struct sim_stats *st)
+	bool handoff, struct grey *grey, struct store *store,
+	struct sim_stats *st)
 {
 	struct heap h = {0};
 	struct msg *msgs;
-	size_t total = 0, delays_cap = 0, k = 0;
+	size_t total = 0, delays_cap = 0, tarpit_cap = 0, k = 0;
 	int r = 0;
 
 	memset(st, 0, sizeof(*st));
@@ -309,6 +339,7 @@ sim_run(const struct sim_workload *w, const struct grey_config *cfg,
 			m->idx = n;
 			m->first = arrival(c, w->days ? w->days : 1);
 			m->net = c->nnets ? n % (uint32_t)c->nnets : 0;
+			m->tls = says_starttls(w, c);
 			r = heap_push(&h, m->first, (uint32_t)k);
 			if (c->unwanted)
 				st->unwanted_messages++;
@@ -322,23 +353,29 @@ sim_run(const struct sim_workload *w, const struct grey_config *cfg,
 		const struct sim_class *c = &w->cls[m->cls];
 		int64_t next;
 
-		r = attempt(c, m, e.at, cfg, grey, store);
+		r = attempt(c, m, e.at, cfg, handoff, grey, store);
 		if (r < 0)
 			break;
+		if (r == 2 && c->unwanted)
+			st->unwanted_by_tls++;
 		st->sessions++;
 		if (c->unwanted)
 			st->unwanted_attempts++;
-		if (r == 1) {
+		if (r > 0) {
 			if (c->unwanted) {
 				st->unwanted_delivered++;
 			} else {
 				st->legit_delivered++;
-				if (e.at > m->first) {
+				uint32_t delay = (uint32_t)(e.at - m->first);
+
+				if (e.at > m->first)
 					st->legit_delayed++;
-					r = keep_delay(st,
-						       (uint32_t)(e.at - m->first),
-						       &delays_cap);
-				}
+				r = keep_delay(&st->delays, &st->ndelays,
+					       &delays_cap, delay);
+				if (r == 0 && m->met_tarpit)
+					r = keep_delay(&st->tarpit_delays,
+						       &st->ntarpit_delays,
+						       &tarpit_cap, delay);
 			}
 			r = r < 0 ? r : 0;
 			continue;

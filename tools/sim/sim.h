@@ -4,7 +4,7 @@
  * meets what a real one would: a client whose key is in the pass set
  * reaches the MTA (delivered); any other meets the tarpit (451 at every
  * RCPT, after STARTTLS if it says it) and retries on its own schedule or
- * gives up. */
+ * gives up. With the hand-off, the attempt that passes is delivered. */
 #ifndef GREYGATE_SIM_H
 #define GREYGATE_SIM_H
 
@@ -49,6 +49,10 @@ struct sim_class {
 struct sim_workload {
 	uint32_t days;
 	uint64_t seed;
+	/* Shares (percent) of the messages that say STARTTLS, of wanted
+	 * mail and of bots: when set (not -1), instead of the classes' own
+	 * starttls. */
+	int32_t starttls_legit, starttls_bots;
 	struct sim_class cls[SIM_CLASSES_MAX];
 	int ncls;
 };
@@ -58,8 +62,12 @@ struct sim_stats {
 	uint64_t legit_messages, legit_delivered, legit_lost, legit_delayed;
 	uint64_t unwanted_messages, unwanted_delivered, unwanted_attempts;
 	uint64_t sessions;
-	uint32_t *delays;       /* delayed legit messages: first attempt */
-	uint64_t ndelays;       /* to delivery, seconds (malloc'd) */
+	uint64_t unwanted_by_tls; /* bots delivered by a STARTTLS pass */
+	uint32_t *delays;       /* delivered legit messages: first attempt */
+	uint64_t ndelays;       /* to delivery, seconds, 0 for none
+				   (malloc'd) */
+	uint32_t *tarpit_delays; /* ... of those that met the tarpit */
+	uint64_t ntarpit_delays;
 	uint64_t store_triplets, store_passes;
 };
 
@@ -69,10 +77,13 @@ void sim_class_defaults(struct sim_class *c);
 /*
  * sim_run - run the workload against grey (over store) from SIM_EPOCH.
  * @cfg: the greylist settings grey was made with (key prefixes)
+ * @handoff: the hand-off is on: an attempt that passes (a retry's RCPT,
+ *     or STARTTLS with tls_pass) is delivered there and then
  * Return: 0 or -errno (the store).
  */
 int sim_run(const struct sim_workload *w, const struct grey_config *cfg,
-	    struct grey *grey, struct store *store, struct sim_stats *out);
+	    bool handoff, struct grey *grey, struct store *store,
+	    struct sim_stats *out);
 
 /* sim_load - read a workload file (INI: [sim] days, seed; one
  * [class NAME] section per kind of sender).

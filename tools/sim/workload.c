@@ -29,6 +29,19 @@ parse_count(const char *v, uint32_t *out)
 	return 0;
 }
 
+/* "30%" or "30": 0 to 100. */
+static int
+parse_percent(const char *v, int32_t *out)
+{
+	char *end;
+	unsigned long n = strtoul(v, &end, 10);
+
+	if (end == v || (*end && strcmp(end, "%")) || n > 100)
+		return -EINVAL;
+	*out = (int32_t)n;
+	return 0;
+}
+
 static int
 parse_yes(const char *v, bool *out)
 {
@@ -175,7 +188,13 @@ on_ini(void *user, const char *section, const char *key, const char *value)
 	if (!strcmp(section, "sim")) {
 		if (!strcmp(key, "days"))
 			r = parse_count(value, &w->days);
-		else if (!strcmp(key, "seed")) {
+		else if (!strcmp(key, "starttls_legit") ||
+			 !strcmp(key, "starttls_bots")) {
+			r = parse_percent(value, key[9] == 'l'
+							 ? &w->starttls_legit
+							 : &w->starttls_bots);
+			why = "want a share: 0% to 100%";
+		} else if (!strcmp(key, "seed")) {
 			char *end;
 
 			w->seed = strtoull(value, &end, 10);
@@ -220,6 +239,7 @@ sim_load(const char *path, struct sim_workload *w, char *err)
 	memset(w, 0, sizeof(*w));
 	w->days = 30;
 	w->seed = 1;
+	w->starttls_legit = w->starttls_bots = -1;
 	if (!f) {
 		snprintf(err, 512, "%s: %s", path, strerror(errno));
 		return -errno;
