@@ -184,6 +184,7 @@ config_derive(struct config *cfg)
 	cfg->tarpit.capabilities = cfg->capabilities;
 	cfg->tarpit.hostname = cfg->hostname;
 	cfg->tarpit.offer_starttls = cfg->grey.tls_pass;
+	cfg->grey.handoff = cfg->handoff.mode != HANDOFF_OFF;
 	cfg->tarpit.retry_sec = cfg->grey.delay_sec;
 	cfg->sensor.smtp_port = cfg->nft.smtp_port;
 	cfg->nft.pass_prefix4 = cfg->grey.prefix4;

@@ -186,8 +186,11 @@ report_print_text(FILE *out, const struct report *r)
 			     "never retried); their visits still refresh the "
 			     "pass.\n",
 			(unsigned long long)r->k.fastpath_tls);
-	fprintf(out, "\ndelay added to mail that passed (%llu passes):\n",
-		(unsigned long long)r->ndelays);
+	fprintf(out, "\ndelay to delivery of mail that passed, first attempt "
+		     "to delivery (%llu deliveries%s):\n",
+		(unsigned long long)r->ndelays,
+		r->k.fastpath_tls ? "; those in TLS after a pass are not seen"
+				  : "");
 	if (!r->ndelays) {
 		fprintf(out, "  none yet\n");
 		return;

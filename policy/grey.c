@@ -31,6 +31,7 @@ struct grey {
 void
 grey_config_defaults(struct grey_config *cfg)
 {
+	memset(cfg, 0, sizeof(*cfg));
 	cfg->delay_sec = 300;
 	cfg->retry_window_sec = 2 * 86400;
 	cfg->pass_ttl_sec = 35 * 86400;
@@ -408,7 +409,7 @@ triplet_step(struct grey *grey, int64_t now, const char *sender,
 	age = r == STORE_FOUND ? now - t.first_seen : -1;
 	if (r != STORE_FOUND || age > (int64_t)grey->cfg.retry_window_sec ||
 	    age < 0) {
-		t = (struct store_triplet){now, now, 1};
+		t = (struct store_triplet){now, now, 1, 0};
 		out->wait_sec = grey->cfg.delay_sec;
 		decide(out, GREY_GREYLIST, GREY_REASON_NEW);
 		grey->counters.greylisted_new++;
@@ -429,26 +430,50 @@ triplet_step(struct grey *grey, int64_t now, const char *sender,
 	}
 	out->delay_sec = (uint32_t)age;
 	grey->counters.passed_retry++;
-	keep_delay(grey, out->delay_sec);
+	/* The delay to delivery: now, when this attempt is handed to the
+	 * MTA; else it ends with the triplet's next delivery on the fast
+	 * path (note_retry). */
+	if (grey->cfg.handoff) {
+		keep_delay(grey, out->delay_sec);
+	} else {
+		t.awaiting = STORE_AWAITING_DELIVERY;
+		r = store_put_triplet(grey->store, &out->client, sender, rcpt,
+				      &t);
+		if (r < 0)
+			return r;
+	}
 	return pass_client(grey, now, GREY_REASON_RETRY_PASSED, out);
 }
 
-/* A greylisted triplet whose client passed meanwhile (by another
- * triplet) comes back on the fast path: it was retried all the same, and
- * the report must not count it as never retried. */
+/* A greylisted triplet whose client passed (by it, or by another)
+ * comes back on the fast path: it was retried all the same, and the
+ * report must not count it as never retried; delivered, and awaiting
+ * that since its pass, its delay to delivery ends here. */
 static int
 note_retry(struct grey *grey, int64_t now, const char *sender,
-	   const char *rcpt, const struct grey_client *client)
+	   const char *rcpt, const struct grey_client *client, bool delivered)
 {
 	struct store_triplet t;
 	int r = store_get_triplet(grey->store, client, sender, rcpt, &t);
 
-	if (r != STORE_FOUND || t.attempts != 1 ||
-	    now - t.first_seen > (int64_t)grey->cfg.retry_window_sec)
+	if (r != STORE_FOUND)
 		return r < 0 ? r : 0;
-	t.attempts = 2;
+	if (delivered && t.awaiting == STORE_AWAITING_DELIVERY) {
+		t.awaiting = 0;
+		/* Within retry_window of the retry that passed: later, it is
+		 * another message of the same triplet. */
+		if (now >= t.first_seen &&
+		    now - t.last_seen <= (int64_t)grey->cfg.retry_window_sec)
+			keep_delay(grey, (uint32_t)(now - t.first_seen));
+	} else if (t.attempts != 1 ||
+		   now - t.first_seen > (int64_t)grey->cfg.retry_window_sec) {
+		return 0;
+	}
+	if (t.attempts == 1) {
+		t.attempts = 2;
+		grey->counters.retried++;
+	}
 	t.last_seen = now;
-	grey->counters.retried++;
 	return store_put_triplet(grey->store, client, sender, rcpt, &t);
 }
 
@@ -487,7 +512,8 @@ on_rcpt(struct grey *grey, int64_t now, const struct grey_addr *addr,
 	grey_client_of(addr, key_prefix(grey, addr), &out->client);
 	r = check_passed(grey, now, delivered && path != GREY_PATH_TARPIT, out);
 	if (r > 0)
-		r = note_retry(grey, now, s, rc, &out->client);
+		r = note_retry(grey, now, s, rc, &out->client,
+			       delivered && path != GREY_PATH_TARPIT);
 	if (r != 0 || out->action != GREY_ACTION_NONE)
 		return r < 0 ? r : 0;
 	if (path == GREY_PATH_FAST) {

@@ -65,6 +65,10 @@ struct grey_config {
 	uint8_t prefix4;               /* IPv4 client key bits (24) */
 	uint8_t prefix6;               /* IPv6 client key bits (64) */
 	bool tls_pass;                 /* STARTTLS at the tarpit passes (on) */
+	bool handoff;                  /* a pass at the tarpit delivers (the
+					  hand-off): the delay to delivery
+					  ends there, not at the next
+					  fast-path delivery */
 };
 
 /* A decision and what the caller needs to act on it and log it. */
@@ -105,7 +109,10 @@ struct store_triplet {
 	int64_t first_seen; /* first attempt (epoch seconds) */
 	int64_t last_seen;  /* latest attempt */
 	uint32_t attempts;  /* attempts seen */
+	uint32_t awaiting;  /* STORE_AWAITING_DELIVERY: passed, its delivery
+			       not yet seen (where the record had padding) */
 };
+#define STORE_AWAITING_DELIVERY 0x44454c56u /* "DELV": not padding */
 
 /* A passed or trapped client's record. */
 struct store_client {
@@ -355,7 +362,9 @@ void grey_stats_reset(struct grey *grey);
  * saved ones grey_stats_load took, or grey_stats_reset). */
 const struct grey_counters *grey_get_counters(const struct grey *grey);
 
-/* The most recent passes by retry keep their delay (first sight to pass)
+/* The most recent passes by retry keep their delay to delivery (first
+ * sight to the pass with the hand-off; without it, to the next delivery
+ * of that triplet seen on the fast path)
  * for the report's median, mean, p90 and max. */
 #define GREY_DELAYS_KEPT (1u << 20)
 

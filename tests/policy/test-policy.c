@@ -29,6 +29,18 @@ setup(void)
 	CHECK(grey);
 }
 
+/* setup, with the hand-off on: a pass by retry is a delivery, and its
+ * delay is kept at once. */
+static void
+setup_handoff(void)
+{
+	setup();
+	grey_free(grey);
+	cfg.handoff = true;
+	grey = grey_new(&cfg, store);
+	CHECK(grey);
+}
+
 static void
 teardown(void)
 {
@@ -125,14 +137,69 @@ test_first_sight_then_retry_passes_exactly_at_delay(void)
 	CHECK_INT(grey_get_counters(grey)->greylisted_early, 2);
 	CHECK_INT(grey_get_counters(grey)->passed_retry, 1);
 	CHECK_INT(grey_get_counters(grey)->attempts, 4);
-	/* The delay is kept for the report. */
+	/* Without the hand-off the pass is not the delivery: the report's
+	 * delay waits for the triplet's delivery on the fast path. */
 	{
 		size_t n;
 		const uint32_t *delays = grey_get_pass_delays(grey, &n);
 
+		CHECK_INT(n, 0);
+		/* Not a delivery: the MTA refused it. */
+		rcpt_at(T0 + 600, "198.51.100.9", "alice@a.test", "bob@b.test",
+			GREY_PATH_FAST, 450);
+		grey_get_pass_delays(grey, &n);
+		CHECK_INT(n, 0);
+		rcpt_at(T0 + 900, "198.51.100.9", "alice@a.test", "bob@b.test",
+			GREY_PATH_FAST, 250);
+		delays = grey_get_pass_delays(grey, &n);
 		CHECK_INT(n, 1);
-		CHECK_INT(delays[0], 300);
+		CHECK_INT(delays[0], 900);
+		/* Once: the next delivery of the triplet is another message. */
+		rcpt_at(T0 + 1000, "198.51.100.9", "alice@a.test", "bob@b.test",
+			GREY_PATH_FAST, 250);
+		grey_get_pass_delays(grey, &n);
+		CHECK_INT(n, 1);
 	}
+	teardown();
+}
+
+/* With the hand-off the attempt that passes is delivered: the delay to
+ * delivery ends at the pass. A delivery seen later adds nothing. */
+static void
+test_delay_to_delivery_with_the_handoff(void)
+{
+	const uint32_t *delays;
+	size_t n;
+
+	setup_handoff();
+	tarpit(T0, "198.51.100.7", "alice@a.test", "bob@b.test");
+	CHECK_INT(tarpit(T0 + 310, "198.51.100.7", "alice@a.test", "bob@b.test")
+			  .action,
+		  GREY_PASS);
+	delays = grey_get_pass_delays(grey, &n);
+	CHECK_INT(n, 1);
+	CHECK_INT(delays[0], 310);
+	rcpt_at(T0 + 900, "198.51.100.7", "alice@a.test", "bob@b.test",
+		GREY_PATH_FAST, 250);
+	grey_get_pass_delays(grey, &n);
+	CHECK_INT(n, 1);
+	teardown();
+}
+
+/* Without it, a delivery that comes long after the retry that passed
+ * (past retry_window) is another message: no delay is kept. */
+static void
+test_delay_to_delivery_bounded(void)
+{
+	size_t n;
+
+	setup();
+	tarpit(T0, "198.51.100.7", "alice@a.test", "bob@b.test");
+	tarpit(T0 + 300, "198.51.100.7", "alice@a.test", "bob@b.test");
+	rcpt_at(T0 + 300 + cfg.retry_window_sec + 1, "198.51.100.7",
+		"alice@a.test", "bob@b.test", GREY_PATH_FAST, 250);
+	grey_get_pass_delays(grey, &n);
+	CHECK_INT(n, 0);
 	teardown();
 }
 
@@ -519,7 +586,7 @@ test_stats_saved_and_restored(void)
 	void *rec;
 	size_t len;
 
-	setup();
+	setup_handoff();
 	passes(3, T0);
 	before = *grey_get_counters(grey);
 	CHECK_INT(grey_stats_save(grey, T0 - 60), 0);
@@ -566,7 +633,7 @@ test_stats_save_keeps_the_latest_delays(void)
 	const uint32_t *d;
 	int total = GREY_DELAYS_SAVED + 10;
 
-	setup();
+	setup_handoff();
 	passes(total, T0);
 	CHECK_INT(grey_stats_save(grey, T0), 0);
 	grey_free(grey);
@@ -585,6 +652,8 @@ int
 main(void)
 {
 	RUN(test_first_sight_then_retry_passes_exactly_at_delay);
+	RUN(test_delay_to_delivery_with_the_handoff);
+	RUN(test_delay_to_delivery_bounded);
 	RUN(test_retried_counts_fast_path_returns);
 	RUN(test_retry_window_boundaries);
 	RUN(test_triplet_is_the_key);

@@ -53,7 +53,7 @@ test_reopen_keeps_records(void)
 {
 	struct store *s;
 	struct store_client rec = {T0, T0 + 100, T0, 3, 0}, got;
-	struct store_triplet t = {T0, T0 + 5, 2}, gt;
+	struct store_triplet t = {T0, T0 + 5, 2, 0}, gt;
 	struct grey_client c = client_n(7);
 
 	mkdir_tmp();
@@ -98,7 +98,7 @@ test_purge_in_bounded_batches(void)
 		struct grey_client c = client_n(i);
 		/* Even ones expire at T0 + 10, odd ones at T0 + 1000. */
 		struct store_client rec = {T0, T0 + (i % 2 ? 1000 : 10), T0, 0, 0};
-		struct store_triplet t = {T0, T0 + (i % 2 ? 500 : 0), 1};
+		struct store_triplet t = {T0, T0 + (i % 2 ? 500 : 0), 1, 0};
 
 		CHECK_INT(store_put_client(s, STORE_PASS, &c, &rec), 0);
 		CHECK_INT(store_put_triplet(s, &c, "a@a.test", "b@b.test", &t),
@@ -148,7 +148,7 @@ static void
 test_walk_triplets_and_forget_client(void)
 {
 	struct store *s;
-	struct store_triplet t = {T0, T0, 1};
+	struct store_triplet t = {T0, T0, 1, 0};
 	struct store_client rec = {T0, T0 + 100, T0, 0, 0};
 	struct grey_client a = client_n(1), b = client_n(2);
 	struct walk w = {0};
@@ -300,7 +300,7 @@ test_tiny_map_loses_nothing(void)
 	CHECK_INT(store_open_sized(dir, false, 128 << 10, &s), 0);
 	for (uint32_t n = 0; n < 20000; n++) {
 		struct grey_client c = client_n(n / 10);
-		struct store_triplet t = {T0 + n, T0 + n, 1};
+		struct store_triplet t = {T0 + n, T0 + n, 1, 0};
 
 		snprintf(sender, sizeof(sender), "sender-%u@example.org", n);
 		CHECK_INT(store_put_triplet(s, &c, sender, "rcpt@example.org",
@@ -376,7 +376,7 @@ open_and_use(bool move_aside)
 			;
 		for (uint32_t i = 0; i < 50; i++) {
 			struct grey_client c = client_n(i);
-			struct store_triplet t = {T0, T0, 1};
+			struct store_triplet t = {T0, T0, 1, 0};
 
 			store_put_triplet(s, &c, "new@example.org", "x@y", &t);
 		}
@@ -426,7 +426,7 @@ test_damaged_files_never_crash(void)
 	CHECK_INT(store_open(dir, false, &s), 0);
 	for (uint32_t n = 0; n < 5000; n++) {
 		struct grey_client c = client_n(n);
-		struct store_triplet t = {T0, T0, 1};
+		struct store_triplet t = {T0, T0, 1, 0};
 		struct store_client pass = {T0, T0 + 100, T0, 1, 0};
 
 		CHECK_INT(store_put_triplet(s, &c, "someone@example.org",
