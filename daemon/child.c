@@ -249,6 +249,17 @@ on_tick(struct loop *loop, struct loop_timer *t, void *ctx)
 	loop_timer_arm(loop, t, loop_now_ms(loop) + STATS_MS);
 }
 
+/* What the tarpit's EHLO lists, as greygated learnt it from the MTA's
+ * (the tarpit reads it from c->cfg.capabilities). */
+static void
+set_ehlo(struct child *c, const struct ipc_caps *caps)
+{
+	memcpy(c->cfg.capabilities, caps->capabilities,
+	       sizeof(c->cfg.capabilities));
+	c->cfg.capabilities[sizeof(c->cfg.capabilities) - 1] = 0;
+	tarpit_set_ehlo(c->tarpit, c->cfg.capabilities, caps->starttls != 0);
+}
+
 /* One record from the parent, and the descriptor that came with it (a
  * hand-off's connection to the MTA), if any. */
 static ssize_t
@@ -300,6 +311,13 @@ on_parent(struct loop *loop, int fd, uint32_t events, void *ctx)
 		if (n <= 0) {
 			parent_gone(c);
 			return;
+		}
+		if ((size_t)n == sizeof(rec) && rec.version == IPC_VERSION &&
+		    rec.type == IPC_CAPS) {
+			if (passed_fd >= 0)
+				close(passed_fd);
+			set_ehlo(c, &rec.u.caps);
+			continue;
 		}
 		if ((size_t)n != sizeof(rec) || rec.version != IPC_VERSION ||
 		    rec.type != IPC_VERDICT || !rec.u.verdict.handoff) {

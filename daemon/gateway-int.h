@@ -62,6 +62,13 @@ struct gateway {
 	/* hand-offs under way (handoff.c) */
 	struct handoff *handoffs;
 	uint64_t handoffs_started, handoffs_failed;
+	/* what the MTA's EHLO offers, asked every 10 minutes (handoff.c) */
+	struct loop_timer probe_timer;
+	bool probing;           /* probe_timer is set up */
+	bool mta_known;         /* its EHLO was read at least once */
+	bool mta_starttls;      /* ... and offers STARTTLS */
+	bool mta_probe_failing; /* said, until it answers again */
+	char mta_caps[256];     /* what the tarpit's EHLO lists */
 };
 
 /* gateway_decide - decide on one attempt with greygated's own clock

@@ -547,6 +547,7 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	r = supervise_start(gw, err);
 	if (r < 0)
 		goto fail;
+	handoff_probe_start(gw);
 	loop_timer_arm(loop, &gw->housekeeping,
 		       loop_now_ms(loop) + HOUSEKEEPING_MS);
 	*out = gw;

@@ -18,17 +18,21 @@
 
 /* The MTA's replies greygated reads (greeting, EHLO, XCLIENT). */
 #define REPLY_MAX 4096
+/* The MTA's EHLO is asked this often (what the tarpit's EHLO lists). */
+#define PROBE_EVERY_MS (10 * 60 * 1000)
 
 enum ho_state {
 	HO_CONNECTING,
-	HO_GREETING, /* xclient: the MTA's 220 */
-	HO_EHLO,     /* xclient: its EHLO reply, which must offer XCLIENT */
+	HO_GREETING, /* xclient, probe: the MTA's 220 */
+	HO_EHLO,     /* xclient: its EHLO reply, which must offer XCLIENT;
+			probe: what the MTA offers */
 	HO_XCLIENT,  /* xclient: the 220 (or two) that answer XCLIENT */
 };
 
 struct handoff {
 	struct handoff *next;
 	struct gateway *gw;
+	bool probe; /* no client: the MTA's EHLO is read, then QUIT */
 	uint64_t session;
 	struct tarpit_verdict v;
 	enum ho_state state;
@@ -68,6 +72,64 @@ finish(struct handoff *h, bool greeted)
 	free(h);
 }
 
+/* The MTA cannot be asked: said once (until it can be again); the
+ * tarpit's EHLO stays as it was. */
+static void
+probe_failed(struct gateway *gw, const char *why)
+{
+	if (gw->mta_probe_failing)
+		return;
+	gw->mta_probe_failing = true;
+	log_warnx("hand-off: the MTA at %s cannot be asked its EHLO: %s; "
+		  "passing clients hear 451 until it can (the tarpit's EHLO "
+		  "is unchanged)",
+		  gw->cfg->handoff.address, why);
+}
+
+/* What the MTA's EHLO reply (in[0..len)) offers: the tarpit's EHLO lists
+ * the part of its own it shares, told to the child when it changes. */
+static void
+learn_ehlo(struct gateway *gw, const char *in, size_t len)
+{
+	char caps[sizeof(gw->mta_caps)];
+	bool starttls;
+
+	handoff_common_caps(gw->cfg->capabilities, in, len, caps,
+			    sizeof(caps), &starttls);
+	if (gw->mta_probe_failing)
+		log_info("hand-off: the MTA at %s answers again",
+			 gw->cfg->handoff.address);
+	gw->mta_probe_failing = false;
+	if (gw->mta_known && !strcmp(caps, gw->mta_caps) &&
+	    starttls == gw->mta_starttls)
+		return;
+	snprintf(gw->mta_caps, sizeof(gw->mta_caps), "%s", caps);
+	gw->mta_starttls = starttls;
+	gw->mta_known = true;
+	log_info("hand-off: the MTA at %s offers STARTTLS: %s; the tarpit's "
+		 "EHLO lists: %s%s",
+		 gw->cfg->handoff.address, starttls ? "yes" : "no",
+		 caps[0] ? caps : "(nothing)",
+		 starttls && gw->cfg->grey.tls_pass ? ", STARTTLS" : "");
+	handoff_send_caps(gw);
+}
+
+void
+handoff_send_caps(struct gateway *gw)
+{
+	struct ipc_record rec = {.version = IPC_VERSION, .type = IPC_CAPS};
+
+	if (!gw->mta_known || gw->child_sock < 0)
+		return;
+	snprintf(rec.u.caps.capabilities, sizeof(rec.u.caps.capabilities),
+		 "%s", gw->mta_caps);
+	rec.u.caps.starttls = gw->mta_starttls && gw->cfg->grey.tls_pass;
+	if (send(gw->child_sock, &rec, sizeof(rec),
+		 MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(rec))
+		log_warnx("hand-off: the tarpit's EHLO could not be told to "
+			  "the child: %s", strerror(errno));
+}
+
 /* The verdict without a connection: the client hears the plain 451 and
  * retries, on the fast path now. */
 static void
@@ -77,6 +139,11 @@ fail(struct handoff *h, const char *why)
 
 	unlink_handoff(h);
 	close(h->fd);
+	if (h->probe) {
+		probe_failed(gw, why);
+		free(h);
+		return;
+	}
 	gw->handoffs_failed++;
 	log_warnx("%s: hand-off to %s: %s; the client hears 451 and comes "
 	          "back",
@@ -93,21 +160,6 @@ send_all(struct handoff *h, const char *buf, size_t len)
 	 * connection just made, or not at all. */
 	return send(h->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT) ==
 	       (ssize_t)len;
-}
-
-/* Does the EHLO reply in in[0..len) offer keyword? */
-static bool
-ehlo_offers(const char *in, size_t len, const char *keyword)
-{
-	size_t kl = strlen(keyword);
-
-	for (size_t i = 0; i + 4 + kl <= len; i++)
-		if ((i == 0 || in[i - 1] == '\n') &&
-		    strncasecmp(in + i + 4, keyword, kl) == 0 &&
-		    (in[i + 4 + kl] == ' ' || in[i + 4 + kl] == '\r' ||
-		     in[i + 4 + kl] == '\n'))
-			return true;
-	return false;
 }
 
 /* Return: false when it failed (h is gone). */
@@ -163,6 +215,16 @@ send_xclient(struct handoff *h)
 	return true;
 }
 
+/* The probe has what it came for: QUIT, and gone. */
+static void
+probe_done(struct handoff *h)
+{
+	send_all(h, "QUIT\r\n", 6);
+	unlink_handoff(h);
+	close(h->fd);
+	free(h);
+}
+
 /* The MTA's replies, one whole one at a time. Return: false when h is
  * gone (finished or failed). */
 static bool
@@ -188,7 +250,12 @@ on_replies(struct handoff *h)
 		case HO_EHLO:
 			if (code != 250)
 				goto refused;
-			if (!ehlo_offers(h->in, n, "XCLIENT")) {
+			learn_ehlo(h->gw, h->in, n);
+			if (h->probe) {
+				probe_done(h);
+				return false;
+			}
+			if (!handoff_ehlo_offers(h->in, n, "XCLIENT")) {
 				fail(h, "it does not offer XCLIENT to greygate "
 				        "(Postfix: "
 				        "smtpd_authorized_xclient_hosts)");
@@ -237,7 +304,17 @@ on_mta(struct loop *loop, int fd, uint32_t events, void *ctx)
 			fail(h, strerror(err));
 			return;
 		}
-		if (h->gw->cfg->handoff.mode == HANDOFF_PROXY_V2) {
+		if (h->gw->cfg->handoff.mode == HANDOFF_PROXY_V2 && h->probe) {
+			/* LOCAL: greygate itself asks, no client to tell. */
+			static const char local[16] = {
+				0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51,
+				0x55, 0x49, 0x54, 0x0a, 0x20, 0x00, 0x00, 0x00};
+
+			if (!send_all(h, local, sizeof(local))) {
+				fail(h, "cannot send the PROXY header");
+				return;
+			}
+		} else if (h->gw->cfg->handoff.mode == HANDOFF_PROXY_V2) {
 			size_t len = handoff_proxy_header(
 			        (struct sockaddr *)&h->client,
 			        (struct sockaddr *)&h->dst, header);
@@ -319,34 +396,33 @@ not_started(struct handoff *h, const char *where, int err)
 {
 	struct gateway *gw = h->gw;
 
-	if (where)
+	if (h->probe) {
+		char why[192];
+
+		snprintf(why, sizeof(why), "%s: %s", where, strerror(err));
+		probe_failed(gw, why);
+	} else {
 		log_warnx("%s: hand-off %s: %s; the client hears 451 and "
 		          "comes back",
 		          h->client_text, where, strerror(err));
-	gw->handoffs_failed++;
+		gw->handoffs_failed++;
+	}
 	if (h->fd >= 0)
 		close(h->fd);
 	free(h);
 	return -err;
 }
 
-int
-handoff_begin(struct gateway *gw, const struct ipc_event *e,
-              const struct tarpit_verdict *v)
+/* h's connection to the MTA, under way on the loop with its deadline.
+ * Return: 0, or -errno (h freed, said unless it is a probe). */
+static int
+open_connection(struct handoff *h)
 {
+	struct gateway *gw = h->gw;
 	const struct handoff_config *hc = &gw->cfg->handoff;
-	struct handoff *h = calloc(1, sizeof(*h));
 	char where[128];
 	int r;
 
-	if (!h)
-		return -ENOMEM;
-	gw->handoffs_started++;
-	h->gw = gw;
-	h->session = e->session;
-	h->v = *v;
-	snprintf(h->helo, sizeof(h->helo), "%s", e->helo);
-	endpoints(h, e);
 	h->fd = socket(hc->addr.ss_family,
 	               SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (h->fd < 0)
@@ -376,9 +452,55 @@ handoff_begin(struct gateway *gw, const struct ipc_event *e,
 	return 0;
 }
 
+int
+handoff_begin(struct gateway *gw, const struct ipc_event *e,
+              const struct tarpit_verdict *v)
+{
+	struct handoff *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	gw->handoffs_started++;
+	h->gw = gw;
+	h->session = e->session;
+	h->v = *v;
+	snprintf(h->helo, sizeof(h->helo), "%s", e->helo);
+	endpoints(h, e);
+	return open_connection(h);
+}
+
+static void
+on_probe_due(struct loop *loop, struct loop_timer *t, void *ctx)
+{
+	struct gateway *gw = ctx;
+	struct handoff *h = calloc(1, sizeof(*h));
+
+	loop_timer_arm(loop, t, loop_now_ms(loop) + PROBE_EVERY_MS);
+	if (!h)
+		return;
+	h->gw = gw;
+	h->probe = true;
+	h->fd = -1;
+	snprintf(h->client_text, sizeof(h->client_text), "probe");
+	open_connection(h);
+}
+
+void
+handoff_probe_start(struct gateway *gw)
+{
+	if (gw->cfg->handoff.mode == HANDOFF_OFF)
+		return;
+	loop_timer_init(&gw->probe_timer, on_probe_due, gw);
+	gw->probing = true;
+	on_probe_due(gw->loop, &gw->probe_timer, gw);
+}
+
 void
 handoff_abort_all(struct gateway *gw)
 {
+	if (gw->probing)
+		loop_timer_cancel(gw->loop, &gw->probe_timer);
+	gw->probing = false;
 	while (gw->handoffs) {
 		struct handoff *h = gw->handoffs;
 

@@ -12,6 +12,7 @@
 #ifndef GREYGATE_HANDOFF_H
 #define GREYGATE_HANDOFF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -50,5 +51,30 @@ size_t handoff_proxy_header(const struct sockaddr *src,
  * Return: the encoded length, or -1 if it does not fit.
  */
 int handoff_xtext(const char *text, char *out, size_t len);
+
+/* handoff_ehlo_offers - does the EHLO reply ehlo[0..len) list keyword
+ * (a whole word, any case, not the greeting's host name)? */
+bool handoff_ehlo_offers(const char *ehlo, size_t len, const char *keyword);
+
+/*
+ * handoff_common_caps - what the tarpit's EHLO may list: the configured
+ * keywords (','-separated) that the MTA's EHLO reply also lists, SIZE
+ * with the MTA's own limit, so that a client never uses a MAIL parameter
+ * the MTA would refuse after the join.
+ * @ehlo, @len: the MTA's whole EHLO reply
+ * @out: the result, ','-separated (outlen bytes with the NUL)
+ * @starttls: does the MTA offer STARTTLS?
+ */
+void handoff_common_caps(const char *configured, const char *ehlo,
+			 size_t len, char *out, size_t outlen, bool *starttls);
+
+/* handoff_probe_start - ask the MTA's EHLO now and every 10 minutes: the
+ * tarpit then lists what the MTA offers (handoff_common_caps), and the
+ * log says at once whether the MTA can be reached. */
+void handoff_probe_start(struct gateway *gw);
+
+/* handoff_send_caps - tell the child what its EHLO lists (after a spawn;
+ * nothing if the MTA's was never read). */
+void handoff_send_caps(struct gateway *gw);
 
 #endif

@@ -2,11 +2,14 @@
 /* How greygated tells the MTA who the client is (see handoff.h): the
  * PROXY v2 header (the PROXY protocol's spec, section 2.2: signature,
  * version and command, family and protocol, length, addresses, ports),
- * and RFC 3461's xtext for XCLIENT's values. Pure functions, apart from
- * the hand-off's connections, so that they are tested byte for byte. */
+ * RFC 3461's xtext for XCLIENT's values, and what the tarpit's EHLO may
+ * list given the MTA's. Pure functions, apart from the hand-off's
+ * connections, so that they are tested byte for byte. */
 #include <netinet/in.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "handoff.h"
 
@@ -72,4 +75,80 @@ handoff_xtext(const char *text, char *out, size_t len)
 	}
 	out[o] = 0;
 	return (int)o;
+}
+
+/* The EHLO line of the MTA's reply for keyword (its text after "250-" or
+ * "250 ", without CRLF), or NULL. */
+static const char *
+ehlo_line(const char *ehlo, size_t len, const char *kw, size_t kl,
+	  size_t *line_len)
+{
+	size_t start = 0;
+
+	for (size_t i = 0; i <= len; i++) {
+		const char *line = ehlo + start + 4;
+		size_t n;
+
+		if (i < len && ehlo[i] != '\n')
+			continue;
+		n = i - start;
+		if (n > 0 && ehlo[start + n - 1] == '\r')
+			n--;
+		/* Past the first line (the greeting's host name). */
+		if (start > 0 && n >= 4 + kl && !strncasecmp(line, kw, kl) &&
+		    (n == 4 + kl || line[kl] == ' ')) {
+			*line_len = n - 4;
+			return line;
+		}
+		start = i + 1;
+	}
+	return NULL;
+}
+
+bool
+handoff_ehlo_offers(const char *ehlo, size_t len, const char *keyword)
+{
+	size_t line_len;
+
+	return ehlo_line(ehlo, len, keyword, strlen(keyword), &line_len);
+}
+
+void
+handoff_common_caps(const char *configured, const char *ehlo, size_t len,
+		    char *out, size_t outlen, bool *starttls)
+{
+	size_t o = 0, line_len;
+
+	out[0] = 0;
+	*starttls = ehlo_line(ehlo, len, "STARTTLS", 8, &line_len) != NULL;
+	while (*configured) {
+		size_t il = strcspn(configured, ","), kl;
+		const char *item = configured, *mta;
+		int n;
+
+		configured += il + (configured[il] == ',');
+		while (il > 0 && *item == ' ') {
+			item++;
+			il--;
+		}
+		while (il > 0 && item[il - 1] == ' ')
+			il--;
+		kl = strcspn(item, " ,");
+		kl = kl < il ? kl : il;
+		mta = kl ? ehlo_line(ehlo, len, item, kl, &line_len) : NULL;
+		if (!mta)
+			continue;
+		/* SIZE: the MTA's limit is the one that holds. */
+		if (kl == 4 && !strncasecmp(item, "SIZE", 4))
+			n = snprintf(out + o, outlen - o, "%s%.*s", o ? ", " : "",
+				     (int)line_len, mta);
+		else
+			n = snprintf(out + o, outlen - o, "%s%.*s", o ? ", " : "",
+				     (int)il, item);
+		if (n < 0 || (size_t)n >= outlen - o) {
+			out[o] = 0;
+			return;
+		}
+		o += (size_t)n;
+	}
 }

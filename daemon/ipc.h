@@ -34,7 +34,9 @@ enum ipc_type {
 	IPC_CONFIG = 4,  /* parent -> child: its settings, first (ipc_config) */
 	IPC_ATTEMPT = 5, /* child -> parent: a tarpit session asks (ipc_event
 			    with its session) */
-	IPC_VERDICT = 6  /* parent -> child: the answer (ipc_verdict) */
+	IPC_VERDICT = 6, /* parent -> child: the answer (ipc_verdict) */
+	IPC_CAPS = 7     /* parent -> child: what the tarpit's EHLO lists,
+			    learnt from the MTA's (ipc_caps) */
 };
 
 struct ipc_event {
@@ -94,6 +96,11 @@ struct ipc_config {
 	struct sensor_config sensor;
 };
 
+struct ipc_caps {
+	uint8_t starttls; /* list STARTTLS */
+	char capabilities[256]; /* ','-separated, as the config's */
+};
+
 struct ipc_record {
 	uint16_t version; /* IPC_VERSION */
 	uint16_t type;    /* enum ipc_type */
@@ -104,6 +111,7 @@ struct ipc_record {
 		struct ipc_log log;
 		struct ipc_config config;
 		struct ipc_verdict verdict;
+		struct ipc_caps caps;
 	} u;
 };
 

@@ -273,6 +273,8 @@ spawn(struct gateway *gw, char *err)
 	gw->child_sock = sv[0];
 	gw->child_since = loop_wall_sec(gw->loop);
 	gw->child_starts++;
+	/* A new child lists what the last probe learnt of the MTA. */
+	handoff_send_caps(gw);
 	memset(&gw->child_stats, 0, sizeof(gw->child_stats));
 	r = loop_add_fd(gw->loop, sv[0], EPOLLIN, on_child_sock, gw);
 	if (r < 0) {

@@ -645,6 +645,14 @@ tarpit_verdict(struct tarpit *tp, uint64_t session,
 }
 
 void
+tarpit_set_ehlo(struct tarpit *tp, const char *caps, bool starttls)
+{
+	/* Every session's dialogue reads tp->cfg: the next EHLO says it. */
+	tp->cfg.capabilities = caps;
+	tp->cfg.offer_starttls = starttls;
+}
+
+void
 tarpit_set_handoff(struct tarpit *tp, uint32_t ms)
 {
 	tp->handoff_ms = ms;

@@ -223,6 +223,11 @@ typedef int tarpit_ask_fn(const struct tarpit_attempt *a, void *ctx);
 void tarpit_set_asker(struct tarpit *tarpit, tarpit_ask_fn *fn, void *ctx,
 		      uint32_t wait_ms);
 
+/* tarpit_set_ehlo - what EHLO lists from now on (caps borrowed, as in
+ * tarpit_config), STARTTLS or not: with the hand-off, what the MTA
+ * offers too. */
+void tarpit_set_ehlo(struct tarpit *tarpit, const char *caps, bool starttls);
+
 /* tarpit_set_handoff - a hand-off's replay (a verdict with a connection)
  * takes at most ms, else the client hears the plain deferral. */
 void tarpit_set_handoff(struct tarpit *tarpit, uint32_t ms);

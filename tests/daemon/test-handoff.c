@@ -102,6 +102,40 @@ test_reply_whole(void)
 	CHECK_INT(smtp_reply_whole("25\r\n", 4, &code), 0);
 }
 
+/* The tarpit's EHLO lists what the MTA offers too, SIZE with its limit. */
+static void
+test_common_caps(void)
+{
+	static const char postfix[] =
+		"250-mx.test.example\r\n250-PIPELINING\r\n250-SIZE 10240000\r\n"
+		"250-VRFY\r\n250-ETRN\r\n250-STARTTLS\r\n"
+		"250-ENHANCEDSTATUSCODES\r\n250-8BITMIME\r\n250-DSN\r\n"
+		"250-SMTPUTF8\r\n250 CHUNKING\r\n";
+	static const char bare[] = "250-sizeless.test\r\n250-size\r\n"
+				   "250 PIPELINING-X\r\n";
+	static const char mine[] =
+		"PIPELINING, SIZE 52428800, 8BITMIME, ENHANCEDSTATUSCODES";
+	char out[256];
+	bool tls;
+
+	handoff_common_caps(mine, postfix, strlen(postfix), out, sizeof(out),
+			    &tls);
+	CHECK_STR(out, "PIPELINING, SIZE 10240000, 8BITMIME, "
+		       "ENHANCEDSTATUSCODES");
+	CHECK(tls);
+	/* A keyword is a whole word (PIPELINING-X is not PIPELINING), in
+	 * any case; the greeting's host is not a keyword. */
+	handoff_common_caps("PIPELINING, SIZE 52428800, SIZELESS.TEST",
+			    bare, strlen(bare), out, sizeof(out), &tls);
+	CHECK_STR(out, "size");
+	CHECK(!tls);
+	handoff_common_caps(mine, "250 mx\r\n", 8, out, sizeof(out), &tls);
+	CHECK_STR(out, "");
+	/* Cut at a whole keyword when out is small. */
+	handoff_common_caps(mine, postfix, strlen(postfix), out, 16, &tls);
+	CHECK_STR(out, "PIPELINING");
+}
+
 int
 main(void)
 {
@@ -109,5 +143,6 @@ main(void)
 	RUN(test_proxy_v2_ipv6);
 	RUN(test_xtext);
 	RUN(test_reply_whole);
+	RUN(test_common_caps);
 	return 0;
 }

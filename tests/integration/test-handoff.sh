@@ -28,7 +28,7 @@ netns_link client 2001:db8:5::10/64 gw 2001:db8:5::1/64 \
 	2001:db8:6::10/64 2001:db8:6::1/64 2001:db8:7::10/64 2001:db8:7::1/64 \
 	2001:db8:8::10/64 2001:db8:8::1/64 2001:db8:9::10/64 2001:db8:9::1/64 \
 	2001:db8:a::10/64 2001:db8:a::1/64 2001:db8:b::10/64 2001:db8:b::1/64 \
-	2001:db8:c::10/64 2001:db8:c::1/64
+	2001:db8:c::10/64 2001:db8:c::1/64 2001:db8:d::10/64 2001:db8:d::1/64
 session() { nsx client python3 "$here/../lib/smtp-session.py" "$@"; }
 
 tls=$NETNS_TMP/tls
@@ -47,11 +47,12 @@ smtpd_tls_cert_file = $tls/cert.pem
 smtpd_tls_key_file = $tls/key.pem
 smtpd_tls_loglevel = 1"
 # (smtpd_delay_reject = no there: the sender is refused at MAIL, a fault
-# of the replay.)
+# of the replay; and it does not offer 8BITMIME, which the tarpit then
+# must not offer either.)
 # A second PROXY listener on the gateway's outside address, as an MTA
 # behind a router has it: greygate's table keeps everyone else out.
 cat >>"$(postfix_dir mx)/master.cf" <<'CF'
-127.0.0.1:10025 inet n - n - - smtpd -o smtpd_upstream_proxy_protocol=haproxy -o smtpd_delay_reject=no
+127.0.0.1:10025 inet n - n - - smtpd -o smtpd_upstream_proxy_protocol=haproxy -o smtpd_delay_reject=no -o smtpd_discard_ehlo_keywords=8bitmime
 203.0.113.1:10025 inet n - n - - smtpd -o smtpd_upstream_proxy_protocol=haproxy
 CF
 postfix_start mx
@@ -111,6 +112,16 @@ send() { # INSTANCE SUBJECT
 	printf 'Subject: %s\n\nhello\n' "$2" |
 		nsx sender /usr/sbin/sendmail -C "$(postfix_dir "$1")" -f alice@sender.test bob@example.org
 }
+
+# --- the tarpit's EHLO lists only what the MTA offers too ---
+wait_for 10 grep "hand-off: the MTA at 127.0.0.1:10025 offers STARTTLS: yes; the tarpit's EHLO lists: PIPELINING, SIZE 10240000, ENHANCEDSTATUSCODES, STARTTLS" "$log" >/dev/null ||
+	{ cat "$log"; fail "the MTA's EHLO was not learnt"; }
+nsx client swaks --server 2001:db8:5::1 --local-interface 2001:db8:d::10 --quit-after EHLO \
+	--helo ehlo.test >"$NETNS_TMP/ehlo.log" 2>&1 || true
+grep "^<-  250-SIZE 10240000" "$NETNS_TMP/ehlo.log" >/dev/null || { cat "$NETNS_TMP/ehlo.log"; fail "EHLO: no SIZE of the MTA's"; }
+grep "^<-  250 STARTTLS" "$NETNS_TMP/ehlo.log" >/dev/null || { cat "$NETNS_TMP/ehlo.log"; fail "EHLO: no STARTTLS"; }
+! grep "8BITMIME" "$NETNS_TMP/ehlo.log" >/dev/null || fail "EHLO: 8BITMIME, which the MTA does not offer"
+echo "ok: the tarpit's EHLO lists what the MTA offers: its SIZE, no 8BITMIME"
 
 # --- IPv4: one 451, then the retry that passes is delivered ---
 t0=$(date +%s)
@@ -232,6 +243,8 @@ fails_then_returns() { # SRC WHAT
 }
 restart "mode = proxy-v2
 address = 127.0.0.1:10026"
+wait_for 10 grep "hand-off: the MTA at 127.0.0.1:10026 cannot be asked its EHLO: .*Connection refused" "$log" >/dev/null ||
+	fail "refused: the probe did not say so"
 fails_then_returns 2001:db8:8::10 refused
 grep -q "2001:db8:8::10: hand-off to 127.0.0.1:10026: Connection refused; the client hears 451 and comes back" "$log" ||
 	fail "refused: not logged"
