@@ -58,7 +58,13 @@ struct gateway {
 	uint64_t drops_warned_at_count;
 	int64_t drops_warned;
 	uint64_t records_bad;
-	uint64_t verdicts_unsent; /* the child's socket was full */
+	uint64_t verdicts_unsent; /* lost: no child, or the queue full */
+	/* verdicts waiting for room in the child's socket, a ring */
+	struct queued_verdict {
+		uint64_t session;
+		struct tarpit_verdict v; /* its handoff_fd held until sent */
+	} *vq;
+	size_t vq_head, vq_len, vq_size;
 	/* hand-offs under way (handoff.c) */
 	struct handoff *handoffs;
 	uint64_t handoffs_started, handoffs_failed;

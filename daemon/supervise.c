@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -24,9 +25,28 @@
 /* A child that lived this long was healthy: restart the next one soon. */
 #define CHILD_HEALTHY_SEC 60
 
+/* Verdicts waiting for room in the child's socket (it takes at most
+ * net.unix.max_dgram_qlen records at a time): at most this many, then
+ * they are lost (the session times out to the plain 451). */
+#define VERDICTS_QUEUED_MAX 65536
+
+static void
+drop_queued_verdicts(struct gateway *gw)
+{
+	for (; gw->vq_len; gw->vq_len--) {
+		struct queued_verdict *q = &gw->vq[gw->vq_head];
+
+		if (q->v.handoff_fd >= 0)
+			close(q->v.handoff_fd);
+		gw->verdicts_unsent++;
+		gw->vq_head = (gw->vq_head + 1) % gw->vq_size;
+	}
+}
+
 static void
 close_child_sock(struct gateway *gw)
 {
+	drop_queued_verdicts(gw);
 	if (gw->child_sock < 0)
 		return;
 	loop_del_fd(gw->loop, gw->child_sock);
@@ -88,9 +108,11 @@ on_attempt(struct gateway *gw, const struct ipc_event *e)
 	supervise_send_verdict(gw, e->session, &v);
 }
 
-void
-supervise_send_verdict(struct gateway *gw, uint64_t session,
-		       const struct tarpit_verdict *v)
+/* One verdict to the child, with its connection to the MTA if any.
+ * Return: 0, -EAGAIN (no room now), or another -errno. */
+static int
+send_verdict_now(struct gateway *gw, uint64_t session,
+		 const struct tarpit_verdict *v)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -113,9 +135,77 @@ supervise_send_verdict(struct gateway *gw, uint64_t session,
 		cm->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(cm), &v->handoff_fd, sizeof(int));
 	}
-	if (gw->child_sock < 0 ||
-	    sendmsg(gw->child_sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) !=
-		    sizeof(rec))
+	if (sendmsg(gw->child_sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) !=
+	    sizeof(rec))
+		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN
+							       : -errno;
+	return 0;
+}
+
+/* Sends what waits, in order, as far as the socket takes it; watches
+ * for room while some is left. */
+static void
+flush_verdicts(struct gateway *gw)
+{
+	while (gw->vq_len) {
+		struct queued_verdict *q = &gw->vq[gw->vq_head];
+		int r = send_verdict_now(gw, q->session, &q->v);
+
+		if (r == -EAGAIN)
+			break;
+		if (r < 0)
+			gw->verdicts_unsent++;
+		if (q->v.handoff_fd >= 0)
+			close(q->v.handoff_fd);
+		gw->vq_head = (gw->vq_head + 1) % gw->vq_size;
+		gw->vq_len--;
+	}
+	if (gw->child_sock >= 0)
+		loop_mod_fd(gw->loop, gw->child_sock,
+			    EPOLLIN | (gw->vq_len ? EPOLLOUT : 0));
+}
+
+/* Room for one more at the queue's end, or NULL (full: lost). */
+static struct queued_verdict *
+queue_verdict(struct gateway *gw)
+{
+	if (gw->vq_len == gw->vq_size) {
+		size_t size = gw->vq_size ? gw->vq_size * 2 : 256;
+		struct queued_verdict *q;
+
+		if (size > VERDICTS_QUEUED_MAX ||
+		    !(q = malloc(size * sizeof(*q))))
+			return NULL;
+		for (size_t i = 0; i < gw->vq_len; i++)
+			q[i] = gw->vq[(gw->vq_head + i) % gw->vq_size];
+		free(gw->vq);
+		gw->vq = q;
+		gw->vq_head = 0;
+		gw->vq_size = size;
+	}
+	return &gw->vq[(gw->vq_head + gw->vq_len++) % gw->vq_size];
+}
+
+void
+supervise_send_verdict(struct gateway *gw, uint64_t session,
+		       const struct tarpit_verdict *v)
+{
+	struct queued_verdict *q;
+	int r = -EAGAIN;
+
+	if (gw->child_sock < 0) {
+		r = -ENOTCONN;
+	} else if (!gw->vq_len) {
+		r = send_verdict_now(gw, session, v);
+	}
+	if (r == -EAGAIN && (q = queue_verdict(gw))) {
+		/* It goes when there is room (the descriptor with it). */
+		q->session = session;
+		q->v = *v;
+		flush_verdicts(gw);
+		return;
+	}
+	if (r < 0)
 		gw->verdicts_unsent++;
 	/* The child has its own copy now (or nobody will). */
 	if (v->handoff_fd >= 0)
@@ -143,6 +233,10 @@ on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 	struct gateway *gw = ctx;
 	struct ipc_record rec;
 
+	if (events & EPOLLOUT)
+		flush_verdicts(gw);
+	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		return;
 	for (int i = 0; i < 256; i++) {
 		ssize_t n = recv(fd, &rec, sizeof(rec), MSG_DONTWAIT);
 
@@ -393,6 +487,10 @@ void
 supervise_stop(struct gateway *gw)
 {
 	end_child(gw);
+	drop_queued_verdicts(gw);
+	free(gw->vq);
+	gw->vq = NULL;
+	gw->vq_size = 0;
 	if (gw->restart.fn)
 		loop_timer_cancel(gw->loop, &gw->restart);
 }

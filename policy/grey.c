@@ -524,8 +524,8 @@ on_rcpt(struct grey *grey, int64_t now, const struct grey_addr *addr,
 		return 0;
 	}
 	/* An exempt recipient is greylisted like any other for now: a pass
-	 * would open the client's /24 to every recipient (the hand-off
-	 * will deliver it alone). */
+	 * would open the client's /24 to every recipient (delivering it
+	 * alone needs a hand-off that stays in the session). */
 	return triplet_step(grey, now, s, rc, out);
 }
 

@@ -36,11 +36,6 @@ struct dir {
 	size_t held_bytes;
 };
 
-/* Where a flow's parser state starts, in the flow's allocation. */
-#define FLOW_CONV_OFFSET                                                       \
-	((sizeof(struct flow) + _Alignof(max_align_t) - 1) &                   \
-	 ~(_Alignof(max_align_t) - 1))
-
 /* The bucket table grows with the flows open (one bucket a flow), not
  * with max_flows: a table sized for the cap is megabytes that every
  * packet's lookup misses the cache on. */
@@ -56,10 +51,13 @@ struct flow {
 	uint8_t client[16], server[16];
 	uint16_t client_port, server_port;
 	struct dir dir[2]; /* 0: client to server, 1: server to client */
-	struct smtp_conv *conv; /* NULL once skipped */
+	/* Its parser, made with the first bytes to parse (a tarpit flow,
+	 * known by the banner, never has one). */
+	struct smtp_conv *conv;
 	struct timeval last;
 	enum sensor_path path;
 	bool path_known;
+	bool from_start; /* it began with the client's SYN */
 	bool skip; /* the tarpit's: it speaks for its sessions itself */
 };
 
@@ -322,6 +320,7 @@ flow_end(struct sensor *s, struct flow *f, bool report)
 	s->quiet = !report || f->skip;
 	if (f->conv)
 		smtp_conv_end(f->conv);
+	free(f->conv);
 	flow_emit(f, SENSOR_EV_CLOSE, 0, "", "", "");
 	s->quiet = false;
 	dir_release(s, &f->dir[0]);
@@ -358,20 +357,16 @@ flow_find(struct sensor *s, const struct segment *seg, bool to_server)
 		s->counters.flows_evicted++;
 		flow_end(s, s->lru_head, true);
 	}
-	/* The flow and its parser in one allocation. */
-	f = malloc(FLOW_CONV_OFFSET + smtp_conv_size());
+	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
-	memset(f, 0, sizeof(*f));
 	f->sensor = s;
 	f->family = seg->family;
 	memcpy(f->client, client, n);
 	memcpy(f->server, server, n);
 	f->client_port = cport;
 	f->server_port = sport;
-	f->conv = smtp_conv_init((char *)f + FLOW_CONV_OFFSET, &s->counters,
-				 (seg->flags & TCP_SYN) && to_server,
-				 on_conv_event, f);
+	f->from_start = (seg->flags & TCP_SYN) && to_server;
 	if (s->nflows >= s->nbuckets && s->nbuckets < FLOW_BUCKETS_MAX)
 		buckets_grow(s);
 	f->hash = h;
@@ -386,36 +381,22 @@ flow_find(struct sensor *s, const struct segment *seg, bool to_server)
 }
 
 /* A tarpit flow: the tarpit tells its sessions itself, so the flow keeps
- * only what it takes to know its packets until it ends: its parser and
- * buffers go, and the allocation shrinks to the flow alone. Returns the
- * flow where it now is. */
-static struct flow *
+ * only what it takes to know its packets until it ends: its parser (if
+ * the client spoke first) and buffers go. */
+static void
 flow_skip(struct sensor *s, struct flow *f)
 {
-	struct flow **pp = flow_bucket(s, f->hash), *g;
-
-	s->quiet = true;
-	smtp_conv_end(f->conv);
-	s->quiet = false;
-	f->conv = NULL;
+	if (f->conv) {
+		s->quiet = true;
+		smtp_conv_end(f->conv);
+		s->quiet = false;
+		free(f->conv);
+		f->conv = NULL;
+	}
 	f->skip = true;
 	dir_release(s, &f->dir[0]);
 	dir_release(s, &f->dir[1]);
 	s->counters.tarpit_flows++;
-	/* Out of the table and the idle order while it moves. */
-	while (*pp && *pp != f)
-		pp = &(*pp)->hash_next;
-	if (*pp)
-		*pp = f->hash_next;
-	lru_unlink(s, f);
-	g = realloc(f, sizeof(*f));
-	if (g)
-		f = g;
-	pp = flow_bucket(s, f->hash);
-	f->hash_next = *pp;
-	*pp = f;
-	lru_append(s, f);
-	return f;
 }
 
 /* --- reassembly --- */
@@ -423,18 +404,37 @@ flow_skip(struct sensor *s, struct flow *f)
 static void
 deliver(struct flow *f, int d, const uint8_t *data, size_t len)
 {
-	if (len == 0 || smtp_conv_is_done(f->conv))
+	if (len == 0)
 		return;
-	if (d == 0) {
-		smtp_conv_client(f->conv, data, len);
-		return;
-	}
 	/* The server's first bytes (the banner): whoever sent them holds the
 	 * connection now, so the path is known for sure, and sensor_expire
-	 * can tell a tarpit flow that outlived its connection. */
-	if (!f->path_known)
+	 * can tell a tarpit flow that outlived its connection. A tarpit's
+	 * flow is skipped (on_segment), never parsed. */
+	if (d == 1 && !f->path_known)
 		flow_path(f);
-	smtp_conv_server(f->conv, data, len);
+	if (f->path_known && f->path == SENSOR_PATH_TARPIT)
+		return;
+	if (!f->conv) {
+		f->conv = malloc(smtp_conv_size());
+		if (!f->conv)
+			return;
+		smtp_conv_init(f->conv, &f->sensor->counters, f->from_start,
+			       on_conv_event, f);
+	}
+	if (smtp_conv_is_done(f->conv))
+		return;
+	if (d == 0)
+		smtp_conv_client(f->conv, data, len);
+	else
+		smtp_conv_server(f->conv, data, len);
+}
+
+/* A gap in one direction: the parser (if there is one yet) resyncs. */
+static void
+gap(struct flow *f, int d)
+{
+	if (f->conv)
+		smtp_conv_gap(f->conv, d == 0);
 }
 
 /* In-order bytes from seq on: trims what was already delivered. */
@@ -522,11 +522,11 @@ reassemble(struct flow *f, int d, const struct segment *seg)
 			return;
 		/* No room to wait for the missing bytes: skip them, and
 		 * let the parser find the next line. */
-		smtp_conv_gap(f->conv, d == 0);
+		gap(f, d);
 		dr->next_seq = dr->held ? dr->held->seq : seg->seq;
 		drain_held(f, d);
 		if ((int32_t)(seg->seq - dr->next_seq) > 0) {
-			smtp_conv_gap(f->conv, d == 0);
+			gap(f, d);
 			dr->next_seq = seg->seq;
 		}
 	}
@@ -566,7 +566,7 @@ on_segment(struct sensor *s, const struct timeval *ts,
 	if (!f->skip) {
 		reassemble(f, d, seg);
 		if (f->path_known && f->path == SENSOR_PATH_TARPIT)
-			f = flow_skip(s, f);
+			flow_skip(s, f);
 	}
 	if (seg->flags & TCP_RST) {
 		flow_end(s, f, true);

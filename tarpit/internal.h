@@ -47,7 +47,9 @@ struct conn {
 	uint8_t discarding; /* inside an over-long line */
 	uint8_t reached_rcpt;
 	uint8_t addr[16];
-	char in[TARPIT_LINE_MAX];
+	/* What it sent, not yet a whole line: TARPIT_LINE_MAX bytes, made
+	 * when it first sends (a bot held after the banner has none). */
+	char *in;
 };
 
 struct recent {
@@ -81,6 +83,8 @@ struct tarpit {
 
 /* server.c */
 void conn_close(struct conn *c);
+/* conn_room - c->in made if it is not yet. Return: false (no memory). */
+bool conn_room(struct conn *c);
 bool conn_send(struct conn *c, const char *buf, size_t len);
 void conn_arm_timer(struct conn *c);
 

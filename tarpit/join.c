@@ -123,7 +123,8 @@ start_joined(struct conn *c)
 	struct tarpit *tp = c->tp;
 
 	j->step = J_JOINED;
-	memcpy(j->up.data, c->in, c->in_len);
+	if (c->in_len)
+		memcpy(j->up.data, c->in, c->in_len);
 	j->up.len = c->in_len;
 	c->in_len = 0;
 	tp->counters.handoffs_joined++;
@@ -292,11 +293,15 @@ on_client(struct loop *loop, int fd, uint32_t events, void *ctx)
 		conn_close(c);
 		return;
 	}
-	if (c->in_len == sizeof(c->in)) {
+	if (c->in_len == TARPIT_LINE_MAX) {
 		loop_mod_fd(loop, fd, 0);
 		return;
 	}
-	n = recv(fd, c->in + c->in_len, sizeof(c->in) - c->in_len,
+	if (!conn_room(c)) {
+		conn_close(c);
+		return;
+	}
+	n = recv(fd, c->in + c->in_len, TARPIT_LINE_MAX - c->in_len,
 	         MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;

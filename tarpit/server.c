@@ -158,6 +158,7 @@ conn_close(struct conn *c)
 	free(c->sender);
 	free(c->rcpt);
 	free(c->rcpt_line);
+	free(c->in);
 	loop_timer_cancel(tp->loop, &c->timer);
 	loop_del_fd(tp->loop, c->fd);
 	close(c->fd);
@@ -236,6 +237,14 @@ send_reply(int fd, const char *buf, size_t len)
 		n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
 	return n == (ssize_t)len;
+}
+
+bool
+conn_room(struct conn *c)
+{
+	if (!c->in)
+		c->in = malloc(TARPIT_LINE_MAX);
+	return c->in != NULL;
 }
 
 bool
@@ -513,6 +522,8 @@ conn_process(struct conn *c)
 	bool paused = false;
 	int lines = 0;
 
+	if (!c->in_len)
+		return 0;
 	for (size_t i = 0; i < c->in_len && !paused; i++) {
 		size_t len;
 		int r;
@@ -565,7 +576,7 @@ conn_process(struct conn *c)
 	}
 	memmove(c->in, c->in + start, c->in_len - start);
 	c->in_len = (uint16_t)(c->in_len - start);
-	if (c->in_len == sizeof(c->in) && !c->out && !c->dlg.asking) {
+	if (c->in_len == TARPIT_LINE_MAX && !c->out && !c->dlg.asking) {
 		/* No CRLF within the limit: drop what we have and answer 500
 		 * when the line finally ends. */
 		c->in_len = 0;
@@ -673,7 +684,7 @@ on_conn_ready(struct loop *loop, int fd, uint32_t events, void *ctx)
 		return;
 	}
 	/* Paused with the buffer full: stop reading until it drains. */
-	if ((c->out || c->dlg.asking) && c->in_len == sizeof(c->in)) {
+	if ((c->out || c->dlg.asking) && c->in_len == TARPIT_LINE_MAX) {
 		loop_mod_fd(loop, fd, 0);
 		return;
 	}
@@ -686,7 +697,11 @@ on_conn_ready(struct loop *loop, int fd, uint32_t events, void *ctx)
 		if (n > 0)
 			c->dlg.skip_bytes -= (uint32_t)n;
 	} else {
-		n = recv(fd, c->in + c->in_len, sizeof(c->in) - c->in_len,
+		if (!conn_room(c)) {
+			conn_close(c);
+			return;
+		}
+		n = recv(fd, c->in + c->in_len, TARPIT_LINE_MAX - c->in_len,
 			 MSG_DONTWAIT);
 		if (n > 0)
 			c->in_len = (uint16_t)(c->in_len + n);

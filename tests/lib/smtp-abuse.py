@@ -29,6 +29,11 @@
 #                       stuttering server, then a reset: prints "ok"
 #   dribble HOST EVERY  one byte of a command every EVERY s, never a whole
 #                       line; prints "closed after T s"
+#   burst HOST N SRC... N sessions at once (from the sources in turn), each
+#                       EHLO, MAIL and RCPT in one write, all written before
+#                       any reply is read: their questions reach greygated
+#                       together; prints the RCPT replies by code ("451=N")
+#                       and the slowest, "slowest=T"
 import socket
 import os
 import sys
@@ -349,6 +354,46 @@ def dribble(host, every):
     print("closed after %.1f s" % (time.time() - start))
 
 
+def burst(host, n, sources):
+    import selectors
+    sel = selectors.DefaultSelector()
+    conns = []
+    for i in range(n):
+        fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+        s = socket.socket(fam, socket.SOCK_STREAM)
+        s.bind((sources[i % len(sources)], 0))
+        s.connect((host, PORT))
+        conns.append(s)
+    t0 = time.monotonic()
+    for i, s in enumerate(conns):
+        s.sendall(b"EHLO burst.test\r\nMAIL FROM:<burst%d@a.test>\r\n"
+                  b"RCPT TO:<bob@example.org>\r\n" % i)
+        s.setblocking(False)
+        sel.register(s, selectors.EVENT_READ, [b"", 0])
+    codes, slowest, left = {}, 0.0, n
+    while left and time.monotonic() - t0 < 30:
+        for key, _ in sel.select(timeout=1):
+            st = key.data
+            try:
+                chunk = key.fileobj.recv(65536)
+            except OSError:
+                chunk = b""
+            st[0] += chunk
+            lines = st[0].split(b"\r\n")
+            finals = [l for l in lines[:-1] if l[3:4] == b" "]
+            # banner, EHLO, MAIL, then the RCPT's
+            if len(finals) >= 4 or not chunk:
+                code = finals[3][:3].decode() if len(finals) >= 4 else "none"
+                codes[code] = codes.get(code, 0) + 1
+                slowest = max(slowest, time.monotonic() - t0)
+                sel.unregister(key.fileobj)
+                key.fileobj.close()
+                left -= 1
+    codes["none"] = codes.get("none", 0) + left
+    print(" ".join("%s=%d" % kv for kv in sorted(codes.items()) if kv[1]),
+          "slowest=%.2f" % slowest)
+
+
 mode, host = sys.argv[1], sys.argv[2]
 if mode == "garbage":
     garbage(host)
@@ -374,6 +419,8 @@ elif mode == "goodmany":
     goodmany(host, int(sys.argv[3]))
 elif mode == "dribble":
     dribble(host, float(sys.argv[3]))
+elif mode == "burst":
+    burst(host, int(sys.argv[3]), sys.argv[4:])
 elif mode == "pipeflood":
     pipeflood(host, int(sys.argv[3]))
 else:

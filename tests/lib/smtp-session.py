@@ -17,38 +17,16 @@
 #   vanish SRC HOST                EHLO, MAIL, RCPT and close at once,
 #                                  before any answer
 import os
-import socket
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from smtpclient import Connection  # noqa: E402
 
 SENDER = os.environ.get("SMTP_SENDER", "alice@client.test").encode()
 
 
-class Session:
-    def __init__(self, src, host):
-        fam = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self.s = socket.socket(fam, socket.SOCK_STREAM)
-        self.s.settimeout(20)
-        self.s.bind((src, 0))
-        self.s.connect((host, 25))
-        self.buf = b""
-
-    def reply(self):
-        """One whole reply: its last line, as text."""
-        while True:
-            while b"\r\n" in self.buf:
-                line, self.buf = self.buf.split(b"\r\n", 1)
-                if len(line) == 3 or line[3:4] == b" ":
-                    return line.decode(errors="replace")
-            chunk = self.s.recv(4096)
-            if not chunk:
-                return "EOF"
-            self.buf += chunk
-
-    def cmd(self, line):
-        self.s.sendall(line + b"\r\n")
-        return self.reply()
-
+class Session(Connection):
     def expect(self, what, reply, code):
         print(what, reply)
         if not reply.startswith(code):
