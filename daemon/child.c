@@ -35,6 +35,7 @@ struct child {
 	struct sensor_capture *cap;
 	struct tarpit *tarpit;
 	struct loop_timer tick;
+	struct loop_timer flush; /* the end of this turn: questions go up */
 	int sock;
 	bool parent_gone;
 	bool want_out; /* the socket is watched for room */
@@ -207,8 +208,17 @@ ask_parent(const struct tarpit_attempt *a, void *ctx)
 	if (!rec)
 		return -ENOMEM;
 	ipc_fill_attempt(rec, a);
-	flush_queue(c);
+	/* Sent at the end of this turn of the loop, with the others asked
+	 * in it: one system call for the lot. */
+	if (!loop_timer_is_armed(&c->flush))
+		loop_timer_arm(c->loop, &c->flush, loop_now_ms(c->loop));
 	return 0;
+}
+
+static void
+on_flush(struct loop *loop, struct loop_timer *t, void *ctx)
+{
+	flush_queue(ctx);
 }
 
 static bool
@@ -394,6 +404,7 @@ child_setup(struct child *c)
 			return -EIO;
 	sensor_set_tarpit_hook(c->sensor, tarpit_holds_hook, c);
 	loop_timer_init(&c->tick, on_tick, c);
+	loop_timer_init(&c->flush, on_flush, c);
 	if (loop_add_fd(c->loop, sensor_capture_fd(c->cap), EPOLLIN,
 			on_capture, c) < 0 ||
 	    loop_add_fd(c->loop, c->sock, EPOLLIN, on_parent, c) < 0 ||

@@ -65,6 +65,8 @@ struct gateway {
 		struct tarpit_verdict v; /* its handoff_fd held until sent */
 	} *vq;
 	size_t vq_head, vq_len, vq_size;
+	bool verdicts_batching; /* queued, sent at the batch's end */
+	bool vq_watching;       /* the child's socket watched for room */
 	/* hand-offs under way (handoff.c) */
 	struct handoff *handoffs;
 	uint64_t handoffs_started, handoffs_failed;

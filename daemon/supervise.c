@@ -52,6 +52,7 @@ close_child_sock(struct gateway *gw)
 	loop_del_fd(gw->loop, gw->child_sock);
 	close(gw->child_sock);
 	gw->child_sock = -1;
+	gw->vq_watching = false;
 }
 
 /* A capture that loses packets (its ring full: a burst, or a child short
@@ -142,27 +143,74 @@ send_verdict_now(struct gateway *gw, uint64_t session,
 	return 0;
 }
 
-/* Sends what waits, in order, as far as the socket takes it; watches
- * for room while some is left. */
+/* Sends what waits, in order and up to 64 a system call, as far as the
+ * socket takes it; watches for room while some is left. */
 static void
 flush_verdicts(struct gateway *gw)
 {
-	while (gw->vq_len) {
-		struct queued_verdict *q = &gw->vq[gw->vq_head];
-		int r = send_verdict_now(gw, q->session, &q->v);
+	enum { BATCH = 64 };
+	static struct ipc_record recs[BATCH];
+	static union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control[BATCH];
+	struct mmsghdr msgs[BATCH];
+	struct iovec iov[BATCH];
 
-		if (r == -EAGAIN)
+	while (gw->vq_len && gw->child_sock >= 0) {
+		unsigned n = 0;
+		int sent;
+
+		for (; n < BATCH && n < gw->vq_len; n++) {
+			struct queued_verdict *q =
+				&gw->vq[(gw->vq_head + n) % gw->vq_size];
+			struct msghdr *m = &msgs[n].msg_hdr;
+
+			ipc_fill_verdict(&recs[n], q->session, &q->v);
+			iov[n] = (struct iovec){&recs[n], sizeof(recs[n])};
+			memset(&msgs[n], 0, sizeof(msgs[n]));
+			m->msg_iov = &iov[n];
+			m->msg_iovlen = 1;
+			if (q->v.handoff_fd >= 0) {
+				struct cmsghdr *cm;
+
+				memset(&control[n], 0, sizeof(control[n]));
+				m->msg_control = control[n].buf;
+				m->msg_controllen = sizeof(control[n].buf);
+				cm = CMSG_FIRSTHDR(m);
+				cm->cmsg_level = SOL_SOCKET;
+				cm->cmsg_type = SCM_RIGHTS;
+				cm->cmsg_len = CMSG_LEN(sizeof(int));
+				memcpy(CMSG_DATA(cm), &q->v.handoff_fd,
+				       sizeof(int));
+			}
+		}
+		sent = sendmmsg(gw->child_sock, msgs, n,
+				MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
-		if (r < 0)
+		/* A failure other than no room: the first is lost. */
+		if (sent < 0) {
 			gw->verdicts_unsent++;
-		if (q->v.handoff_fd >= 0)
-			close(q->v.handoff_fd);
-		gw->vq_head = (gw->vq_head + 1) % gw->vq_size;
-		gw->vq_len--;
+			sent = 1;
+		}
+		for (int i = 0; i < sent; i++) {
+			struct queued_verdict *q = &gw->vq[gw->vq_head];
+
+			/* The child has its own copy now. */
+			if (q->v.handoff_fd >= 0)
+				close(q->v.handoff_fd);
+			gw->vq_head = (gw->vq_head + 1) % gw->vq_size;
+			gw->vq_len--;
+		}
+		if ((unsigned)sent < n)
+			break;
 	}
-	if (gw->child_sock >= 0)
+	if (gw->child_sock >= 0 && gw->vq_watching != (gw->vq_len > 0)) {
+		gw->vq_watching = gw->vq_len > 0;
 		loop_mod_fd(gw->loop, gw->child_sock,
-			    EPOLLIN | (gw->vq_len ? EPOLLOUT : 0));
+			    EPOLLIN | (gw->vq_watching ? EPOLLOUT : 0));
+	}
 }
 
 /* Room for one more at the queue's end, or NULL (full: lost). */
@@ -195,14 +243,16 @@ supervise_send_verdict(struct gateway *gw, uint64_t session,
 
 	if (gw->child_sock < 0) {
 		r = -ENOTCONN;
-	} else if (!gw->vq_len) {
+	} else if (!gw->vq_len && !gw->verdicts_batching) {
 		r = send_verdict_now(gw, session, v);
 	}
 	if (r == -EAGAIN && (q = queue_verdict(gw))) {
-		/* It goes when there is room (the descriptor with it). */
+		/* It goes with its batch, or when there is room (the
+		 * descriptor with it). */
 		q->session = session;
 		q->v = *v;
-		flush_verdicts(gw);
+		if (!gw->verdicts_batching)
+			flush_verdicts(gw);
 		return;
 	}
 	if (r < 0)
@@ -237,13 +287,16 @@ on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 		flush_verdicts(gw);
 	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 		return;
+	/* The verdicts of this batch go down together at its end. */
+	gw->verdicts_batching = true;
 	for (int i = 0; i < 256; i++) {
 		ssize_t n = recv(fd, &rec, sizeof(rec), MSG_DONTWAIT);
 
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return;
+			break;
 		if (n <= 0) {
 			/* The child is gone; SIGCHLD tells how. */
+			gw->verdicts_batching = false;
 			close_child_sock(gw);
 			return;
 		}
@@ -273,6 +326,8 @@ on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 			break;
 		}
 	}
+	gw->verdicts_batching = false;
+	flush_verdicts(gw);
 }
 
 int
