@@ -13,6 +13,7 @@
 #include "control.h"
 #include "gateway-int.h"
 #include "json.h"
+#include "policy_door.h"
 #include "log.h"
 #include "report.h"
 
@@ -98,9 +99,11 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 	const struct ipc_stats *cs = &gw->child_stats;
 	int64_t now = loop_wall_sec(gw->loop);
 	struct set_sizes sz;
+	struct policy_door_stats ps;
 	char t[32];
 
 	set_sizes(gw, &sz);
+	policy_door_get_stats(gw->policy_door, &ps);
 	if (a->json) {
 		fprintf(out,
 			"{\"version\":\"%s\",\"since\":\"%s\",\"uptime\":%" PRId64
@@ -131,7 +134,11 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 			",\"verdicts_unsent\":%" PRIu64 "},\"handoff\":{\"mode\":"
 			"\"%s\",\"started\":%" PRIu64 ",\"not_opened\":%" PRIu64
 			",\"joined\":%" PRIu64 ",\"replay_failed\":%" PRIu64
-			",\"open\":%u},\"sensor\":{\"packets\":"
+			",\"open\":%u},\"policy\":{\"listen\":\"%s\","
+			"\"connections\":%" PRIu64 ",\"open\":%" PRIu64
+			",\"requests\":%" PRIu64 ",\"deferred\":%" PRIu64
+			",\"malformed\":%" PRIu64 ",\"refused\":%" PRIu64
+			"},\"sensor\":{\"packets\":"
 			"%" PRIu64 ",\"flows\":%" PRIu64 ",\"flows_open\":%" PRIu64
 			",\"rcpts\":%" PRIu64
 			",\"pcap_dropped\":%" PRIu64 ",\"events_dropped\":%" PRIu64
@@ -150,14 +157,20 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 			gw->verdicts_unsent, config_handoff_mode_name(gw->cfg->handoff.mode),
 			gw->handoffs_started, gw->handoffs_failed,
 			cs->tarpit.handoffs_joined, cs->tarpit.handoffs_failed,
-			cs->tarpit.joined_open, cs->sensor.packets, cs->sensor.flows,
+			cs->tarpit.joined_open, gw->cfg->policy.listen,
+			ps.connections, ps.open, ps.requests, ps.deferred,
+			ps.malformed, ps.refused, cs->sensor.packets,
+			cs->sensor.flows,
 			cs->sensor.flows_open, cs->sensor.rcpts,
 			cs->pcap_dropped, cs->events_dropped);
 		return;
 	}
 	fprintf(out, "greygated %s, up %" PRId64 " s (since %s)\n",
 		GREYGATE_VERSION, now - gw->started, iso(gw->started, t));
-	if (gw->child_pid > 0)
+	if (!gw->cfg->gateway)
+		fprintf(out, "gateway:   off (the policy door alone: no child, "
+			     "no capture, no table)\n");
+	else if (gw->child_pid > 0)
 		fprintf(out, "child:     pid %d, up %" PRId64 " s, started %u "
 			     "time(s)\n",
 			(int)gw->child_pid, now - gw->child_since,
@@ -205,6 +218,15 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 			gw->handoffs_started, cs->tarpit.handoffs_joined,
 			cs->tarpit.joined_open, gw->handoffs_failed,
 			cs->tarpit.handoffs_failed);
+	if (gw->policy_door)
+		fprintf(out,
+			"policy:    on %s: %" PRIu64 " requests (%" PRIu64
+			" deferred), %" PRIu64 " connections (%" PRIu64
+			" open), %" PRIu64 " malformed, %" PRIu64 " refused\n",
+			gw->cfg->policy.listen, ps.requests, ps.deferred,
+			ps.connections, ps.open, ps.malformed, ps.refused);
+	else
+		fprintf(out, "policy:    off\n");
 	fprintf(out,
 		"sensor:    %" PRIu64 " packets, %" PRIu64 " flows (%" PRIu64
 		" open), %" PRIu64 " RCPTs, %" PRIu64

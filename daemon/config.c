@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -42,6 +43,8 @@ enum key_type {
 	K_HANDOFF,  /* uint8_t enum handoff_mode: off, proxy-v2, xclient */
 	K_ENDPOINT, /* an address and port: 127.0.0.1:10025, [::1]:10025 */
 	K_ADDR,     /* an IPv4 or IPv6 address, or "" */
+	K_LISTEN,   /* "", inet:127.0.0.1:10023, inet:[::1]:10023, unix:PATH */
+	K_TEXT,     /* printable text, blanks too */
 };
 
 struct key {
@@ -59,6 +62,7 @@ struct key {
 #define RESTART true
 
 static const struct key keys[] = {
+	{"gateway", "gateway", K_BOOL, F(gateway), 0, 0, RESTART, 0},
 	{"gateway", "interface", K_IFACE, F(interface), 1, 0, RESTART, 0},
 	{"gateway", "capture_buffer", K_BYTES, F(capture_buffer), 256 << 10,
 	 1024ull << 20, RESTART, 0},
@@ -133,6 +137,17 @@ static const struct key keys[] = {
 	{"handoff", "timeout", K_MS, F(handoff.timeout_ms), 1000, 60000,
 	 RESTART, 0},
 	{"handoff", "source", K_ADDR, F(handoff.source), 0, 0, RESTART, 0},
+
+	{"policy", "listen", K_LISTEN, F(policy.listen), 0, 0, RESTART, 0},
+	{"policy", "greylist_text", K_TEXT, F(policy.greylist_text), 1, 0,
+	 false, 0},
+	{"policy", "x_greylist_header", K_BOOL, F(policy.x_greylist_header), 0,
+	 0, false, 0},
+	{"policy", "test_time", K_BOOL, F(policy.test_time), 0, 0, false, 0},
+	{"policy", "max_connections", K_U32, F(policy.max_conns), 1, 100000,
+	 false, 0},
+	{"policy", "idle_timeout", K_MS, F(policy.idle_timeout_ms), 1000,
+	 3600000, false, 0},
 };
 
 #undef F
@@ -156,6 +171,7 @@ struct load_state {
 
 static int parse_endpoint(const char *text, struct handoff_config *h);
 static int parse_address(const char *text, struct sockaddr_storage *ss);
+static int parse_listen(const char *text, struct policy_config *p);
 
 /* Settings that follow from others, and pointers into cfg's buffers. */
 static void
@@ -167,6 +183,8 @@ config_derive(struct config *cfg)
 		parse_endpoint(cfg->handoff.address, &cfg->handoff);
 	if (cfg->handoff.source[0])
 		parse_address(cfg->handoff.source, &cfg->handoff.source_addr);
+	if (cfg->policy.listen[0])
+		parse_listen(cfg->policy.listen, &cfg->policy);
 	cfg->nft.handoff_family = 0;
 	if (cfg->handoff.mode == HANDOFF_PROXY_V2 && cfg->handoff.address[0]) {
 		const struct sockaddr_in *in = (const void *)&cfg->handoff.addr;
@@ -199,6 +217,7 @@ void
 config_defaults(struct config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->gateway = true;
 	snprintf(cfg->interface, sizeof(cfg->interface), "any");
 	snprintf(cfg->store_dir, sizeof(cfg->store_dir), "/var/lib/greygate");
 	snprintf(cfg->allow_dir, sizeof(cfg->allow_dir), "/etc/greygate/allow.d");
@@ -227,6 +246,13 @@ config_defaults(struct config *cfg)
 	snprintf(cfg->exempt[1], GREY_ADDR_MAX, "abuse@");
 	cfg->nexempt = 2;
 	cfg->handoff.timeout_ms = 10000;
+	snprintf(cfg->policy.greylist_text, sizeof(cfg->policy.greylist_text),
+		 "Greylisted, please try again in %%s seconds");
+	cfg->policy.x_greylist_header = true;
+	cfg->policy.max_conns = 200;
+	/* Postfix closes an idle policy connection after 300 s
+	 * (smtpd_policy_service_max_idle): ours outlasts it. */
+	cfg->policy.idle_timeout_ms = 600000;
 	config_derive(cfg);
 }
 
@@ -510,17 +536,17 @@ parse_address(const char *text, struct sockaddr_storage *ss)
 	return -EINVAL;
 }
 
-/* "198.51.100.1:10025" or "[2001:db8::1]:10025" into the handoff's
- * address (the text kept too, for messages). */
+/* "198.51.100.1:10025" or "[2001:db8::1]:10025" into ss. */
 static int
-parse_endpoint(const char *text, struct handoff_config *h)
+parse_host_port(const char *text, struct sockaddr_storage *ss,
+		socklen_t *len)
 {
 	char host[INET6_ADDRSTRLEN + 2];
 	const char *colon = strrchr(text, ':');
 	unsigned long long port;
 	size_t n;
 
-	if (!colon || strlen(text) >= sizeof(h->address))
+	if (!colon)
 		return -EINVAL;
 	n = (size_t)(colon - text);
 	if (n >= sizeof(host) ||
@@ -529,27 +555,62 @@ parse_endpoint(const char *text, struct handoff_config *h)
 		return -EINVAL;
 	memcpy(host, text, n);
 	host[n] = 0;
-	memset(&h->addr, 0, sizeof(h->addr));
+	memset(ss, 0, sizeof(*ss));
 	if (host[0] == '[' && n > 2 && host[n - 1] == ']') {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&h->addr;
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
 
 		host[n - 1] = 0;
 		if (inet_pton(AF_INET6, host + 1, &in6->sin6_addr) != 1)
 			return -EINVAL;
 		in6->sin6_family = AF_INET6;
 		in6->sin6_port = htons((uint16_t)port);
-		h->addr_len = sizeof(*in6);
+		*len = sizeof(*in6);
 	} else {
-		struct sockaddr_in *in4 = (struct sockaddr_in *)&h->addr;
+		struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
 
 		if (inet_pton(AF_INET, host, &in4->sin_addr) != 1)
 			return -EINVAL;
 		in4->sin_family = AF_INET;
 		in4->sin_port = htons((uint16_t)port);
-		h->addr_len = sizeof(*in4);
+		*len = sizeof(*in4);
 	}
+	return 0;
+}
+
+/* The hand-off's address (the text kept too, for messages). */
+static int
+parse_endpoint(const char *text, struct handoff_config *h)
+{
+	if (strlen(text) >= sizeof(h->address) ||
+	    parse_host_port(text, &h->addr, &h->addr_len) < 0)
+		return -EINVAL;
 	if (h->address != text)
 		strcpy(h->address, text);
+	return 0;
+}
+
+/* The policy door's "inet:HOST:PORT" or "unix:/PATH", as Postfix's
+ * check_policy_service writes them; "" is off. */
+static int
+parse_listen(const char *text, struct policy_config *p)
+{
+	struct sockaddr_un *un = (struct sockaddr_un *)&p->addr;
+
+	memset(&p->addr, 0, sizeof(p->addr));
+	p->addr_len = 0;
+	if (!text[0])
+		return 0;
+	/* (It is quoted as it is in greygatectl's JSON.) */
+	if (strpbrk(text, "\"\\"))
+		return -EINVAL;
+	if (!strncmp(text, "inet:", 5))
+		return parse_host_port(text + 5, &p->addr, &p->addr_len);
+	if (strncmp(text, "unix:/", 6) != 0 ||
+	    strlen(text + 5) >= sizeof(un->sun_path))
+		return -EINVAL;
+	un->sun_family = AF_UNIX;
+	strcpy(un->sun_path, text + 5);
+	p->addr_len = sizeof(*un);
 	return 0;
 }
 
@@ -576,6 +637,7 @@ set_key(struct load_state *st, const struct key *k, const char *v,
 	case K_IFACE:
 	case K_HOST:
 	case K_CAPS:
+	case K_TEXT:
 		return set_text(k, dst, v, why);
 	case K_BOOL:
 		*why = "want yes or no";
@@ -596,6 +658,14 @@ set_key(struct load_state *st, const struct key *k, const char *v,
 		*why = "want an IPv4 or IPv6 address: 127.0.0.2, ::1";
 		return parse_address(v, &ss) < 0 ? -EINVAL
 						 : set_text(k, dst, v, why);
+	}
+	case K_LISTEN: {
+		struct policy_config check;
+
+		*why = "want inet:127.0.0.1:10023, inet:[::1]:10023 or "
+		       "unix:/an/absolute/path (or nothing: off)";
+		return parse_listen(v, &check) < 0 ? -EINVAL
+						   : set_text(k, dst, v, why);
 	}
 	case K_ENDPOINT: {
 		struct handoff_config check;
@@ -678,8 +748,12 @@ read_line(char *str, int num, void *stream)
 static const char *
 where(const struct load_state *st, const char *name, char *buf)
 {
+	/* By name, the first in the table: a name two sections share
+	 * ([tarpit] and [policy] max_connections) is the first's here. */
 	for (size_t i = 0; i < NKEYS; i++)
-		if (!strcmp(keys[i].name, name) && st->key_line[i]) {
+		if (!strcmp(keys[i].name, name)) {
+			if (!st->key_line[i])
+				break;
 			snprintf(buf, 32, "%d: ", st->key_line[i]);
 			return buf;
 		}
@@ -710,7 +784,7 @@ refuse(struct load_state *st, const char *a, const char *b, const char *fmt,
 	va_list ap;
 	int la = 0, lb = 0;
 
-	for (size_t i = 0; i < NKEYS; i++) {
+	for (size_t i = NKEYS; i-- > 0;) {
 		if (!strcmp(keys[i].name, a))
 			la = st->key_line[i];
 		if (b && !strcmp(keys[i].name, b))
@@ -800,6 +874,16 @@ check_together(struct load_state *st, config_warn_fn *warn, void *ctx)
 			      "stress_low (%u) is above stress_high (%u): "
 			      "stress mode could never end",
 			      low, high);
+	if (!c->gateway && !c->policy.listen[0])
+		return refuse(st, "gateway", NULL,
+			      "gateway = no leaves nothing to do: set [policy] "
+			      "listen (inet:127.0.0.1:10023, say) for the "
+			      "policy door");
+	if (!c->gateway && c->handoff.mode != HANDOFF_OFF)
+		return refuse(st, "mode", "gateway",
+			      "[handoff] mode = %s needs the gateway (gateway "
+			      "= no): only the tarpit hands clients over",
+			      config_handoff_mode_name(c->handoff.mode));
 	if (c->handoff.mode != HANDOFF_OFF && !c->handoff.address[0])
 		return refuse(st, "mode", NULL,
 			      "[handoff] mode = %s needs an address (the MTA's "
@@ -915,6 +999,9 @@ config_check_system(const struct config *cfg, char *err)
 {
 	struct passwd *pw = getpwnam(cfg->user);
 
+	/* No child without the gateway. */
+	if (!cfg->gateway)
+		return 0;
 	if (!pw) {
 		snprintf(err, 512, "user = %s: no such user (create it: adduser "
 				   "--system --group %s)",

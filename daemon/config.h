@@ -35,11 +35,25 @@ struct handoff_config {
 /* config_handoff_mode_name - "off", "proxy-v2" or "xclient". */
 const char *config_handoff_mode_name(uint8_t mode);
 
+/* [policy]: the policy door (Postfix's check_policy_service). */
+struct policy_config {
+	char listen[128];          /* "", "inet:HOST:PORT" or "unix:PATH" */
+	struct sockaddr_storage addr; /* ... parsed (AF_UNIX for unix:) */
+	socklen_t addr_len;
+	char greylist_text[256];   /* after DEFER_IF_PERMIT; %s and %r */
+	bool x_greylist_header;    /* PREPEND X-Greylist on a passing retry */
+	bool test_time;            /* honour policy_test_time (tests only) */
+	uint32_t max_conns;        /* connections at once */
+	uint32_t idle_timeout_ms;  /* a connection quiet this long closes */
+};
+
 #define CONFIG_LIST_MAX 32
 #define CONFIG_CAPTURE_BUFFER_DEFAULT (8u << 20)
 
 struct config {
 	/* [gateway] */
+	bool gateway;          /* capture, nft, tarpit (yes); no: the policy
+				  door alone, no privileges needed */
 	char interface[64];    /* where to capture ("any") */
 	char store_dir[256];   /* LMDB store (/var/lib/greygate) */
 	bool store_move_aside; /* unreadable store: move aside, start empty */
@@ -60,6 +74,7 @@ struct config {
 	uint16_t trap_port;    /* the stutter's port (2526) */
 	char capabilities[256];
 	struct handoff_config handoff;
+	struct policy_config policy;
 	/* [greylist] lists */
 	char exempt[CONFIG_LIST_MAX][GREY_ADDR_MAX];
 	int nexempt;

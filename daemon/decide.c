@@ -161,22 +161,32 @@ apply(struct gateway *gw, const struct grey_decision *d, int64_t now)
 }
 
 int
+gateway_decide_at(struct gateway *gw, const struct grey_attempt *a,
+                  struct grey_decision *d)
+{
+	int r = grey_decide(gw->grey, a, d);
+
+	if (r < 0) {
+		log_warnx("store: %s; decision skipped", strerror(-r));
+		return r;
+	}
+	apply(gw, d, a->now);
+	/* A pass reaches the kernel in the same turn it is decided. */
+	gateway_commit_turn(gw);
+	return 0;
+}
+
+int
 gateway_decide(struct gateway *gw, struct grey_attempt *a,
                struct grey_decision *d)
 {
 	int r;
 
 	a->now = loop_wall_sec(gw->loop);
-	r = grey_decide(gw->grey, a, d);
-	if (r < 0) {
-		log_warnx("store: %s; decision skipped", strerror(-r));
-		return r;
-	}
-	log_decision(gw, a, d);
-	apply(gw, d, a->now);
-	/* A pass reaches the kernel in the same turn it is decided. */
-	gateway_commit_turn(gw);
-	return 0;
+	r = gateway_decide_at(gw, a, d);
+	if (r == 0)
+		log_decision(gw, a, d);
+	return r;
 }
 
 void

@@ -15,6 +15,7 @@
 #include "loop.h"
 
 struct control;
+struct policy_door;
 
 struct gateway {
 	struct config *cfg;
@@ -26,6 +27,7 @@ struct gateway {
 	struct grey *grey;
 	struct nftset *nft;
 	struct control *control;
+	struct policy_door *policy_door; /* NULL: off */
 	struct loop_timer housekeeping;
 	uint64_t store_committed_ms;
 	unsigned ticks;
@@ -86,6 +88,10 @@ struct gateway {
 struct grey_attempt;
 int gateway_decide(struct gateway *gw, struct grey_attempt *a,
 		   struct grey_decision *d);
+/* gateway_decide_at - the same, decided at a->now (the caller's clock)
+ * and logged by the caller in its own words. */
+int gateway_decide_at(struct gateway *gw, const struct grey_attempt *a,
+		      struct grey_decision *d);
 
 /* gateway_stats_reset - the report counts from zero, from now on. */
 void gateway_stats_reset(struct gateway *gw);

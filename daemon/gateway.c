@@ -19,6 +19,7 @@
 #include "handoff.h"
 #include "gateway-int.h"
 #include "log.h"
+#include "policy_door.h"
 
 #define HOUSEKEEPING_MS 1000
 #define PURGE_BATCH 2000
@@ -86,8 +87,9 @@ reload_allow(struct gateway *gw)
 		free(ranges);
 		return r;
 	}
-	nftset_flush(gw->nft, NFTSET_ALLOW);
-	for (size_t i = 0; i < n; i++)
+	if (gw->nft)
+		nftset_flush(gw->nft, NFTSET_ALLOW);
+	for (size_t i = 0; i < n && gw->nft; i++)
 		nftset_add_range(gw->nft, &ranges[i].range,
 				 ranges[i].expires
 					 ? (uint64_t)(ranges[i].expires - now) *
@@ -183,10 +185,12 @@ gateway_forget(struct gateway *gw, const char *client, char *key_out,
 			return t;
 		r += t == STORE_FOUND;
 		gateway_prefix_of(&given, &p);
-		nftset_del(gw->nft, NFTSET_TRAP, &p);
+		if (gw->nft)
+			nftset_del(gw->nft, NFTSET_TRAP, &p);
 	}
 	gateway_prefix_of(&key, &p);
-	nftset_del(gw->nft, NFTSET_PASS, &p);
+	if (gw->nft)
+		nftset_del(gw->nft, NFTSET_PASS, &p);
 	gw->must_commit = true;
 	gateway_commit(gw);
 	log_info("action=forget, client=%s, key=%s, records=%d", client,
@@ -500,6 +504,41 @@ load_runtime_allow(struct gateway *gw)
 		log_warnx("allow: %s: %s", gw->runtime_path, strerror(-r));
 }
 
+/* The firewall's part: the table, the tarpit's ports, a capture tried. */
+static int
+open_gateway(struct gateway *gw, char *err)
+{
+	int r = nftset_open(&gw->cfg->nft, &gw->nft);
+
+	if (r < 0) {
+		snprintf(err, 512, "nftables table inet %s: %s", gw->cfg->table,
+			 nftset_explain(r));
+		return r;
+	}
+	r = bind_tarpit(gw, err);
+	if (r < 0)
+		return r;
+	return supervise_check_capture(gw, err);
+}
+
+/* The sets get what the store holds; the child starts. */
+static int
+start_gateway(struct gateway *gw, char *err)
+{
+	int r = reconcile(gw);
+
+	if (r < 0) {
+		snprintf(err, 512, "restoring clients from the store: %s",
+			 strerror(-r));
+		return r;
+	}
+	r = supervise_start(gw, err);
+	if (r < 0)
+		return r;
+	handoff_probe_start(gw);
+	return 0;
+}
+
 int
 gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	     struct loop *loop, struct gateway **out, char *err)
@@ -521,33 +560,20 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	r = open_policy(gw, err);
 	if (r < 0)
 		goto fail;
-	r = nftset_open(&cfg->nft, &gw->nft);
-	if (r < 0) {
-		snprintf(err, 512, "nftables table inet %s: %s", cfg->table,
-			 nftset_explain(r));
-		goto fail;
-	}
-	r = bind_tarpit(gw, err);
-	if (r < 0)
-		goto fail;
-	r = supervise_check_capture(gw, err);
+	r = cfg->gateway ? open_gateway(gw, err) : 0;
 	if (r < 0)
 		goto fail;
 	r = open_control(gw, err);
 	if (r < 0)
 		goto fail;
-	load_runtime_allow(gw);
-	reload_allow(gw);
-	r = reconcile(gw);
-	if (r < 0) {
-		snprintf(err, 512, "restoring clients from the store: %s",
-			 strerror(-r));
-		goto fail;
-	}
-	r = supervise_start(gw, err);
+	r = policy_door_open(gw, &gw->policy_door, err);
 	if (r < 0)
 		goto fail;
-	handoff_probe_start(gw);
+	load_runtime_allow(gw);
+	reload_allow(gw);
+	r = cfg->gateway ? start_gateway(gw, err) : 0;
+	if (r < 0)
+		goto fail;
 	loop_timer_arm(loop, &gw->housekeeping,
 		       loop_now_ms(loop) + HOUSEKEEPING_MS);
 	*out = gw;
@@ -577,7 +603,7 @@ gateway_reload(struct gateway *gw, char *err)
 	for (int i = 0; i < cfg->ntraps; i++)
 		grey_trap_add(gw->grey, cfg->traps[i]);
 	reload_allow(gw);
-	if (r == CONFIG_CHILD_CHANGED) {
+	if (r == CONFIG_CHILD_CHANGED && cfg->gateway) {
 		log_info("reload: tarpit or sensor settings changed: starting "
 			 "the child again");
 		supervise_restart(gw);
@@ -595,6 +621,7 @@ gateway_close(struct gateway *gw)
 	handoff_abort_all(gw);
 	loop_timer_cancel(gw->loop, &gw->housekeeping);
 	control_close(gw->control);
+	policy_door_close(gw->policy_door);
 	free(gw->allow);
 	for (int i = 0; i < 4; i++)
 		if (gw->listen_fd[i] >= 0)

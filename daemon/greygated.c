@@ -215,13 +215,20 @@ main(int argc, char **argv)
 	}
 	loop_add_signal(loop, SIGHUP, on_hup, gw);
 	/* Everything is open: keep only what running needs. */
-	if (privs_drop_parent() < 0)
+	if (privs_drop_parent(cfg.gateway) < 0)
 		log_warn("cannot drop capabilities (running with all of "
 			 "root's)");
-	log_info("greygated %s up: capturing on %s (ring %u KiB), tarpit on "
-		 "port %u, table inet %s, delay %us",
-		 GREYGATE_VERSION, cfg.interface, cfg.capture_buffer / 1024,
-		 cfg.nft.tarpit_port, cfg.table, cfg.grey.delay_sec);
+	if (cfg.gateway)
+		log_info("greygated %s up: capturing on %s (ring %u KiB), "
+			 "tarpit on port %u, table inet %s, delay %us",
+			 GREYGATE_VERSION, cfg.interface,
+			 cfg.capture_buffer / 1024, cfg.nft.tarpit_port,
+			 cfg.table, cfg.grey.delay_sec);
+	else
+		log_info("greygated %s up: the policy door alone on %s (no "
+			 "capture, no table, no tarpit), delay %us",
+			 GREYGATE_VERSION, cfg.policy.listen,
+			 cfg.grey.delay_sec);
 	privs_notify_ready();
 	code = loop_run(loop);
 	gateway_close(gw);

@@ -21,33 +21,38 @@ static const cap_value_t kept[] = {
 };
 
 static bool
-is_kept(cap_value_t c)
+is_kept(cap_value_t c, int nkept)
 {
-	for (size_t i = 0; i < sizeof(kept) / sizeof(*kept); i++)
+	for (int i = 0; i < nkept; i++)
 		if (kept[i] == c)
 			return true;
 	return false;
 }
 
 int
-privs_drop_parent(void)
+privs_drop_parent(bool gateway)
 {
-	cap_t caps = cap_init();
+	int nkept = gateway ? (int)(sizeof(kept) / sizeof(*kept)) : 0;
+	cap_t caps;
 	int r = 0;
 
+	/* An unprivileged policy door has nothing to drop. */
+	if (!gateway && geteuid() != 0)
+		return 0;
+	caps = cap_init();
 	if (!caps)
 		return -ENOMEM;
 	for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++)
-		if (!is_kept(c) && cap_drop_bound(c) < 0 && errno != EINVAL) {
+		if (!is_kept(c, nkept) && cap_drop_bound(c) < 0 &&
+		    errno != EINVAL) {
 			r = -errno;
 			break;
 		}
-	if (r == 0 &&
-	    (cap_set_flag(caps, CAP_PERMITTED, sizeof(kept) / sizeof(*kept),
-			  kept, CAP_SET) < 0 ||
-	     cap_set_flag(caps, CAP_EFFECTIVE, sizeof(kept) / sizeof(*kept),
-			  kept, CAP_SET) < 0 ||
-	     cap_set_proc(caps) < 0))
+	if (r == 0 && nkept &&
+	    (cap_set_flag(caps, CAP_PERMITTED, nkept, kept, CAP_SET) < 0 ||
+	     cap_set_flag(caps, CAP_EFFECTIVE, nkept, kept, CAP_SET) < 0))
+		r = -errno;
+	if (r == 0 && cap_set_proc(caps) < 0)
 		r = -errno;
 	cap_free(caps);
 	return r;

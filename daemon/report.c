@@ -116,7 +116,7 @@ percent(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0;
 }
 
-#define FUNNEL_ROWS 10
+#define FUNNEL_ROWS 12
 /* The rows up to here count RCPTs: a share of the attempts. */
 #define FUNNEL_ROWS_OF_ATTEMPTS 8
 
@@ -156,6 +156,12 @@ funnel_rows(const struct report *r, struct funnel_row *rows)
 	rows[n++] = (struct funnel_row){"fastpath_tls",
 					"  in TLS (recipients unseen)",
 					r->k.fastpath_tls};
+	rows[n++] = (struct funnel_row){"policy_attempts",
+					"asked by the MTA (policy door)",
+					r->k.policy_attempts};
+	rows[n++] = (struct funnel_row){"policy_passed",
+					"  of passed clients",
+					r->k.policy_passed};
 	return n;
 }
 

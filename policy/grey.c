@@ -369,8 +369,8 @@ key_prefix(const struct grey *grey, const struct grey_addr *addr)
 /* A client already passed: a delivery on the fast path refreshes it, at
  * most once per refresh_interval. Returns 1 if the client is passed. */
 static int
-check_passed(struct grey *grey, int64_t now, bool delivered,
-	     struct grey_decision *out)
+check_passed(struct grey *grey, int64_t now, enum grey_path path,
+	     bool delivered, struct grey_decision *out)
 {
 	struct store_client rec;
 	int r = store_get_client(grey->store, STORE_PASS, &out->client, &rec);
@@ -384,7 +384,10 @@ check_passed(struct grey *grey, int64_t now, bool delivered,
 	if (!delivered)
 		return 1;
 	rec.deliveries++;
-	grey->counters.fastpath_deliveries++;
+	if (path == GREY_PATH_POLICY)
+		grey->counters.policy_passed++;
+	else
+		grey->counters.fastpath_deliveries++;
 	if (now - rec.refreshed >= (int64_t)grey->cfg.refresh_interval_sec) {
 		rec.refreshed = now;
 		rec.expires = now + grey->cfg.pass_ttl_sec;
@@ -398,7 +401,7 @@ check_passed(struct grey *grey, int64_t now, bool delivered,
 
 static int
 triplet_step(struct grey *grey, int64_t now, const char *sender,
-	     const char *rcpt, struct grey_decision *out)
+	     const char *rcpt, enum grey_path path, struct grey_decision *out)
 {
 	struct store_triplet t;
 	int64_t age;
@@ -431,9 +434,9 @@ triplet_step(struct grey *grey, int64_t now, const char *sender,
 	out->delay_sec = (uint32_t)age;
 	grey->counters.passed_retry++;
 	/* The delay to delivery: now, when this attempt is handed to the
-	 * MTA; else it ends with the triplet's next delivery on the fast
-	 * path (note_retry). */
-	if (grey->cfg.handoff) {
+	 * MTA or the MTA asked; else it ends with the triplet's next
+	 * delivery on the fast path (note_retry). */
+	if (grey->cfg.handoff || path == GREY_PATH_POLICY) {
 		keep_delay(grey, out->delay_sec);
 	} else {
 		t.awaiting = STORE_AWAITING_DELIVERY;
@@ -483,11 +486,15 @@ on_rcpt(struct grey *grey, int64_t now, const struct grey_addr *addr,
 	int reply_code, struct grey_decision *out)
 {
 	char s[GREY_ADDR_MAX], rc[GREY_ADDR_MAX];
-	bool delivered = reply_code >= 200 && reply_code < 300;
+	/* Asked by the MTA: it delivers unless we say no. */
+	bool delivered = (reply_code >= 200 && reply_code < 300) ||
+			 path == GREY_PATH_POLICY;
 	int r;
 
 	memset(out, 0, sizeof(*out));
 	grey->counters.attempts++;
+	if (path == GREY_PATH_POLICY)
+		grey->counters.policy_attempts++;
 	if (allow_listed(grey, addr)) {
 		grey_client_of(addr, 128, &out->client);
 		decide(out, GREY_ALLOWED, GREY_REASON_ALLOW_LIST);
@@ -510,7 +517,8 @@ on_rcpt(struct grey *grey, int64_t now, const struct grey_addr *addr,
 	}
 
 	grey_client_of(addr, key_prefix(grey, addr), &out->client);
-	r = check_passed(grey, now, delivered && path != GREY_PATH_TARPIT, out);
+	r = check_passed(grey, now, path, delivered && path != GREY_PATH_TARPIT,
+			 out);
 	if (r > 0)
 		r = note_retry(grey, now, s, rc, &out->client,
 			       delivered && path != GREY_PATH_TARPIT);
@@ -523,10 +531,16 @@ on_rcpt(struct grey *grey, int64_t now, const struct grey_addr *addr,
 		decide(out, GREY_ACTION_NONE, GREY_REASON_NONE);
 		return 0;
 	}
-	/* An exempt recipient is greylisted like any other for now: a pass
-	 * would open the client's /24 to every recipient (delivering it
-	 * alone needs a hand-off that stays in the session). */
-	return triplet_step(grey, now, s, rc, out);
+	/* An exempt recipient: the MTA asks for it alone, so it is let
+	 * through and the client stays unpassed. At the tarpit it is
+	 * greylisted like any other: a pass would open the client's /24 to
+	 * every recipient (delivering it alone needs a hand-off that stays
+	 * in the session). */
+	if (path == GREY_PATH_POLICY && str_list_match(&grey->exempt, rc)) {
+		decide(out, GREY_ALLOWED, GREY_REASON_RECIPIENT_EXEMPT);
+		return 0;
+	}
+	return triplet_step(grey, now, s, rc, path, out);
 }
 
 /* A passed client's pass record, if it is live. Return: 1, 0, -errno. */
@@ -596,7 +610,7 @@ on_starttls(struct grey *grey, int64_t now, const struct grey_addr *addr,
 	if (r != 0)
 		return r < 0 ? r : 0;
 	grey_client_of(addr, key_prefix(grey, addr), &out->client);
-	r = check_passed(grey, now, false, out);
+	r = check_passed(grey, now, path, false, out);
 	if (r != 0)
 		return r < 0 ? r : 0;
 	return pass_client(grey, now, GREY_REASON_STARTTLS, out);

@@ -31,7 +31,10 @@ struct grey_client {
 enum grey_path {
 	GREY_PATH_UNKNOWN = 0, /* replay of a capture: decide from state */
 	GREY_PATH_TARPIT = 1,  /* redirected to the tarpit */
-	GREY_PATH_FAST = 2     /* reached the MTA directly */
+	GREY_PATH_FAST = 2,    /* reached the MTA directly */
+	GREY_PATH_POLICY = 3   /* the MTA asks (the policy door) before it
+				  answers the RCPT: greylisting as postgrey
+				  does it, one recipient at a time */
 };
 
 enum grey_action {
@@ -98,6 +101,9 @@ struct grey_counters {
 				       path (to EHLO) */
 	uint64_t fastpath_tls;      /* of those, in TLS: their recipients,
 				       deliveries and retries are unseen */
+	uint64_t policy_attempts;   /* RCPTs the MTA asked about through
+				       the policy door (in attempts too) */
+	uint64_t policy_passed;     /* of those, from passed clients */
 };
 
 /* --- the store: the policy's persistent state --- */
@@ -297,9 +303,10 @@ void grey_set_config(struct grey *grey, const struct grey_config *cfg);
 /* grey_recipients_clear - empty the exempt and trap recipient lists. */
 void grey_recipients_clear(struct grey *grey);
 /* grey_exempt_add - a recipient (full address, or "postmaster@" for any
- * domain) that is never to be greylisted. Until the hand-off can deliver
- * it alone, on its own session, it is greylisted like any other: passing
- * the client would open its whole network to every recipient.
+ * domain) that is never to be greylisted where the MTA asks for it alone
+ * (the policy door). At the tarpit it is greylisted like any other until
+ * the hand-off can deliver it alone, on its own session: passing the
+ * client would open its whole network to every recipient.
  * Return: 0, -ENOMEM, -EINVAL. */
 int grey_exempt_add(struct grey *grey, const char *rcpt);
 /* grey_trap_add - a greytrap recipient address. Return: 0, -ENOMEM. */

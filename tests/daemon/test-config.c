@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -181,6 +183,57 @@ test_handoff(void)
 	CHECK(load("[handoff]\ntimeout = 100ms\n") < 0);
 }
 
+/* The policy door's settings, and the gateway switched off. */
+static void
+test_policy_door(void)
+{
+	const struct sockaddr_in6 *in6 = (const void *)&cfg.policy.addr;
+
+	CHECK_INT(load(""), 0);
+	CHECK_STR(cfg.policy.listen, "");
+	CHECK(cfg.gateway);
+	CHECK(cfg.policy.x_greylist_header);
+	CHECK(!cfg.policy.test_time);
+	CHECK_INT(load("[policy]\nlisten = inet:127.0.0.1:10023\n"
+		       "greylist_text = 4.7.1 Greylisted, come back in %s s\n"),
+		  0);
+	CHECK_INT(cfg.policy.addr.ss_family, AF_INET);
+	CHECK_STR(cfg.policy.greylist_text, "4.7.1 Greylisted, come back in "
+					    "%s s");
+	CHECK_INT(load("[policy]\nlisten = inet:[::1]:10023\n"), 0);
+	CHECK_INT(cfg.policy.addr.ss_family, AF_INET6);
+	CHECK_INT(ntohs(in6->sin6_port), 10023);
+	CHECK_INT(load("[policy]\nlisten = unix:/run/greygate/policy\n"), 0);
+	CHECK_INT(cfg.policy.addr.ss_family, AF_UNIX);
+	CHECK(load("[policy]\nlisten = 127.0.0.1:10023\n") < 0);
+	CHECK_STR(why(), ":2: [policy] listen = 127.0.0.1:10023: want "
+			 "inet:127.0.0.1:10023, inet:[::1]:10023 or "
+			 "unix:/an/absolute/path (or nothing: off)");
+	CHECK(load("[policy]\nlisten = unix:relative\n") < 0);
+	CHECK(load("[policy]\nlisten = inet:localhost:10023\n") < 0);
+	CHECK(load("[policy]\nlisten = unix:/a\"b\n") < 0);
+	/* the gateway off: the door is all there is */
+	CHECK(load("[gateway]\ngateway = no\n") < 0);
+	CHECK_STR(why(), ":2: gateway = no leaves nothing to do: set [policy] "
+			 "listen (inet:127.0.0.1:10023, say) for the policy "
+			 "door");
+	CHECK_INT(load("[gateway]\ngateway = no\n[policy]\n"
+		       "listen = inet:127.0.0.1:10023\n"),
+		  0);
+	CHECK(!cfg.gateway);
+	/* no child then: its user is not needed */
+	snprintf(cfg.user, sizeof(cfg.user), "no-such-user-here");
+	CHECK_INT(config_check_system(&cfg, err), 0);
+	CHECK(load("[gateway]\ngateway = no\n[policy]\n"
+		   "listen = inet:127.0.0.1:10023\n[handoff]\nmode = xclient\n"
+		   "address = 127.0.0.1:25\n") < 0);
+	CHECK(strstr(why(), "needs the gateway"));
+	/* a name two sections share names the line of the one set */
+	CHECK(load("[tarpit]\nmax_connections = 100\nstress_high = 200\n"
+		   "[policy]\nmax_connections = 5\n") < 0);
+	CHECK(!strncmp(why(), ":3: ", 4));
+}
+
 static void
 test_empty_values_refused(void)
 {
@@ -270,6 +323,7 @@ main(void)
 	RUN(test_settings_that_stop_all_mail);
 	RUN(test_odd_settings_warned);
 	RUN(test_handoff);
+	RUN(test_policy_door);
 	RUN(test_empty_values_refused);
 	RUN(test_directory_is_no_config);
 	RUN(test_long_lines);

@@ -186,6 +186,72 @@ test_delay_to_delivery_with_the_handoff(void)
 	teardown();
 }
 
+static struct grey_decision
+asked(int64_t now, const char *client, const char *from, const char *to)
+{
+	return rcpt_at(now, client, from, to, GREY_PATH_POLICY, 0);
+}
+
+/* The policy door: the MTA asks before it answers, one recipient at a
+ * time. Greylisting as at the tarpit; the retry that passes is the
+ * delivery (its delay kept at once, without the hand-off); a passed
+ * client is refreshed when asked about (it is delivering through the
+ * MTA); an exempt recipient is let through without passing the client;
+ * and the pass is the same as the gateway's, both ways. */
+static void
+test_policy_door_path(void)
+{
+	const struct grey_counters *k;
+	const uint32_t *delays;
+	struct grey_decision d;
+	size_t n;
+
+	setup();
+	CHECK_INT(grey_exempt_add(grey, "postmaster@"), 0);
+	d = asked(T0, "198.51.100.7", "alice@a.test", "bob@b.test");
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(d.wait_sec, 300);
+	d = asked(T0 + 100, "198.51.100.7", "alice@a.test", "bob@b.test");
+	CHECK_INT(d.reason, GREY_REASON_EARLY_RETRY);
+	CHECK_INT(d.wait_sec, 200);
+	d = asked(T0 + 305, "198.51.100.7", "alice@a.test", "bob@b.test");
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_RETRY_PASSED);
+	CHECK_INT(d.delay_sec, 305);
+	delays = grey_get_pass_delays(grey, &n);
+	CHECK_INT(n, 1);
+	CHECK_INT(delays[0], 305);
+	/* its /24 is passed, here and at the gateway */
+	d = asked(T0 + 400, "198.51.100.8", "carol@c.test", "bob@b.test");
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_PASSED);
+	d = tarpit(T0 + 400, "198.51.100.9", "dave@d.test", "bob@b.test");
+	CHECK_INT(d.action, GREY_PASS);
+	/* asked an hour later: a delivery through the MTA refreshes */
+	d = asked(T0 + 305 + 3600, "198.51.100.8", "carol@c.test", "bob@b.test");
+	CHECK_INT(d.action, GREY_REFRESH);
+	CHECK_INT(d.expires, T0 + 305 + 3600 + cfg.pass_ttl_sec);
+	/* a client passed at the gateway passes at the door */
+	tarpit(T0, "203.0.113.7", "erin@e.test", "bob@b.test");
+	tarpit(T0 + 300, "203.0.113.7", "erin@e.test", "bob@b.test");
+	d = asked(T0 + 310, "203.0.113.99", "frank@f.test", "bob@b.test");
+	CHECK_INT(d.action, GREY_PASS);
+	/* an exempt recipient: let through, the client not passed */
+	d = asked(T0, "2001:db8:7::1", "eve@e.test", "postmaster@b.test");
+	CHECK_INT(d.action, GREY_ALLOWED);
+	CHECK_INT(d.reason, GREY_REASON_RECIPIENT_EXEMPT);
+	d = asked(T0 + 1, "2001:db8:7::1", "eve@e.test", "victim@b.test");
+	CHECK_INT(d.action, GREY_GREYLIST);
+	/* at the tarpit it is greylisted like any other */
+	d = tarpit(T0, "2001:db8:8::1", "eve@e.test", "postmaster@b.test");
+	CHECK_INT(d.action, GREY_GREYLIST);
+	k = grey_get_counters(grey);
+	CHECK_INT(k->policy_attempts, 8);
+	CHECK_INT(k->policy_passed, 3);
+	CHECK_INT(k->fastpath_deliveries, 0);
+	teardown();
+}
+
 /* Without it, a delivery that comes long after the retry that passed
  * (past retry_window) is another message: no delay is kept. */
 static void
@@ -654,6 +720,7 @@ main(void)
 	RUN(test_first_sight_then_retry_passes_exactly_at_delay);
 	RUN(test_delay_to_delivery_with_the_handoff);
 	RUN(test_delay_to_delivery_bounded);
+	RUN(test_policy_door_path);
 	RUN(test_retried_counts_fast_path_returns);
 	RUN(test_retry_window_boundaries);
 	RUN(test_triplet_is_the_key);

@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The policy door (see policy_door.h): the listener, its connections
+ * (bounded: one request's buffer each, a cap on their number, an idle
+ * timeout), and each request made an attempt, decided, answered and
+ * logged in postgrey's words. In trouble, as Postfix's protocol asks: log
+ * it and close without an answer (Postfix then applies its own default
+ * action). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "gateway-int.h"
+#include "log.h"
+#include "policy.h"
+#include "policy_door.h"
+#include "policy_proto.h"
+
+#ifndef GREYGATE_VERSION
+#define GREYGATE_VERSION "unknown"
+#endif
+
+struct door_conn {
+	struct policy_door *door;
+	int fd;
+	struct loop_timer idle;
+	char peer[64];     /* for log lines */
+	char instance[64]; /* the message an X-Greylist was added to */
+	size_t len;
+	char buf[POLICY_REQUEST_MAX];
+};
+
+struct policy_door {
+	struct gateway *gw;
+	int fd;
+	char unix_path[108]; /* removed at close, "" for inet */
+	struct door_conn **conns;
+	size_t nconns, conns_cap;
+	struct policy_door_stats stats;
+};
+
+static void
+conn_close(struct door_conn *c)
+{
+	struct policy_door *door = c->door;
+
+	for (size_t i = 0; i < door->nconns; i++)
+		if (door->conns[i] == c) {
+			door->conns[i] = door->conns[--door->nconns];
+			break;
+		}
+	loop_timer_cancel(door->gw->loop, &c->idle);
+	loop_del_fd(door->gw->loop, c->fd);
+	close(c->fd);
+	door->stats.open--;
+	free(c);
+}
+
+static void
+on_idle(struct loop *loop, struct loop_timer *t, void *ctx)
+{
+	conn_close(ctx);
+}
+
+/* The first and every hundredth of a kind of trouble is logged: a
+ * client looping on it must not fill the log. */
+static bool
+worth_logging(uint64_t count)
+{
+	return count % 100 == 1;
+}
+
+/* One line in postgrey's shape: "action=A, reason=R[, extra],
+ * client_name=..., client_address=..., sender=..., recipient=..." with
+ * only the attributes that have a value. */
+static void
+log_action(const struct policy_request *req, const char *action,
+           const char *reason, const char *extra)
+{
+	char line[1024];
+	size_t n = 0;
+	const struct {
+		const char *name, *value;
+	} attrs[] = {{"client_name", req->client_name},
+	             {"client_address", req->client_address},
+	             {"sender", req->sender},
+	             {"recipient", req->recipient}};
+
+	n += (size_t)snprintf(line, sizeof(line), "action=%s, reason=%s%s%s",
+	                      action, reason, extra ? ", " : "",
+	                      extra ? extra : "");
+	for (size_t i = 0; i < 4 && n < sizeof(line); i++)
+		if (attrs[i].value && attrs[i].value[0])
+			n += (size_t)snprintf(line + n, sizeof(line) - n,
+			                      ", %s=%s", attrs[i].name,
+			                      attrs[i].value);
+	log_info("%s", line);
+}
+
+static bool
+client_of(const char *text, struct grey_addr *addr)
+{
+	memset(addr, 0, sizeof(*addr));
+	if (inet_pton(AF_INET, text, addr->bytes) == 1) {
+		addr->family = AF_INET;
+		return true;
+	}
+	if (inet_pton(AF_INET6, text, addr->bytes) == 1) {
+		addr->family = AF_INET6;
+		return true;
+	}
+	return false;
+}
+
+/* When the request is decided: greygated's clock, or postgrey's test
+ * attribute where the config lets tests move time. */
+static int64_t
+decision_time(const struct policy_door *door, const struct policy_request *r)
+{
+	const struct config *cfg = door->gw->cfg;
+	char *end;
+	long long t;
+
+	if (cfg->policy.test_time && r->policy_test_time &&
+	    r->policy_test_time[0]) {
+		errno = 0;
+		t = strtoll(r->policy_test_time, &end, 10);
+		if (!errno && !*end && t > 0)
+			return t;
+	}
+	return loop_wall_sec(door->gw->loop);
+}
+
+/* Decides one request and fills the answer; logs what was decided. */
+static void
+decide_request(struct policy_door *door, struct door_conn *c,
+               const struct policy_request *req, struct policy_answer *ans)
+{
+	const struct config *cfg = door->gw->cfg;
+	struct grey_attempt a = {0};
+	struct grey_decision d;
+	char extra[64];
+	int r;
+
+	ans->verdict = POLICY_DUNNO;
+	ans->text_template = cfg->policy.greylist_text;
+	ans->recipient = req->recipient;
+	ans->etrn_domain = req->etrn_domain != NULL;
+	ans->version = GREYGATE_VERSION;
+	ans->host = cfg->hostname;
+	/* Postfix under stress: greylisting would only add load (as
+	 * Postfix's and postgrey's docs advise). */
+	if (req->stress && !strcmp(req->stress, "yes")) {
+		log_action(req, "pass", "stress", NULL);
+		return;
+	}
+	/* Only a recipient is a triplet: other stages are not ours. */
+	if (!req->recipient || !req->recipient[0] ||
+	    (req->protocol_state && req->protocol_state[0] &&
+	     strcmp(req->protocol_state, "RCPT") != 0))
+		return;
+	if (!req->client_address ||
+	    !client_of(req->client_address, &a.client)) {
+		log_action(req, "pass", "client address unknown", NULL);
+		return;
+	}
+	a.kind = GREY_ATTEMPT_RCPT;
+	a.now = decision_time(door, req);
+	a.helo = req->helo_name ? req->helo_name : "";
+	a.sender = req->sender ? req->sender : "";
+	a.rcpt = req->recipient;
+	a.path = GREY_PATH_POLICY;
+	ans->now = a.now;
+	r = gateway_decide_at(door->gw, &a, &d);
+	if (r < 0) {
+		/* The store failed (logged): the plain deferral, as at the
+		 * tarpit; nothing is lost but a retry. */
+		ans->verdict = POLICY_DEFER;
+		ans->wait_sec = cfg->grey.delay_sec;
+		log_action(req, "greylist", "store failed", NULL);
+		return;
+	}
+	switch (d.action) {
+	case GREY_GREYLIST:
+		ans->verdict = POLICY_DEFER;
+		ans->wait_sec = d.wait_sec;
+		if (d.reason == GREY_REASON_EARLY_RETRY) {
+			snprintf(extra, sizeof(extra),
+			         "early-retry (%us missing)", d.wait_sec);
+			log_action(req, "greylist", extra, NULL);
+		} else {
+			log_action(req, "greylist", "new", NULL);
+		}
+		return;
+	case GREY_TRAP:
+		ans->verdict = POLICY_DEFER;
+		ans->wait_sec = cfg->grey.delay_sec;
+		log_action(req, "greylist", "trapped", NULL);
+		return;
+	case GREY_ALLOWED:
+		log_action(req, "pass",
+		           d.reason == GREY_REASON_RECIPIENT_EXEMPT
+		                   ? "recipient whitelist"
+		                   : "client whitelist",
+		           NULL);
+		return;
+	case GREY_PASS:
+	case GREY_REFRESH:
+		if (d.reason != GREY_REASON_RETRY_PASSED) {
+			/* postgrey's words for a client it let in whole */
+			log_action(req, "pass", "client AWL", NULL);
+			return;
+		}
+		snprintf(extra, sizeof(extra), "delay=%u", d.delay_sec);
+		log_action(req, "pass", "triplet found", extra);
+		/* One header per message, however many recipients. */
+		if (cfg->policy.x_greylist_header &&
+		    (!req->instance || strncmp(c->instance, req->instance,
+		                               sizeof(c->instance) - 1) != 0)) {
+			ans->verdict = POLICY_PREPEND;
+			ans->delay_sec = d.delay_sec;
+			snprintf(c->instance, sizeof(c->instance), "%s",
+			         req->instance ? req->instance : "");
+		}
+		return;
+	case GREY_ACTION_NONE:
+		return;
+	}
+}
+
+/* Answers what the buffer holds whole. Return: false if the connection
+ * was closed. */
+static bool
+answer_requests(struct door_conn *c)
+{
+	struct policy_door *door = c->door;
+	size_t pos = 0;
+
+	for (;;) {
+		struct policy_request req;
+		struct policy_answer ans = {0};
+		char out[POLICY_ANSWER_MAX];
+		ssize_t n =
+		        policy_request_parse(c->buf + pos, c->len - pos, &req);
+		size_t len;
+
+		if (n == 0)
+			break;
+		if (n < 0 || !req.request ||
+		    strcmp(req.request, "smtpd_access_policy") != 0) {
+			if (worth_logging(++door->stats.malformed))
+				log_warnx(
+				        "policy: %s: %s, closed unanswered "
+				        "(%" PRIu64 " so far)",
+				        c->peer,
+				        n == -EMSGSIZE ? "a request over "
+				                         "8 KiB"
+				        : n < 0        ? "a line without '='"
+				                : "not an smtpd_access_policy "
+				                  "request",
+				        door->stats.malformed);
+			conn_close(c);
+			return false;
+		}
+		pos += (size_t)n;
+		decide_request(door, c, &req, &ans);
+		len = policy_answer_format(&ans, out);
+		/* Postfix waits for each answer before it asks again, so
+		 * nothing piles up: an answer that does not go at once is a
+		 * client that does not read. */
+		if (write(c->fd, out, len) != (ssize_t)len) {
+			conn_close(c);
+			return false;
+		}
+		door->stats.requests++;
+		if (ans.verdict == POLICY_DEFER)
+			door->stats.deferred++;
+	}
+	memmove(c->buf, c->buf + pos, c->len - pos);
+	c->len -= pos;
+	return true;
+}
+
+static void
+on_conn(struct loop *loop, int fd, uint32_t events, void *ctx)
+{
+	struct door_conn *c = ctx;
+	ssize_t n = read(fd, c->buf + c->len, sizeof(c->buf) - c->len);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		conn_close(c);
+		return;
+	}
+	c->len += (size_t)n;
+	if (!answer_requests(c))
+		return;
+	loop_timer_arm(loop, &c->idle,
+	               loop_now_ms(loop) +
+	                       c->door->gw->cfg->policy.idle_timeout_ms);
+}
+
+static void
+peer_name(int fd, char *out, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char ip[INET6_ADDRSTRLEN] = "?";
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0 ||
+	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6)) {
+		snprintf(out, len, "local");
+		return;
+	}
+	if (ss.ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)&ss;
+
+		inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
+		snprintf(out, len, "%s:%u", ip, ntohs(in->sin_port));
+	} else {
+		const struct sockaddr_in6 *in6 = (const void *)&ss;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
+		snprintf(out, len, "[%s]:%u", ip, ntohs(in6->sin6_port));
+	}
+}
+
+static void
+on_accept(struct loop *loop, int fd, uint32_t events, void *ctx)
+{
+	struct policy_door *door = ctx;
+	uint32_t max = door->gw->cfg->policy.max_conns;
+	struct door_conn *c;
+	int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	if (cfd < 0)
+		return;
+	if (door->nconns >= max) {
+		if (worth_logging(++door->stats.refused))
+			log_warnx("policy: %u connections open "
+			          "(max_connections): one more closed "
+			          "(%" PRIu64 " so far)",
+			          max, door->stats.refused);
+		close(cfd);
+		return;
+	}
+	if (door->nconns == door->conns_cap) {
+		size_t cap = door->conns_cap ? 2 * door->conns_cap : 16;
+		struct door_conn **grown =
+		        realloc(door->conns, cap * sizeof(*grown));
+
+		if (!grown) {
+			close(cfd);
+			return;
+		}
+		door->conns = grown;
+		door->conns_cap = cap;
+	}
+	c = malloc(sizeof(*c));
+	if (!c) {
+		close(cfd);
+		return;
+	}
+	c->door = door;
+	c->fd = cfd;
+	c->len = 0;
+	c->instance[0] = 0;
+	peer_name(cfd, c->peer, sizeof(c->peer));
+	loop_timer_init(&c->idle, on_idle, c);
+	if (loop_add_fd(loop, cfd, EPOLLIN, on_conn, c) < 0) {
+		close(cfd);
+		free(c);
+		return;
+	}
+	door->conns[door->nconns++] = c;
+	door->stats.connections++;
+	door->stats.open++;
+	loop_timer_arm(loop, &c->idle,
+	               loop_now_ms(loop) +
+	                       door->gw->cfg->policy.idle_timeout_ms);
+}
+
+/* A unix socket left by a greygated that is gone is removed; one that
+ * answers belongs to a live one. */
+static int
+clear_unix_path(const struct sockaddr_un *sa, char *err)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool live;
+
+	if (fd < 0)
+		return -errno;
+	live = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0;
+	close(fd);
+	if (live) {
+		snprintf(err, 512,
+		         "[policy] listen unix:%s: another server "
+		         "answers there",
+		         sa->sun_path);
+		return -EADDRINUSE;
+	}
+	unlink(sa->sun_path);
+	return 0;
+}
+
+int
+policy_door_open(struct gateway *gw, struct policy_door **out, char *err)
+{
+	const struct policy_config *p = &gw->cfg->policy;
+	const struct sockaddr_un *un = (const void *)&p->addr;
+	struct policy_door *door;
+	int one = 1, r;
+
+	*out = NULL;
+	if (!p->listen[0])
+		return 0;
+	if (p->addr.ss_family == AF_UNIX) {
+		r = clear_unix_path(un, err);
+		if (r < 0)
+			return r;
+	}
+	door = calloc(1, sizeof(*door));
+	if (!door)
+		return -ENOMEM;
+	door->gw = gw;
+	door->fd = socket(p->addr.ss_family,
+	                  SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (door->fd < 0)
+		goto fail;
+	if (p->addr.ss_family != AF_UNIX)
+		setsockopt(door->fd, SOL_SOCKET, SO_REUSEADDR, &one,
+		           sizeof(one));
+	if (bind(door->fd, (const struct sockaddr *)&p->addr, p->addr_len) < 0)
+		goto fail;
+	if (p->addr.ss_family == AF_UNIX) {
+		snprintf(door->unix_path, sizeof(door->unix_path), "%s",
+		         un->sun_path);
+		if (chmod(un->sun_path, 0666) < 0)
+			goto fail;
+	}
+	if (listen(door->fd, 128) < 0)
+		goto fail;
+	r = loop_add_fd(gw->loop, door->fd, EPOLLIN, on_accept, door);
+	if (r < 0) {
+		errno = -r;
+		goto fail;
+	}
+	log_info("policy: answering Postfix's check_policy_service on %s",
+	         p->listen);
+	*out = door;
+	return 0;
+fail:
+	r = -errno;
+	snprintf(err, 512, "[policy] listen %s: %s", p->listen, strerror(-r));
+	if (door->fd >= 0)
+		close(door->fd);
+	if (door->unix_path[0])
+		unlink(door->unix_path);
+	free(door);
+	return r;
+}
+
+void
+policy_door_close(struct policy_door *door)
+{
+	if (!door)
+		return;
+	while (door->nconns)
+		conn_close(door->conns[0]);
+	free(door->conns);
+	loop_del_fd(door->gw->loop, door->fd);
+	close(door->fd);
+	if (door->unix_path[0])
+		unlink(door->unix_path);
+	free(door);
+}
+
+void
+policy_door_get_stats(const struct policy_door *door,
+                      struct policy_door_stats *out)
+{
+	if (door)
+		*out = door->stats;
+	else
+		memset(out, 0, sizeof(*out));
+}

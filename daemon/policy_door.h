@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The policy door: Postfix's check_policy_service served from the same
+ * decision function and store as the gateway, with postgrey's answers
+ * and log lines, so a Postfix set up for postgrey works unchanged. */
+#ifndef GREYGATE_POLICY_DOOR_H
+#define GREYGATE_POLICY_DOOR_H
+
+#include <stdint.h>
+
+struct gateway;
+struct policy_door;
+
+/* What the door counted since it opened (greygatectl status). */
+struct policy_door_stats {
+	uint64_t connections; /* accepted */
+	uint64_t open;        /* open now */
+	uint64_t requests;    /* answered */
+	uint64_t deferred;    /* of those, DEFER_IF_PERMIT */
+	uint64_t malformed;   /* closed unanswered: a bad request */
+	uint64_t refused;     /* closed at once: max_connections reached */
+};
+
+/*
+ * policy_door_open - listen where gw's config says ([policy] listen) and
+ * answer there. A unix socket left by a dead greygated is replaced; it is
+ * made 0666: who may reach it is its folder's business, as for Postfix's
+ * own sockets.
+ * Return: 0 (*out NULL when the door is off) or -errno with err set (512
+ * bytes).
+ */
+int policy_door_open(struct gateway *gw, struct policy_door **out, char *err);
+
+/* policy_door_close - close it and its connections (NULL: nothing). */
+void policy_door_close(struct policy_door *door);
+
+/* policy_door_get_stats - its figures. */
+void policy_door_get_stats(const struct policy_door *door,
+                           struct policy_door_stats *out);
+
+#endif

@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The policy door, all real parts: a receiving Postfix on 'gw' asks
+# greygated (gateway = no: no capture, no table, no tarpit, as an
+# unprivileged user) through check_policy_service inet:127.0.0.1:10023,
+# postgrey's port, as a Postfix set up for postgrey does. swaks on
+# 'sender' appears from many addresses with XCLIENT. Asserted: the first
+# attempt is deferred with the configured text; the retry after the delay
+# is delivered with postgrey's X-Greylist header; another address of the
+# same /24 passes at once; an address elsewhere (IPv6) is deferred; an
+# allow-listed network passes at once; an exempt recipient passes and
+# opens nothing else; a sending Postfix is delivered after one deferral,
+# exactly once; and, talking to the door directly: several requests on
+# one connection, a request in pieces, stress=yes, policy_test_time, and
+# a malformed request closed unanswered. greygatectl status and the
+# report count what the door was asked.
+set -euo pipefail
+here=$(dirname "$0")
+. "$here/../lib/netns.sh"
+. "$here/../lib/postfix.sh"
+. "$here/../lib/greygated.sh"
+
+netns_init
+netns_sender_gw
+
+postfix_new mx gw "203.0.113.1, [2001:db8:1::1]" "
+smtpd_authorized_xclient_hosts = 203.0.113.10, [2001:db8:1::10]
+smtpd_recipient_restrictions = check_policy_service inet:127.0.0.1:10023"
+postfix_start mx
+postfix_wait_listening mx 203.0.113.1 || fail "mx is not listening"
+
+# greygated as the policy door alone, run by an unprivileged user.
+mkdir -p "$NETNS_TMP/allow.d"
+echo "2001:db8:99::/48 # a provider" >"$NETNS_TMP/allow.d/providers.txt"
+install -d -m 700 -o nobody "$NETNS_TMP/store"
+chmod 755 "$NETNS_TMP"
+greygated_conf "gateway = no
+[greylist]
+delay = 4
+[policy]
+listen = inet:127.0.0.1:10023
+greylist_text = Greylisted by the test, back in %s seconds (%r)
+test_time = yes"
+GG_SOCK=$NETNS_TMP/ctl/control.sock
+install -d -m 755 -o nobody "$NETNS_TMP/ctl"
+sed -i "s|^control_socket = .*|control_socket = $GG_SOCK|" "$NETNS_TMP/greygate.conf"
+GG_LOG=$NETNS_TMP/greygated.log
+: >"$GG_LOG"
+netns_spawn gw setpriv --reuid nobody --regid nogroup --clear-groups \
+	"$GREYGATE_BUILD/daemon/greygated" --foreground \
+	--config "$NETNS_TMP/greygate.conf" >>"$GG_LOG" 2>&1
+GG_PID=$SPAWNED
+wait_for 10 grep "greygated .* up: the policy door alone" "$GG_LOG" >/dev/null ||
+	{ cat "$GG_LOG"; fail "greygated did not start"; }
+[ "$(awk '/^CapEff/ {print $2}' "/proc/$GG_PID/status")" = 0000000000000000 ] ||
+	fail "the door runs with capabilities"
+nsx gw nft list tables | grep greygate >/dev/null && fail "a table was made without the gateway"
+echo "ok: greygated serves the policy door alone, unprivileged, no table"
+
+# swaks ADDR FROM TO: one message from ADDR (XCLIENT: an IPv6 address
+# is written IPV6:...); prints swaks's talk.
+swaks_from() {
+	local xaddr=$1
+	case "$1" in *:*) xaddr=IPV6:$1 ;; esac
+	nsx sender swaks --server 203.0.113.1 --xclient-addr "$xaddr" \
+		--from "$2" --to "$3" --header "Subject: door test $1" 2>&1 || true
+}
+mailbox=$(postfix_mailbox mx)
+delivered() { grep -c "^Subject: door test $1\$" "$mailbox" 2>/dev/null || true; }
+
+out=$(swaks_from 198.51.100.7 alice@example.com bob@example.org)
+grep -E "^<\*\* +450 4\.[0-9]\.[0-9] <bob@example.org>: Recipient address rejected: Greylisted by the test, back in [0-9] seconds \(example.org\)" \
+	<<<"$out" >/dev/null || { echo "$out"; fail "first attempt not deferred with the text"; }
+grep "action=greylist, reason=new, client_name=unknown, client_address=198.51.100.7, sender=alice@example.com, recipient=bob@example.org" \
+	"$GG_LOG" >/dev/null || fail "no postgrey-style greylist line"
+echo "ok: first attempt deferred with the configured text (postgrey's placeholders)"
+
+out=$(swaks_from 198.51.100.7 alice@example.com bob@example.org)
+grep -E "action=greylist, reason=early-retry \([0-9]s missing\)" "$GG_LOG" >/dev/null ||
+	fail "no early-retry line"
+sleep 4
+out=$(swaks_from 198.51.100.7 alice@example.com bob@example.org)
+grep -E "^<- +250 .*queued as" <<<"$out" >/dev/null || { echo "$out"; fail "retry not accepted"; }
+wait_for 10 eval '[ "$(delivered 198.51.100.7)" = 1 ]' || fail "retry not delivered"
+grep -E "^X-Greylist: delayed [4-9] seconds by greygate-[^ ]+ at gw.test; [A-Z][a-z]{2}, [0-9]{2} [A-Z][a-z]{2} 20[0-9]{2} " \
+	"$mailbox" >/dev/null || fail "no X-Greylist header in the delivered message"
+grep -E "action=pass, reason=triplet found, delay=[4-9], client_name=unknown, client_address=198.51.100.7" \
+	"$GG_LOG" >/dev/null || fail "no triplet-found line"
+echo "ok: the retry after the delay delivered, with the X-Greylist header"
+
+out=$(swaks_from 198.51.100.8 carol@example.net bob@example.org)
+wait_for 10 eval '[ "$(delivered 198.51.100.8)" = 1 ]' || { echo "$out"; fail "same /24 not passed"; }
+out=$(swaks_from 2001:db8:77::5 alice@example.com bob@example.org)
+grep -E "^<\*\* +450 " <<<"$out" >/dev/null || { echo "$out"; fail "an address elsewhere passed"; }
+grep "action=greylist, reason=new, client_name=unknown, client_address=2001:db8:77::5," "$GG_LOG" >/dev/null ||
+	fail "the IPv6 client was not the one asked about"
+out=$(swaks_from 2001:db8:99::5 dave@example.com bob@example.org)
+wait_for 10 eval '[ "$(delivered 2001:db8:99::5)" = 1 ]' || { echo "$out"; fail "allow list not honoured"; }
+grep "action=pass, reason=client whitelist" "$GG_LOG" >/dev/null || fail "no client whitelist line"
+echo "ok: the same /24 passes at once, IPv6 elsewhere is deferred, an allowed network passes"
+
+out=$(swaks_from 2001:db8:78::1 eve@example.com postmaster@example.org)
+wait_for 10 eval '[ "$(delivered 2001:db8:78::1)" = 1 ]' || { echo "$out"; fail "exempt recipient deferred"; }
+out=$(swaks_from 2001:db8:78::2 eve@example.com victim@example.org)
+grep -E "^<\*\* +450 " <<<"$out" >/dev/null || { echo "$out"; fail "an exempt recipient opened the /24"; }
+echo "ok: an exempt recipient is delivered and opens nothing else"
+
+# A sending Postfix with short retry timers: one deferral, then one copy.
+postfix_relay out sender 203.0.113.1
+nsx sender sendmail -C "$(postfix_dir out)" -f frank@example.com grace@example.org <<'MAIL'
+Subject: door test sending postfix
+
+through the policy door
+MAIL
+wait_for 60 eval '[ "$(delivered "sending postfix")" = 1 ]' ||
+	{ tail -20 "$(postfix_log out)"; fail "the sending Postfix's mail was not delivered"; }
+grep "status=deferred .*Greylisted by the test" "$(postfix_log out)" >/dev/null ||
+	fail "the sending Postfix was not deferred first"
+sleep 3
+[ "$(delivered "sending postfix")" = 1 ] || fail "delivered more than once"
+echo "ok: a sending Postfix delivered after one deferral, exactly once"
+
+# The door directly, as a test client speaks to postgrey.
+door() { nsx gw python3 - "$@"; }
+door <<'PY' || fail "direct requests"
+import socket, sys, time
+def req(**kv):
+    base = dict(request="smtpd_access_policy", protocol_state="RCPT",
+                client_address="2001:db8:200::1", client_name="unknown",
+                helo_name="h", sender="s@example.com", recipient="r@example.org",
+                instance="i1")
+    base.update(kv)
+    return "".join(f"{k}={v}\n" for k, v in base.items()).encode() + b"\n"
+def answers(sock, n):
+    buf = b""
+    while buf.count(b"\n\n") < n:
+        d = sock.recv(4096)
+        if not d:
+            break
+        buf += d
+    return [a for a in buf.decode().split("\n\n") if a]
+s = socket.create_connection(("127.0.0.1", 10023))
+now = int(time.time())
+# several on one connection, sent at once; then time moved forward
+s.sendall(req(policy_test_time=now) + req(policy_test_time=now + 2, instance="i2"))
+a = answers(s, 2)
+assert a[0].startswith("action=DEFER_IF_PERMIT ") and "back in 4 seconds" in a[0], a
+assert "back in 2 seconds" in a[1], a
+# a request in pieces, 5 s later by its test time: passes, one header
+r = req(policy_test_time=now + 5, instance="i3")
+for i in range(0, len(r), 7):
+    s.sendall(r[i:i + 7]); time.sleep(0.01)
+a = answers(s, 1)
+assert a[0].startswith("action=PREPEND X-Greylist: delayed 5 seconds by greygate-"), a
+# the same message's next recipient: no second header
+s.sendall(req(policy_test_time=now + 5, instance="i3", recipient="r2@example.org"))
+assert answers(s, 1) == ["action=DUNNO"], "second header"
+# under stress: no greylisting
+s.sendall(req(client_address="2001:db8:201::1", stress="yes"))
+assert answers(s, 1) == ["action=DUNNO"], "stress"
+# not the RCPT stage, no recipient: nothing to say
+s.sendall(req(client_address="2001:db8:202::1", protocol_state="DATA", recipient=""))
+assert answers(s, 1) == ["action=DUNNO"], "DATA stage"
+# malformed: closed without an answer
+s.sendall(b"request=smtpd_access_policy\ngarbage\n\n")
+assert s.recv(100) == b"", "answered a malformed request"
+print("direct ok")
+PY
+grep "policy: 127.0.0.1:[0-9]*: a line without '=', closed unanswered" "$GG_LOG" >/dev/null ||
+	fail "the malformed request was not logged"
+echo "ok: direct requests: several on one connection, in pieces, policy_test_time, one header per message, stress, malformed closed unanswered"
+
+status=$(ggctl status --json)
+jq -e '.policy.requests >= 12 and .policy.deferred >= 5 and .policy.malformed == 1' <<<"$status" >/dev/null ||
+	{ echo "$status"; fail "status does not count the door"; }
+ggctl status | grep "^gateway:   off (the policy door alone" >/dev/null || fail "status does not say the gateway is off"
+report=$(ggctl report --json)
+jq -e '.funnel.policy_attempts >= 12 and .funnel.policy_passed >= 1' <<<"$report" >/dev/null || { echo "$report"; fail "the report does not count the door"; }
+echo "ok: greygatectl status and report count the door's requests"
+
+# Beside the gateway: one greylist behind both doors. greygated again, as
+# root with the gateway on (its own store), the policy door too.
+kill "$GG_PID"
+wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "greygated did not stop"
+mkdir -p "$NETNS_TMP/store2"
+greygated_conf "store_dir = $NETNS_TMP/store2
+[greylist]
+delay = 4
+[policy]
+listen = inet:127.0.0.1:10023
+test_time = yes"
+sed -i "/^store_dir = .*store$/d" "$NETNS_TMP/greygate.conf"
+greygated_start
+door <<'PY' || fail "a pass at the door"
+import socket, time
+now = int(time.time())
+s = socket.create_connection(("127.0.0.1", 10023))
+def ask(t):
+    s.sendall(("request=smtpd_access_policy\nprotocol_state=RCPT\n"
+               "client_address=2001:db8:300::1\nsender=a@example.com\n"
+               f"recipient=b@example.org\ninstance=x{t}\npolicy_test_time={t}\n\n").encode())
+    return s.recv(1000).decode()
+assert ask(now).startswith("action=DEFER_IF_PERMIT"), "first"
+assert ask(now + 5).startswith("action=PREPEND X-Greylist"), "retry"
+PY
+# in_set SET ADDR: the set holds ADDR (a key's network address).
+in_set() {
+	nsx gw nft -j list set inet greygate "$1" |
+		jq -e --arg a "$2" '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val == $a)' >/dev/null
+}
+wait_for 5 in_set pass6 2001:db8:300:: ||
+	fail "a pass at the door did not reach the gateway's pass set"
+# A pass at the gateway: the tarpit greylists the sender, then passes it.
+tarpit_try() { nsx sender swaks --server 203.0.113.1 --from h@example.com --to i@example.org \
+	--quit-after RCPT 2>&1 || true; }
+grep -E "^<\*\* +451 " <<<"$(tarpit_try)" >/dev/null || fail "the tarpit did not greylist"
+sleep 4
+tarpit_try >/dev/null
+wait_for 5 in_set pass4 203.0.113.0 ||
+	fail "the tarpit did not pass the sender"
+door <<'PY' || fail "the door does not know the gateway's pass"
+import socket
+s = socket.create_connection(("127.0.0.1", 10023))
+s.sendall(b"request=smtpd_access_policy\nprotocol_state=RCPT\n"
+          b"client_address=203.0.113.10\nsender=j@example.com\nrecipient=k@example.org\n\n")
+assert s.recv(1000) == b"action=DUNNO\n\n"
+PY
+grep "action=pass, reason=client AWL, client_address=203.0.113.10" "$GG_LOG" >/dev/null ||
+	fail "no client AWL line"
+echo "ok: beside the gateway, one greylist: a pass at the door reaches the pass set, a pass at the tarpit passes at the door"
