@@ -45,6 +45,11 @@ tls_pass = $2"
 [handoff]
 mode = proxy-v2
 address = 127.0.0.1:10025"
+	# strict: the MTA asks the policy door about each recipient
+	[ "$2" = strict ] && conf="$conf
+[policy]
+listen = inet:127.0.0.1:10023
+mta_asks = yes"
 	run "handoff-$1-$2-$3-$4" "$conf" "starttls_legit = $3%
 starttls_bots = $4%" | jq -r --arg h "$1" --arg t "$2" --arg l "$3%" --arg b "$4%" '
 		[$h, $t, $l, $b,
@@ -77,6 +82,7 @@ echo "'delayed': those delivered later than their first attempt."
 			handoff off yes "$legit" "$bots"
 			handoff on yes "$legit" "$bots"
 			handoff on no "$legit" "$bots"
+			handoff on strict "$legit" "$bots"
 		done
 	done
 } | column -t -s $'\t'

@@ -137,6 +137,7 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 			",\"open\":%u},\"policy\":{\"listen\":\"%s\","
 			"\"connections\":%" PRIu64 ",\"open\":%" PRIu64
 			",\"requests\":%" PRIu64 ",\"deferred\":%" PRIu64
+			",\"whitelisted\":%" PRIu64
 			",\"malformed\":%" PRIu64 ",\"refused\":%" PRIu64
 			"},\"sensor\":{\"packets\":"
 			"%" PRIu64 ",\"flows\":%" PRIu64 ",\"flows_open\":%" PRIu64
@@ -159,7 +160,8 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 			cs->tarpit.handoffs_joined, cs->tarpit.handoffs_failed,
 			cs->tarpit.joined_open, gw->cfg->policy.listen,
 			ps.connections, ps.open, ps.requests, ps.deferred,
-			ps.malformed, ps.refused, cs->sensor.packets,
+			ps.whitelisted, ps.malformed, ps.refused,
+			cs->sensor.packets,
 			cs->sensor.flows,
 			cs->sensor.flows_open, cs->sensor.rcpts,
 			cs->pcap_dropped, cs->events_dropped);
@@ -221,10 +223,11 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 	if (gw->policy_door)
 		fprintf(out,
 			"policy:    on %s: %" PRIu64 " requests (%" PRIu64
-			" deferred), %" PRIu64 " connections (%" PRIu64
-			" open), %" PRIu64 " malformed, %" PRIu64 " refused\n",
+			" deferred, %" PRIu64 " by whitelist files), %" PRIu64
+			" connections (%" PRIu64 " open), %" PRIu64
+			" malformed, %" PRIu64 " refused\n",
 			gw->cfg->policy.listen, ps.requests, ps.deferred,
-			ps.connections, ps.open, ps.malformed, ps.refused);
+			ps.whitelisted, ps.connections, ps.open, ps.malformed, ps.refused);
 	else
 		fprintf(out, "policy:    off\n");
 	fprintf(out,

@@ -45,6 +45,7 @@ enum key_type {
 	K_ADDR,     /* an IPv4 or IPv6 address, or "" */
 	K_LISTEN,   /* "", inet:127.0.0.1:10023, inet:[::1]:10023, unix:PATH */
 	K_TEXT,     /* printable text, blanks too */
+	K_TLS,      /* uint8_t enum config_tls: yes, no, strict */
 };
 
 struct key {
@@ -101,7 +102,7 @@ static const struct key keys[] = {
 	 0},
 	{"greylist", "client_prefix6", K_U8, F(grey.prefix6), 16, 128,
 	 RESTART, 0},
-	{"greylist", "tls_pass", K_BOOL, F(grey.tls_pass), 0, 0, false, 0},
+	{"greylist", "tls_pass", K_TLS, F(tls_mode), 0, 0, false, 0},
 	{"greylist", "exempt_recipients", K_LIST, F(exempt), 0, 0, false,
 	 offsetof(struct config, nexempt)},
 	{"greylist", "trap_recipients", K_LIST, F(traps), 0, 0, false,
@@ -144,6 +145,11 @@ static const struct key keys[] = {
 	{"policy", "x_greylist_header", K_BOOL, F(policy.x_greylist_header), 0,
 	 0, false, 0},
 	{"policy", "test_time", K_BOOL, F(policy.test_time), 0, 0, false, 0},
+	{"policy", "mta_asks", K_BOOL, F(policy.mta_asks), 0, 0, RESTART, 0},
+	{"policy", "whitelist_clients", K_PATH, F(policy.whitelist_clients), 0,
+	 0, false, 0},
+	{"policy", "whitelist_recipients", K_PATH,
+	 F(policy.whitelist_recipients), 0, 0, false, 0},
 	{"policy", "max_connections", K_U32, F(policy.max_conns), 1, 100000,
 	 false, 0},
 	{"policy", "idle_timeout", K_MS, F(policy.idle_timeout_ms), 1000,
@@ -201,7 +207,10 @@ config_derive(struct config *cfg)
 	cfg->nft.table = cfg->table;
 	cfg->tarpit.capabilities = cfg->capabilities;
 	cfg->tarpit.hostname = cfg->hostname;
-	cfg->tarpit.offer_starttls = cfg->grey.tls_pass;
+	cfg->grey.tls_pass = cfg->tls_mode == CONFIG_TLS_PASS;
+	cfg->grey.tls_strict = cfg->tls_mode == CONFIG_TLS_STRICT;
+	cfg->tarpit.offer_starttls = cfg->tls_mode != CONFIG_TLS_NO;
+	cfg->grey.mta_asks = cfg->policy.mta_asks;
 	cfg->grey.handoff = cfg->handoff.mode != HANDOFF_OFF;
 	cfg->tarpit.retry_sec = cfg->grey.delay_sec;
 	cfg->sensor.smtp_port = cfg->nft.smtp_port;
@@ -218,6 +227,7 @@ config_defaults(struct config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->gateway = true;
+	cfg->tls_mode = CONFIG_TLS_PASS;
 	snprintf(cfg->interface, sizeof(cfg->interface), "any");
 	snprintf(cfg->store_dir, sizeof(cfg->store_dir), "/var/lib/greygate");
 	snprintf(cfg->allow_dir, sizeof(cfg->allow_dir), "/etc/greygate/allow.d");
@@ -420,7 +430,7 @@ set_text(const struct key *k, char *dst, const char *v, const char **why)
 	       : k->type == K_HOST  ? "want a host name (no blanks)"
 				    : "want printable text";
 	if (len < k->min || !text_ok(k->type, v) ||
-	    (k->type == K_PATH && v[0] != '/') ||
+	    (k->type == K_PATH && v[0] != '/' && (v[0] || k->min)) ||
 	    (k->type == K_NAME && !isalpha((unsigned char)v[0])) ||
 	    (k->type == K_IFACE && len >= IFNAMSIZ))
 		return -EINVAL;
@@ -642,6 +652,19 @@ set_key(struct load_state *st, const struct key *k, const char *v,
 	case K_BOOL:
 		*why = "want yes or no";
 		return parse_bool(v, (bool *)dst);
+	case K_TLS: {
+		bool b;
+
+		*why = "want yes, no or strict";
+		if (!strcmp(v, "strict")) {
+			*(uint8_t *)dst = CONFIG_TLS_STRICT;
+			return 0;
+		}
+		if (parse_bool(v, &b) < 0)
+			return -EINVAL;
+		*(uint8_t *)dst = b ? CONFIG_TLS_PASS : CONFIG_TLS_NO;
+		return 0;
+	}
 	case K_LOGLEVEL:
 		*why = "want warn, info or debug";
 		lvl = log_level_parse(v);
@@ -909,6 +932,18 @@ check_together(struct load_state *st, config_warn_fn *warn, void *ctx)
 			      "one family: greygated cannot connect from one "
 			      "to the other",
 			      c->handoff.source, c->handoff.address);
+	if (c->policy.mta_asks && !c->policy.listen[0])
+		return refuse(st, "mta_asks", NULL,
+			      "mta_asks = yes says the MTA asks the policy door "
+			      "about every recipient: set [policy] listen too");
+	if (c->tls_mode == CONFIG_TLS_STRICT &&
+	    (c->handoff.mode == HANDOFF_OFF || !c->policy.mta_asks))
+		return refuse(st, "tls_pass", NULL,
+			      "tls_pass = strict hands a STARTTLS client to the "
+			      "MTA unpassed and lets the MTA greylist it: it "
+			      "needs [handoff] mode and [policy] mta_asks = yes "
+			      "(the MTA asking the door with "
+			      "check_policy_service)");
 	if (c->handoff.mode != HANDOFF_OFF && g->tls_pass)
 		tell(warn, ctx,
 		     "[handoff] with tls_pass = yes: a client that says "

@@ -32,6 +32,14 @@ struct handoff_config {
 	char source[48];         /* where its connections come from, or "" */
 	struct sockaddr_storage source_addr; /* ... parsed */
 };
+/* What a client saying STARTTLS at the tarpit gets ([greylist] tls_pass). */
+enum config_tls {
+	CONFIG_TLS_NO = 0,    /* 454: STARTTLS is not listed */
+	CONFIG_TLS_PASS = 1,  /* its network is passed (yes, the default) */
+	CONFIG_TLS_STRICT = 2 /* handed to the MTA in TLS, not passed: the
+				 MTA asks the policy door per recipient */
+};
+
 /* config_handoff_mode_name - "off", "proxy-v2" or "xclient". */
 const char *config_handoff_mode_name(uint8_t mode);
 
@@ -43,6 +51,9 @@ struct policy_config {
 	char greylist_text[256];   /* after DEFER_IF_PERMIT; %s and %r */
 	bool x_greylist_header;    /* PREPEND X-Greylist on a passing retry */
 	bool test_time;            /* honour policy_test_time (tests only) */
+	bool mta_asks;             /* the MTA asks about every recipient */
+	char whitelist_clients[256];    /* postgrey's file, or "" */
+	char whitelist_recipients[256]; /* postgrey's file, or "" */
 	uint32_t max_conns;        /* connections at once */
 	uint32_t idle_timeout_ms;  /* a connection quiet this long closes */
 };
@@ -51,6 +62,8 @@ struct policy_config {
 #define CONFIG_CAPTURE_BUFFER_DEFAULT (8u << 20)
 
 struct config {
+	/* [greylist] tls_pass: enum config_tls */
+	uint8_t tls_mode;
 	/* [gateway] */
 	bool gateway;          /* capture, nft, tarpit (yes); no: the policy
 				  door alone, no privileges needed */

@@ -128,9 +128,21 @@ log_decision(struct gateway *gw, const struct grey_attempt *a,
 			         ip, a->helo, a->sender, a->rcpt);
 		break;
 	case GREY_ALLOWED:
-		log_debug("action=allow, reason=allow-list, client=%s, "
-		          "sender=%s, recipient=%s",
-		          ip, a->sender, a->rcpt);
+		if (d->reason == GREY_REASON_TLS_HANDED)
+			log_info("action=handoff, reason=%s, client=%s, "
+			         "helo=%s (in TLS to the MTA, unpassed: it asks "
+			         "the policy door per recipient)",
+			         grey_reason_name(d->reason), ip, a->helo);
+		else if (d->reason == GREY_REASON_RECIPIENT_EXEMPT)
+			log_info("action=handoff, reason=%s, client=%s, "
+			         "helo=%s, sender=%s, recipient=%s (unpassed: "
+			         "the MTA asks the policy door about the others)",
+			         grey_reason_name(d->reason), ip, a->helo,
+			         a->sender, a->rcpt);
+		else
+			log_debug("action=allow, reason=allow-list, client=%s, "
+			          "sender=%s, recipient=%s",
+			          ip, a->sender, a->rcpt);
 		break;
 	case GREY_ACTION_NONE:
 		break;

@@ -603,6 +603,7 @@ gateway_reload(struct gateway *gw, char *err)
 	for (int i = 0; i < cfg->ntraps; i++)
 		grey_trap_add(gw->grey, cfg->traps[i]);
 	reload_allow(gw);
+	policy_door_reload(gw->policy_door);
 	if (r == CONFIG_CHILD_CHANGED && cfg->gateway) {
 		log_info("reload: tarpit or sensor settings changed: starting "
 			 "the child again");

@@ -110,7 +110,7 @@ learn_ehlo(struct gateway *gw, const char *in, size_t len)
 		 "EHLO lists: %s%s",
 		 gw->cfg->handoff.address, starttls ? "yes" : "no",
 		 caps[0] ? caps : "(nothing)",
-		 starttls && gw->cfg->grey.tls_pass ? ", STARTTLS" : "");
+		 starttls && gw->cfg->tarpit.offer_starttls ? ", STARTTLS" : "");
 	handoff_send_caps(gw);
 }
 
@@ -123,7 +123,7 @@ handoff_send_caps(struct gateway *gw)
 		return;
 	snprintf(rec.u.caps.capabilities, sizeof(rec.u.caps.capabilities),
 		 "%s", gw->mta_caps);
-	rec.u.caps.starttls = gw->mta_starttls && gw->cfg->grey.tls_pass;
+	rec.u.caps.starttls = gw->mta_starttls && gw->cfg->tarpit.offer_starttls;
 	if (send(gw->child_sock, &rec, sizeof(rec),
 		 MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(rec))
 		log_warnx("hand-off: the tarpit's EHLO could not be told to "

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "policy.h"
 #include "policy_door.h"
+#include "policy_lists.h"
 #include "policy_proto.h"
 
 #ifndef GREYGATE_VERSION
@@ -42,6 +43,7 @@ struct policy_door {
 	struct gateway *gw;
 	int fd;
 	char unix_path[108]; /* removed at close, "" for inet */
+	struct policy_lists *lists; /* postgrey's whitelist files */
 	struct door_conn **conns;
 	size_t nconns, conns_cap;
 	struct policy_door_stats stats;
@@ -170,6 +172,17 @@ decide_request(struct policy_door *door, struct door_conn *c,
 	if (!req->client_address ||
 	    !client_of(req->client_address, &a.client)) {
 		log_action(req, "pass", "client address unknown", NULL);
+		return;
+	}
+	/* postgrey's whitelists first, as postgrey reads them */
+	if (policy_lists_client(door->lists, req->client_name, &a.client)) {
+		door->stats.whitelisted++;
+		log_action(req, "pass", "client whitelist", NULL);
+		return;
+	}
+	if (policy_lists_recipient(door->lists, req->recipient)) {
+		door->stats.whitelisted++;
+		log_action(req, "pass", "recipient whitelist", NULL);
 		return;
 	}
 	a.kind = GREY_ATTEMPT_RCPT;
@@ -412,6 +425,50 @@ clear_unix_path(const struct sockaddr_un *sa, char *err)
 	return 0;
 }
 
+static void
+on_bad_line(const char *path, int line, const char *why, void *ctx)
+{
+	log_warnx("policy: %s:%d: skipped: %s", path, line, why);
+}
+
+/* postgrey's whitelist files, as configured. Return: 0 or -errno with err
+ * set. */
+static int
+load_lists(struct policy_door *door, char *err)
+{
+	const struct policy_config *p = &door->gw->cfg->policy;
+	struct policy_lists *lists;
+	int r = policy_lists_load(p->whitelist_clients, p->whitelist_recipients,
+				  on_bad_line, NULL, &lists, err);
+	int nc, nr;
+
+	if (r < 0)
+		return r;
+	policy_lists_free(door->lists);
+	door->lists = lists;
+	policy_lists_count(lists, &nc, &nr);
+	if (p->whitelist_clients[0] || p->whitelist_recipients[0])
+		log_info("policy: whitelists: %d client entries, %d recipient "
+			 "entries",
+			 nc, nr);
+	return 0;
+}
+
+int
+policy_door_reload(struct policy_door *door)
+{
+	char err[512];
+	int r;
+
+	if (!door)
+		return 0;
+	r = load_lists(door, err);
+	if (r < 0)
+		log_warnx("policy: whitelists: %s (the lists in place stay)",
+			  err);
+	return r;
+}
+
 int
 policy_door_open(struct gateway *gw, struct policy_door **out, char *err)
 {
@@ -432,6 +489,12 @@ policy_door_open(struct gateway *gw, struct policy_door **out, char *err)
 	if (!door)
 		return -ENOMEM;
 	door->gw = gw;
+	door->fd = -1;
+	r = load_lists(door, err);
+	if (r < 0) {
+		free(door);
+		return r;
+	}
 	door->fd = socket(p->addr.ss_family,
 	                  SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (door->fd < 0)
@@ -465,6 +528,7 @@ fail:
 		close(door->fd);
 	if (door->unix_path[0])
 		unlink(door->unix_path);
+	policy_lists_free(door->lists);
 	free(door);
 	return r;
 }
@@ -481,6 +545,7 @@ policy_door_close(struct policy_door *door)
 	close(door->fd);
 	if (door->unix_path[0])
 		unlink(door->unix_path);
+	policy_lists_free(door->lists);
 	free(door);
 }
 

@@ -16,6 +16,7 @@ struct policy_door_stats {
 	uint64_t open;        /* open now */
 	uint64_t requests;    /* answered */
 	uint64_t deferred;    /* of those, DEFER_IF_PERMIT */
+	uint64_t whitelisted; /* of those, by postgrey's whitelist files */
 	uint64_t malformed;   /* closed unanswered: a bad request */
 	uint64_t refused;     /* closed at once: max_connections reached */
 };
@@ -29,6 +30,10 @@ struct policy_door_stats {
  * bytes).
  */
 int policy_door_open(struct gateway *gw, struct policy_door **out, char *err);
+
+/* policy_door_reload - read the whitelist files again (SIGHUP); on
+ * error the lists in place stay. Return: 0 or -errno (logged). */
+int policy_door_reload(struct policy_door *door);
 
 /* policy_door_close - close it and its connections (NULL: nothing). */
 void policy_door_close(struct policy_door *door);

@@ -533,10 +533,18 @@ on_rcpt(struct grey *grey, int64_t now, const struct grey_addr *addr,
 	}
 	/* An exempt recipient: the MTA asks for it alone, so it is let
 	 * through and the client stays unpassed. At the tarpit it is
-	 * greylisted like any other: a pass would open the client's /24 to
-	 * every recipient (delivering it alone needs a hand-off that stays
-	 * in the session). */
+	 * greylisted like any other (a pass would open the client's /24 to
+	 * every recipient), unless the session can be handed over unpassed
+	 * (below). */
 	if (path == GREY_PATH_POLICY && str_list_match(&grey->exempt, rc)) {
+		decide(out, GREY_ALLOWED, GREY_REASON_RECIPIENT_EXEMPT);
+		return 0;
+	}
+	/* At the tarpit, when the session can be handed to an MTA that
+	 * asks about every recipient: handed unpassed, the exempt recipient
+	 * is delivered and the others greylisted by the MTA asking. */
+	if (path == GREY_PATH_TARPIT && grey->cfg.handoff &&
+	    grey->cfg.mta_asks && str_list_match(&grey->exempt, rc)) {
 		decide(out, GREY_ALLOWED, GREY_REASON_RECIPIENT_EXEMPT);
 		return 0;
 	}
@@ -604,7 +612,8 @@ on_starttls(struct grey *grey, int64_t now, const struct grey_addr *addr,
 		memset(out, 0, sizeof(*out));
 		return r < 0 ? r : 0;
 	}
-	if (!grey->cfg.tls_pass || allow_listed(grey, addr))
+	if ((!grey->cfg.tls_pass && !grey->cfg.tls_strict) ||
+	    allow_listed(grey, addr))
 		return 0;
 	r = check_trapped(grey, now, addr, out);
 	if (r != 0)
@@ -613,6 +622,13 @@ on_starttls(struct grey *grey, int64_t now, const struct grey_addr *addr,
 	r = check_passed(grey, now, path, false, out);
 	if (r != 0)
 		return r < 0 ? r : 0;
+	/* Strict: let it reach the MTA's TLS, passed by nothing; the MTA
+	 * asks the policy door about each of its recipients. */
+	if (grey->cfg.tls_strict) {
+		decide(out, GREY_ALLOWED, GREY_REASON_TLS_HANDED);
+		grey->counters.tls_handed++;
+		return 0;
+	}
 	return pass_client(grey, now, GREY_REASON_STARTTLS, out);
 }
 

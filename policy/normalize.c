@@ -294,6 +294,7 @@ grey_reason_name(enum grey_reason reason)
 		[GREY_REASON_STARTTLS] = "starttls",
 		[GREY_REASON_TRAPPED] = "trapped",
 		[GREY_REASON_PASSED] = "passed",
+		[GREY_REASON_TLS_HANDED] = "starttls-handed",
 	};
 
 	if ((size_t)reason < sizeof(names) / sizeof(names[0]))

@@ -56,7 +56,10 @@ enum grey_reason {
 	GREY_REASON_RECIPIENT_EXEMPT,
 	GREY_REASON_STARTTLS,
 	GREY_REASON_TRAPPED,
-	GREY_REASON_PASSED /* already passed, no refresh due yet */
+	GREY_REASON_PASSED, /* already passed, no refresh due yet */
+	GREY_REASON_TLS_HANDED /* STARTTLS with tls_pass = strict: handed to
+				  the MTA in TLS unpassed; the MTA asks the
+				  policy door per recipient */
 };
 
 struct grey_config {
@@ -68,6 +71,10 @@ struct grey_config {
 	uint8_t prefix4;               /* IPv4 client key bits (24) */
 	uint8_t prefix6;               /* IPv6 client key bits (64) */
 	bool tls_pass;                 /* STARTTLS at the tarpit passes (on) */
+	bool tls_strict;               /* ... or is handed over unpassed */
+	bool mta_asks;                 /* the MTA asks the policy door about
+					  every recipient: a session may be
+					  handed to it unpassed */
 	bool handoff;                  /* a pass at the tarpit delivers (the
 					  hand-off): the delay to delivery
 					  ends there, not at the next
@@ -104,6 +111,8 @@ struct grey_counters {
 	uint64_t policy_attempts;   /* RCPTs the MTA asked about through
 				       the policy door (in attempts too) */
 	uint64_t policy_passed;     /* of those, from passed clients */
+	uint64_t tls_handed;        /* STARTTLS sessions handed over unpassed
+				       (tls_pass = strict) */
 };
 
 /* --- the store: the policy's persistent state --- */

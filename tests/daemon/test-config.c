@@ -228,6 +228,21 @@ test_policy_door(void)
 		   "listen = inet:127.0.0.1:10023\n[handoff]\nmode = xclient\n"
 		   "address = 127.0.0.1:25\n") < 0);
 	CHECK(strstr(why(), "needs the gateway"));
+	/* tls_pass = strict: the hand-off and the door, or refused */
+	CHECK(load("[greylist]\ntls_pass = strict\n") < 0);
+	CHECK(strstr(why(), "needs [handoff] mode and [policy] mta_asks = yes"));
+	CHECK(load("[greylist]\ntls_pass = maybe\n") < 0);
+	CHECK(strstr(why(), "want yes, no or strict"));
+	CHECK_INT(load("[greylist]\ntls_pass = strict\n[handoff]\n"
+		       "mode = proxy-v2\naddress = 127.0.0.1:10025\n[policy]\n"
+		       "listen = inet:127.0.0.1:10023\nmta_asks = yes\n"),
+		  0);
+	CHECK(cfg.grey.tls_strict && !cfg.grey.tls_pass);
+	CHECK(cfg.tarpit.offer_starttls && cfg.grey.mta_asks);
+	CHECK(load("[policy]\nmta_asks = yes\n") < 0);
+	CHECK(strstr(why(), "set [policy] listen too"));
+	CHECK_INT(load("[greylist]\ntls_pass = no\n"), 0);
+	CHECK(!cfg.tarpit.offer_starttls && !cfg.grey.tls_pass);
 	/* a name two sections share names the line of the one set */
 	CHECK(load("[tarpit]\nmax_connections = 100\nstress_high = 200\n"
 		   "[policy]\nmax_connections = 5\n") < 0);

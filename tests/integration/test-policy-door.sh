@@ -23,9 +23,20 @@ here=$(dirname "$0")
 netns_init
 netns_sender_gw
 
+tls=$NETNS_TMP/tls
+mkdir -m 700 "$tls"
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tls/key.pem" -out "$tls/cert.pem" \
+	-days 2 -subj "/CN=mx.test.example" >/dev/null 2>&1 || fail "no certificate"
+# (TLS and a PROXY listener for the last part: STARTTLS handed over.)
 postfix_new mx gw "203.0.113.1, [2001:db8:1::1]" "
 smtpd_authorized_xclient_hosts = 203.0.113.10, [2001:db8:1::10]
-smtpd_recipient_restrictions = check_policy_service inet:127.0.0.1:10023"
+smtpd_recipient_restrictions = check_policy_service inet:127.0.0.1:10023
+smtpd_tls_security_level = may
+smtpd_tls_cert_file = $tls/cert.pem
+smtpd_tls_key_file = $tls/key.pem
+smtpd_tls_loglevel = 1"
+echo "127.0.0.1:10025 inet n - n - - smtpd -o smtpd_upstream_proxy_protocol=haproxy" \
+	>>"$(postfix_dir mx)/master.cf"
 postfix_start mx
 postfix_wait_listening mx 203.0.113.1 || fail "mx is not listening"
 
@@ -34,13 +45,23 @@ mkdir -p "$NETNS_TMP/allow.d"
 echo "2001:db8:99::/48 # a provider" >"$NETNS_TMP/allow.d/providers.txt"
 install -d -m 700 -o nobody "$NETNS_TMP/store"
 chmod 755 "$NETNS_TMP"
+# postgrey's own whitelist files, in postgrey's shapes
+cat >"$NETNS_TMP/postgrey_whitelist_clients" <<'LIST'
+# names, domain suffixes, Perl regexes, addresses and networks
+friend.test
+/^mx\d+\.regex\.test$/
+2001:db8:401::/48
+LIST
+printf 'listmaster@example.org\n' >"$NETNS_TMP/postgrey_whitelist_recipients"
 greygated_conf "gateway = no
 [greylist]
 delay = 4
 [policy]
 listen = inet:127.0.0.1:10023
 greylist_text = Greylisted by the test, back in %s seconds (%r)
-test_time = yes"
+test_time = yes
+whitelist_clients = $NETNS_TMP/postgrey_whitelist_clients
+whitelist_recipients = $NETNS_TMP/postgrey_whitelist_recipients"
 GG_SOCK=$NETNS_TMP/ctl/control.sock
 install -d -m 755 -o nobody "$NETNS_TMP/ctl"
 sed -i "s|^control_socket = .*|control_socket = $GG_SOCK|" "$NETNS_TMP/greygate.conf"
@@ -63,6 +84,7 @@ swaks_from() {
 	local xaddr=$1
 	case "$1" in *:*) xaddr=IPV6:$1 ;; esac
 	nsx sender swaks --server 203.0.113.1 --xclient-addr "$xaddr" \
+		${XNAME:+--xclient-name "$XNAME"} \
 		--from "$2" --to "$3" --header "Subject: door test $1" 2>&1 || true
 }
 mailbox=$(postfix_mailbox mx)
@@ -98,6 +120,22 @@ out=$(swaks_from 2001:db8:99::5 dave@example.com bob@example.org)
 wait_for 10 eval '[ "$(delivered 2001:db8:99::5)" = 1 ]' || { echo "$out"; fail "allow list not honoured"; }
 grep "action=pass, reason=client whitelist" "$GG_LOG" >/dev/null || fail "no client whitelist line"
 echo "ok: the same /24 passes at once, IPv6 elsewhere is deferred, an allowed network passes"
+
+# postgrey's whitelist files: a name (Postfix's client_name, from XCLIENT
+# NAME here), a regex, a network, a recipient.
+out=$(XNAME=mail.friend.test swaks_from 2001:db8:400::1 gina@example.com bob@example.org)
+wait_for 10 eval '[ "$(delivered 2001:db8:400::1)" = 1 ]' || { echo "$out"; fail "whitelisted name deferred"; }
+grep "action=pass, reason=client whitelist, client_name=mail.friend.test, client_address=2001:db8:400::1" \
+	"$GG_LOG" >/dev/null || fail "no client whitelist line for the name"
+out=$(XNAME=mx12.regex.test swaks_from 2001:db8:402::1 gina@example.com bob@example.org)
+wait_for 10 eval '[ "$(delivered 2001:db8:402::1)" = 1 ]' || { echo "$out"; fail "whitelisted regex deferred"; }
+out=$(XNAME=mxa.regex.test swaks_from 2001:db8:403::1 gina@example.com bob@example.org)
+grep -E "^<\*\* +450 " <<<"$out" >/dev/null || { echo "$out"; fail "a name the regex does not match passed"; }
+out=$(swaks_from 2001:db8:401:5::1 gina@example.com bob@example.org)
+wait_for 10 eval '[ "$(delivered 2001:db8:401:5::1)" = 1 ]' || { echo "$out"; fail "whitelisted network deferred"; }
+out=$(swaks_from 2001:db8:404::1 gina@example.com listmaster@example.org)
+wait_for 10 eval '[ "$(delivered 2001:db8:404::1)" = 1 ]' || { echo "$out"; fail "whitelisted recipient deferred"; }
+echo "ok: postgrey's whitelist files: a name, a regex, a network and a recipient pass at once"
 
 out=$(swaks_from 2001:db8:78::1 eve@example.com postmaster@example.org)
 wait_for 10 eval '[ "$(delivered 2001:db8:78::1)" = 1 ]' || { echo "$out"; fail "exempt recipient deferred"; }
@@ -228,3 +266,69 @@ PY
 grep "action=pass, reason=client AWL, client_address=203.0.113.10" "$GG_LOG" >/dev/null ||
 	fail "no client AWL line"
 echo "ok: beside the gateway, one greylist: a pass at the door reaches the pass set, a pass at the tarpit passes at the door"
+
+# tls_pass = strict: a sender that says STARTTLS at the tarpit is handed
+# to the MTA in TLS without being passed, and the MTA greylists it
+# through the door: deferred first, delivered by a retry that passes, one
+# copy, TLS end to end.
+kill "$GG_PID"
+wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "greygated did not stop"
+mkdir -p "$NETNS_TMP/store3"
+greygated_conf "[greylist]
+delay = 4
+tls_pass = strict
+[handoff]
+mode = proxy-v2
+address = 127.0.0.1:10025
+[policy]
+listen = inet:127.0.0.1:10023
+mta_asks = yes"
+sed -i "s|^store_dir = .*|store_dir = $NETNS_TMP/store3|" "$NETNS_TMP/greygate.conf"
+greygated_start
+wait_for 10 grep "the tarpit's EHLO lists.*STARTTLS" "$GG_LOG" >/dev/null ||
+	fail "the tarpit does not offer STARTTLS"
+# An exempt recipient at the tarpit, the session handed over unpassed:
+# postmaster@ delivered on it, victim@ on the same session greylisted by
+# the MTA asking the door, and the sender's network not passed.
+out=$(nsx sender swaks --server 203.0.113.1 --from x@example.com \
+	--to postmaster@example.org,victim@example.org --header "Subject: door test exempt in session" 2>&1 || true)
+grep -E "^<- +250 .*queued as" <<<"$out" >/dev/null || { echo "$out"; fail "the exempt recipient was not delivered on the session"; }
+grep -E "^<\*\* +450 .*<victim@example.org>: Recipient address rejected: Greylisted" <<<"$out" >/dev/null ||
+	{ echo "$out"; fail "the other recipient was not greylisted by the MTA"; }
+wait_for 10 eval '[ "$(delivered "exempt in session")" = 1 ]' || fail "the exempt recipient's copy is missing"
+grep "action=handoff, reason=recipient-exempt, client=203.0.113.10" "$GG_LOG" >/dev/null ||
+	fail "no unpassed hand-off for the exempt recipient"
+in_set pass4 203.0.113.0 && fail "an exempt recipient passed the sender's network"
+echo "ok: an exempt recipient at the tarpit: delivered on its session, the others greylisted by the MTA, nothing passed"
+
+postconf -c "$(postfix_dir out)" -e "smtp_tls_security_level = may" "smtp_tls_loglevel = 1"
+nsx sender postfix -c "$(postfix_dir out)" reload >/dev/null 2>&1
+nsx sender sendmail -C "$(postfix_dir out)" -f tls@example.com strict@example.org <<'MAIL'
+Subject: door test strict tls
+
+handed over in TLS, greylisted by the MTA asking the door
+MAIL
+wait_for 60 eval '[ "$(delivered "strict tls")" = 1 ]' ||
+	{ tail -20 "$(postfix_log out)"; tail -20 "$GG_LOG"; fail "the STARTTLS sender was not delivered"; }
+grep "to=<strict@example.org>.*status=deferred .*Greylisted" "$(postfix_log out)" >/dev/null ||
+	fail "the STARTTLS sender was not greylisted by the MTA"
+grep "action=handoff, reason=starttls-handed, client=203.0.113.10" "$GG_LOG" >/dev/null ||
+	fail "no unpassed hand-off logged"
+grep "action=greylist, reason=new, client_name=unknown, client_address=203.0.113.10, sender=tls@example.com" \
+	"$GG_LOG" >/dev/null || fail "the door did not greylist the handed sender"
+python3 - "$mailbox" <<'PY' || fail "the delivered message is not as handed in TLS"
+import mailbox, sys
+for m in mailbox.mbox(sys.argv[1]):
+    if m["Subject"] == "door test strict tls":
+        received = m.get_all("Received")
+        # the MTA's own line names the sender and says ESMTPS
+        assert "[203.0.113.10]" in received[0] and "ESMTPS" in received[0], received[0]
+        assert m["X-Greylist"].startswith("delayed "), m["X-Greylist"]
+        sys.exit(0)
+sys.exit(1)
+PY
+grep "Trusted TLS connection established from unknown\[203.0.113.10\]\|TLS connection established from unknown\[203.0.113.10\]" \
+	"$(postfix_log mx)" >/dev/null || fail "the MTA logged no TLS session with the sender"
+sleep 3
+[ "$(delivered "strict tls")" = 1 ] || fail "delivered more than once"
+echo "ok: tls_pass = strict: handed in TLS unpassed, greylisted by the MTA through the door, delivered once by its passing retry"

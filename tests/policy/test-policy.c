@@ -242,13 +242,24 @@ test_policy_door_path(void)
 	CHECK_INT(d.reason, GREY_REASON_RECIPIENT_EXEMPT);
 	d = asked(T0 + 1, "2001:db8:7::1", "eve@e.test", "victim@b.test");
 	CHECK_INT(d.action, GREY_GREYLIST);
-	/* at the tarpit it is greylisted like any other */
+	/* at the tarpit it is greylisted like any other ... */
 	d = tarpit(T0, "2001:db8:8::1", "eve@e.test", "postmaster@b.test");
 	CHECK_INT(d.action, GREY_GREYLIST);
 	k = grey_get_counters(grey);
 	CHECK_INT(k->policy_attempts, 8);
 	CHECK_INT(k->policy_passed, 3);
 	CHECK_INT(k->fastpath_deliveries, 0);
+	/* ... unless the session can be handed to an MTA that asks the door
+	 * about the rest: handed over unpassed */
+	grey_free(grey);
+	cfg.handoff = cfg.mta_asks = true;
+	grey = grey_new(&cfg, store);
+	CHECK_INT(grey_exempt_add(grey, "postmaster@"), 0);
+	d = tarpit(T0, "2001:db8:9::1", "eve@e.test", "postmaster@b.test");
+	CHECK_INT(d.action, GREY_ALLOWED);
+	CHECK_INT(d.reason, GREY_REASON_RECIPIENT_EXEMPT);
+	d = tarpit(T0 + 1, "2001:db8:9::1", "eve@e.test", "victim@b.test");
+	CHECK_INT(d.action, GREY_GREYLIST);
 	teardown();
 }
 
@@ -482,6 +493,27 @@ test_allow_exempt_starttls(void)
 	a = ip("198.51.104.7");
 	CHECK_INT(starttls(T0, &a, GREY_PATH_TARPIT, &d), 0);
 	CHECK_INT(d.action, GREY_ACTION_NONE);
+	/* Strict: handed over unpassed; the MTA then asks per recipient,
+	 * and the triplet is greylisted as any other. */
+	grey_free(grey);
+	cfg.tls_strict = true;
+	grey = grey_new(&cfg, store);
+	a = ip("198.51.105.7");
+	CHECK_INT(starttls(T0, &a, GREY_PATH_TARPIT, &d), 0);
+	CHECK_INT(d.action, GREY_ALLOWED);
+	CHECK_INT(d.reason, GREY_REASON_TLS_HANDED);
+	CHECK_INT(asked(T0, "198.51.105.7", "a@a.test", "b@b.test").action,
+		  GREY_GREYLIST);
+	CHECK_INT(starttls(T0 + 300, &a, GREY_PATH_TARPIT, &d), 0);
+	CHECK_INT(d.action, GREY_ALLOWED);
+	CHECK_INT(asked(T0 + 300, "198.51.105.7", "a@a.test", "b@b.test")
+			  .reason,
+		  GREY_REASON_RETRY_PASSED);
+	/* passed now: STARTTLS at the tarpit (a race) is just passed */
+	CHECK_INT(starttls(T0 + 301, &a, GREY_PATH_TARPIT, &d), 0);
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_PASSED);
+	CHECK_INT(grey_get_counters(grey)->tls_handed, 2);
 	teardown();
 }
 
