@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "load-samples.h"
+
 enum step { S_BANNER, S_EHLO, S_MAIL, S_RCPT, S_QUIT, S_EOF };
 
 struct session {
@@ -34,17 +36,8 @@ static struct sockaddr_in server;
 static struct in_addr *sources;
 static int nsources, next_source;
 static int epfd;
-static uint64_t done, failed, *times;
-static size_t ntimes, times_cap;
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+static uint64_t done, failed;
+static struct bench_samples times;
 
 static void
 start(struct session *s)
@@ -66,7 +59,7 @@ start(struct session *s)
 	}
 	s->step = S_BANNER;
 	s->len = 0;
-	s->started_ns = now_ns();
+	s->started_ns = bench_now_ns();
 	if (connect(s->fd, (struct sockaddr *)&server, sizeof(server)) < 0 &&
 	    errno != EINPROGRESS) {
 		perror("connect");
@@ -81,13 +74,9 @@ finish(struct session *s, bool ok)
 	close(s->fd);
 	if (ok) {
 		done++;
-		if (ntimes == times_cap) {
-			times_cap = times_cap ? times_cap * 2 : 65536;
-			times = realloc(times, times_cap * sizeof(*times));
-			if (!times)
-				exit(1);
-		}
-		times[ntimes++] = now_ns() - s->started_ns;
+		if (bench_samples_add(&times,
+				      bench_now_ns() - s->started_ns) < 0)
+			exit(1);
 	} else {
 		failed++;
 	}
@@ -171,14 +160,6 @@ advance(struct session *s)
 	return false;
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -207,11 +188,11 @@ main(int argc, char **argv)
 		if (inet_pton(AF_INET, argv[5 + i], &sources[i]) != 1)
 			return 2;
 	epfd = epoll_create1(0);
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	deadline = t0 + (uint64_t)secs * 1000000000u;
 	for (int i = 0; i < conc; i++)
 		start(&pool[i]);
-	while (now_ns() < deadline) {
+	while (bench_now_ns() < deadline) {
 		int n = epoll_wait(epfd, evs, 256, 100);
 
 		for (int i = 0; i < n; i++) {
@@ -222,15 +203,15 @@ main(int argc, char **argv)
 		}
 	}
 	{
-		double el = (double)(now_ns() - t0) / 1e9;
+		double el = (double)(bench_now_ns() - t0) / 1e9;
 
-		qsort(times, ntimes, sizeof(*times), cmp_u64);
+		bench_samples_sort(&times);
 		printf("sessions=%llu failed=%llu seconds=%.1f rate=%.0f "
 		       "median_ms=%.2f p99_ms=%.2f\n",
 		       (unsigned long long)done, (unsigned long long)failed, el,
 		       (double)done / el,
-		       ntimes ? (double)times[ntimes / 2] / 1e6 : 0,
-		       ntimes ? (double)times[ntimes * 99 / 100] / 1e6 : 0);
+		       (double)bench_samples_at(&times, 500) / 1e6,
+		       (double)bench_samples_at(&times, 990) / 1e6);
 	}
 	return failed > done / 100 ? 1 : 0;
 }

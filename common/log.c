@@ -48,6 +48,12 @@ log_set_level(enum log_level level)
 	log_max = level;
 }
 
+bool
+log_is_shown(enum log_level level)
+{
+	return level <= log_max;
+}
+
 int
 log_level_parse(const char *name)
 {

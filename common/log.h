@@ -28,6 +28,9 @@ bool log_uses_stderr(void);
 /* log_set_level - change the most verbose level shown. */
 void log_set_level(enum log_level level);
 
+/* log_is_shown - would a line of level be shown? (To skip making one.) */
+bool log_is_shown(enum log_level level);
+
 /* Where a line goes instead of stderr or syslog (the child sends its
  * lines to greygated). line is formatted, without a newline. */
 typedef void log_sink_fn(enum log_level level, const char *line, void *ctx);

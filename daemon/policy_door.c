@@ -96,6 +96,8 @@ log_action(const struct policy_request *req, const char *action,
 	             {"sender", req->sender},
 	             {"recipient", req->recipient}};
 
+	if (!log_is_shown(LOG_LEVEL_INFO))
+		return;
 	n += (size_t)snprintf(line, sizeof(line), "action=%s, reason=%s%s%s",
 	                      action, reason, extra ? ", " : "",
 	                      extra ? extra : "");

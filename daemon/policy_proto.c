@@ -8,14 +8,15 @@
 
 #include "policy_proto.h"
 
-/* The attribute names read, and where each goes. */
+/* The attribute names read, and where each goes; a name is compared
+ * only with those of its length (a request has about 30 attributes). */
 static const struct {
 	const char *name;
-	size_t off;
+	size_t len, off;
 } wanted[] = {
 #define A(n)                                                                   \
 	{                                                                      \
-#n, offsetof(struct policy_request, n)                         \
+#n, sizeof(#n) - 1, offsetof(struct policy_request, n)         \
 	}
         A(request),   A(protocol_state), A(client_address),   A(client_name),
         A(helo_name), A(sender),         A(recipient),        A(instance),
@@ -24,10 +25,12 @@ static const struct {
 };
 
 static void
-keep_attribute(struct policy_request *req, const char *name, const char *value)
+keep_attribute(struct policy_request *req, const char *name, size_t len,
+               const char *value)
 {
 	for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++)
-		if (!strcmp(wanted[i].name, name)) {
+		if (wanted[i].len == len &&
+		    !memcmp(wanted[i].name, name, len)) {
 			*(const char **)((char *)req + wanted[i].off) = value;
 			return;
 		}
@@ -89,7 +92,7 @@ policy_request_parse(char *buf, size_t len, struct policy_request *req)
 
 		line[n] = 0;
 		*eq = 0;
-		keep_attribute(req, line, eq + 1);
+		keep_attribute(req, line, (size_t)(eq - line), eq + 1);
 		pos += next;
 	}
 	return end;

@@ -226,7 +226,9 @@ greygated_conf "store_dir = $NETNS_TMP/store2
 delay = 4
 [policy]
 listen = inet:127.0.0.1:10023
-test_time = yes"
+test_time = yes
+max_connections = 4
+idle_timeout = 2s"
 sed -i "/^store_dir = .*store$/d" "$NETNS_TMP/greygate.conf"
 greygated_start
 door <<'PY' || fail "a pass at the door"
@@ -266,6 +268,25 @@ PY
 grep "action=pass, reason=client AWL, client_address=203.0.113.10" "$GG_LOG" >/dev/null ||
 	fail "no client AWL line"
 echo "ok: beside the gateway, one greylist: a pass at the door reaches the pass set, a pass at the tarpit passes at the door"
+
+# Bounded: max_connections at once (one more is closed at once), and a
+# quiet connection closed after idle_timeout.
+door <<'PY' || fail "the door's limits"
+import socket, time
+held = [socket.create_connection(("127.0.0.1", 10023)) for _ in range(4)]
+time.sleep(0.3)
+extra = socket.create_connection(("127.0.0.1", 10023))
+extra.settimeout(2)
+assert extra.recv(10) == b"", "a fifth connection was kept"
+t0 = time.time()
+held[0].settimeout(5)
+assert held[0].recv(10) == b"", "an idle connection was not closed"
+assert 1.5 < time.time() - t0 < 4, time.time() - t0
+PY
+ggctl status --json | jq -e '.policy.refused == 1' >/dev/null || fail "the refused connection was not counted"
+grep "policy: 4 connections open (max_connections): one more closed" "$GG_LOG" >/dev/null ||
+	fail "the refused connection was not logged"
+echo "ok: the door keeps at most max_connections and closes idle ones after idle_timeout"
 
 # tls_pass = strict: a sender that says STARTTLS at the tarpit is handed
 # to the MTA in TLS without being passed, and the MTA greylists it

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What the load generators share: a monotonic clock in nanoseconds, and
+ * latency samples kept as they come and read as quantiles at the end. */
+#ifndef GREYGATE_BENCH_LOAD_SAMPLES_H
+#define GREYGATE_BENCH_LOAD_SAMPLES_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+static inline uint64_t
+bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct bench_samples {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+/* bench_samples_add - keep one. Return: 0, or -1 (out of memory). */
+static inline int
+bench_samples_add(struct bench_samples *s, uint64_t value)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 65536;
+		uint64_t *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = value;
+	return 0;
+}
+
+static inline int
+bench_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* bench_samples_sort - sort them, for bench_samples_at. */
+static inline void
+bench_samples_sort(struct bench_samples *s)
+{
+	qsort(s->v, s->n, sizeof(*s->v), bench_cmp_u64);
+}
+
+/* bench_samples_at - the sample at permille (500: the median, 990: p99)
+ * once sorted; 0 without samples. */
+static inline uint64_t
+bench_samples_at(const struct bench_samples *s, unsigned permille)
+{
+	return s->n ? s->v[s->n * permille / 1000] : 0;
+}
+
+#endif
