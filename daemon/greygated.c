@@ -18,6 +18,7 @@
 #include "gateway.h"
 #include "log.h"
 #include "loop.h"
+#include "policy_lists.h"
 #include "privs.h"
 #include "replay.h"
 
@@ -64,6 +65,31 @@ warn_config(const char *text, void *ctx)
 {
 	fprintf(stderr, "greygated: %s: warning: %s\n", (const char *)ctx,
 		text);
+}
+
+static void
+warn_list_line(const char *file, int line, const char *why, void *ctx)
+{
+	fprintf(stderr, "greygated: %s:%d: warning: skipped: %s\n", file, line,
+		why);
+}
+
+/* --check-config reads postgrey's whitelist files as the door would:
+ * one it cannot read is an error, a bad line a warning. */
+static int
+check_policy_lists(const struct config *cfg, char *err)
+{
+	struct policy_lists *lists;
+	int r;
+
+	if (!cfg->policy.listen[0])
+		return 0;
+	r = policy_lists_load(cfg->policy.whitelist_clients,
+			      cfg->policy.whitelist_recipients, warn_list_line,
+			      NULL, &lists, err);
+	if (r == 0)
+		policy_lists_free(lists);
+	return r;
 }
 
 static void
@@ -187,6 +213,10 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (check) {
+		if (check_policy_lists(&cfg, err) < 0) {
+			fprintf(stderr, "greygated: [policy] %s\n", err);
+			return 2;
+		}
 		printf("greygated: %s: ok\n", path);
 		return 0;
 	}

@@ -135,7 +135,13 @@ out=$(swaks_from 2001:db8:401:5::1 gina@example.com bob@example.org)
 wait_for 10 eval '[ "$(delivered 2001:db8:401:5::1)" = 1 ]' || { echo "$out"; fail "whitelisted network deferred"; }
 out=$(swaks_from 2001:db8:404::1 gina@example.com listmaster@example.org)
 wait_for 10 eval '[ "$(delivered 2001:db8:404::1)" = 1 ]' || { echo "$out"; fail "whitelisted recipient deferred"; }
-echo "ok: postgrey's whitelist files: a name, a regex, a network and a recipient pass at once"
+out=$(swaks_from 2001:db8:405::1 gina@example.com bob@example.org)
+grep -E "^<\*\* +450 " <<<"$out" >/dev/null || { echo "$out"; fail "an address not listed passed"; }
+echo "2001:db8:405::/48 # added" >>"$NETNS_TMP/postgrey_whitelist_clients"
+ggctl reload >/dev/null || fail "reload failed"
+out=$(swaks_from 2001:db8:405::1 gina@example.com bob@example.org)
+wait_for 10 eval '[ "$(delivered 2001:db8:405::1)" = 1 ]' || { echo "$out"; fail "the reloaded whitelist was not honoured"; }
+echo "ok: postgrey's whitelist files: a name, a regex, a network and a recipient pass at once; reload reads them again"
 
 out=$(swaks_from 2001:db8:78::1 eve@example.com postmaster@example.org)
 wait_for 10 eval '[ "$(delivered 2001:db8:78::1)" = 1 ]' || { echo "$out"; fail "exempt recipient deferred"; }
