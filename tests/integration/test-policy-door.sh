@@ -13,7 +13,13 @@
 # exactly once; and, talking to the door directly: several requests on
 # one connection, a request in pieces, stress=yes, policy_test_time, and
 # a malformed request closed unanswered. greygatectl status and the
-# report count what the door was asked.
+# report count what the door was asked. postgrey's whitelist files (a
+# name, a regex, a network, a recipient; read again on reload). Then
+# beside the gateway (one greylist both ways; the connection cap and the
+# idle timeout), with the hand-off and mta_asks (an exempt recipient
+# delivered on its session, the others greylisted by the MTA;
+# tls_pass = strict: a STARTTLS sender handed in TLS unpassed, deferred by
+# the MTA, delivered once by its passing retry), and on a unix socket.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -359,3 +365,26 @@ grep "Trusted TLS connection established from unknown\[203.0.113.10\]\|TLS conne
 sleep 3
 [ "$(delivered "strict tls")" = 1 ] || fail "delivered more than once"
 echo "ok: tls_pass = strict: handed in TLS unpassed, greylisted by the MTA through the door, delivered once by its passing retry"
+
+# A unix socket instead (Postfix: check_policy_service unix:PATH).
+kill "$GG_PID"
+wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "greygated did not stop"
+greygated_conf "gateway = no
+[policy]
+listen = unix:$NETNS_TMP/door.sock"
+sed -i "s|^store_dir = .*|store_dir = $NETNS_TMP/store3|" "$NETNS_TMP/greygate.conf"
+greygated_start
+[ "$(stat -c %a "$NETNS_TMP/door.sock")" = 666 ] || fail "the door's socket is not 0666"
+nsx gw python3 - "$NETNS_TMP/door.sock" <<'PY' || fail "no answer on the unix socket"
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"request=smtpd_access_policy\nprotocol_state=RCPT\nclient_address=2001:db8:500::1\n"
+          b"sender=u@example.com\nrecipient=v@example.org\n\n")
+a = s.recv(1000)
+assert a.startswith(b"action=DEFER_IF_PERMIT "), a
+PY
+kill "$GG_PID"
+wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "greygated did not stop"
+[ ! -e "$NETNS_TMP/door.sock" ] || fail "the door's socket was left behind"
+echo "ok: the door on a unix socket (0666, removed at the end)"
