@@ -31,10 +31,7 @@ netns_link client 2001:db8:5::10/64 gw 2001:db8:5::1/64 \
 	2001:db8:c::10/64 2001:db8:c::1/64 2001:db8:d::10/64 2001:db8:d::1/64
 session() { nsx client python3 "$here/../lib/smtp-session.py" "$@"; }
 
-tls=$NETNS_TMP/tls
-mkdir -m 700 "$tls"
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tls/key.pem" -out "$tls/cert.pem" \
-	-days 2 -subj "/CN=mx.test.example" >/dev/null 2>&1 || fail "no certificate"
+postfix_tls_cert
 
 # The MTA: port 25 (XCLIENT for greygate's hand-off source, an address
 # of its own) and the PROXY listener on loopback.

@@ -18,10 +18,7 @@ here=$(dirname "$0")
 netns_init
 netns_sender_gw
 
-tls=$NETNS_TMP/tls
-mkdir -m 700 "$tls"
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tls/key.pem" -out "$tls/cert.pem" \
-	-days 2 -subj "/CN=mx.test.example" >/dev/null 2>&1 || fail "no certificate"
+postfix_tls_cert
 postfix_new mx gw "203.0.113.1" "
 smtpd_tls_security_level = may
 smtpd_tls_cert_file = $tls/cert.pem

@@ -13,10 +13,21 @@
 #   postfix_dir NAME         the instance's config directory
 #   postfix_mailbox NAME     its mailbox file
 #   postfix_log NAME         its log file
+#   postfix_tls_cert         a self-signed certificate for mx.test.example
+#                            in $tls/cert.pem, its key in $tls/key.pem
+#                            (tls=$NETNS_TMP/tls)
 
 postfix_dir() { printf '%s/postfix-%s' "$NETNS_TMP" "$1"; }
 postfix_mailbox() { printf '%s/mail/mailbox' "$(postfix_dir "$1")"; }
 postfix_log() { printf '%s/maillog' "$(postfix_dir "$1")"; }
+
+postfix_tls_cert() {
+	tls=$NETNS_TMP/tls
+	mkdir -m 700 "$tls"
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tls/key.pem" -out "$tls/cert.pem" \
+		-days 2 -subj "/CN=mx.test.example" >/dev/null 2>&1 ||
+		netns_die "no certificate"
+}
 
 postfix_new() {
 	local name=$1 host=$2 listen=$3 extra=${4:-} dir
