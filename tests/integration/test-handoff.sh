@@ -39,10 +39,7 @@ netns_add_addr "$(netns_ns gw)" "$(netns_dev gw sender)" 203.0.113.2/24
 postfix_new mx gw "203.0.113.1, [2001:db8:1::1], [2001:db8:5::1]" "
 smtpd_authorized_xclient_hosts = 203.0.113.2
 smtpd_sender_restrictions = check_sender_access inline:{ { busy@client.test = 421 4.3.2 Try again later } }
-smtpd_tls_security_level = may
-smtpd_tls_cert_file = $tls/cert.pem
-smtpd_tls_key_file = $tls/key.pem
-smtpd_tls_loglevel = 1"
+$POSTFIX_TLS_SMTPD"
 # (smtpd_delay_reject = no there: the sender is refused at MAIL, a fault
 # of the replay; and it does not offer 8BITMIME, which the tarpit then
 # must not offer either.)

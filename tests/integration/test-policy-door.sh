@@ -34,10 +34,7 @@ postfix_tls_cert
 postfix_new mx gw "203.0.113.1, [2001:db8:1::1]" "
 smtpd_authorized_xclient_hosts = 203.0.113.10, [2001:db8:1::10]
 smtpd_recipient_restrictions = check_policy_service inet:127.0.0.1:10023
-smtpd_tls_security_level = may
-smtpd_tls_cert_file = $tls/cert.pem
-smtpd_tls_key_file = $tls/key.pem
-smtpd_tls_loglevel = 1"
+$POSTFIX_TLS_SMTPD"
 echo "127.0.0.1:10025 inet n - n - - smtpd -o smtpd_upstream_proxy_protocol=haproxy" \
 	>>"$(postfix_dir mx)/master.cf"
 postfix_start mx

@@ -20,10 +20,7 @@ netns_sender_gw
 
 postfix_tls_cert
 postfix_new mx gw "203.0.113.1" "
-smtpd_tls_security_level = may
-smtpd_tls_cert_file = $tls/cert.pem
-smtpd_tls_key_file = $tls/key.pem
-smtpd_tls_loglevel = 1"
+$POSTFIX_TLS_SMTPD"
 postfix_start mx
 postfix_wait_listening mx 203.0.113.1 || fail "mx is not listening"
 postfix_new out sender "127.0.0.1" "

@@ -15,7 +15,9 @@
 #   postfix_log NAME         its log file
 #   postfix_tls_cert         a self-signed certificate for mx.test.example
 #                            in $tls/cert.pem, its key in $tls/key.pem
-#                            (tls=$NETNS_TMP/tls)
+#                            (tls=$NETNS_TMP/tls), and in
+#                            $POSTFIX_TLS_SMTPD the main.cf lines that
+#                            offer STARTTLS with it (for postfix_new)
 
 postfix_dir() { printf '%s/postfix-%s' "$NETNS_TMP" "$1"; }
 postfix_mailbox() { printf '%s/mail/mailbox' "$(postfix_dir "$1")"; }
@@ -27,6 +29,10 @@ postfix_tls_cert() {
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tls/key.pem" -out "$tls/cert.pem" \
 		-days 2 -subj "/CN=mx.test.example" >/dev/null 2>&1 ||
 		netns_die "no certificate"
+	POSTFIX_TLS_SMTPD="smtpd_tls_security_level = may
+smtpd_tls_cert_file = $tls/cert.pem
+smtpd_tls_key_file = $tls/key.pem
+smtpd_tls_loglevel = 1"
 }
 
 postfix_new() {

@@ -147,9 +147,9 @@ closed(int fd)
 	return false;
 }
 
-/* A client that said EHLO and MAIL and asked at RCPT. */
+/* A client that was greeted and said EHLO (its answer read whole). */
 static int
-client_at_rcpt(const char *mail)
+client_after_ehlo(void)
 {
 	int c = client_connect();
 
@@ -157,6 +157,15 @@ client_at_rcpt(const char *mail)
 	put(c, "EHLO c.test\r\n");
 	while (strncmp(line_from(c), "250 ", 4) != 0)
 		;
+	return c;
+}
+
+/* A client that said EHLO and MAIL and asked at RCPT. */
+static int
+client_at_rcpt(const char *mail)
+{
+	int c = client_after_ehlo();
+
 	put(c, mail);
 	CHECK_STR(line_from(c), "250 2.1.0 Ok");
 	put(c, "RCPT TO:<b@b.test>\r\n");
@@ -304,11 +313,7 @@ test_pipelined_after_rcpt(void)
 	int c, m;
 
 	setup(5000, 2000);
-	c = client_connect();
-	CHECK_STR(line_from(c), "220 tp.test ESMTP");
-	put(c, "EHLO c.test\r\n");
-	while (strncmp(line_from(c), "250 ", 4) != 0)
-		;
+	c = client_after_ehlo();
 	put(c, "MAIL FROM:<a@a.test>\r\nRCPT TO:<b@b.test>\r\n"
 	       "RCPT TO:<c@b.test>\r\nDATA\r\n");
 	CHECK_STR(line_from(c), "250 2.1.0 Ok");
@@ -336,11 +341,7 @@ test_starttls_handed(void)
 	int c, m;
 
 	setup(5000, 2000);
-	c = client_connect();
-	CHECK_STR(line_from(c), "220 tp.test ESMTP");
-	put(c, "EHLO c.test\r\n");
-	while (strncmp(line_from(c), "250 ", 4) != 0)
-		;
+	c = client_after_ehlo();
 	put(c, "STARTTLS\r\n");
 	spin(20);
 	CHECK_INT(f.kind, TARPIT_ASK_STARTTLS);
