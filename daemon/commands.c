@@ -216,7 +216,10 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 			"hand-off:  %s to %s: %" PRIu64 " started, %" PRIu64
 			" joined (%u open), %" PRIu64 " not opened, %" PRIu64
 			" failed in the replay\n",
-			config_handoff_mode_name(gw->cfg->handoff.mode), gw->cfg->handoff.address,
+			config_handoff_mode_name(gw->cfg->handoff.mode),
+			gw->cfg->handoff.mode == HANDOFF_TRANSPARENT
+				? "where each client was going, as the client"
+				: gw->cfg->handoff.address,
 			gw->handoffs_started, cs->tarpit.handoffs_joined,
 			cs->tarpit.joined_open, gw->handoffs_failed,
 			cs->tarpit.handoffs_failed);

@@ -24,6 +24,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "markroute.h"
 
 enum key_type {
 	K_PATH,     /* an absolute path */
@@ -40,7 +41,8 @@ enum key_type {
 	K_BOOL,     /* yes/no, true/false, on/off, 1/0 */
 	K_LOGLEVEL, /* int: warn, info, debug */
 	K_LIST,     /* addresses, ','-separated; may go on over lines */
-	K_HANDOFF,  /* uint8_t enum handoff_mode: off, proxy-v2, xclient */
+	K_HANDOFF,  /* uint8_t enum handoff_mode: off, proxy-v2, xclient,
+		       transparent */
 	K_ENDPOINT, /* an address and port: 127.0.0.1:10025, [::1]:10025 */
 	K_ADDR,     /* an IPv4 or IPv6 address, or "" */
 	K_LISTEN,   /* "", inet:127.0.0.1:10023, inet:[::1]:10023, unix:PATH */
@@ -138,6 +140,9 @@ static const struct key keys[] = {
 	{"handoff", "timeout", K_MS, F(handoff.timeout_ms), 1000, 60000,
 	 RESTART, 0},
 	{"handoff", "source", K_ADDR, F(handoff.source), 0, 0, RESTART, 0},
+	{"handoff", "mark", K_U32, F(handoff.mark), 1, UINT32_MAX, RESTART, 0},
+	{"handoff", "route_table", K_U32, F(handoff.route_table), 1,
+	 0xfffffeff, RESTART, 0},
 
 	{"policy", "listen", K_LISTEN, F(policy.listen), 0, 0, RESTART, 0},
 	{"policy", "greylist_text", K_TEXT, F(policy.greylist_text), 1, 0,
@@ -204,6 +209,9 @@ config_derive(struct config *cfg)
 			memcpy(cfg->nft.handoff_addr, &in6->sin6_addr, 16);
 		cfg->nft.handoff_port = ntohs(in->sin_port);
 	}
+	cfg->nft.handoff_mark = cfg->handoff.mode == HANDOFF_TRANSPARENT
+					? cfg->handoff.mark
+					: 0;
 	cfg->nft.table = cfg->table;
 	cfg->tarpit.capabilities = cfg->capabilities;
 	cfg->tarpit.hostname = cfg->hostname;
@@ -256,6 +264,8 @@ config_defaults(struct config *cfg)
 	snprintf(cfg->exempt[1], GREY_ADDR_MAX, "abuse@");
 	cfg->nexempt = 2;
 	cfg->handoff.timeout_ms = 10000;
+	cfg->handoff.mark = 0x4767;
+	cfg->handoff.route_table = 4767;
 	snprintf(cfg->policy.greylist_text, sizeof(cfg->policy.greylist_text),
 		 "Greylisted, please try again in %%s seconds");
 	cfg->policy.x_greylist_header = true;
@@ -511,7 +521,7 @@ set_number(const struct key *k, void *dst, const char *v, const char **why)
 static int
 parse_handoff(const char *text, uint8_t *mode)
 {
-	for (uint8_t m = HANDOFF_OFF; m <= HANDOFF_XCLIENT; m++)
+	for (uint8_t m = HANDOFF_OFF; m <= HANDOFF_TRANSPARENT; m++)
 		if (!strcmp(text, config_handoff_mode_name(m))) {
 			*mode = m;
 			return 0;
@@ -522,7 +532,8 @@ parse_handoff(const char *text, uint8_t *mode)
 const char *
 config_handoff_mode_name(uint8_t mode)
 {
-	static const char *const names[] = {"off", "proxy-v2", "xclient"};
+	static const char *const names[] = {"off", "proxy-v2", "xclient",
+					    "transparent"};
 
 	return mode < sizeof(names) / sizeof(*names) ? names[mode] : "?";
 }
@@ -673,7 +684,7 @@ set_key(struct load_state *st, const struct key *k, const char *v,
 		*(int *)dst = lvl;
 		return 0;
 	case K_HANDOFF:
-		*why = "want off, proxy-v2 or xclient";
+		*why = "want off, proxy-v2, xclient or transparent";
 		return parse_handoff(v, (uint8_t *)dst);
 	case K_ADDR: {
 		struct sockaddr_storage ss;
@@ -847,6 +858,7 @@ same_family(const char *addr, const char *endpoint)
 	return !strchr(addr, ':') == (endpoint[0] != '[');
 }
 
+
 static uint16_t
 handoff_port(const struct handoff_config *h)
 {
@@ -854,6 +866,69 @@ handoff_port(const struct handoff_config *h)
 
 	/* sin_port and sin6_port lie at the same offset. */
 	return ntohs(in->sin_port);
+}
+
+static const char *
+handoff_address_example(uint8_t mode)
+{
+	switch (mode) {
+	case HANDOFF_PROXY_V2:
+		return "PROXY listener, 127.0.0.1:10025 say";
+	case HANDOFF_XCLIENT:
+		return "port, with XCLIENT allowed to greygate, 127.0.0.1:25 "
+		       "say";
+	default:
+		return "ordinary address and port, the one clients reach, "
+		       "203.0.113.1:25 say, or the MTA's own behind a router";
+	}
+}
+
+/* Transparent mode: connections from the client's own address, whose
+ * answers a policy route takes back (handoff_route.h). */
+static int
+check_transparent(struct load_state *st)
+{
+	const struct handoff_config *h = &st->cfg->handoff;
+	const struct sockaddr_in *in = (const void *)&h->addr;
+	const struct sockaddr_in6 *in6 = (const void *)&h->addr;
+
+	if (h->source[0])
+		return refuse(st, "source", "mode",
+			      "[handoff] source has no use with mode = "
+			      "transparent: each connection comes from its "
+			      "client's own address");
+	/* A client's address cannot reach the loopback net: the kernel
+	 * drops it as a martian. */
+	if ((in->sin_family == AF_INET &&
+	     (ntohl(in->sin_addr.s_addr) >> 24) == 127) ||
+	    (in6->sin6_family == AF_INET6 &&
+	     IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr)))
+		return refuse(st, "address", "mode",
+			      "[handoff] address %s is a loopback address: "
+			      "with mode = transparent the connection comes "
+			      "from the client's address, which the kernel "
+			      "never lets reach loopback; give the address "
+			      "clients reach the MTA on (this host's own, or "
+			      "the MTA's behind a router)",
+			      h->address);
+	if (handoff_port(h) != st->cfg->nft.smtp_port)
+		return refuse(st, "address", "smtp_port",
+			      "[handoff] address %s: with mode = transparent "
+			      "greygated connects where the client was going, "
+			      "the MTA's port %u (smtp_port); give that port",
+			      h->address, st->cfg->nft.smtp_port);
+	if (h->route_table >= 253 && h->route_table <= 255)
+		return refuse(st, "route_table", NULL,
+			      "[handoff] route_table %u is one of the kernel's "
+			      "own (253 default, 254 main, 255 local): give a "
+			      "table greygate may fill and empty alone",
+			      h->route_table);
+	if (st->cfg->nft.exempt_mark & h->mark)
+		return refuse(st, "mark", "exempt_mark",
+			      "[handoff] mark %u shares bits with exempt_mark "
+			      "%u: give the hand-off a mark of its own",
+			      h->mark, st->cfg->nft.exempt_mark);
+	return 0;
 }
 
 /* The settings together: errors for what can never work, warnings for
@@ -910,13 +985,15 @@ check_together(struct load_state *st, config_warn_fn *warn, void *ctx)
 	if (c->handoff.mode != HANDOFF_OFF && !c->handoff.address[0])
 		return refuse(st, "mode", NULL,
 			      "[handoff] mode = %s needs an address (the MTA's "
-			      "%s, 127.0.0.1:%s say)",
+			      "%s)",
 			      config_handoff_mode_name(c->handoff.mode),
-			      c->handoff.mode == HANDOFF_PROXY_V2
-				      ? "PROXY listener"
-				      : "port, with XCLIENT allowed to greygate",
-			      c->handoff.mode == HANDOFF_PROXY_V2 ? "10025"
-								  : "25");
+			      handoff_address_example(c->handoff.mode));
+	if (c->handoff.mode == HANDOFF_TRANSPARENT) {
+		int r = check_transparent(st);
+
+		if (r < 0)
+			return r;
+	}
 	if (c->handoff.mode != HANDOFF_OFF &&
 	    handoff_port(&c->handoff) == c->nft.tarpit_port)
 		return refuse(st, "address", "tarpit_port",
@@ -1048,6 +1125,15 @@ config_check_system(const struct config *cfg, char *err)
 				   "(uid 0)",
 			 cfg->user);
 		return -EINVAL;
+	}
+	if (cfg->handoff.mode == HANDOFF_TRANSPARENT) {
+		int r = markroute_check();
+
+		if (r < 0) {
+			snprintf(err, 512, "[handoff] mode = transparent: %s",
+				 markroute_explain(r));
+			return -EINVAL;
+		}
 	}
 	return 0;
 }

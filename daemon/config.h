@@ -20,7 +20,9 @@
 enum handoff_mode {
 	HANDOFF_OFF = 0,  /* the passing attempt is answered 451 too */
 	HANDOFF_PROXY_V2, /* a PROXY v2 header on the MTA's own listener */
-	HANDOFF_XCLIENT   /* XCLIENT on the MTA's port (Postfix) */
+	HANDOFF_XCLIENT,  /* XCLIENT on the MTA's port (Postfix) */
+	HANDOFF_TRANSPARENT /* from the client's own address (IP_TRANSPARENT)
+			       to the MTA's ordinary port: no change there */
 };
 
 struct handoff_config {
@@ -31,6 +33,9 @@ struct handoff_config {
 	uint32_t timeout_ms;     /* connect and replay, at most */
 	char source[48];         /* where its connections come from, or "" */
 	struct sockaddr_storage source_addr; /* ... parsed */
+	uint32_t mark;           /* transparent: its sockets' mark */
+	uint32_t route_table;    /* transparent: the table that takes the
+				    MTA's answers back to them */
 };
 /* What a client saying STARTTLS at the tarpit gets ([greylist] tls_pass). */
 enum config_tls {
@@ -40,7 +45,8 @@ enum config_tls {
 				 MTA asks the policy door per recipient */
 };
 
-/* config_handoff_mode_name - "off", "proxy-v2" or "xclient". */
+/* config_handoff_mode_name - "off", "proxy-v2", "xclient" or
+ * "transparent". */
 const char *config_handoff_mode_name(uint8_t mode);
 
 /* [policy]: the policy door (Postfix's check_policy_service). */

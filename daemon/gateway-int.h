@@ -79,6 +79,7 @@ struct gateway {
 	bool mta_starttls;      /* ... and offers STARTTLS */
 	bool mta_probe_failing; /* said, until it answers again */
 	char mta_caps[256];     /* what the tarpit's EHLO lists */
+	bool transparent_routed; /* the way back is in place (handoff.c) */
 };
 
 /* gateway_decide - decide on one attempt with greygated's own clock

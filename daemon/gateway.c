@@ -515,6 +515,9 @@ open_gateway(struct gateway *gw, char *err)
 			 nftset_explain(r));
 		return r;
 	}
+	r = handoff_route_open(gw, err);
+	if (r < 0)
+		return r;
 	r = bind_tarpit(gw, err);
 	if (r < 0)
 		return r;
@@ -627,6 +630,7 @@ gateway_close(struct gateway *gw)
 	for (int i = 0; i < 4; i++)
 		if (gw->listen_fd[i] >= 0)
 			close(gw->listen_fd[i]);
+	handoff_route_close(gw);
 	nftset_close(gw->nft);
 	if (gw->grey)
 		save_stats(gw); /* store_close commits it */

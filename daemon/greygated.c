@@ -217,6 +217,17 @@ main(int argc, char **argv)
 			fprintf(stderr, "greygated: [policy] %s\n", err);
 			return 2;
 		}
+		if (cfg.handoff.mode == HANDOFF_TRANSPARENT)
+			printf("greygated: [handoff] mode = transparent needs "
+			       "CAP_NET_ADMIN (root), policy routing by mark "
+			       "and port, IP_TRANSPARENT and nft route chains "
+			       "with ct mark (policy routing found here; "
+			       "the rest is tried at start); greygated adds "
+			       "ip rule fwmark 0x%x "
+			       "ipproto tcp sport %u lookup %u at start and "
+			       "removes it at exit\n",
+			       cfg.handoff.mark, cfg.nft.smtp_port,
+			       cfg.handoff.route_table);
 		printf("greygated: %s: ok\n", path);
 		return 0;
 	}

@@ -5,6 +5,7 @@
  * XCLIENT; then the verdict goes down to the child with it. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "gateway-int.h"
 #include "handoff.h"
 #include "log.h"
+#include "markroute.h"
 #include "smtp_reply.h"
 
 /* The MTA's replies greygated reads (greeting, EHLO, XCLIENT). */
@@ -304,6 +306,13 @@ on_mta(struct loop *loop, int fd, uint32_t events, void *ctx)
 			fail(h, strerror(err));
 			return;
 		}
+		if (h->gw->cfg->handoff.mode == HANDOFF_TRANSPARENT &&
+		    !h->probe) {
+			/* The MTA sees the client itself: its greeting is
+			 * the child's to read. */
+			finish(h, false);
+			return;
+		}
 		if (h->gw->cfg->handoff.mode == HANDOFF_PROXY_V2 && h->probe) {
 			/* LOCAL: greygate itself asks, no client to tell. */
 			static const char local[16] = {
@@ -413,6 +422,71 @@ not_started(struct handoff *h, const char *where, int err)
 	return -err;
 }
 
+static socklen_t
+sockaddr_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET ? sizeof(struct sockaddr_in)
+	                                : sizeof(struct sockaddr_in6);
+}
+
+static uint16_t
+sockaddr_port(const struct sockaddr_storage *ss)
+{
+	/* sin_port and sin6_port lie at the same offset. */
+	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+}
+
+/* A transparent hand-off's socket: the client's own address, the mark
+ * the way back is keyed on (markroute.h). The port is the kernel's, but
+ * never the client's own session's: that tuple, to the same address,
+ * is the connection the tarpit holds. Return: 0 or -errno. */
+static int
+bind_as_client(struct handoff *h)
+{
+	const struct handoff_config *hc = &h->gw->cfg->handoff;
+	struct sockaddr_storage src = h->client;
+	socklen_t len = sockaddr_len(&src);
+	bool v4 = src.ss_family == AF_INET;
+	int one = 1;
+
+	((struct sockaddr_in *)&src)->sin_port = 0;
+	for (int tries = 0; tries < 3; tries++) {
+		struct sockaddr_storage got;
+		socklen_t got_len = sizeof(got);
+
+		if (setsockopt(h->fd, v4 ? SOL_IP : SOL_IPV6,
+		               v4 ? IP_TRANSPARENT : IPV6_TRANSPARENT, &one,
+		               sizeof(one)) < 0 ||
+		    setsockopt(h->fd, SOL_SOCKET, SO_MARK, &hc->mark,
+		               sizeof(hc->mark)) < 0 ||
+		    bind(h->fd, (struct sockaddr *)&src, len) < 0 ||
+		    getsockname(h->fd, (struct sockaddr *)&got, &got_len) < 0)
+			return -errno;
+		if (sockaddr_port(&got) != sockaddr_port(&h->client))
+			return 0;
+		close(h->fd);
+		h->fd = socket(src.ss_family,
+		               SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (h->fd < 0)
+			return -errno;
+	}
+	return -EADDRINUSE;
+}
+
+/* Where h connects: the hand-off address; in transparent mode where the
+ * client itself was going (the MTA's port, here or behind a router), so
+ * an IPv6 client is handed over IPv6 whatever the address says. */
+static const struct sockaddr_storage *
+destination(const struct handoff *h)
+{
+	const struct handoff_config *hc = &h->gw->cfg->handoff;
+
+	if (hc->mode == HANDOFF_TRANSPARENT && !h->probe &&
+	    sockaddr_port(&h->dst))
+		return &h->dst;
+	return &hc->addr;
+}
+
 /* h's connection to the MTA, under way on the loop with its deadline.
  * Return: 0, or -errno (h freed, said unless it is a probe). */
 static int
@@ -420,13 +494,23 @@ open_connection(struct handoff *h)
 {
 	struct gateway *gw = h->gw;
 	const struct handoff_config *hc = &gw->cfg->handoff;
+	const struct sockaddr_storage *to = destination(h);
 	char where[128];
 	int r;
 
-	h->fd = socket(hc->addr.ss_family,
+	if (hc->mode == HANDOFF_TRANSPARENT && !h->probe &&
+	    h->client.ss_family != to->ss_family)
+		return not_started(h, "to an MTA of the other family",
+		                   EAFNOSUPPORT);
+	h->fd = socket(to->ss_family,
 	               SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (h->fd < 0)
 		return not_started(h, "socket", errno);
+	if (hc->mode == HANDOFF_TRANSPARENT && !h->probe) {
+		r = bind_as_client(h);
+		if (r < 0)
+			return not_started(h, "from the client's address", -r);
+	}
 	/* From a source of its own, when set: an MTA that trusts a PROXY
 	 * header by the connecting address (Exim's hosts_proxy) then trusts
 	 * greygate alone, not every local client. */
@@ -436,10 +520,13 @@ open_connection(struct handoff *h)
 		snprintf(where, sizeof(where), "from %s", hc->source);
 		return not_started(h, where, errno);
 	}
-	if (connect(h->fd, (struct sockaddr *)&hc->addr, hc->addr_len) < 0 &&
+	if (connect(h->fd, (const struct sockaddr *)to, sockaddr_len(to)) < 0 &&
 	    errno != EINPROGRESS) {
-		snprintf(where, sizeof(where), "to %s", hc->address);
-		return not_started(h, where, errno);
+		int err = errno;
+
+		snprintf(where, sizeof(where), "to %s",
+		         to == &hc->addr ? hc->address : "the MTA's port");
+		return not_started(h, where, err);
 	}
 	r = loop_add_fd(gw->loop, h->fd, EPOLLOUT, on_mta, h);
 	if (r < 0)
@@ -493,6 +580,64 @@ handoff_probe_start(struct gateway *gw)
 	loop_timer_init(&gw->probe_timer, on_probe_due, gw);
 	gw->probing = true;
 	on_probe_due(gw->loop, &gw->probe_timer, gw);
+}
+
+static struct markroute_config
+route_config(const struct config *cfg)
+{
+	return (struct markroute_config){.mark = cfg->handoff.mark,
+	                                 .table = cfg->handoff.route_table,
+	                                 .sport = cfg->nft.smtp_port};
+}
+
+int
+handoff_route_open(struct gateway *gw, char *err)
+{
+	struct markroute_config rc = route_config(gw->cfg);
+	struct markroute_result res;
+	int r;
+
+	if (gw->cfg->handoff.mode != HANDOFF_TRANSPARENT)
+		return 0;
+	r = markroute_install(&rc, &res);
+	if (r < 0) {
+		snprintf(err, 512,
+		         "[handoff] mode = transparent: the policy route for "
+		         "the MTA's answers (ip rule fwmark 0x%x ipproto tcp "
+		         "sport %u lookup %u): %s",
+		         rc.mark, rc.sport, rc.table, markroute_explain(r));
+		return r;
+	}
+	gw->transparent_routed = true;
+	if (res.stale)
+		log_warnx("hand-off: removed %u policy rule%s (fwmark 0x%x, "
+		          "table %u) a greygated that did not stop cleanly "
+		          "left",
+		          res.stale, res.stale == 1 ? "" : "s", rc.mark,
+		          rc.table);
+	log_info("hand-off: transparent: connections from each client's "
+	         "own address (mark 0x%x); the MTA's answers come back by "
+	         "ip rule fwmark 0x%x ipproto tcp sport %u lookup %u (IPv4%s)",
+	         rc.mark, rc.mark, rc.sport, rc.table,
+	         res.ipv6 ? " and IPv6" : " only: no IPv6 here");
+	return 0;
+}
+
+void
+handoff_route_close(struct gateway *gw)
+{
+	struct markroute_config rc = route_config(gw->cfg);
+	int r;
+
+	if (!gw->transparent_routed)
+		return;
+	gw->transparent_routed = false;
+	r = markroute_remove(&rc);
+	if (r < 0)
+		log_warnx("hand-off: the policy rule (fwmark 0x%x, table %u) "
+		          "could not be removed: %s (the next start removes "
+		          "it)",
+		          rc.mark, rc.table, strerror(-r));
 }
 
 void

@@ -73,6 +73,17 @@ void handoff_common_caps(const char *configured, const char *ehlo,
  * log says at once whether the MTA can be reached. */
 void handoff_probe_start(struct gateway *gw);
 
+/*
+ * handoff_route_open - in transparent mode, the policy route that takes
+ * the MTA's answers back to greygated (markroute.h), stale rules a
+ * killed greygated left removed first; nothing in other modes.
+ * Return: 0 or -errno with err (512 bytes) saying what the kernel lacks.
+ */
+int handoff_route_open(struct gateway *gw, char *err);
+
+/* handoff_route_close - remove it again (every orderly exit). */
+void handoff_route_close(struct gateway *gw);
+
 /* handoff_send_caps - tell the child what its EHLO lists (after a spawn;
  * nothing if the MTA's was never read). */
 void handoff_send_caps(struct gateway *gw);

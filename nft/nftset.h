@@ -35,6 +35,12 @@ struct nftset_config {
 	uint8_t handoff_family;
 	uint8_t handoff_addr[16];
 	uint16_t handoff_port;
+	/* Transparent hand-off: connections greygated opens with this mark
+	 * (from the client's address) have it copied to their conntrack
+	 * entry and from there onto the MTA's answers, on output (MTA on
+	 * this host) and prerouting (MTA behind), so a policy route takes
+	 * them back to greygated. 0: no such chains. */
+	uint32_t handoff_mark;
 };
 
 /* An address prefix: a network or, at full length, one address. */

@@ -14,6 +14,14 @@
  *   chain handoff_guard (filter, prerouting; with a PROXY hand-off only):
  *     iifname != lo ip daddr MTA tcp dport PORT counter drop: a PROXY
  *     listener believes any header, so only greygated may reach it.
+ *   chains handoff_out (route, output) and handoff_in (filter,
+ *     prerouting), with a transparent hand-off only:
+ *       [out] ct state new meta mark M ct mark set M
+ *       ct mark M meta mark set M
+ *     the mark of greygated's hand-off sockets goes to their connection
+ *     and from it onto the MTA's answers, local (output, rerouted) or
+ *     from behind (prerouting), for the policy route that takes them back
+ *     to greygated (daemon/handoff_route.c).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -329,6 +337,34 @@ add_redirect(struct nftnl_rule *r, uint16_t port)
 	}
 }
 
+/* ct KEY into reg1 */
+static void
+add_ct(struct nftnl_rule *r, uint32_t key)
+{
+	struct nftnl_expr *e = expr_new("ct");
+
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, key);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	add_expr(r, e);
+}
+
+/* ct mark set reg1, or meta mark set reg1 */
+static void
+add_mark_set(struct nftnl_rule *r, bool on_ct)
+{
+	struct nftnl_expr *e = expr_new(on_ct ? "ct" : "meta");
+
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, on_ct ? NFTNL_EXPR_CT_KEY : NFTNL_EXPR_META_KEY,
+			   on_ct ? NFT_CT_MARK : NFT_META_MARK);
+	nftnl_expr_set_u32(e, on_ct ? NFTNL_EXPR_CT_SREG : NFTNL_EXPR_META_SREG,
+			   NFT_REG_1);
+	add_expr(r, e);
+}
+
 /* meta l4proto tcp; tcp dport PORT */
 static void
 add_tcp_dport(struct nftnl_rule *r, uint16_t port)
@@ -480,18 +516,12 @@ put_guard_rule(struct nft_batch *b, const struct nftset_config *cfg,
 	       uint16_t port)
 {
 	struct nftnl_rule *r = rule_new(cfg, "tarpit_guard");
-	struct nftnl_expr *ct;
 	uint32_t dnat = IPS_DST_NAT, zero = 0;
 
 	if (!r)
 		return -ENOMEM;
 	add_tcp_dport(r, port);
-	ct = expr_new("ct");
-	if (ct) {
-		nftnl_expr_set_u32(ct, NFTNL_EXPR_CT_KEY, NFT_CT_STATUS);
-		nftnl_expr_set_u32(ct, NFTNL_EXPR_CT_DREG, NFT_REG_1);
-		add_expr(r, ct);
-	}
+	add_ct(r, NFT_CT_STATUS);
 	add_bitwise(r, &dnat, sizeof(dnat));
 	add_cmp(r, NFT_CMP_EQ, &zero, sizeof(zero));
 	add_verdict(r, NF_DROP);
@@ -521,6 +551,48 @@ put_handoff_guard_rule(struct nft_batch *b, const struct nftset_config *cfg)
 	add_counter(r, "handoff_refused");
 	add_verdict(r, NF_DROP);
 	return put_rule(b, r);
+}
+
+/* The transparent hand-off's way back (see the top). */
+static int
+put_handoff_mark_rules(struct nft_batch *b, const struct nftset_config *cfg)
+{
+	uint32_t mark = cfg->handoff_mark, is_new = IP_CT_NEW, zero = 0;
+	struct nftnl_rule *r;
+	int rc = put_chain(b, cfg, "handoff_out", "route", NF_INET_LOCAL_OUT,
+			   NF_IP_PRI_MANGLE);
+
+	if (!rc)
+		rc = put_chain(b, cfg, "handoff_in", "filter",
+			       NF_INET_PRE_ROUTING, NF_IP_PRI_MANGLE);
+	/* Only a connection's first packet: a hand-off socket whose tuple
+	 * met an existing connection (its port chosen alike) must not mark
+	 * that one. */
+	r = rule_new(cfg, "handoff_out");
+	if (r) {
+		uint32_t bit = NF_CT_STATE_BIT(is_new);
+
+		add_ct(r, NFT_CT_STATE);
+		add_bitwise(r, &bit, sizeof(bit));
+		add_cmp(r, NFT_CMP_NEQ, &zero, sizeof(zero));
+		add_meta(r, NFT_META_MARK);
+		add_cmp(r, NFT_CMP_EQ, &mark, sizeof(mark));
+		add_mark_set(r, true);
+	}
+	if (!rc)
+		rc = put_rule(b, r);
+	else if (r)
+		nftnl_rule_free(r);
+	for (int i = 0; !rc && i < 2; i++) {
+		r = rule_new(cfg, i ? "handoff_in" : "handoff_out");
+		if (r) {
+			add_ct(r, NFT_CT_MARK);
+			add_cmp(r, NFT_CMP_EQ, &mark, sizeof(mark));
+			add_mark_set(r, false);
+		}
+		rc = put_rule(b, r);
+	}
+	return rc;
 }
 
 int
@@ -568,5 +640,7 @@ nft_ruleset_build(struct nft_batch *b, const struct nftset_config *cfg,
 		if (!r)
 			r = put_handoff_guard_rule(b, cfg);
 	}
+	if (!r && cfg->handoff_mark)
+		r = put_handoff_mark_rules(b, cfg);
 	return r;
 }

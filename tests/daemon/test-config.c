@@ -183,6 +183,48 @@ test_handoff(void)
 	CHECK(load("[handoff]\ntimeout = 100ms\n") < 0);
 }
 
+/* Transparent mode: the MTA's ordinary port, the mark and table of the
+ * way back, and what has no meaning there. */
+static void
+test_handoff_transparent(void)
+{
+	CHECK_INT(load("[handoff]\nmode = transparent\n"
+	               "address = 203.0.113.1:25\n"),
+	          0);
+	CHECK_INT(cfg.handoff.mode, HANDOFF_TRANSPARENT);
+	CHECK_INT(cfg.handoff.mark, 18279);
+	CHECK_INT(cfg.handoff.route_table, 4767);
+	CHECK_INT(cfg.nft.handoff_mark, 18279);
+	CHECK_INT(cfg.nft.handoff_family, 0); /* no PROXY listener to guard */
+	CHECK_INT(load("[handoff]\nmode = proxy-v2\naddress = 127.0.0.1:10025\n"),
+	          0);
+	CHECK_INT(cfg.nft.handoff_mark, 0);
+	CHECK_INT(load("[handoff]\nmode = transparent\n"
+	               "address = [2001:db8::25]:25\nmark = 7\n"
+	               "route_table = 100\n"),
+	          0);
+	CHECK_INT(cfg.nft.handoff_mark, 7);
+	CHECK(load("[handoff]\nmode = transparent\n") < 0);
+	CHECK(strstr(why(), "the MTA's ordinary address and port"));
+	CHECK(load("[handoff]\nmode = transparent\naddress = 127.0.0.1:25\n") <
+	      0);
+	CHECK(strstr(why(), "is a loopback address"));
+	CHECK(load("[handoff]\nmode = transparent\naddress = [::1]:25\n") < 0);
+	CHECK(load("[handoff]\nmode = transparent\n"
+	           "address = 203.0.113.1:10025\n") < 0);
+	CHECK(strstr(why(), "the MTA's port 25 (smtp_port)"));
+	CHECK(load("[handoff]\nmode = transparent\naddress = 203.0.113.1:25\n"
+	           "source = 203.0.113.2\n") < 0);
+	CHECK(strstr(why(), "source has no use with mode = transparent"));
+	CHECK(load("[handoff]\nmode = transparent\naddress = 203.0.113.1:25\n"
+	           "route_table = 254\n") < 0);
+	CHECK(strstr(why(), "one of the kernel's own"));
+	CHECK(load("[gateway]\nexempt_mark = 3\n[handoff]\nmode = transparent\n"
+	           "address = 203.0.113.1:25\nmark = 2\n") < 0);
+	CHECK(strstr(why(), "shares bits with exempt_mark"));
+	CHECK(load("[handoff]\nmark = 0\n") < 0);
+}
+
 /* The policy door's settings, and the gateway switched off. */
 static void
 test_policy_door(void)
@@ -338,6 +380,7 @@ main(void)
 	RUN(test_settings_that_stop_all_mail);
 	RUN(test_odd_settings_warned);
 	RUN(test_handoff);
+	RUN(test_handoff_transparent);
 	RUN(test_policy_door);
 	RUN(test_empty_values_refused);
 	RUN(test_directory_is_no_config);

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # scripts/demo tells the whole story, as the README promises: the first
 # attempt meets the tarpit's 451, the retry passes into pass4 and is
-# delivered by the hand-off (no second 451), once, the bot never gets in,
-# and the report ends it.
+# delivered by the hand-off (no second 451; transparent, the default: to
+# Postfix as Debian installs it), once, the bot never gets in, and the
+# report ends it.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -13,6 +14,8 @@ out=$("$here/../../scripts/demo" 2>&1) || { echo "$out"; fail "scripts/demo fail
 expect() {
 	echo "$out" | grep -qE -- "$1" || { echo "$out"; fail "demo output lacks: $1"; }
 }
+expect "hand-off mode transparent"
+expect "from all fwmark 0x4767 ipproto tcp sport 25 lookup 4767"
 expect "status=deferred .*451 4.7.1 <bob@example.org>: Greylisted"
 expect "action=greylist, reason=new, client=203.0.113.10"
 expect "action=pass, reason=retry-passed, client=203.0.113.10, key=203.0.113.0/24"

@@ -19,6 +19,7 @@ here=$(dirname "$0")
 . "$here/../lib/netns.sh"
 . "$here/../lib/postfix.sh"
 . "$here/../lib/greygated.sh"
+. "$here/../lib/handoff.sh"
 
 netns_init
 netns_sender_gw
@@ -55,14 +56,7 @@ wait_for 10 nsx gw bash -c "exec 3<>/dev/tcp/127.0.0.1/10025" 2>/dev/null ||
 	fail "mx's PROXY listener is not up"
 
 # The sender, in plain text (TLS comes later).
-postfix_new out sender "127.0.0.1" "
-virtual_mailbox_domains =
-relayhost = [203.0.113.1]:25
-queue_run_delay = 2s
-minimal_backoff_time = 2s
-maximal_backoff_time = 4s
-smtp_tls_security_level = none"
-postfix_start out
+postfix_relay out sender 203.0.113.1 "smtp_tls_security_level = none"
 
 mkdir -p "$NETNS_TMP/store"
 greygated_conf "log_level = debug
@@ -78,34 +72,7 @@ mbox=$(postfix_mailbox mx)
 # The child's open descriptors (its pid from status).
 child_fds() { ls "/proc/$(ggctl status --json | jq .child.pid)/fd" | wc -l; }
 fds0=$(child_fds)
-copies() { grep -c "^Subject: $1\$" "$mbox" 2>/dev/null || true; }
-delivered() { [ "$(copies "$1")" = 1 ]; }
-received() { # SUBJECT: that message's headers, up to its Subject
-	awk -v s="Subject: $1" '/^From /{h=""} {h=h"\n"$0} $0==s{print h; exit}' "$mbox"
-}
-# reconfigure_out MAIN_CF_LINES...: the sender's new settings, its log
-# started afresh.
-reconfigure_out() {
-	postconf -c "$(postfix_dir out)" -e "$@"
-	nsx sender postfix -c "$(postfix_dir out)" reload >/dev/null 2>&1
-	: >"$outlog"
-}
-# sent_by_the_pass WHAT SUBJECT CLIENT: the sending Postfix's message went
-# in once, on the attempt that passed, and its Received header names CLIENT.
-sent_by_the_pass() {
-	wait_for 60 delivered "$2" || { tail -n 30 "$log" "$outlog"; fail "$1: not delivered"; }
-	! grep -q "Passed greylisting" "$outlog" || fail "$1: the passing attempt was answered 451"
-	[ "$(grep -c "status=sent (250 2.0.0 Ok: queued" "$outlog")" = 1 ] ||
-		fail "$1: not sent once: $(grep status= "$outlog")"
-	grep -q "action=pass, reason=retry-passed, client=$3" "$log" || fail "$1: no pass"
-	received "$2" | grep "from out.test.example (unknown \[$4\])" >/dev/null ||
-		fail "$1: the Received header does not name the client: $(received "$2")"
-}
 outlog=$(postfix_log out)
-send() { # INSTANCE SUBJECT
-	printf 'Subject: %s\n\nhello\n' "$2" |
-		nsx sender /usr/sbin/sendmail -C "$(postfix_dir "$1")" -f alice@sender.test bob@example.org
-}
 
 # --- the tarpit's EHLO lists only what the MTA offers too ---
 wait_for 10 grep "hand-off: the MTA at 127.0.0.1:10025 offers STARTTLS: yes; the tarpit's EHLO lists: PIPELINING, SIZE 10240000, ENHANCEDSTATUSCODES, STARTTLS" "$log" >/dev/null ||
@@ -119,14 +86,12 @@ echo "ok: the tarpit's EHLO lists what the MTA offers: its SIZE, no 8BITMIME"
 
 # --- IPv4: one 451, then the retry that passes is delivered ---
 t0=$(date +%s)
-send out "v4-$NETNS_RUN"
-sent_by_the_pass IPv4 "v4-$NETNS_RUN" 203.0.113.10 203.0.113.10
+out_send "v4-$NETNS_RUN"
+sent_by_the_pass IPv4 mx "v4-$NETNS_RUN" 203.0.113.10 203.0.113.10
 took=$(( $(date +%s) - t0 ))
 # Every deferral was greylisting's own (retries before the delay are
 # early), none the pass's "try again now": the attempt that passed sent it.
-deferrals=$(grep -c "status=deferred" "$outlog")
-[ "$(grep -c "status=deferred.*said: 451 4.7.1 <bob@example.org>: Greylisted" "$outlog")" = "$deferrals" ] ||
-	fail "a deferral that is not greylisting's: $(grep status= "$outlog")"
+deferrals=$PASS_DEFERRALS
 grep -q "connect from unknown\[203.0.113.10\]" "$(postfix_log mx)" || fail "the MTA saw no proxied client"
 # The report's delay to delivery ends at the pass: the hand-off delivered.
 ggctl report --json | jq -e '.delay.passes == 1 and .delay.max >= 4 and .delay.max < 60' >/dev/null ||
@@ -134,14 +99,14 @@ ggctl report --json | jq -e '.delay.passes == 1 and .delay.max >= 4 and .delay.m
 echo "ok: IPv4: $deferrals greylisting 451(s), delivered once by the retry that passed (${took}s), Received names 203.0.113.10"
 
 # --- IPv6: the same, the PROXY header carrying the v6 client over v4 ---
-reconfigure_out "relayhost = [ipv6:2001:db8:1::1]:25" "smtp_address_preference = ipv6"
-send out "v6-$NETNS_RUN"
-sent_by_the_pass IPv6 "v6-$NETNS_RUN" 2001:db8:1::10 IPv6:2001:db8:1::10
+out_reconfigure "relayhost = [ipv6:2001:db8:1::1]:25" "smtp_address_preference = ipv6"
+out_send "v6-$NETNS_RUN"
+sent_by_the_pass IPv6 mx "v6-$NETNS_RUN" 2001:db8:1::10 IPv6:2001:db8:1::10
 echo "ok: IPv6: delivered once by the retry that passed, Received names 2001:db8:1::10"
 
 # --- the same session, after RSET: greylisted, then delivered ---
 out=$(session rset 2001:db8:5::10 2001:db8:5::1 5 "rset-$NETNS_RUN") || { echo "$out"; tail "$log"; fail "rset"; }
-wait_for 10 delivered "rset-$NETNS_RUN" || fail "rset: not delivered"
+wait_for 10 mail_delivered mx "rset-$NETNS_RUN" || fail "rset: not delivered"
 echo "ok: greylisted and delivered in the same session (RSET, MAIL, RCPT after the delay)"
 
 # --- pipelined: MAIL, two RCPTs and DATA in one write; the second RCPT
@@ -149,8 +114,8 @@ echo "ok: greylisted and delivered in the same session (RSET, MAIL, RCPT after t
 session try 2001:db8:6::10 2001:db8:5::1 | grep "^RCPT 451" >/dev/null || fail "pipelined: not greylisted first"
 sleep 5
 out=$(session pipelined 2001:db8:6::10 2001:db8:5::1 "pipe-$NETNS_RUN") || { echo "$out"; tail "$log"; fail "pipelined"; }
-wait_for 10 eval '[ "$(copies "pipe-$NETNS_RUN")" = 2 ]' ||
-	fail "pipelined: $(copies "pipe-$NETNS_RUN") copies, not one each for bob and carol"
+wait_for 10 eval '[ "$(mail_copies mx "pipe-$NETNS_RUN")" = 2 ]' ||
+	fail "pipelined: $(mail_copies mx "pipe-$NETNS_RUN") copies, not one each for bob and carol"
 grep -B12 "^Subject: pipe-$NETNS_RUN" "$mbox" | grep "^Delivered-To: carol@example.org" >/dev/null ||
 	fail "pipelined: carol's copy is missing"
 echo "ok: pipelined MAIL, RCPT, RCPT, DATA: the first RCPT handed, the rest followed it, one copy each"
@@ -163,7 +128,7 @@ nsx client swaks --server 2001:db8:5::1 --local-interface 2001:db8:a::10 --pipel
 	--header "Subject: swaks-$NETNS_RUN" >"$NETNS_TMP/swaks.log" 2>&1 ||
 	{ cat "$NETNS_TMP/swaks.log"; fail "swaks: not delivered"; }
 grep -q "^ *-> MAIL FROM:<alice@client.test>" "$NETNS_TMP/swaks.log" || fail "swaks: no MAIL"
-wait_for 10 delivered "swaks-$NETNS_RUN" || fail "swaks: not in the mailbox"
+wait_for 10 mail_delivered mx "swaks-$NETNS_RUN" || fail "swaks: not in the mailbox"
 echo "ok: swaks --pipeline into the passing session: delivered once"
 
 # --- a client gone before its answer: nothing delivered, nothing kept ---
@@ -173,21 +138,21 @@ session vanish 2001:db8:7::10 2001:db8:5::1 >/dev/null
 wait_for 10 eval '[ "$(child_fds)" = "$fds0" ]' || fail "vanish: the child holds $(child_fds) descriptors, not $fds0"
 wait_for 10 eval '[ "$(ggctl status --json | jq .handoff.open)" = 0 ]' || fail "vanish: a hand-off is still open"
 out=$(session deliver 2001:db8:7::10 2001:db8:5::1 "vanish-$NETNS_RUN") || { echo "$out"; fail "vanish: the client's return"; }
-wait_for 10 delivered "vanish-$NETNS_RUN" || fail "vanish: the return not delivered"
+wait_for 10 mail_delivered mx "vanish-$NETNS_RUN" || fail "vanish: the return not delivered"
 echo "ok: a client gone during its hand-off leaves no descriptor behind, and delivers when it returns"
 
 # --- STARTTLS with tls_pass: delivered on the first attempt, TLS from the
 # client to the MTA ---
 ggctl forget 2001:db8:1::10 >/dev/null
-reconfigure_out "smtp_tls_security_level = may" "smtp_tls_loglevel = 1"
-send out "tls-$NETNS_RUN"
-wait_for 30 delivered "tls-$NETNS_RUN" || { tail -n 30 "$log" "$outlog"; fail "TLS: not delivered"; }
+out_reconfigure "smtp_tls_security_level = may" "smtp_tls_loglevel = 1"
+out_send "tls-$NETNS_RUN"
+wait_for 30 mail_delivered mx "tls-$NETNS_RUN" || { tail -n 30 "$log" "$outlog"; fail "TLS: not delivered"; }
 ! grep -q "status=deferred" "$outlog" || fail "TLS: deferred: $(grep status= "$outlog")"
 grep -q "action=pass, reason=starttls, client=2001:db8:1::10" "$log" || fail "TLS: no STARTTLS pass"
 grep -q "TLS connection established from unknown\[2001:db8:1::10\]" "$(postfix_log mx)" ||
 	fail "TLS: the MTA did not do TLS with the client: $(grep -i tls "$(postfix_log mx)" | tail -3)"
 grep -q "TLS connection established to 2001:db8:1::1" "$outlog" || fail "TLS: the sender did not do TLS"
-received "tls-$NETNS_RUN" | grep "with ESMTPS id" >/dev/null || fail "TLS: the Received header does not say ESMTPS"
+mail_received mx "tls-$NETNS_RUN" | grep "with ESMTPS id" >/dev/null || fail "TLS: the Received header does not say ESMTPS"
 echo "ok: STARTTLS: delivered on the first attempt, TLS from the sender to the MTA"
 ggctl status | grep "^hand-off:" | grep "proxy-v2 to 127.0.0.1:10025: [0-9]* started" >/dev/null || fail "status: $(ggctl status)"
 # The child's counters come up once a second.
@@ -206,7 +171,7 @@ echo "$out" | grep "^RCPT 451 4.7.1 <bob@example.org>: Passed greylisting, pleas
 grep -q "2001:db8:b::10: hand-off: the MTA answered 421; the client hears 451 and comes back" "$log" ||
 	fail "421: not logged"
 out=$(session deliver 2001:db8:b::10 2001:db8:5::1 "busy-$NETNS_RUN") || { echo "$out"; fail "421: its return"; }
-wait_for 10 delivered "busy-$NETNS_RUN" || fail "421: not delivered"
+wait_for 10 mail_delivered mx "busy-$NETNS_RUN" || fail "421: not delivered"
 wait_for 10 eval '[ "$(child_fds)" = "$fds0" ]' || fail "421: the child holds $(child_fds) descriptors, not $fds0"
 echo "ok: the MTA answered the replayed MAIL 421: the client heard 451, came back on the fast path"
 
@@ -232,7 +197,7 @@ fails_then_returns() { # SRC WHAT
 	echo "$out" | grep "^RCPT 451 4.7.1 <bob@example.org>: Passed greylisting, please try again now" >/dev/null ||
 		{ tail "$log"; fail "$2: the passing attempt: $out"; }
 	out=$(session deliver "$1" 2001:db8:5::1 "$2-$NETNS_RUN") || { echo "$out"; fail "$2: its return"; }
-	wait_for 10 delivered "$2-$NETNS_RUN" || fail "$2: not delivered"
+	wait_for 10 mail_delivered mx "$2-$NETNS_RUN" || fail "$2: not delivered"
 	wait_for 10 eval '[ "$(child_fds)" = "$fds0" ]' || fail "$2: the child holds $(child_fds) descriptors, not $fds0"
 }
 restart "mode = proxy-v2
@@ -264,7 +229,7 @@ nsx gw timeout 3 bash -c "exec 3<>/dev/tcp/203.0.113.1/10025" 2>/dev/null ||
 session try 2001:db8:c::10 2001:db8:5::1 | grep "^RCPT 451" >/dev/null || fail "guard: not greylisted first"
 sleep 5
 out=$(session deliver 2001:db8:c::10 2001:db8:5::1 "guard-$NETNS_RUN") || { echo "$out"; tail "$log"; fail "guard: the passing attempt"; }
-wait_for 10 delivered "guard-$NETNS_RUN" || fail "guard: not delivered"
+wait_for 10 mail_delivered mx "guard-$NETNS_RUN" || fail "guard: not delivered"
 nsx gw nft -j list counter inet greygate handoff_refused | jq -e '.nftables[1].counter.packets > 0' >/dev/null ||
 	fail "guard: nothing counted"
 echo "ok: a PROXY listener on 203.0.113.1:10025: the sender is kept out (counted), the hand-off gets in and delivers"
@@ -275,10 +240,10 @@ restart "mode = xclient
 address = 203.0.113.1:25
 source = 203.0.113.2"
 ggctl forget 203.0.113.10 >/dev/null
-reconfigure_out "relayhost = [203.0.113.1]:25" "smtp_address_preference = ipv4" \
+out_reconfigure "relayhost = [203.0.113.1]:25" "smtp_address_preference = ipv4" \
 	"smtp_tls_security_level = none"
-send out "xclient-$NETNS_RUN"
-sent_by_the_pass xclient "xclient-$NETNS_RUN" 203.0.113.10 203.0.113.10
+out_send "xclient-$NETNS_RUN"
+sent_by_the_pass xclient mx "xclient-$NETNS_RUN" 203.0.113.10 203.0.113.10
 wait_for 10 eval '[ "$(child_fds)" = "$fds0" ]' || fail "xclient: the child holds $(child_fds) descriptors, not $fds0"
 echo "ok: XCLIENT on port 25: delivered once by the retry that passed, Received names 203.0.113.10"
 child_never_died

@@ -23,15 +23,8 @@ postfix_new mx gw "203.0.113.1" "
 $POSTFIX_TLS_SMTPD"
 postfix_start mx
 postfix_wait_listening mx 203.0.113.1 || fail "mx is not listening"
-postfix_new out sender "127.0.0.1" "
-virtual_mailbox_domains =
-relayhost = [203.0.113.1]:25
-queue_run_delay = 2s
-minimal_backoff_time = 2s
-maximal_backoff_time = 4s
-smtp_tls_security_level = may
+postfix_relay out sender 203.0.113.1 "smtp_tls_security_level = may
 smtp_tls_loglevel = 1"
-postfix_start out
 
 mkdir -p "$NETNS_TMP/store"
 greygated_conf "[greylist]

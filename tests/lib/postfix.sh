@@ -7,8 +7,9 @@
 #       makes instance NAME on test host HOST listening on LISTEN (an
 #       inet_interfaces value), delivering every address in example.org
 #       to one mailbox file; extra main.cf lines come from the 4th arg.
-#   postfix_relay NAME HOST RELAY
-#       a sending instance relaying everything to RELAY, fast retries
+#   postfix_relay NAME HOST RELAY [MAIN_CF_LINES]
+#       a sending instance relaying everything to RELAY, fast retries,
+#       started
 #   postfix_start NAME / postfix_stop NAME
 #   postfix_dir NAME         the instance's config directory
 #   postfix_mailbox NAME     its mailbox file
@@ -107,9 +108,10 @@ CF
 		netns_die "postfix check failed for $name"
 }
 
-# postfix_relay NAME HOST RELAY: a sending instance on HOST, listening on
-# loopback only, relaying all mail to RELAY (an IP address) with fast
-# retries (queue run and backoff 2-4 s), then started.
+# postfix_relay NAME HOST RELAY [MAIN_CF_LINES]: a sending instance on
+# HOST, listening on loopback only, relaying all mail to RELAY (an IP
+# address) with fast retries (queue run and backoff 2-4 s), extra main.cf
+# lines after, then started.
 postfix_relay() {
 	postfix_new "$1" "$2" "127.0.0.1" "
 virtual_mailbox_domains =
@@ -117,7 +119,7 @@ relayhost = [$3]:25
 queue_run_delay = 2s
 minimal_backoff_time = 2s
 maximal_backoff_time = 4s
-"
+${4:-}"
 	postfix_start "$1"
 }
 

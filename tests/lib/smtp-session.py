@@ -16,6 +16,9 @@
 #                                  then the message
 #   vanish SRC HOST                EHLO, MAIL, RCPT and close at once,
 #                                  before any answer
+#   hold SRC HOST SECONDS SUBJECT  a delivery that stays open: after RCPT
+#                                  (250), a NOOP every half second for
+#                                  SECONDS (each 250), then the message
 import os
 import sys
 import time
@@ -71,7 +74,16 @@ def main():
         except OSError:
             pass  # closed after its answer (a failed hand-off's 451)
         return
-    if mode == "rset":
+    if mode == "hold":
+        s.expect("RCPT", rcpt, "250")
+        sys.stdout.flush()
+        end = time.monotonic() + float(sys.argv[4])
+        while time.monotonic() < end:
+            time.sleep(0.5)
+            s.expect("NOOP", s.cmd(b"NOOP"), "250")
+            sys.stdout.flush()
+        subject = sys.argv[5]
+    elif mode == "rset":
         s.expect("RCPT", rcpt, "451")
         time.sleep(float(sys.argv[4]))
         s.expect("RSET", s.cmd(b"RSET"), "250")
