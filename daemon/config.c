@@ -1138,6 +1138,14 @@ config_check_system(const struct config *cfg, char *err)
 	return 0;
 }
 
+void
+config_list_keys(FILE *out)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		fprintf(out, "%s %s %s\n", keys[i].section, keys[i].name,
+			keys[i].restart ? "restart" : "reload");
+}
+
 /* Keys that shape what is open (capture, ports, table, store, socket,
  * users): a reload keeps their old values and says so. */
 static void

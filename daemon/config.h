@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "nftset.h"
 #include "policy.h"
@@ -138,6 +139,12 @@ int config_check_system(const struct config *cfg, char *err);
  */
 int config_reload(struct config *cfg, const char *path, bool missing_ok,
 		  char *err);
+
+/* config_list_keys - every key, one a line: "SECTION KEY restart" or
+ * "SECTION KEY reload" (what a reload does with a change), for the
+ * manual page that is made from the example config (man/conf-to-man.py
+ * checks the two name the same keys). */
+void config_list_keys(FILE *out);
 
 /* config_parse_duration - "300", "5m", "2h", "2d" to seconds (decimal
  * digits only; at most UINT32_MAX seconds).

@@ -122,6 +122,7 @@ main(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"svg", required_argument, NULL, 's'},
 		{"version", no_argument, NULL, 'V'},
+		{"keys", no_argument, NULL, 'K'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -181,6 +182,9 @@ main(int argc, char **argv)
 			break;
 		case 'V':
 			printf("greygated %s\n", GREYGATE_VERSION);
+			return 0;
+		case 'K':
+			config_list_keys(stdout);
 			return 0;
 		case 'h':
 			usage(stdout);
