@@ -4,6 +4,7 @@
 
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 /* Two digits at a time from a table: "00".."99". */
 static const char pairs[] = "00010203040506070809"
@@ -142,4 +143,20 @@ fmt_ip(int family, const uint8_t *addr, char *out)
 		end = put_v6(out, addr);
 	*end = 0;
 	return (unsigned)(end - out);
+}
+
+const char *
+fmt_utc(int64_t t, char *buf)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!gmtime_r(&tt, &tm) ||
+	    !strftime(buf, FMT_UTC_MAX, "%Y-%m-%dT%H:%M:%SZ", &tm)) {
+		char *end = t < 0 ? (buf[0] = '-', fmt_uint(buf + 1, -(uint64_t)t))
+				  : fmt_uint(buf, (uint64_t)t);
+
+		*end = 0;
+	}
+	return buf;
 }

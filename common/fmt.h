@@ -29,4 +29,11 @@ char *fmt_uint(char *p, uint64_t v);
  * FMT_UINT_MAX). */
 char *fmt_uint_pad(char *p, uint64_t v, unsigned width);
 
+/* Room for "2026-12-04T01:42:26Z" or a 64-bit number, with the NUL. */
+#define FMT_UTC_MAX 32
+
+/* fmt_utc - t (seconds since the epoch) as ISO 8601 in UTC into buf
+ * (FMT_UTC_MAX bytes), or as the number if it cannot be; returns buf. */
+const char *fmt_utc(int64_t t, char *buf);
+
 #endif

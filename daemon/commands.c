@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* What greygatectl can ask: status, list, allow, forget, reload, report.
+/* What greygatectl can ask: status, metrics, list, allow, forget, reload,
+ * report.
  * Text in columns by default, one JSON document with --json. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -11,10 +12,12 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "fmt.h"
 #include "gateway-int.h"
 #include "json.h"
 #include "policy_door.h"
 #include "log.h"
+#include "metrics.h"
 #include "report.h"
 
 #ifndef GREYGATE_VERSION
@@ -27,17 +30,6 @@ struct args {
 	const char *ttl, *comment;
 };
 
-static const char *
-iso(int64_t t, char *buf)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	if (!gmtime_r(&tt, &tm) ||
-	    !strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm))
-		snprintf(buf, 32, "%" PRId64, t);
-	return buf;
-}
 
 static int
 parse_args(int argc, char **argv, struct args *a, char *err, size_t len)
@@ -66,180 +58,15 @@ parse_args(int argc, char **argv, struct args *a, char *err, size_t len)
 	return 0;
 }
 
-/* --- status --- */
-
-struct set_sizes {
-	size_t n[3][2]; /* kind, v4/v6 */
-};
-
-/* Kept counts, never a dump of the kernel's sets (a million allow
- * entries took minutes): the merged allow ranges greygated sent, and the
- * store's pass and trap records (the kernel's elements expire with
- * them). */
-static void
-set_sizes(struct gateway *gw, struct set_sizes *s)
-{
-	memset(s, 0, sizeof(*s));
-	for (size_t i = 0; i < gw->nallow; i++)
-		s->n[NFTSET_ALLOW][gw->allow[i].range.family == AF_INET6]++;
-	for (int f = 0; f < 2; f++) {
-		int family = f ? AF_INET6 : AF_INET;
-
-		s->n[NFTSET_PASS][f] =
-			store_count_clients(gw->store, STORE_PASS, family);
-		s->n[NFTSET_TRAP][f] =
-			store_count_clients(gw->store, STORE_TRAP, family);
-	}
-}
+/* --- status and metrics: the registry's (metrics.c) --- */
 
 static void
 status(struct gateway *gw, const struct args *a, FILE *out)
 {
-	const struct grey_counters *k = grey_get_counters(gw->grey);
-	const struct ipc_stats *cs = &gw->child_stats;
-	int64_t now = loop_wall_sec(gw->loop);
-	struct set_sizes sz;
-	struct policy_door_stats ps;
-	char t[32];
-
-	set_sizes(gw, &sz);
-	policy_door_get_stats(gw->policy_door, &ps);
-	if (a->json) {
-		fprintf(out,
-			"{\"version\":\"%s\",\"since\":\"%s\",\"uptime\":%" PRId64
-			",\"child\":{\"pid\":%d,\"running\":%s,\"starts\":%u},"
-			"\"sets\":{",
-			GREYGATE_VERSION, iso(gw->started, t),
-			now - gw->started, (int)gw->child_pid,
-			gw->child_pid > 0 ? "true" : "false", gw->child_starts);
-		for (int kind = 0; kind < 3; kind++)
-			for (int f = 0; f < 2; f++)
-				fprintf(out, "%s\"%s\":%zu",
-					kind + f ? "," : "",
-					nftset_set_name((enum nftset_kind)kind,
-							f ? AF_INET6 : AF_INET),
-					sz.n[kind][f]);
-		fprintf(out,
-			"},\"store\":{\"triplets\":%zu,\"passed\":%zu,"
-			"\"trapped\":%zu},\"decisions\":{\"since\":\"%s\","
-			"\"attempts\":%" PRIu64
-			",\"greylisted\":%" PRIu64 ",\"passed\":%" PRIu64
-			",\"refreshed\":%" PRIu64 ",\"trapped\":%" PRIu64
-			",\"allow_listed\":%" PRIu64 "},\"tarpit\":{\"open\":%u,"
-			"\"connections\":%" PRIu64 ",\"reached_rcpt\":%" PRIu64
-			",\"busy\":%" PRIu64 ",\"timeouts\":%" PRIu64
-			",\"bad_commands\":%" PRIu64 ",\"stress_entered\":%" PRIu64
-			",\"stressed\":%u,\"asked\":%" PRIu64
-			",\"verdicts_late\":%" PRIu64
-			",\"verdicts_unsent\":%" PRIu64 "},\"handoff\":{\"mode\":"
-			"\"%s\",\"started\":%" PRIu64 ",\"not_opened\":%" PRIu64
-			",\"joined\":%" PRIu64 ",\"replay_failed\":%" PRIu64
-			",\"open\":%u},\"policy\":{\"listen\":\"%s\","
-			"\"connections\":%" PRIu64 ",\"open\":%" PRIu64
-			",\"requests\":%" PRIu64 ",\"deferred\":%" PRIu64
-			",\"whitelisted\":%" PRIu64
-			",\"malformed\":%" PRIu64 ",\"refused\":%" PRIu64
-			"},\"sensor\":{\"packets\":"
-			"%" PRIu64 ",\"flows\":%" PRIu64 ",\"flows_open\":%" PRIu64
-			",\"rcpts\":%" PRIu64
-			",\"pcap_dropped\":%" PRIu64 ",\"events_dropped\":%" PRIu64
-			"}}\n",
-			store_count(gw->store, -1),
-			store_count(gw->store, STORE_PASS),
-			store_count(gw->store, STORE_TRAP),
-			iso(gw->stats_since, t), k->attempts,
-			k->greylisted_new + k->greylisted_early, k->passed,
-			k->refreshed, k->trapped, k->allow_listed,
-			cs->tarpit.open, cs->tarpit.connections,
-			cs->tarpit.reached_rcpt, cs->tarpit.busy,
-			cs->tarpit.timeouts, cs->tarpit.bad_commands,
-			cs->tarpit.stress_entered, cs->tarpit.stressed,
-			cs->tarpit.asked, cs->tarpit.verdicts_late,
-			gw->verdicts_unsent, config_handoff_mode_name(gw->cfg->handoff.mode),
-			gw->handoffs_started, gw->handoffs_failed,
-			cs->tarpit.handoffs_joined, cs->tarpit.handoffs_failed,
-			cs->tarpit.joined_open, gw->cfg->policy.listen,
-			ps.connections, ps.open, ps.requests, ps.deferred,
-			ps.whitelisted, ps.malformed, ps.refused,
-			cs->sensor.packets,
-			cs->sensor.flows,
-			cs->sensor.flows_open, cs->sensor.rcpts,
-			cs->pcap_dropped, cs->events_dropped);
-		return;
-	}
-	fprintf(out, "greygated %s, up %" PRId64 " s (since %s)\n",
-		GREYGATE_VERSION, now - gw->started, iso(gw->started, t));
-	if (!gw->cfg->gateway)
-		fprintf(out, "gateway:   off (the policy door alone: no child, "
-			     "no capture, no table)\n");
-	else if (gw->child_pid > 0)
-		fprintf(out, "child:     pid %d, up %" PRId64 " s, started %u "
-			     "time(s)\n",
-			(int)gw->child_pid, now - gw->child_since,
-			gw->child_starts);
+	if (a->json)
+		metrics_status_json(gw, out);
 	else
-		fprintf(out, "child:     down (restarting), started %u "
-			     "time(s)\n",
-			gw->child_starts);
-	fprintf(out,
-		"sets:      allow4 %zu, allow6 %zu, pass4 %zu, pass6 %zu, "
-		"trap4 %zu, trap6 %zu\n",
-		sz.n[0][0], sz.n[0][1], sz.n[1][0], sz.n[1][1], sz.n[2][0],
-		sz.n[2][1]);
-	fprintf(out, "store:     %zu triplets, %zu passed, %zu trapped\n",
-		store_count(gw->store, -1), store_count(gw->store, STORE_PASS),
-		store_count(gw->store, STORE_TRAP));
-	fprintf(out,
-		"decisions: %" PRIu64 " attempts, %" PRIu64
-		" greylisted, %" PRIu64 " passed, %" PRIu64
-		" refreshed, %" PRIu64 " trapped, %" PRIu64
-		" allow-listed (since %s)\n",
-		k->attempts, k->greylisted_new + k->greylisted_early,
-		k->passed, k->refreshed, k->trapped, k->allow_listed,
-		iso(gw->stats_since, t));
-	fprintf(out,
-		"tarpit:    %u open%s, %" PRIu64 " connections, %" PRIu64
-		" reached RCPT, %" PRIu64 " busy, %" PRIu64
-		" timeouts, %" PRIu64 " bad commands, stress %" PRIu64
-		" times, %" PRIu64 " asked (%" PRIu64 " answered late, %" PRIu64
-		" unsent)\n",
-		cs->tarpit.open, cs->tarpit.stressed ? " (stress mode)" : "",
-		cs->tarpit.connections, cs->tarpit.reached_rcpt,
-		cs->tarpit.busy, cs->tarpit.timeouts, cs->tarpit.bad_commands,
-		cs->tarpit.stress_entered, cs->tarpit.asked,
-		cs->tarpit.verdicts_late, gw->verdicts_unsent);
-	if (gw->cfg->handoff.mode == HANDOFF_OFF)
-		fprintf(out, "hand-off:  off (a passing attempt hears 451 and "
-			     "retries)\n");
-	else
-		fprintf(out,
-			"hand-off:  %s to %s: %" PRIu64 " started, %" PRIu64
-			" joined (%u open), %" PRIu64 " not opened, %" PRIu64
-			" failed in the replay\n",
-			config_handoff_mode_name(gw->cfg->handoff.mode),
-			gw->cfg->handoff.mode == HANDOFF_TRANSPARENT
-				? "where each client was going, as the client"
-				: gw->cfg->handoff.address,
-			gw->handoffs_started, cs->tarpit.handoffs_joined,
-			cs->tarpit.joined_open, gw->handoffs_failed,
-			cs->tarpit.handoffs_failed);
-	if (gw->policy_door)
-		fprintf(out,
-			"policy:    on %s: %" PRIu64 " requests (%" PRIu64
-			" deferred, %" PRIu64 " by whitelist files), %" PRIu64
-			" connections (%" PRIu64 " open), %" PRIu64
-			" malformed, %" PRIu64 " refused\n",
-			gw->cfg->policy.listen, ps.requests, ps.deferred,
-			ps.whitelisted, ps.connections, ps.open, ps.malformed, ps.refused);
-	else
-		fprintf(out, "policy:    off\n");
-	fprintf(out,
-		"sensor:    %" PRIu64 " packets, %" PRIu64 " flows (%" PRIu64
-		" open), %" PRIu64 " RCPTs, %" PRIu64
-		" packets dropped by the kernel, %" PRIu64
-		" events not delivered to greygated\n",
-		cs->sensor.packets, cs->sensor.flows, cs->sensor.flows_open,
-		cs->sensor.rcpts, cs->pcap_dropped, cs->events_dropped);
+		metrics_status_text(gw, out);
 }
 
 /* --- list: a long answer, made a piece at a time --- */
@@ -282,11 +109,11 @@ list_client(const struct grey_client *c, const struct store_client *rec,
 		fprintf(l->out,
 			"\"client\":\"%s\",\"since\":\"%s\",\"expires\":\"%s\","
 			"\"deliveries\":%u,\"sessions\":%u}",
-			key, iso(rec->since, a), iso(rec->expires, b),
+			key, fmt_utc(rec->since, a), fmt_utc(rec->expires, b),
 			rec->deliveries, rec->sessions);
 	else
 		fprintf(l->out, "%-24s %-20s %-20s %10u %8u\n", key,
-			iso(rec->since, a), iso(rec->expires, b),
+			fmt_utc(rec->since, a), fmt_utc(rec->expires, b),
 			rec->deliveries, rec->sessions);
 	return 0;
 }
@@ -319,10 +146,10 @@ list_triplet(const struct grey_client *c, const char *sender,
 		fprintf(l->out,
 			",\"first_seen\":\"%s\",\"attempts\":%u,\"state\":"
 			"\"%s\"}",
-			iso(t->first_seen, a), t->attempts, state);
+			fmt_utc(t->first_seen, a), t->attempts, state);
 	} else {
 		fprintf(l->out, "%-20s %-30s %-30s %-20s %8u %s\n", key,
-			sender[0] ? sender : "<>", rcpt, iso(t->first_seen, a),
+			sender[0] ? sender : "<>", rcpt, fmt_utc(t->first_seen, a),
 			t->attempts, state);
 	}
 	return 0;
@@ -508,7 +335,7 @@ report(struct gateway *gw, const struct args *a, FILE *out)
 
 		gateway_stats_reset(gw);
 		fprintf(out, "report reset: counting starts again at %s\n",
-			iso(gw->stats_since, t));
+			fmt_utc(gw->stats_since, t));
 		return 0;
 	}
 	report_compute(&r, gw->grey, gw->stats_since, loop_wall_sec(gw->loop));
@@ -543,6 +370,10 @@ commands_run(struct gateway *gw, int argc, char **argv, FILE *out,
 	log_debug("control: %s %s", a.cmd, a.what ? a.what : "");
 	if (!strcmp(a.cmd, "status")) {
 		status(gw, &a, out);
+		return 0;
+	}
+	if (!strcmp(a.cmd, "metrics")) {
+		metrics_exposition(gw, out);
 		return 0;
 	}
 	if (!strcmp(a.cmd, "list"))

@@ -89,6 +89,8 @@ static const struct key keys[] = {
 	{"gateway", "admin_group", K_NAME, F(admin_group), 1, 0, RESTART, 0},
 	{"gateway", "user", K_NAME, F(user), 1, 0, RESTART, 0},
 	{"gateway", "seccomp", K_BOOL, F(seccomp), 0, 0, RESTART, 0},
+	{"gateway", "metrics_listen", K_ENDPOINT, F(metrics_listen), 0, 0,
+	 RESTART, 0},
 
 	{"greylist", "delay", K_SEC, F(grey.delay_sec), 0, 30 * DAY, false,
 	 0},
@@ -196,6 +198,13 @@ config_derive(struct config *cfg)
 		parse_address(cfg->handoff.source, &cfg->handoff.source_addr);
 	if (cfg->policy.listen[0])
 		parse_listen(cfg->policy.listen, &cfg->policy);
+	if (cfg->metrics_listen[0]) {
+		struct handoff_config where;
+
+		parse_endpoint(cfg->metrics_listen, &where);
+		cfg->metrics_addr = where.addr;
+		cfg->metrics_addr_len = where.addr_len;
+	}
 	cfg->nft.handoff_family = 0;
 	if (cfg->handoff.mode == HANDOFF_PROXY_V2 && cfg->handoff.address[0]) {
 		const struct sockaddr_in *in = (const void *)&cfg->handoff.addr;

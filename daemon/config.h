@@ -85,6 +85,9 @@ struct config {
 	char user[64];         /* the unprivileged child's user (greygate) */
 	bool seccomp;          /* the child's system call filter (yes) */
 	uint32_t capture_buffer; /* the capture's kernel ring, bytes (8 MiB) */
+	char metrics_listen[80]; /* HOST:PORT of the metrics listener, or "" */
+	struct sockaddr_storage metrics_addr; /* ... parsed */
+	socklen_t metrics_addr_len;
 	/* each part's own settings */
 	struct grey_config grey;
 	struct nftset_config nft;

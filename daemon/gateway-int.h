@@ -13,6 +13,7 @@
 #include "gateway.h"
 #include "ipc.h"
 #include "loop.h"
+#include "metrics.h"
 
 struct control;
 struct policy_door;
@@ -54,6 +55,7 @@ struct gateway {
 	uint32_t restart_delay_ms;
 	struct loop_timer restart;
 	struct ipc_stats child_stats;
+	struct metrics_carry carry; /* what counters carry over (metrics.h) */
 	/* capture losses warned of: the child's count then (each child's
 	 * capture counts from 0), and when */
 	pid_t drops_child;
@@ -80,6 +82,10 @@ struct gateway {
 	bool mta_probe_failing; /* said, until it answers again */
 	char mta_caps[256];     /* what the tarpit's EHLO lists */
 	bool transparent_routed; /* the way back is in place (handoff.c) */
+	/* the metrics listener (metrics_listen.c) */
+	int metrics_listen_fd, metrics_sock; /* -1: none */
+	pid_t metrics_pid;
+	struct loop_timer metrics_restart;
 };
 
 /* gateway_decide - decide on one attempt with greygated's own clock

@@ -16,9 +16,11 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "fmt.h"
 #include "handoff.h"
 #include "gateway-int.h"
 #include "log.h"
+#include "metrics_http.h"
 #include "policy_door.h"
 
 #define HOUSEKEEPING_MS 1000
@@ -205,12 +207,9 @@ restore_stats(struct gateway *gw)
 	int r = grey_stats_load(gw->grey, &gw->stats_since);
 
 	if (r == STORE_FOUND) {
-		time_t since = (time_t)gw->stats_since;
-		struct tm tm;
-		char when[32] = "?";
+		char when[FMT_UTC_MAX];
 
-		if (gmtime_r(&since, &tm))
-			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		fmt_utc(gw->stats_since, when);
 		gw->stats_saved = *grey_get_counters(gw->grey);
 		log_info("report: counting on since %s (%" PRIu64
 			 " attempts so far)",
@@ -242,6 +241,7 @@ save_stats(struct gateway *gw)
 void
 gateway_stats_reset(struct gateway *gw)
 {
+	metrics_report_reset(gw);
 	grey_stats_reset(gw->grey);
 	gw->stats_since = loop_wall_sec(gw->loop);
 	if (grey_stats_save(gw->grey, gw->stats_since) < 0)
@@ -415,6 +415,7 @@ open_policy(struct gateway *gw, char *err)
 	if (!gw->grey)
 		return -ENOMEM;
 	restore_stats(gw);
+	metrics_started(gw);
 	for (int i = 0; i < cfg->nexempt; i++)
 		grey_exempt_add(gw->grey, cfg->exempt[i]);
 	for (int i = 0; i < cfg->ntraps; i++)
@@ -559,6 +560,8 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	for (int i = 0; i < 4; i++)
 		gw->listen_fd[i] = -1;
 	gw->child_sock = -1;
+	gw->metrics_sock = gw->metrics_listen_fd = -1;
+	loop_timer_init(&gw->metrics_restart, NULL, gw);
 	loop_timer_init(&gw->housekeeping, on_housekeeping, gw);
 	r = open_policy(gw, err);
 	if (r < 0)
@@ -570,6 +573,9 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	if (r < 0)
 		goto fail;
 	r = policy_door_open(gw, &gw->policy_door, err);
+	if (r < 0)
+		goto fail;
+	r = metrics_listen_open(gw, err);
 	if (r < 0)
 		goto fail;
 	load_runtime_allow(gw);
@@ -622,6 +628,7 @@ gateway_close(struct gateway *gw)
 	if (!gw)
 		return;
 	supervise_stop(gw);
+	metrics_listen_close(gw);
 	handoff_abort_all(gw);
 	loop_timer_cancel(gw->loop, &gw->housekeeping);
 	control_close(gw->control);

@@ -18,6 +18,7 @@
 #include "gateway.h"
 #include "log.h"
 #include "loop.h"
+#include "metrics_http.h"
 #include "policy_lists.h"
 #include "privs.h"
 #include "replay.h"
@@ -139,6 +140,9 @@ main(int argc, char **argv)
 	/* The unprivileged child, started by greygated itself (child.h). */
 	if (argc == 2 && !strcmp(argv[1], "--child"))
 		return child_main();
+	/* The metrics listener, started by greygated too (metrics_http.h). */
+	if (argc == 3 && !strcmp(argv[1], "--metrics-http"))
+		return metrics_http_main(argv[2]);
 	while ((c = getopt_long(argc, argv, "c:fCl:Vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':

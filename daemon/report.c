@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fmt.h"
 #include "json.h"
 #include "report.h"
 
@@ -98,17 +99,6 @@ human(uint32_t sec, char *buf, size_t len)
 	return buf;
 }
 
-static const char *
-iso_time(int64_t t, char *buf, size_t len)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	if (!gmtime_r(&tt, &tm) ||
-	    !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
-		snprintf(buf, len, "%lld", (long long)t);
-	return buf;
-}
 
 static double
 percent(uint64_t part, uint64_t whole)
@@ -174,8 +164,8 @@ report_print_text(FILE *out, const struct report *r)
 	uint64_t top = 0;
 
 	fprintf(out, "greygate report, %s to %s\n\n",
-		iso_time(r->since, a, sizeof(a)),
-		iso_time(r->until, b, sizeof(b)));
+		fmt_utc(r->since, a),
+		fmt_utc(r->until, b));
 	for (int i = 0; i < n; i++) {
 		fprintf(out, "%-36s %10llu", rows[i].label,
 			(unsigned long long)rows[i].value);
@@ -224,8 +214,8 @@ report_print_json(FILE *out, const struct report *r)
 	char a[32], b[32];
 
 	fprintf(out, "{\"since\":\"%s\",\"until\":\"%s\",\"funnel\":{",
-		iso_time(r->since, a, sizeof(a)),
-		iso_time(r->until, b, sizeof(b)));
+		fmt_utc(r->since, a),
+		fmt_utc(r->until, b));
 	for (int i = 0; i < n; i++)
 		fprintf(out, "%s\"%s\":%llu", i ? "," : "", rows[i].key,
 			(unsigned long long)rows[i].value);
@@ -283,8 +273,8 @@ report_print_svg(FILE *out, const struct report *r)
 		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
 		"<text x=\"20\" y=\"28\" font-size=\"17\">greygate: %s to "
 		"%s</text>\n",
-		SVG_W, height, iso_time(r->since, a, sizeof(a)),
-		iso_time(r->until, b, sizeof(b)));
+		SVG_W, height, fmt_utc(r->since, a),
+		fmt_utc(r->until, b));
 	for (int i = 0; i < n; i++) {
 		int y = 50 + i * SVG_ROW;
 		/* RCPT rows against the attempts, session rows against the

@@ -424,6 +424,7 @@ spawn(struct gateway *gw, char *err)
 	gw->child_starts++;
 	/* A new child lists what the last probe learnt of the MTA. */
 	handoff_send_caps(gw);
+	metrics_child_gone(gw);
 	memset(&gw->child_stats, 0, sizeof(gw->child_stats));
 	r = loop_add_fd(gw->loop, sv[0], EPOLLIN, on_child_sock, gw);
 	if (r < 0) {

@@ -26,7 +26,11 @@ struct grey {
 	uint32_t *delays; /* ring of GREY_DELAYS_KEPT, grown on demand */
 	size_t ndelays, delays_alloc;
 	uint64_t delays_seen;
+	struct grey_delay_histogram histogram;
 };
+
+const uint32_t grey_delay_bounds[GREY_DELAY_BOUNDS] = {
+	60, 300, 600, 900, 1200, 1800, 3600, 7200, 14400, 28800, 86400};
 
 void
 grey_config_defaults(struct grey_config *cfg)
@@ -191,6 +195,27 @@ keep_delay(struct grey *grey, uint32_t delay_sec)
 	else
 		grey->delays[grey->delays_seen % GREY_DELAYS_KEPT] = delay_sec;
 	grey->delays_seen++;
+}
+
+/* A delay seen now (not one restored with the report's figures). */
+static void
+count_delay(struct grey *grey, uint32_t delay_sec)
+{
+	struct grey_delay_histogram *h = &grey->histogram;
+
+	for (int i = 0; i < GREY_DELAY_BOUNDS; i++)
+		if (delay_sec <= grey_delay_bounds[i])
+			h->le[i]++;
+	h->le[GREY_DELAY_BOUNDS]++;
+	h->sum_sec += delay_sec;
+	h->count++;
+	keep_delay(grey, delay_sec);
+}
+
+const struct grey_delay_histogram *
+grey_get_delay_histogram(const struct grey *grey)
+{
+	return &grey->histogram;
 }
 
 /* --- the figures kept across restarts --- */
@@ -437,7 +462,7 @@ triplet_step(struct grey *grey, int64_t now, const char *sender,
 	 * MTA or the MTA asked; else it ends with the triplet's next
 	 * delivery on the fast path (note_retry). */
 	if (grey->cfg.handoff || path == GREY_PATH_POLICY) {
-		keep_delay(grey, out->delay_sec);
+		count_delay(grey, out->delay_sec);
 	} else {
 		t.awaiting = STORE_AWAITING_DELIVERY;
 		r = store_put_triplet(grey->store, &out->client, sender, rcpt,
@@ -467,7 +492,7 @@ note_retry(struct grey *grey, int64_t now, const char *sender,
 		 * another message of the same triplet. */
 		if (now >= t.first_seen &&
 		    now - t.last_seen <= (int64_t)grey->cfg.retry_window_sec)
-			keep_delay(grey, (uint32_t)(now - t.first_seen));
+			count_delay(grey, (uint32_t)(now - t.first_seen));
 	} else if (t.attempts != 1 ||
 		   now - t.first_seen > (int64_t)grey->cfg.retry_window_sec) {
 		return 0;

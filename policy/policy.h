@@ -390,6 +390,20 @@ const struct grey_counters *grey_get_counters(const struct grey *grey);
  * gets its length. */
 const uint32_t *grey_get_pass_delays(const struct grey *grey, size_t *n);
 
+/* The same delays as a histogram for the life of this grey (never
+ * reset, none restored): how many were at most each bound (cumulative,
+ * +Inf last), their sum and count. */
+#define GREY_DELAY_BOUNDS 11
+extern const uint32_t grey_delay_bounds[GREY_DELAY_BOUNDS]; /* seconds */
+struct grey_delay_histogram {
+	uint64_t le[GREY_DELAY_BOUNDS + 1]; /* cumulative; +Inf last */
+	uint64_t sum_sec, count;
+};
+
+/* grey_get_delay_histogram - see above. */
+const struct grey_delay_histogram *
+grey_get_delay_histogram(const struct grey *grey);
+
 /* --- helpers shared with the daemon and tools --- */
 
 /* grey_client_of - the key of addr for prefix bits (v4 or v6 by family). */

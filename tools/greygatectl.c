@@ -22,6 +22,8 @@ usage(FILE *out)
 		"usage: greygatectl [--socket PATH] COMMAND [ARGS]\n"
 		"  status [--json]                 uptime, child, sets, "
 		"counters\n"
+		"  metrics                         the same for Prometheus "
+		"(text format)\n"
 		"  list grey|pass|allow|trap [--json]\n"
 		"  allow CIDR [--ttl T] [--comment C]\n"
 		"                                  allow a net now (and after "

@@ -1,0 +1,602 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The registry of greygated's figures and its three renderings (see
+ * metrics.h). Every figure is read once into a snapshot, then each entry
+ * of the registry names its place there. */
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "fmt.h"
+#include "gateway-int.h"
+#include "json.h"
+#include "metrics.h"
+#include "policy_door.h"
+
+#ifndef GREYGATE_VERSION
+#define GREYGATE_VERSION "unknown"
+#endif
+
+/* Every figure, read at one moment. */
+struct snapshot {
+	struct grey_counters decided; /* for the life of greygated */
+	uint64_t passed_other;        /* passes not by a retry */
+	struct ipc_stats child;       /* counters for the life of greygated */
+	struct policy_door_stats door;
+	struct store_counters store;
+	uint64_t sets[NFTSET_KINDS][2]; /* kind, v4/v6 */
+	uint64_t triplets, passes, traps;
+	uint64_t child_restarts, handoffs_started, handoffs_failed;
+	uint64_t verdicts_unsent, records_bad;
+};
+
+enum metric_type { COUNTER, GAUGE };
+
+struct metric {
+	const char *group;  /* the status line and JSON object it is in */
+	const char *field;  /* its JSON name */
+	const char *text;   /* in the status text, '#' the value (NULL: not
+	                       in the text) */
+	const char *family; /* Prometheus, after "greygate_" */
+	const char *labels; /* NULL, or the series' labels */
+	enum metric_type type;
+	size_t off, size; /* in struct snapshot: uint64_t or uint32_t */
+};
+
+#define AT(f) offsetof(struct snapshot, f), sizeof(((struct snapshot *)0)->f)
+#define CHILD(f) AT(child.f)
+
+static const struct metric registry[] = {
+        {"child", "restarts", NULL, "child_restarts_total", NULL, COUNTER,
+         AT(child_restarts)},
+
+        {"sets", "allow4", "allow4 #", "set_elements", "set=\"allow4\"", GAUGE,
+         AT(sets[NFTSET_ALLOW][0])},
+        {"sets", "allow6", "allow6 #", "set_elements", "set=\"allow6\"", GAUGE,
+         AT(sets[NFTSET_ALLOW][1])},
+        {"sets", "pass4", "pass4 #", "set_elements", "set=\"pass4\"", GAUGE,
+         AT(sets[NFTSET_PASS][0])},
+        {"sets", "pass6", "pass6 #", "set_elements", "set=\"pass6\"", GAUGE,
+         AT(sets[NFTSET_PASS][1])},
+        {"sets", "trap4", "trap4 #", "set_elements", "set=\"trap4\"", GAUGE,
+         AT(sets[NFTSET_TRAP][0])},
+        {"sets", "trap6", "trap6 #", "set_elements", "set=\"trap6\"", GAUGE,
+         AT(sets[NFTSET_TRAP][1])},
+
+        {"store", "triplets", "# triplets", "store_records", "kind=\"triplet\"",
+         GAUGE, AT(triplets)},
+        {"store", "passed", "# passed", "store_records", "kind=\"pass\"", GAUGE,
+         AT(passes)},
+        {"store", "trapped", "# trapped", "store_records", "kind=\"trap\"",
+         GAUGE, AT(traps)},
+        {"store", "used_bytes", "# bytes used", "store_used_bytes", NULL, GAUGE,
+         AT(store.used_bytes)},
+        {"store", "map_bytes", "# bytes mapped", "store_map_bytes", NULL, GAUGE,
+         AT(store.map_bytes)},
+        {"store", "write_errors", "# write errors", "store_write_errors_total",
+         NULL, COUNTER, AT(store.write_errors)},
+        {"store", "replayed", "# transactions redone",
+         "store_transactions_redone_total", NULL, COUNTER, AT(store.replayed)},
+        {"store", "records_bad", "# unreadable records skipped",
+         "store_records_bad_total", NULL, COUNTER, AT(records_bad)},
+
+        {"decisions", "attempts", "# attempts", "attempts_total", NULL, COUNTER,
+         AT(decided.attempts)},
+        {"decisions", "greylisted_new", "# greylisted new", "decisions_total",
+         "action=\"greylist\",reason=\"new\"", COUNTER,
+         AT(decided.greylisted_new)},
+        {"decisions", "greylisted_early", "# greylisted early",
+         "decisions_total", "action=\"greylist\",reason=\"early_retry\"",
+         COUNTER, AT(decided.greylisted_early)},
+        {"decisions", "passed_retry", "# passed by a retry", "decisions_total",
+         "action=\"pass\",reason=\"retry\"", COUNTER, AT(decided.passed_retry)},
+        {"decisions", "passed_other", "# passed otherwise (STARTTLS)",
+         "decisions_total", "action=\"pass\",reason=\"other\"", COUNTER,
+         AT(passed_other)},
+        {"decisions", "handed_unpassed", "# handed over unpassed",
+         "decisions_total", "action=\"hand\",reason=\"tls_strict\"", COUNTER,
+         AT(decided.tls_handed)},
+        {"decisions", "trapped", "# trapped", "decisions_total",
+         "action=\"trap\",reason=\"trapped\"", COUNTER, AT(decided.trapped)},
+        {"decisions", "allow_listed", "# allow-listed", "decisions_total",
+         "action=\"pass\",reason=\"allow_list\"", COUNTER,
+         AT(decided.allow_listed)},
+        {"decisions", "refreshed", "# refreshed", "refreshes_total", NULL,
+         COUNTER, AT(decided.refreshed)},
+        {"decisions", "fastpath_sessions", "# fast-path sessions",
+         "fastpath_sessions_total", NULL, COUNTER,
+         AT(decided.fastpath_sessions)},
+
+        {"tarpit", "open", "# open", "tarpit_connections_open", NULL, GAUGE,
+         CHILD(tarpit.open)},
+        {"tarpit", "stressed", "# in stress mode", "tarpit_stress_mode", NULL,
+         GAUGE, CHILD(tarpit.stressed)},
+        {"tarpit", "connections", "# connections", "tarpit_connections_total",
+         NULL, COUNTER, CHILD(tarpit.connections)},
+        {"tarpit", "reached_rcpt", "# reached RCPT",
+         "tarpit_sessions_reached_rcpt_total", NULL, COUNTER,
+         CHILD(tarpit.reached_rcpt)},
+        {"tarpit", "busy", "# busy", "tarpit_refused_busy_total", NULL, COUNTER,
+         CHILD(tarpit.busy)},
+        {"tarpit", "timeouts", "# timeouts", "tarpit_timeouts_total", NULL,
+         COUNTER, CHILD(tarpit.timeouts)},
+        {"tarpit", "bad_commands", "# bad commands",
+         "tarpit_bad_commands_total", NULL, COUNTER,
+         CHILD(tarpit.bad_commands)},
+        {"tarpit", "stress_entered", "stress # times",
+         "tarpit_stress_entered_total", NULL, COUNTER,
+         CHILD(tarpit.stress_entered)},
+        {"tarpit", "asked", "# asked", "tarpit_verdicts_asked_total", NULL,
+         COUNTER, CHILD(tarpit.asked)},
+        {"tarpit", "verdicts_late", "# answered late",
+         "tarpit_verdicts_late_total", NULL, COUNTER,
+         CHILD(tarpit.verdicts_late)},
+        {"tarpit", "verdicts_unsent", "# verdicts unsent",
+         "tarpit_verdicts_unsent_total", NULL, COUNTER, AT(verdicts_unsent)},
+
+        {"handoff", "started", "# started", "handoffs_started_total", NULL,
+         COUNTER, AT(handoffs_started)},
+        {"handoff", "joined", "# joined", "handoffs_joined_total", NULL,
+         COUNTER, CHILD(tarpit.handoffs_joined)},
+        {"handoff", "open", "# open", "handoffs_open", NULL, GAUGE,
+         CHILD(tarpit.joined_open)},
+        {"handoff", "not_opened", "# not opened", "handoffs_failed_total",
+         "stage=\"connect\"", COUNTER, AT(handoffs_failed)},
+        {"handoff", "replay_failed", "# failed in the replay",
+         "handoffs_failed_total", "stage=\"replay\"", COUNTER,
+         CHILD(tarpit.handoffs_failed)},
+
+        {"policy", "requests", "# requests", "policy_requests_total", NULL,
+         COUNTER, AT(door.requests)},
+        {"policy", "deferred", "# deferred", "policy_deferred_total", NULL,
+         COUNTER, AT(door.deferred)},
+        {"policy", "whitelisted", "# by whitelist files",
+         "policy_whitelisted_total", NULL, COUNTER, AT(door.whitelisted)},
+        {"policy", "connections", "# connections", "policy_connections_total",
+         NULL, COUNTER, AT(door.connections)},
+        {"policy", "open", "# open", "policy_connections_open", NULL, GAUGE,
+         AT(door.open)},
+        {"policy", "malformed", "# malformed", "policy_malformed_total", NULL,
+         COUNTER, AT(door.malformed)},
+        {"policy", "refused", "# refused", "policy_refused_total", NULL,
+         COUNTER, AT(door.refused)},
+
+        {"sensor", "packets", "# packets", "capture_packets_total", NULL,
+         COUNTER, CHILD(sensor.packets)},
+        {"sensor", "flows", "# flows", "sensor_flows_total", NULL, COUNTER,
+         CHILD(sensor.flows)},
+        {"sensor", "flows_open", "# open", "sensor_flows_open", NULL, GAUGE,
+         CHILD(sensor.flows_open)},
+        {"sensor", "rcpts", "# RCPTs", "sensor_rcpts_total", NULL, COUNTER,
+         CHILD(sensor.rcpts)},
+        {"sensor", "pcap_dropped", "# packets dropped by the kernel",
+         "capture_dropped_total", "where=\"kernel\"", COUNTER,
+         CHILD(pcap_dropped)},
+        {"sensor", "events_dropped", "# events not delivered to greygated",
+         "capture_dropped_total", "where=\"events\"", COUNTER,
+         CHILD(events_dropped)},
+};
+
+#define NMETRICS (sizeof(registry) / sizeof(*registry))
+
+/* Each family's help, in the order the exposition lists them. */
+static const struct family {
+	const char *name, *help;
+	enum metric_type type;
+} families[] = {
+        {"attempts_total",
+         "RCPT attempts decided (tarpit, fast path, policy "
+         "door)",
+         COUNTER},
+        {"decisions_total", "Decisions on attempts, by action and reason",
+         COUNTER},
+        {"refreshes_total", "Passes refreshed by a passed client's session",
+         COUNTER},
+        {"fastpath_sessions_total",
+         "Passed clients' sessions on the fast "
+         "path",
+         COUNTER},
+        {"set_elements", "Elements in greygate's nft sets (kept counts)",
+         GAUGE},
+        {"store_records", "Records in the greylist store, by kind", GAUGE},
+        {"store_used_bytes", "Bytes of the store's file in use", GAUGE},
+        {"store_map_bytes", "Bytes the store's map can hold", GAUGE},
+        {"store_write_errors_total",
+         "Store writes or commits that failed for "
+         "good",
+         COUNTER},
+        {"store_transactions_redone_total",
+         "Store transactions redone after "
+         "a failure (nothing lost)",
+         COUNTER},
+        {"store_records_bad_total",
+         "Store records that could not be read, "
+         "skipped",
+         COUNTER},
+        {"tarpit_connections_open", "Tarpit connections open now", GAUGE},
+        {"tarpit_stress_mode", "1 while the tarpit is in stress mode", GAUGE},
+        {"tarpit_connections_total", "Connections the tarpit accepted",
+         COUNTER},
+        {"tarpit_sessions_reached_rcpt_total",
+         "Tarpit sessions that got to "
+         "RCPT",
+         COUNTER},
+        {"tarpit_refused_busy_total",
+         "Clients refused with 421: too many "
+         "connections",
+         COUNTER},
+        {"tarpit_timeouts_total",
+         "Tarpit connections closed for idleness or "
+         "the session's deadline",
+         COUNTER},
+        {"tarpit_bad_commands_total",
+         "Unknown, out of order or too long "
+         "commands at the tarpit",
+         COUNTER},
+        {"tarpit_stress_entered_total", "Times stress mode began", COUNTER},
+        {"tarpit_verdicts_asked_total",
+         "Questions the tarpit asked "
+         "greygated",
+         COUNTER},
+        {"tarpit_verdicts_late_total",
+         "Questions answered 451 without a "
+         "verdict in time",
+         COUNTER},
+        {"tarpit_verdicts_unsent_total",
+         "Verdicts lost: no child, or its "
+         "queue full",
+         COUNTER},
+        {"handoffs_started_total", "Hand-offs to the MTA begun", COUNTER},
+        {"handoffs_joined_total", "Sessions handed to the MTA and joined",
+         COUNTER},
+        {"handoffs_open", "Handed sessions open now", GAUGE},
+        {"handoffs_failed_total",
+         "Hand-offs that failed (the client heard "
+         "451), by stage",
+         COUNTER},
+        {"policy_requests_total", "Policy door requests answered", COUNTER},
+        {"policy_deferred_total", "Policy door answers DEFER_IF_PERMIT",
+         COUNTER},
+        {"policy_whitelisted_total",
+         "Policy door passes by postgrey's "
+         "whitelist files",
+         COUNTER},
+        {"policy_connections_total", "Policy door connections accepted",
+         COUNTER},
+        {"policy_connections_open", "Policy door connections open now", GAUGE},
+        {"policy_malformed_total",
+         "Policy door connections closed for a "
+         "malformed request",
+         COUNTER},
+        {"policy_refused_total",
+         "Policy door connections refused: "
+         "max_connections",
+         COUNTER},
+        {"capture_packets_total", "Packets the capture saw", COUNTER},
+        {"capture_dropped_total",
+         "Capture losses: packets the kernel "
+         "dropped, events the child could not send",
+         COUNTER},
+        {"sensor_flows_total", "TCP flows the sensor followed", COUNTER},
+        {"sensor_flows_open", "Flows followed now", GAUGE},
+        {"sensor_rcpts_total", "RCPT commands the sensor read", COUNTER},
+        {"child_restarts_total", "Times greygated started its child again",
+         COUNTER},
+};
+
+#define NFAMILIES (sizeof(families) / sizeof(*families))
+
+static uint64_t
+value_of(const struct snapshot *s, const struct metric *m)
+{
+	const char *p = (const char *)s + m->off;
+
+	if (m->size == sizeof(uint32_t)) {
+		uint32_t v;
+
+		memcpy(&v, p, sizeof(v));
+		return v;
+	}
+	{
+		uint64_t v;
+
+		memcpy(&v, p, sizeof(v));
+		return v;
+	}
+}
+
+static bool
+is_child_counter(const struct metric *m)
+{
+	return m->type == COUNTER &&
+	       m->off >= offsetof(struct snapshot, child) &&
+	       m->off < offsetof(struct snapshot, child) +
+	                        sizeof(struct ipc_stats);
+}
+
+/* to[off] += from[off], for one field of either width. */
+static void
+add_field(void *to, const void *from, size_t off, size_t size)
+{
+	if (size == sizeof(uint32_t)) {
+		uint32_t a, b;
+
+		memcpy(&a, (char *)to + off, sizeof(a));
+		memcpy(&b, (const char *)from + off, sizeof(b));
+		a += b;
+		memcpy((char *)to + off, &a, sizeof(a));
+	} else {
+		uint64_t a, b;
+
+		memcpy(&a, (char *)to + off, sizeof(a));
+		memcpy(&b, (const char *)from + off, sizeof(b));
+		a += b;
+		memcpy((char *)to + off, &a, sizeof(a));
+	}
+}
+
+/* grey_counters is uint64_t fields only: to += sign * from, each. */
+static void
+add_counters(struct grey_counters *to, const struct grey_counters *from,
+             int sign)
+{
+	uint64_t *t = (uint64_t *)to;
+	const uint64_t *f = (const uint64_t *)from;
+
+	for (size_t i = 0; i < sizeof(*to) / sizeof(uint64_t); i++)
+		t[i] += sign > 0 ? f[i] : -f[i];
+}
+
+void
+metrics_started(struct gateway *gw)
+{
+	memset(&gw->carry.decided, 0, sizeof(gw->carry.decided));
+	add_counters(&gw->carry.decided, grey_get_counters(gw->grey), -1);
+}
+
+void
+metrics_report_reset(struct gateway *gw)
+{
+	add_counters(&gw->carry.decided, grey_get_counters(gw->grey), 1);
+}
+
+void
+metrics_child_gone(struct gateway *gw)
+{
+	size_t base = offsetof(struct snapshot, child);
+
+	for (size_t i = 0; i < NMETRICS; i++)
+		if (is_child_counter(&registry[i]))
+			add_field(&gw->carry.child, &gw->child_stats,
+			          registry[i].off - base, registry[i].size);
+}
+
+static void
+take_snapshot(struct gateway *gw, struct snapshot *s)
+{
+	size_t base = offsetof(struct snapshot, child);
+
+	memset(s, 0, sizeof(*s));
+	s->decided = gw->carry.decided;
+	add_counters(&s->decided, grey_get_counters(gw->grey), 1);
+	s->passed_other = s->decided.passed - s->decided.passed_retry;
+	s->child = gw->child_stats;
+	for (size_t i = 0; i < NMETRICS; i++)
+		if (is_child_counter(&registry[i]))
+			add_field(&s->child, &gw->carry.child,
+			          registry[i].off - base, registry[i].size);
+	policy_door_get_stats(gw->policy_door, &s->door);
+	s->store = *store_get_counters(gw->store);
+	/* Kept counts, never a dump of the kernel's sets (a million allow
+	 * entries took minutes): the merged allow ranges greygated sent,
+	 * and the store's pass and trap records (the kernel's elements
+	 * expire with them). */
+	for (size_t i = 0; i < gw->nallow; i++)
+		s->sets[NFTSET_ALLOW][gw->allow[i].range.family == AF_INET6]++;
+	for (int f = 0; f < 2; f++) {
+		int family = f ? AF_INET6 : AF_INET;
+
+		s->sets[NFTSET_PASS][f] =
+		        store_count_clients(gw->store, STORE_PASS, family);
+		s->sets[NFTSET_TRAP][f] =
+		        store_count_clients(gw->store, STORE_TRAP, family);
+	}
+	s->triplets = store_count(gw->store, -1);
+	s->passes = store_count(gw->store, STORE_PASS);
+	s->traps = store_count(gw->store, STORE_TRAP);
+	s->child_restarts = gw->child_starts > 1 ? gw->child_starts - 1 : 0;
+	s->handoffs_started = gw->handoffs_started;
+	s->handoffs_failed = gw->handoffs_failed;
+	s->verdicts_unsent = gw->verdicts_unsent;
+	s->records_bad = gw->records_bad;
+}
+
+/* --- greygatectl status --- */
+
+
+/* The group's figures as "12 connections, 3 busy". */
+static void
+text_figures(const struct snapshot *s, const char *group, FILE *out)
+{
+	const char *sep = "";
+
+	for (size_t i = 0; i < NMETRICS; i++) {
+		const struct metric *m = &registry[i];
+		const char *hash;
+
+		if (strcmp(m->group, group) || !m->text)
+			continue;
+		hash = strchr(m->text, '#');
+		fprintf(out, "%s%.*s%" PRIu64 "%s", sep, (int)(hash - m->text),
+		        m->text, value_of(s, m), hash + 1);
+		sep = ", ";
+	}
+}
+
+void
+metrics_status_text(struct gateway *gw, FILE *out)
+{
+	const struct config *cfg = gw->cfg;
+	int64_t now = loop_wall_sec(gw->loop);
+	struct snapshot s;
+	char t[FMT_UTC_MAX];
+
+	take_snapshot(gw, &s);
+	fprintf(out, "greygated %s, up %" PRId64 " s (since %s)\n",
+	        GREYGATE_VERSION, now - gw->started, fmt_utc(gw->started, t));
+	if (!cfg->gateway)
+		fprintf(out, "gateway:   off (the policy door alone: no child, "
+		             "no capture, no table)\n");
+	else if (gw->child_pid > 0)
+		fprintf(out,
+		        "child:     pid %d, up %" PRId64 " s, started %u "
+		        "time(s)\n",
+		        (int)gw->child_pid, now - gw->child_since,
+		        gw->child_starts);
+	else
+		fprintf(out,
+		        "child:     down (restarting), started %u "
+		        "time(s)\n",
+		        gw->child_starts);
+	fputs("sets:      ", out);
+	text_figures(&s, "sets", out);
+	fputs("\nstore:     ", out);
+	text_figures(&s, "store", out);
+	fputs("\ndecisions: ", out);
+	text_figures(&s, "decisions", out);
+	fputs(" (since greygated started; the report's since its reset)\n"
+	      "tarpit:    ",
+	      out);
+	text_figures(&s, "tarpit", out);
+	if (cfg->handoff.mode == HANDOFF_OFF) {
+		fputs("\nhand-off:  off (a passing attempt hears 451 and "
+		      "retries)",
+		      out);
+	} else {
+		fprintf(out, "\nhand-off:  %s to %s: ",
+		        config_handoff_mode_name(cfg->handoff.mode),
+		        cfg->handoff.mode == HANDOFF_TRANSPARENT
+		                ? "where each client was going, as the client"
+		                : cfg->handoff.address);
+		text_figures(&s, "handoff", out);
+	}
+	if (gw->policy_door) {
+		fprintf(out, "\npolicy:    on %s: ", cfg->policy.listen);
+		text_figures(&s, "policy", out);
+	} else {
+		fputs("\npolicy:    off", out);
+	}
+	fputs("\nsensor:    ", out);
+	text_figures(&s, "sensor", out);
+	fputc('\n', out);
+}
+
+/* The group's figures as JSON members, after what came before. */
+static void
+json_figures(const struct snapshot *s, const char *group, bool first, FILE *out)
+{
+	for (size_t i = 0; i < NMETRICS; i++) {
+		const struct metric *m = &registry[i];
+
+		if (strcmp(m->group, group))
+			continue;
+		fprintf(out, "%s\"%s\":%" PRIu64, first ? "" : ",", m->field,
+		        value_of(s, m));
+		first = false;
+	}
+}
+
+void
+metrics_status_json(struct gateway *gw, FILE *out)
+{
+	static const char *const plain[] = {"sets", "store", "decisions",
+	                                    "tarpit"};
+	const struct config *cfg = gw->cfg;
+	struct snapshot s;
+	char t[FMT_UTC_MAX];
+
+	take_snapshot(gw, &s);
+	fprintf(out,
+	        "{\"version\":\"%s\",\"since\":\"%s\",\"uptime\":%" PRId64
+	        ",\"child\":{\"pid\":%d,\"running\":%s,\"starts\":%u",
+	        GREYGATE_VERSION, fmt_utc(gw->started, t),
+	        loop_wall_sec(gw->loop) - gw->started, (int)gw->child_pid,
+	        gw->child_pid > 0 ? "true" : "false", gw->child_starts);
+	json_figures(&s, "child", false, out);
+	for (size_t i = 0; i < sizeof(plain) / sizeof(*plain); i++) {
+		fprintf(out, "},\"%s\":{", plain[i]);
+		json_figures(&s, plain[i], true, out);
+	}
+	fprintf(out, "},\"handoff\":{\"mode\":\"%s\"",
+	        config_handoff_mode_name(cfg->handoff.mode));
+	json_figures(&s, "handoff", false, out);
+	fputs("},\"policy\":{\"listen\":", out);
+	json_put_string(out, cfg->policy.listen);
+	json_figures(&s, "policy", false, out);
+	fputs("},\"sensor\":{", out);
+	json_figures(&s, "sensor", true, out);
+	fputs("}}\n", out);
+}
+
+/* --- Prometheus --- */
+
+static void
+family_header(const char *name, const char *help, const char *type, FILE *out)
+{
+	fprintf(out, "# HELP greygate_%s %s.\n# TYPE greygate_%s %s\n", name,
+	        help, name, type);
+}
+
+static void
+delay_histogram(struct gateway *gw, FILE *out)
+{
+	const struct grey_delay_histogram *h =
+	        grey_get_delay_histogram(gw->grey);
+	const char *name = "greygate_delivery_delay_seconds";
+
+	family_header("delivery_delay_seconds",
+	              "Delay greylisting added to delivered mail: first "
+	              "attempt to the delivery that passed",
+	              "histogram", out);
+	for (int i = 0; i < GREY_DELAY_BOUNDS; i++)
+		fprintf(out, "%s_bucket{le=\"%" PRIu32 "\"} %" PRIu64 "\n",
+		        name, grey_delay_bounds[i], h->le[i]);
+	fprintf(out,
+	        "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n%s_sum %" PRIu64
+	        "\n%s_count %" PRIu64 "\n",
+	        name, h->le[GREY_DELAY_BOUNDS], name, h->sum_sec, name,
+	        h->count);
+}
+
+void
+metrics_exposition(struct gateway *gw, FILE *out)
+{
+	struct snapshot s;
+
+	take_snapshot(gw, &s);
+	family_header("build_info", "greygate's version", "gauge", out);
+	fprintf(out, "greygate_build_info{version=\"%s\"} 1\n",
+	        GREYGATE_VERSION);
+	family_header("start_time_seconds",
+	              "When greygated started, in seconds since the epoch",
+	              "gauge", out);
+	fprintf(out, "greygate_start_time_seconds %" PRId64 "\n", gw->started);
+	for (size_t f = 0; f < NFAMILIES; f++) {
+		family_header(families[f].name, families[f].help,
+		              families[f].type == COUNTER ? "counter" : "gauge",
+		              out);
+		for (size_t i = 0; i < NMETRICS; i++) {
+			const struct metric *m = &registry[i];
+
+			if (strcmp(m->family, families[f].name))
+				continue;
+			fprintf(out, "greygate_%s%s%s%s %" PRIu64 "\n",
+			        m->family, m->labels ? "{" : "",
+			        m->labels ? m->labels : "",
+			        m->labels ? "}" : "", value_of(&s, m));
+		}
+	}
+	delay_histogram(gw, out);
+}

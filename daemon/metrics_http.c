@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The metrics listener process (see metrics_http.h): libmicrohttpd on the
+ * socket greygated bound, as the child's unprivileged user. Only GET
+ * /metrics is served; each scrape asks greygated over the socket pair. */
+#include <errno.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "metrics_http.h"
+#include "sandbox.h"
+
+/* One scrape at a time (one polling thread): the buffer is reused. */
+static char answer[METRICS_ANSWER_MAX];
+
+/* The exposition from greygated, or -1 (it does not answer). */
+static ssize_t
+ask_greygated(void)
+{
+	ssize_t n;
+
+	if (send(METRICS_FD_SOCK, "m", 1, MSG_NOSIGNAL) != 1)
+		return -1;
+	do
+		n = recv(METRICS_FD_SOCK, answer, sizeof(answer), 0);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
+static enum MHD_Result
+reply(struct MHD_Connection *conn, unsigned status, const char *type,
+      const char *body, size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+	        len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result
+on_request(void *cls, struct MHD_Connection *conn, const char *url,
+           const char *method, const char *version, const char *upload,
+           size_t *upload_len, void **state)
+{
+	static const char text[] = "text/plain; charset=utf-8";
+	ssize_t n;
+
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, text,
+		             "GET /metrics only\n", 18);
+	if (strcmp(url, "/metrics"))
+		return reply(conn, MHD_HTTP_NOT_FOUND, text,
+		             "greygate: the figures are at /metrics\n", 38);
+	n = ask_greygated();
+	if (n <= 0)
+		return reply(conn, MHD_HTTP_SERVICE_UNAVAILABLE, text,
+		             "greygated does not answer\n", 26);
+	return reply(conn, MHD_HTTP_OK,
+	             "text/plain; version=0.0.4; "
+	             "charset=utf-8",
+	             answer, (size_t)n);
+}
+
+int
+metrics_http_main(const char *user)
+{
+	struct timeval wait = {.tv_sec = 5};
+	struct MHD_Daemon *d;
+	char err[256];
+	sigset_t set;
+	int sig;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getuid() == 0 && sandbox_drop_to_user(user, err) < 0) {
+		fprintf(stderr, "greygated: metrics listener: %s\n", err);
+		return 1;
+	}
+	/* Blocked before the polling thread starts, which inherits it:
+	 * only sigwait below takes them. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	/* A greygated too busy to answer costs a scrape, not the listener. */
+	setsockopt(METRICS_FD_SOCK, SOL_SOCKET, SO_RCVTIMEO, &wait,
+	           sizeof(wait));
+	d = MHD_start_daemon(
+	        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
+	        on_request, NULL, MHD_OPTION_LISTEN_SOCKET, METRICS_FD_LISTEN,
+	        MHD_OPTION_CONNECTION_LIMIT, 16u,
+	        MHD_OPTION_PER_IP_CONNECTION_LIMIT, 4u,
+	        MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+	if (!d) {
+		fprintf(stderr, "greygated: metrics listener: libmicrohttpd "
+		                "would not start\n");
+		return 1;
+	}
+	/* Until greygated ends it (SIGTERM) or goes (PDEATHSIG). */
+	sigwait(&set, &sig);
+	MHD_stop_daemon(d);
+	return 0;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The metrics listener ([gateway] metrics_listen): HTTP is parsed only in
+ * a process of its own, unprivileged, never in greygated. greygated binds
+ * the socket and starts it (greygated --metrics-http USER, the socket on
+ * METRICS_FD_LISTEN, a SOCK_SEQPACKET pair on METRICS_FD_SOCK); it serves
+ * GET /metrics with libmicrohttpd and asks greygated for the exposition
+ * on each scrape (one byte; the answer is one message). */
+#ifndef GREYGATE_METRICS_HTTP_H
+#define GREYGATE_METRICS_HTTP_H
+
+struct gateway;
+
+#define METRICS_FD_SOCK 3
+#define METRICS_FD_LISTEN 4
+/* The largest exposition one scrape gets. */
+#define METRICS_ANSWER_MAX (1u << 20)
+
+/* metrics_http_main - the listener process: drop to user, serve until
+ * greygated goes. Return: the exit code. */
+int metrics_http_main(const char *user);
+
+/*
+ * metrics_listen_open - bind [gateway] metrics_listen (nothing if unset)
+ * and start the listener process; answer its questions on gw's loop, and
+ * start it again if it ends.
+ * Return: 0 or -errno with err (512 bytes).
+ */
+int metrics_listen_open(struct gateway *gw, char *err);
+
+/* metrics_listen_close - end the listener process (NULL state is fine). */
+void metrics_listen_close(struct gateway *gw);
+
+#endif

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* greygated's side of the metrics listener (see metrics_http.h): the
+ * socket bound here, the process started (and again if it ends), each
+ * scrape answered from the registry (metrics.c) in one message. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "gateway-int.h"
+#include "log.h"
+#include "metrics.h"
+#include "metrics_http.h"
+
+/* A listener that ends is started again this much later. */
+#define RESTART_MS 5000
+
+static void start_again(struct gateway *gw);
+
+/* One scrape: the exposition, rendered now, in one message. */
+static void
+answer(struct gateway *gw)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	if (!out)
+		return;
+	metrics_exposition(gw, out);
+	if (fclose(out) == 0 &&
+	    send(gw->metrics_sock, buf,
+	         len < METRICS_ANSWER_MAX ? len : METRICS_ANSWER_MAX,
+	         MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		log_warnx("metrics: cannot answer the listener: %s",
+		          strerror(errno));
+	free(buf);
+}
+
+static void
+on_listener(struct loop *loop, int fd, uint32_t events, void *ctx)
+{
+	struct gateway *gw = ctx;
+	char ask[16];
+	ssize_t n = recv(fd, ask, sizeof(ask), MSG_DONTWAIT);
+
+	if (n > 0) {
+		answer(gw);
+		return;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	/* It ended (SIGCHLD reaps it): start another. */
+	loop_del_fd(loop, fd);
+	close(fd);
+	gw->metrics_sock = -1;
+	gw->metrics_pid = 0;
+	log_warnx("metrics: the listener on %s ended; starting it again in "
+	          "%u s",
+	          gw->cfg->metrics_listen, RESTART_MS / 1000);
+	loop_timer_arm(loop, &gw->metrics_restart,
+	               loop_now_ms(loop) + RESTART_MS);
+}
+
+/* The listener process, exec'd from greygated's own file with its two
+ * descriptors in place. Return: 0 or -errno. */
+static int
+spawn(struct gateway *gw)
+{
+	int sv[2], r;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	{
+		int size = METRICS_ANSWER_MAX + 4096;
+
+		setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+		setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	}
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		return r;
+	}
+	if (pid == 0) {
+		char *const argv[] = {"greygated", "--metrics-http",
+		                      gw->cfg->user, NULL};
+		int sock = fcntl(sv[1], F_DUPFD_CLOEXEC, 100);
+		int lfd = fcntl(gw->metrics_listen_fd, F_DUPFD_CLOEXEC, 100);
+		int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (sock >= 0 && lfd >= 0 && null_fd >= 0 &&
+		    dup2(null_fd, 0) >= 0 && dup2(null_fd, 1) >= 0 &&
+		    dup2(sock, METRICS_FD_SOCK) >= 0 &&
+		    dup2(lfd, METRICS_FD_LISTEN) >= 0) {
+			close_range(METRICS_FD_LISTEN + 1, ~0u, 0);
+			execv("/proc/self/exe", argv);
+		}
+		_exit(127);
+	}
+	close(sv[1]);
+	r = loop_add_fd(gw->loop, sv[0], EPOLLIN, on_listener, gw);
+	if (r < 0) {
+		close(sv[0]);
+		kill(pid, SIGKILL);
+		return r;
+	}
+	gw->metrics_sock = sv[0];
+	gw->metrics_pid = pid;
+	return 0;
+}
+
+static void
+on_restart_due(struct loop *loop, struct loop_timer *t, void *ctx)
+{
+	start_again(ctx);
+}
+
+static void
+start_again(struct gateway *gw)
+{
+	int r = spawn(gw);
+
+	if (r < 0) {
+		log_warnx("metrics: cannot start the listener: %s; trying "
+		          "again in %u s",
+		          strerror(-r), RESTART_MS / 1000);
+		loop_timer_arm(gw->loop, &gw->metrics_restart,
+		               loop_now_ms(gw->loop) + RESTART_MS);
+	}
+}
+
+int
+metrics_listen_open(struct gateway *gw, char *err)
+{
+	const struct config *cfg = gw->cfg;
+	int one = 1, fd, r;
+
+	gw->metrics_sock = -1;
+	gw->metrics_listen_fd = -1;
+	loop_timer_init(&gw->metrics_restart, on_restart_due, gw);
+	if (!cfg->metrics_listen[0])
+		return 0;
+	fd = socket(cfg->metrics_addr.ss_family,
+	            SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (const struct sockaddr *)&cfg->metrics_addr,
+	         cfg->metrics_addr_len) < 0 ||
+	    listen(fd, 64) < 0) {
+		r = -errno;
+		snprintf(err, 512, "metrics_listen = %s: %s",
+		         cfg->metrics_listen, strerror(-r));
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	gw->metrics_listen_fd = fd;
+	r = spawn(gw);
+	if (r < 0) {
+		snprintf(err, 512, "metrics listener: %s", strerror(-r));
+		return r;
+	}
+	log_info("metrics: Prometheus's text format at http://%s/metrics "
+	         "(served by an unprivileged process)",
+	         cfg->metrics_listen);
+	return 0;
+}
+
+void
+metrics_listen_close(struct gateway *gw)
+{
+	pid_t pid = gw->metrics_pid;
+
+	loop_timer_cancel(gw->loop, &gw->metrics_restart);
+	if (gw->metrics_sock >= 0) {
+		loop_del_fd(gw->loop, gw->metrics_sock);
+		close(gw->metrics_sock);
+		gw->metrics_sock = -1;
+	}
+	if (pid > 0) {
+		pid_t w = 0;
+
+		kill(pid, SIGTERM);
+		for (int i = 0; i < 200 && !(w = waitpid(pid, NULL, WNOHANG));
+		     i++)
+			usleep(10000);
+		/* Still there (not reaped, by us or by SIGCHLD's reaper). */
+		if (w == 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		gw->metrics_pid = 0;
+	}
+	if (gw->metrics_listen_fd >= 0)
+		close(gw->metrics_listen_fd);
+	gw->metrics_listen_fd = -1;
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# greygated's figures for Prometheus, with real parts: greygatectl metrics
+# passes promtool's check; the listener (metrics_listen) serves the same
+# over HTTP from a process of its own as the child's user, and nothing but
+# GET /metrics; a real Prometheus, started here in the gateway's
+# namespace with its own config and data, scrapes it, and after a
+# greylisted and a passed client a PromQL query through its HTTP API
+# returns those counts; killing greygated's child between two scrapes
+# sends no counter back (Prometheus sees no reset); status's text and
+# JSON say what the exposition says.
+set -euo pipefail
+here=$(dirname "$0")
+. "$here/../lib/netns.sh"
+. "$here/../lib/greygated.sh"
+
+netns_init
+netns_sender_gw
+mkdir -p "$NETNS_TMP/store"
+greygated_conf "metrics_listen = 127.0.0.1:9469
+[greylist]
+delay = 2"
+greygated_start
+log=$GG_LOG
+grep "metrics: Prometheus's text format at http://127.0.0.1:9469/metrics (served by an unprivileged process)" "$log" >/dev/null ||
+	{ cat "$log"; fail "no metrics listener"; }
+
+# One client greylisted, then passed by its retry.
+attempt() {
+	nsx sender swaks --server 203.0.113.1 --from alice@sender.test --to bob@example.org \
+		--quit-after RCPT 2>&1 | grep "^<\*\* 451" >/dev/null || true
+}
+attempt
+sleep 2.5
+attempt
+grep "action=pass, reason=retry-passed, client=203.0.113.10" "$log" >/dev/null || { cat "$log"; fail "no pass"; }
+
+metrics() { ggctl metrics; }
+metric() { metrics | awk -v s="$1" '$1 == s {print $2}'; }
+out=$(metrics | promtool check metrics 2>&1) || fail "promtool: $out"
+[ -z "$out" ] || fail "promtool: $out"
+[ "$(metric 'greygate_decisions_total{action="greylist",reason="new"}')" = 1 ] ||
+	fail "greylisted: $(metrics | grep decisions_total)"
+[ "$(metric 'greygate_decisions_total{action="pass",reason="retry"}')" = 1 ] ||
+	fail "passed: $(metrics | grep decisions_total)"
+[ "$(metric 'greygate_set_elements{set="pass4"}')" = 1 ] || fail "pass4: $(metrics | grep set_elements)"
+metrics | grep '^greygate_delivery_delay_seconds_bucket{le="+Inf"} ' >/dev/null || fail "no delay histogram"
+echo "ok: greygatectl metrics passes promtool check metrics; 1 greylisted, 1 passed, pass4 1"
+
+# The three renderings agree: status's JSON and text, and the exposition
+# (once the child's figures, sent every second, have come).
+sleep 1.5
+json=$(ggctl status --json)
+[ "$(jq .tarpit.connections <<<"$json")" = "$(metric greygate_tarpit_connections_total)" ] ||
+	fail "status and metrics disagree on tarpit connections"
+[ "$(jq .decisions.greylisted_new <<<"$json")" = 1 ] || fail "status JSON: $(jq -c .decisions <<<"$json")"
+ggctl status | grep "^decisions: .* 1 greylisted new, .* 1 passed by a retry" >/dev/null ||
+	fail "status text: $(ggctl status | grep decisions)"
+echo "ok: status's text and JSON say what the exposition says"
+
+# The listener: another process, the child's user, GET /metrics only.
+http() { nsx gw curl -s -o "$NETNS_TMP/body" -w '%{http_code} %{content_type}' "$@"; }
+[ "$(http http://127.0.0.1:9469/metrics)" = "200 text/plain; version=0.0.4; charset=utf-8" ] ||
+	fail "GET /metrics: $(http http://127.0.0.1:9469/metrics)"
+promtool check metrics <"$NETNS_TMP/body" || fail "promtool on what HTTP served"
+[ "$(http http://127.0.0.1:9469/)" = "404 text/plain; charset=utf-8" ] || fail "GET / was not 404"
+[ "$(http -X POST http://127.0.0.1:9469/metrics | cut -d' ' -f1)" = 405 ] || fail "POST was not refused"
+listener=$(pgrep -P "$GG_PID" -f -- "--metrics-http") || fail "no listener process"
+[ "$(ps -o user= -p "$listener")" = greygate ] || fail "the listener runs as $(ps -o user= -p "$listener")"
+[ "$(awk '/^CapEff/{print $2}' "/proc/$listener/status")" = 0000000000000000 ] ||
+	fail "the listener has capabilities: $(grep Cap "/proc/$listener/status")"
+echo "ok: HTTP from process $listener as greygate, no capabilities; 404 elsewhere, 405 for POST"
+
+# A real Prometheus scrapes it every second.
+mkdir -p "$NETNS_TMP/prometheus"
+cat >"$NETNS_TMP/prometheus.yml" <<'YML'
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: greygate
+    static_configs:
+      - targets: ['127.0.0.1:9469']
+YML
+netns_spawn gw prometheus --config.file="$NETNS_TMP/prometheus.yml" \
+	--storage.tsdb.path="$NETNS_TMP/prometheus" --web.listen-address=127.0.0.1:9090 \
+	>"$NETNS_TMP/prometheus.log" 2>&1
+prom_pid=$SPAWNED
+netns_on_exit "kill $prom_pid"
+query() { # PROMQL: its one value, or nothing
+	nsx gw curl -s --get --data-urlencode "query=$1" http://127.0.0.1:9090/api/v1/query |
+		jq -r '.data.result[0].value[1] // empty' 2>/dev/null || true
+}
+wait_for 30 eval '[ "$(query '"'"'greygate_decisions_total{action="greylist",reason="new"}'"'"')" = 1 ]' ||
+	{ tail "$NETNS_TMP/prometheus.log"; fail "Prometheus did not get the greylisted count"; }
+[ "$(query 'sum by (action) (greygate_decisions_total{action="pass",reason="retry"})')" = 1 ] ||
+	fail "Prometheus: passed $(query 'greygate_decisions_total{action="pass"}')"
+[ "$(query 'up{job="greygate"}')" = 1 ] || fail "Prometheus: the target is not up"
+echo "ok: a real Prometheus scraped it: PromQL says 1 greylisted and 1 passed"
+
+# Kill the child between two scrapes: no counter goes back.
+attempt
+before=$(metric greygate_tarpit_connections_total)
+wait_for 10 eval '[ "$(query greygate_tarpit_connections_total)" = "$before" ]' ||
+	fail "Prometheus did not scrape $before connections"
+child=$(ggctl status --json | jq .child.pid)
+kill -9 "$child"
+wait_for 20 eval 'ggctl status --json | jq -e --argjson old "$child" ".child.running and .child.pid != \$old" >/dev/null' ||
+	fail "no new child"
+[ "$(metric greygate_child_restarts_total)" = 1 ] || fail "child restarts: $(metric greygate_child_restarts_total)"
+after=$(metric greygate_tarpit_connections_total)
+[ "$after" -ge "$before" ] || fail "tarpit connections went back: $before -> $after"
+sleep 2.5
+[ "$(query 'resets(greygate_tarpit_connections_total[1m])')" = 0 ] ||
+	fail "Prometheus saw a counter reset"
+[ "$(query 'greygate_child_restarts_total')" = 1 ] || fail "Prometheus: no child restart"
+echo "ok: the child killed between scrapes: tarpit connections $before -> $after, no reset seen by Prometheus"
