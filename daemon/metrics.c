@@ -75,6 +75,10 @@ static const struct metric registry[] = {
          AT(store.used_bytes)},
         {"store", "map_bytes", "# bytes mapped", "store_map_bytes", NULL, GAUGE,
          AT(store.map_bytes)},
+        {"store", "reads", "# reads", "store_operations_total", "op=\"read\"",
+         COUNTER, AT(store.reads)},
+        {"store", "writes", "# writes", "store_operations_total",
+         "op=\"write\"", COUNTER, AT(store.writes)},
         {"store", "write_errors", "# write errors", "store_write_errors_total",
          NULL, COUNTER, AT(store.write_errors)},
         {"store", "replayed", "# transactions redone",
@@ -203,6 +207,10 @@ static const struct family {
         {"store_records", "Records in the greylist store, by kind", GAUGE},
         {"store_used_bytes", "Bytes of the store's file in use", GAUGE},
         {"store_map_bytes", "Bytes the store's map can hold", GAUGE},
+        {"store_operations_total",
+         "Store records read, and written or "
+         "removed",
+         COUNTER},
         {"store_write_errors_total",
          "Store writes or commits that failed for "
          "good",
@@ -414,7 +422,6 @@ take_snapshot(struct gateway *gw, struct snapshot *s)
 }
 
 /* --- greygatectl status --- */
-
 
 /* The group's figures as "12 connections, 3 busy". */
 static void

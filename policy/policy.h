@@ -174,6 +174,8 @@ struct store_counters {
 	uint64_t map_grown;    /* times the map was made larger */
 	uint64_t replayed;     /* failed transactions redone: nothing lost */
 	uint64_t write_errors; /* writes or commits that failed for good */
+	uint64_t reads;        /* records asked for */
+	uint64_t writes;       /* records written or removed */
 };
 
 /* store_get_counters - since store_open. */

@@ -538,6 +538,7 @@ get_fixed(struct store *store, int db, MDB_val *key, void *out, size_t len)
 	MDB_val val;
 	int rc = txn_get(store, &txn);
 
+	store->counters.reads++;
 	if (rc)
 		return rc;
 	rc = mdb_get(txn, store->dbi[db], key, &val);
@@ -557,6 +558,7 @@ put_fixed(struct store *store, int db, MDB_val *key, const void *rec,
 {
 	MDB_val val = {len, (void *)rec};
 
+	store->counters.writes++;
 	return write_rec(store, db, key, &val, 0);
 }
 
@@ -569,6 +571,7 @@ store_get_meta(struct store *store, const char *name, void **out,
 	MDB_txn *txn = NULL;
 	int rc = txn_get(store, &txn);
 
+	store->counters.reads++;
 	*out = NULL;
 	*len = 0;
 	if (rc)
@@ -650,6 +653,7 @@ store_put_client(struct store *store, enum store_table table,
 
 	MDB_val probe = val;
 
+	store->counters.writes++;
 	client_key(client, buf);
 	/* New, or an update: the counts need to know which. On
 	 * MDB_KEYEXIST LMDB points probe at the record already there, so
@@ -677,6 +681,7 @@ store_del_client(struct store *store, enum store_table table,
 	MDB_val key = {sizeof(buf), buf};
 	int rc;
 
+	store->counters.writes++;
 	client_key(client, buf);
 	rc = write_rec(store, client_db(table), &key, NULL, 0);
 	if (rc == MDB_NOTFOUND)

@@ -8,7 +8,8 @@
 # greylisted and a passed client a PromQL query through its HTTP API
 # returns those counts; killing greygated's child between two scrapes
 # sends no counter back (Prometheus sees no reset); status's text and
-# JSON say what the exposition says.
+# JSON say what the exposition says; the example Grafana dashboard's
+# queries name only exported figures and Prometheus takes them.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -96,6 +97,19 @@ wait_for 30 eval '[ "$(query '"'"'greygate_decisions_total{action="greylist",rea
 	fail "Prometheus: passed $(query 'greygate_decisions_total{action="pass"}')"
 [ "$(query 'up{job="greygate"}')" = 1 ] || fail "Prometheus: the target is not up"
 echo "ok: a real Prometheus scraped it: PromQL says 1 greylisted and 1 passed"
+
+# The example Grafana dashboard asks only for what exists, in PromQL
+# that Prometheus takes.
+dashboard=$here/../../etc/grafana-dashboard.json
+names=$(metrics | awk '/^greygate_/{sub(/[{ ].*/, "", $1); print $1}' | sort -u)
+for name in $(jq -r '.panels[].targets[].expr' "$dashboard" | grep -o 'greygate_[a-z_]*' | sort -u); do
+	grep -x "$name" <<<"$names" >/dev/null || fail "the dashboard asks for $name, which greygate does not export"
+done
+while read -r expr; do
+	answer=$(nsx gw curl -s --get --data-urlencode "query=$expr" http://127.0.0.1:9090/api/v1/query)
+	[ "$(jq -r .status <<<"$answer")" = success ] || fail "the dashboard's '$expr': $answer"
+done < <(jq -r '.panels[].targets[].expr' "$dashboard")
+echo "ok: the Grafana dashboard's $(jq '[.panels[].targets[]] | length' "$dashboard") queries name exported figures and Prometheus takes them"
 
 # Kill the child between two scrapes: no counter goes back.
 attempt
