@@ -330,59 +330,52 @@ decide(struct grey_decision *out, enum grey_action action,
 	out->reason = reason;
 }
 
+/* --- the decision, from one attempt's records (no store I/O) --- */
+
 /* The trap key is the single address: one trapped host must not shut out
  * the rest of a provider's /24. */
 static int
-check_trapped(struct grey *grey, int64_t now, const struct grey_addr *addr,
+check_trapped(int64_t now, const struct grey_records *w,
 	      struct grey_decision *out)
 {
-	struct store_client rec;
-	int r;
-
-	grey_client_of(addr, 128, &out->client);
-	r = store_get_client(grey->store, STORE_TRAP, &out->client, &rec);
-	if (r < 0)
-		return r;
-	if (r == STORE_FOUND && rec.expires > now) {
-		out->expires = rec.expires;
+	out->client = w->trap_key;
+	if (w->trap_found == STORE_FOUND && w->trap.expires > now) {
+		out->expires = w->trap.expires;
 		decide(out, GREY_TRAP, GREY_REASON_TRAPPED);
 		return 1;
 	}
 	return 0;
 }
 
-static int
-trap_client(struct grey *grey, int64_t now, const struct grey_addr *addr,
+static void
+trap_client(struct grey *grey, int64_t now, struct grey_records *w,
 	    struct grey_decision *out)
 {
-	struct store_client rec = {.since = now,
-				   .expires = now + grey->cfg.trap_ttl_sec};
-
-	grey_client_of(addr, 128, &out->client);
-	out->expires = rec.expires;
+	w->trap = (struct store_client){.since = now,
+					.expires = now + grey->cfg.trap_ttl_sec};
+	w->trap_dirty = true;
+	out->client = w->trap_key;
+	out->expires = w->trap.expires;
 	decide(out, GREY_TRAP, GREY_REASON_TRAPPED);
-	return store_put_client(grey->store, STORE_TRAP, &out->client, &rec);
 }
 
-static int
+static void
 pass_client(struct grey *grey, int64_t now, enum grey_reason reason,
-	    struct grey_decision *out)
+	    struct grey_records *w, struct grey_decision *out)
 {
-	struct store_client rec;
-	int r = store_get_client(grey->store, STORE_PASS, &out->client, &rec);
+	struct store_client *rec = &w->pass;
 
-	if (r < 0)
-		return r;
-	if (r != STORE_FOUND || rec.expires <= now) {
-		memset(&rec, 0, sizeof(rec));
-		rec.since = now;
+	if (w->pass_found != STORE_FOUND || rec->expires <= now) {
+		memset(rec, 0, sizeof(*rec));
+		rec->since = now;
 	}
-	rec.expires = now + grey->cfg.pass_ttl_sec;
-	rec.refreshed = now;
-	out->expires = rec.expires;
+	rec->expires = now + grey->cfg.pass_ttl_sec;
+	rec->refreshed = now;
+	w->pass_dirty = true;
+	out->client = w->pass_key;
+	out->expires = rec->expires;
 	decide(out, GREY_PASS, reason);
 	grey->counters.passed++;
-	return store_put_client(grey->store, STORE_PASS, &out->client, &rec);
 }
 
 static uint8_t
@@ -391,286 +384,340 @@ key_prefix(const struct grey *grey, const struct grey_addr *addr)
 	return addr->family == AF_INET ? grey->cfg.prefix4 : grey->cfg.prefix6;
 }
 
+/* Is the client's pass live? */
+static bool
+live_pass(int64_t now, const struct grey_records *w)
+{
+	return w->pass_found == STORE_FOUND && w->pass.expires > now;
+}
+
 /* A client already passed: a delivery on the fast path refreshes it, at
  * most once per refresh_interval. Returns 1 if the client is passed. */
 static int
 check_passed(struct grey *grey, int64_t now, enum grey_path path,
-	     bool delivered, struct grey_decision *out)
+	     bool delivered, struct grey_records *w, struct grey_decision *out)
 {
-	struct store_client rec;
-	int r = store_get_client(grey->store, STORE_PASS, &out->client, &rec);
+	struct store_client *rec = &w->pass;
 
-	if (r < 0)
-		return r;
-	if (r != STORE_FOUND || rec.expires <= now)
+	out->client = w->pass_key;
+	if (!live_pass(now, w))
 		return 0;
-	out->expires = rec.expires;
+	out->expires = rec->expires;
 	decide(out, GREY_PASS, GREY_REASON_PASSED);
 	if (!delivered)
 		return 1;
-	rec.deliveries++;
+	rec->deliveries++;
 	if (path == GREY_PATH_POLICY)
 		grey->counters.policy_passed++;
 	else
 		grey->counters.fastpath_deliveries++;
-	if (now - rec.refreshed >= (int64_t)grey->cfg.refresh_interval_sec) {
-		rec.refreshed = now;
-		rec.expires = now + grey->cfg.pass_ttl_sec;
-		out->expires = rec.expires;
+	if (now - rec->refreshed >= (int64_t)grey->cfg.refresh_interval_sec) {
+		rec->refreshed = now;
+		rec->expires = now + grey->cfg.pass_ttl_sec;
+		out->expires = rec->expires;
 		decide(out, GREY_REFRESH, GREY_REASON_FASTPATH_REFRESH);
 		grey->counters.refreshed++;
 	}
-	r = store_put_client(grey->store, STORE_PASS, &out->client, &rec);
-	return r < 0 ? r : 1;
+	w->pass_dirty = true;
+	return 1;
 }
 
-static int
-triplet_step(struct grey *grey, int64_t now, const char *sender,
-	     const char *rcpt, enum grey_path path, struct grey_decision *out)
+static void
+triplet_step(struct grey *grey, int64_t now, enum grey_path path,
+	     struct grey_records *w, struct grey_decision *out)
 {
-	struct store_triplet t;
-	int64_t age;
-	int r = store_get_triplet(grey->store, &out->client, sender, rcpt, &t);
+	struct store_triplet *t = &w->triplet;
+	int64_t age = w->triplet_found == STORE_FOUND ? now - t->first_seen
+						      : -1;
 
-	if (r < 0)
-		return r;
-	age = r == STORE_FOUND ? now - t.first_seen : -1;
-	if (r != STORE_FOUND || age > (int64_t)grey->cfg.retry_window_sec ||
-	    age < 0) {
-		t = (struct store_triplet){now, now, 1, 0};
+	w->triplet_dirty = true;
+	if (w->triplet_found != STORE_FOUND ||
+	    age > (int64_t)grey->cfg.retry_window_sec || age < 0) {
+		*t = (struct store_triplet){now, now, 1, 0};
 		out->wait_sec = grey->cfg.delay_sec;
 		decide(out, GREY_GREYLIST, GREY_REASON_NEW);
 		grey->counters.greylisted_new++;
-		return store_put_triplet(grey->store, &out->client, sender,
-					 rcpt, &t);
+		return;
 	}
-	t.last_seen = now;
-	if (++t.attempts == 2)
+	t->last_seen = now;
+	if (++t->attempts == 2)
 		grey->counters.retried++;
-	r = store_put_triplet(grey->store, &out->client, sender, rcpt, &t);
-	if (r < 0)
-		return r;
 	if (age < (int64_t)grey->cfg.delay_sec) {
 		out->wait_sec = grey->cfg.delay_sec - (uint32_t)age;
 		decide(out, GREY_GREYLIST, GREY_REASON_EARLY_RETRY);
 		grey->counters.greylisted_early++;
-		return 0;
+		return;
 	}
 	out->delay_sec = (uint32_t)age;
 	grey->counters.passed_retry++;
 	/* The delay to delivery: now, when this attempt is handed to the
 	 * MTA or the MTA asked; else it ends with the triplet's next
 	 * delivery on the fast path (note_retry). */
-	if (grey->cfg.handoff || path == GREY_PATH_POLICY) {
+	if (grey->cfg.handoff || path == GREY_PATH_POLICY)
 		count_delay(grey, out->delay_sec);
-	} else {
-		t.awaiting = STORE_AWAITING_DELIVERY;
-		r = store_put_triplet(grey->store, &out->client, sender, rcpt,
-				      &t);
-		if (r < 0)
-			return r;
-	}
-	return pass_client(grey, now, GREY_REASON_RETRY_PASSED, out);
+	else
+		t->awaiting = STORE_AWAITING_DELIVERY;
+	pass_client(grey, now, GREY_REASON_RETRY_PASSED, w, out);
 }
 
 /* A greylisted triplet whose client passed (by it, or by another)
  * comes back on the fast path: it was retried all the same, and the
  * report must not count it as never retried; delivered, and awaiting
  * that since its pass, its delay to delivery ends here. */
-static int
-note_retry(struct grey *grey, int64_t now, const char *sender,
-	   const char *rcpt, const struct grey_client *client, bool delivered)
+static void
+note_retry(struct grey *grey, int64_t now, struct grey_records *w,
+	   bool delivered)
 {
-	struct store_triplet t;
-	int r = store_get_triplet(grey->store, client, sender, rcpt, &t);
+	struct store_triplet *t = &w->triplet;
 
-	if (r != STORE_FOUND)
-		return r < 0 ? r : 0;
-	if (delivered && t.awaiting == STORE_AWAITING_DELIVERY) {
-		t.awaiting = 0;
+	if (w->triplet_found != STORE_FOUND)
+		return;
+	if (delivered && t->awaiting == STORE_AWAITING_DELIVERY) {
+		t->awaiting = 0;
 		/* Within retry_window of the retry that passed: later, it is
 		 * another message of the same triplet. */
-		if (now >= t.first_seen &&
-		    now - t.last_seen <= (int64_t)grey->cfg.retry_window_sec)
-			count_delay(grey, (uint32_t)(now - t.first_seen));
-	} else if (t.attempts != 1 ||
-		   now - t.first_seen > (int64_t)grey->cfg.retry_window_sec) {
-		return 0;
+		if (now >= t->first_seen &&
+		    now - t->last_seen <= (int64_t)grey->cfg.retry_window_sec)
+			count_delay(grey, (uint32_t)(now - t->first_seen));
+	} else if (t->attempts != 1 ||
+		   now - t->first_seen > (int64_t)grey->cfg.retry_window_sec) {
+		return;
 	}
-	if (t.attempts == 1) {
-		t.attempts = 2;
+	if (t->attempts == 1) {
+		t->attempts = 2;
 		grey->counters.retried++;
 	}
-	t.last_seen = now;
-	return store_put_triplet(grey->store, client, sender, rcpt, &t);
+	t->last_seen = now;
+	w->triplet_dirty = true;
 }
 
-static int
-on_rcpt(struct grey *grey, int64_t now, const struct grey_addr *addr,
-	const char *sender, const char *rcpt, enum grey_path path,
-	int reply_code, struct grey_decision *out)
+static void
+on_rcpt(struct grey *grey, const struct grey_attempt *a,
+	struct grey_records *w, struct grey_decision *out)
 {
-	char s[GREY_ADDR_MAX], rc[GREY_ADDR_MAX];
+	int64_t now = a->now;
+	enum grey_path path = a->path;
 	/* Asked by the MTA: it delivers unless we say no. */
-	bool delivered = (reply_code >= 200 && reply_code < 300) ||
+	bool delivered = (a->reply >= 200 && a->reply < 300) ||
 			 path == GREY_PATH_POLICY;
-	int r;
 
-	memset(out, 0, sizeof(*out));
 	grey->counters.attempts++;
 	if (path == GREY_PATH_POLICY)
 		grey->counters.policy_attempts++;
-	if (allow_listed(grey, addr)) {
-		grey_client_of(addr, 128, &out->client);
+	if (allow_listed(grey, &a->client)) {
+		grey_client_of(&a->client, 128, &out->client);
 		decide(out, GREY_ALLOWED, GREY_REASON_ALLOW_LIST);
 		grey->counters.allow_listed++;
-		return 0;
+		return;
 	}
-	/* Over-long addresses are cut: they still get a stable key. */
-	if (grey_normalize_sender(sender, s, sizeof(s)) < 0)
-		s[0] = 0;
-	if (grey_normalize_rcpt(rcpt, rc, sizeof(rc)) < 0)
-		rc[0] = 0;
-
-	r = check_trapped(grey, now, addr, out);
-	if (r == 0 && str_list_match(&grey->traps, rc))
-		r = trap_client(grey, now, addr, out) < 0 ? -EIO : 1;
-	if (r != 0) {
-		if (r > 0)
-			grey->counters.trapped++;
-		return r < 0 ? r : 0;
+	if (check_trapped(now, w, out) ||
+	    str_list_match(&grey->traps, w->rcpt)) {
+		if (out->action != GREY_TRAP)
+			trap_client(grey, now, w, out);
+		grey->counters.trapped++;
+		return;
 	}
-
-	grey_client_of(addr, key_prefix(grey, addr), &out->client);
-	r = check_passed(grey, now, path, delivered && path != GREY_PATH_TARPIT,
-			 out);
-	if (r > 0)
-		r = note_retry(grey, now, s, rc, &out->client,
-			       delivered && path != GREY_PATH_TARPIT);
-	if (r != 0 || out->action != GREY_ACTION_NONE)
-		return r < 0 ? r : 0;
+	if (check_passed(grey, now, path,
+			 delivered && path != GREY_PATH_TARPIT, w, out)) {
+		note_retry(grey, now, w, delivered && path != GREY_PATH_TARPIT);
+		return;
+	}
 	if (path == GREY_PATH_FAST) {
 		/* Reached the MTA without a pass of ours: a site mark, an
 		 * allow entry made elsewhere, or a pass that expired in the
 		 * kernel first. Not ours to decide. */
 		decide(out, GREY_ACTION_NONE, GREY_REASON_NONE);
-		return 0;
+		return;
 	}
 	/* An exempt recipient: the MTA asks for it alone, so it is let
 	 * through and the client stays unpassed. At the tarpit it is
 	 * greylisted like any other (a pass would open the client's /24 to
 	 * every recipient), unless the session can be handed over unpassed
 	 * (below). */
-	if (path == GREY_PATH_POLICY && str_list_match(&grey->exempt, rc)) {
+	if (path == GREY_PATH_POLICY && str_list_match(&grey->exempt, w->rcpt)) {
 		decide(out, GREY_ALLOWED, GREY_REASON_RECIPIENT_EXEMPT);
-		return 0;
+		return;
 	}
 	/* At the tarpit, when the session can be handed to an MTA that
 	 * asks about every recipient: handed unpassed, the exempt recipient
 	 * is delivered and the others greylisted by the MTA asking. */
 	if (path == GREY_PATH_TARPIT && grey->cfg.handoff &&
-	    grey->cfg.mta_asks && str_list_match(&grey->exempt, rc)) {
+	    grey->cfg.mta_asks && str_list_match(&grey->exempt, w->rcpt)) {
 		decide(out, GREY_ALLOWED, GREY_REASON_RECIPIENT_EXEMPT);
-		return 0;
+		return;
 	}
-	return triplet_step(grey, now, s, rc, path, out);
-}
-
-/* A passed client's pass record, if it is live. Return: 1, 0, -errno. */
-static int
-live_pass(struct grey *grey, int64_t now, const struct grey_addr *addr,
-	  struct grey_decision *out, struct store_client *rec)
-{
-	int r;
-
-	grey_client_of(addr, key_prefix(grey, addr), &out->client);
-	r = store_get_client(grey->store, STORE_PASS, &out->client, rec);
-	if (r < 0)
-		return r;
-	return r == STORE_FOUND && rec->expires > now;
+	triplet_step(grey, now, path, w, out);
 }
 
 /* A session on the fast path reached EHLO: a visit from a passed client
  * refreshes its pass (at most once per refresh_interval), whether or not
  * its RCPTs can be seen: in TLS they cannot. */
-static int
-on_visit(struct grey *grey, int64_t now, const struct grey_addr *addr,
+static void
+on_visit(struct grey *grey, int64_t now, struct grey_records *w,
 	 struct grey_decision *out)
 {
-	struct store_client rec;
-	int r;
+	struct store_client *rec = &w->pass;
 
-	memset(out, 0, sizeof(*out));
-	if (allow_listed(grey, addr))
-		return 0;
-	r = live_pass(grey, now, addr, out, &rec);
-	if (r <= 0)
-		return r;
-	rec.sessions++;
+	if (!w->want_pass)
+		return;
+	out->client = w->pass_key;
+	if (!live_pass(now, w))
+		return;
+	rec->sessions++;
+	w->pass_dirty = true;
 	grey->counters.fastpath_sessions++;
-	out->expires = rec.expires;
+	out->expires = rec->expires;
 	decide(out, GREY_PASS, GREY_REASON_PASSED);
-	if (now - rec.refreshed >= (int64_t)grey->cfg.refresh_interval_sec) {
-		rec.refreshed = now;
-		rec.expires = now + grey->cfg.pass_ttl_sec;
-		out->expires = rec.expires;
+	if (now - rec->refreshed >= (int64_t)grey->cfg.refresh_interval_sec) {
+		rec->refreshed = now;
+		rec->expires = now + grey->cfg.pass_ttl_sec;
+		out->expires = rec->expires;
 		decide(out, GREY_REFRESH, GREY_REASON_FASTPATH_REFRESH);
 		grey->counters.refreshed++;
 	}
-	return store_put_client(grey->store, STORE_PASS, &out->client, &rec);
 }
 
-static int
-on_starttls(struct grey *grey, int64_t now, const struct grey_addr *addr,
-	    enum grey_path path, struct grey_decision *out)
+static void
+on_starttls(struct grey *grey, const struct grey_attempt *a,
+	    struct grey_records *w, struct grey_decision *out)
 {
-	int r;
+	int64_t now = a->now;
 
-	memset(out, 0, sizeof(*out));
-	if (path == GREY_PATH_FAST) {
-		struct store_client rec;
-
+	if (a->path == GREY_PATH_FAST) {
 		/* Counted: what follows is hidden from the sensor. */
-		r = live_pass(grey, now, addr, out, &rec);
-		if (r > 0)
+		if (w->want_pass && live_pass(now, w))
 			grey->counters.fastpath_tls++;
-		memset(out, 0, sizeof(*out));
-		return r < 0 ? r : 0;
+		return;
 	}
-	if ((!grey->cfg.tls_pass && !grey->cfg.tls_strict) ||
-	    allow_listed(grey, addr))
-		return 0;
-	r = check_trapped(grey, now, addr, out);
-	if (r != 0)
-		return r < 0 ? r : 0;
-	grey_client_of(addr, key_prefix(grey, addr), &out->client);
-	r = check_passed(grey, now, path, false, out);
-	if (r != 0)
-		return r < 0 ? r : 0;
+	/* Trapped or passed already: that is the answer. */
+	if (!w->want_trap || check_trapped(now, w, out) ||
+	    check_passed(grey, now, a->path, false, w, out))
+		return;
 	/* Strict: let it reach the MTA's TLS, passed by nothing; the MTA
 	 * asks the policy door about each of its recipients. */
 	if (grey->cfg.tls_strict) {
 		decide(out, GREY_ALLOWED, GREY_REASON_TLS_HANDED);
 		grey->counters.tls_handed++;
+		return;
+	}
+	pass_client(grey, now, GREY_REASON_STARTTLS, w, out);
+}
+
+void
+grey_records_prepare(const struct grey *grey, const struct grey_attempt *a,
+		     struct grey_records *w)
+{
+	/* Field by field, not the whole 700 bytes each decision: the
+	 * address buffers are written when needed, and a record is read
+	 * only once found. */
+	w->want_trap = w->want_pass = w->want_triplet = false;
+	w->trap_found = w->pass_found = w->triplet_found = 0;
+	w->trap_dirty = w->pass_dirty = w->triplet_dirty = false;
+	w->sender[0] = w->rcpt[0] = 0;
+	grey_client_of(&a->client, 128, &w->trap_key);
+	grey_client_of(&a->client, key_prefix(grey, &a->client), &w->pass_key);
+	if (allow_listed(grey, &a->client))
+		return;
+	switch (a->kind) {
+	case GREY_ATTEMPT_RCPT:
+		/* Over-long addresses are cut: they still get a stable key. */
+		if (grey_normalize_sender(a->sender ? a->sender : "", w->sender,
+					  sizeof(w->sender)) < 0)
+			w->sender[0] = 0;
+		if (grey_normalize_rcpt(a->rcpt ? a->rcpt : "", w->rcpt,
+					sizeof(w->rcpt)) < 0)
+			w->rcpt[0] = 0;
+		w->want_trap = w->want_pass = w->want_triplet = true;
+		break;
+	case GREY_ATTEMPT_STARTTLS:
+		if (a->path == GREY_PATH_FAST) {
+			w->want_pass = true;
+			break;
+		}
+		/* Nothing to decide when STARTTLS passes nobody. */
+		w->want_trap = w->want_pass =
+			grey->cfg.tls_pass || grey->cfg.tls_strict;
+		break;
+	case GREY_ATTEMPT_VISIT:
+		w->want_pass = true;
+		break;
+	}
+}
+
+int
+grey_decide_records(struct grey *grey, const struct grey_attempt *a,
+		    struct grey_records *w, struct grey_decision *out)
+{
+	memset(out, 0, sizeof(*out));
+	switch (a->kind) {
+	case GREY_ATTEMPT_RCPT:
+		on_rcpt(grey, a, w, out);
+		return 0;
+	case GREY_ATTEMPT_STARTTLS:
+		on_starttls(grey, a, w, out);
+		return 0;
+	case GREY_ATTEMPT_VISIT:
+		on_visit(grey, a->now, w, out);
 		return 0;
 	}
-	return pass_client(grey, now, GREY_REASON_STARTTLS, out);
+	return -EINVAL;
+}
+
+/* --- the decision on this grey's own store --- */
+
+static int
+fetch_records(struct grey *grey, struct grey_records *w)
+{
+	int r = 0;
+
+	if (w->want_trap) {
+		r = store_get_client(grey->store, STORE_TRAP, &w->trap_key,
+				     &w->trap);
+		w->trap_found = r;
+	}
+	if (r >= 0 && w->want_pass) {
+		r = store_get_client(grey->store, STORE_PASS, &w->pass_key,
+				     &w->pass);
+		w->pass_found = r;
+	}
+	if (r >= 0 && w->want_triplet) {
+		r = store_get_triplet(grey->store, &w->pass_key, w->sender,
+				      w->rcpt, &w->triplet);
+		w->triplet_found = r;
+	}
+	return r < 0 ? r : 0;
+}
+
+static int
+write_records(struct grey *grey, const struct grey_records *w)
+{
+	int r = 0;
+
+	if (w->trap_dirty)
+		r = store_put_client(grey->store, STORE_TRAP, &w->trap_key,
+				     &w->trap);
+	if (r >= 0 && w->pass_dirty)
+		r = store_put_client(grey->store, STORE_PASS, &w->pass_key,
+				     &w->pass);
+	if (r >= 0 && w->triplet_dirty)
+		r = store_put_triplet(grey->store, &w->pass_key, w->sender,
+				      w->rcpt, &w->triplet);
+	return r < 0 ? r : 0;
 }
 
 int
 grey_decide(struct grey *grey, const struct grey_attempt *a,
 	    struct grey_decision *out)
 {
-	switch (a->kind) {
-	case GREY_ATTEMPT_RCPT:
-		return on_rcpt(grey, a->now, &a->client,
-			       a->sender ? a->sender : "",
-			       a->rcpt ? a->rcpt : "", a->path, a->reply, out);
-	case GREY_ATTEMPT_STARTTLS:
-		return on_starttls(grey, a->now, &a->client, a->path, out);
-	case GREY_ATTEMPT_VISIT:
-		return on_visit(grey, a->now, &a->client, out);
+	struct grey_records w;
+	int r;
+
+	grey_records_prepare(grey, a, &w);
+	r = fetch_records(grey, &w);
+	if (r < 0) {
+		memset(out, 0, sizeof(*out));
+		return r;
 	}
-	memset(out, 0, sizeof(*out));
-	return -EINVAL;
+	r = grey_decide_records(grey, a, &w, out);
+	return r < 0 ? r : write_records(grey, &w);
 }

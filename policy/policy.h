@@ -357,6 +357,40 @@ struct grey_attempt {
 int grey_decide(struct grey *grey, const struct grey_attempt *a,
 		struct grey_decision *out);
 
+/* The records one attempt is decided from, and what the decision writes
+ * back. grey_decide reads and writes them in grey's own store; a store
+ * shared by several gateways can fetch them in one round trip and write
+ * the changes at once, around the same decision (grey_decide_records
+ * does no I/O). */
+struct grey_records {
+	/* what to fetch (grey_records_prepare) */
+	bool want_trap, want_pass, want_triplet;
+	struct grey_client trap_key; /* the client's address */
+	struct grey_client pass_key; /* its network; the triplet's too */
+	char sender[GREY_ADDR_MAX];  /* normalized: the triplet's key */
+	char rcpt[GREY_ADDR_MAX];
+	/* what was found: STORE_FOUND or 0 each */
+	int trap_found, pass_found, triplet_found;
+	struct store_client trap, pass;
+	struct store_triplet triplet;
+	/* what the decision changed: to be written back */
+	bool trap_dirty, pass_dirty, triplet_dirty;
+};
+
+/* grey_records_prepare - the keys of a's records and which it needs. */
+void grey_records_prepare(const struct grey *grey, const struct grey_attempt *a,
+			  struct grey_records *w);
+
+/*
+ * grey_decide_records - the decision on a from the records w holds
+ * (found or not), as grey_decide would make it; w's records are changed
+ * to what the store must hold after it (marked dirty). No store I/O; the
+ * counters and the delays are grey's.
+ * Return: 0, or -EINVAL for an unknown kind of attempt.
+ */
+int grey_decide_records(struct grey *grey, const struct grey_attempt *a,
+			struct grey_records *w, struct grey_decision *out);
+
 /* The report's figures (the counters and the latest delays) are kept in
  * the store, so that they count on across restarts: at most this many
  * delays, the most recent, are saved. */

@@ -746,6 +746,60 @@ test_stats_save_keeps_the_latest_delays(void)
 	teardown();
 }
 
+
+/* The decision from records alone (what a shared store drives): no store
+ * at all behind the grey, the records handed in and the changes handed
+ * back, the same answers as grey_decide's. */
+static void
+test_decision_from_records_alone(void)
+{
+	struct grey *bare;
+	struct grey_records w;
+	struct grey_decision d;
+	struct grey_attempt a = {.kind = GREY_ATTEMPT_RCPT, .now = T0,
+				 .client = ip("198.51.100.7"), .helo = "",
+				 .sender = "Alice@Example.ORG",
+				 .rcpt = "bob@example.net",
+				 .path = GREY_PATH_TARPIT, .reply = 451};
+
+	grey_config_defaults(&cfg);
+	bare = grey_new(&cfg, NULL); /* any store I/O would crash */
+	CHECK(bare);
+	grey_records_prepare(bare, &a, &w);
+	CHECK(w.want_trap && w.want_pass && w.want_triplet);
+	CHECK_STR(w.sender, "alice@example.org");
+	CHECK_INT(w.pass_key.prefix, 24);
+	CHECK_INT(w.trap_key.prefix, 32);
+	/* Nothing found: a first sight, the triplet to be written. */
+	CHECK_INT(grey_decide_records(bare, &a, &w, &d), 0);
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	CHECK(w.triplet_dirty && !w.pass_dirty && !w.trap_dirty);
+	CHECK_INT(w.triplet.first_seen, T0);
+
+	/* The retry after the delay, with that triplet found: a pass, the
+	 * pass record to be written. */
+	a.now = T0 + 300;
+	grey_records_prepare(bare, &a, &w);
+	w.triplet_found = STORE_FOUND;
+	w.triplet = (struct store_triplet){T0, T0, 1, 0};
+	CHECK_INT(grey_decide_records(bare, &a, &w, &d), 0);
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_RETRY_PASSED);
+	CHECK(w.pass_dirty && w.triplet_dirty);
+	CHECK_INT(w.pass.expires, T0 + 300 + cfg.pass_ttl_sec);
+	CHECK_INT(w.triplet.attempts, 2);
+
+	/* A live trap found: trapped, nothing written. */
+	grey_records_prepare(bare, &a, &w);
+	w.trap_found = STORE_FOUND;
+	w.trap = (struct store_client){.since = T0, .expires = T0 + 3600};
+	CHECK_INT(grey_decide_records(bare, &a, &w, &d), 0);
+	CHECK_INT(d.action, GREY_TRAP);
+	CHECK(!w.trap_dirty && !w.pass_dirty && !w.triplet_dirty);
+	grey_free(bare);
+}
+
 int
 main(void)
 {
@@ -764,5 +818,6 @@ main(void)
 	RUN(test_cidr_parse_format);
 	RUN(test_stats_saved_and_restored);
 	RUN(test_stats_save_keeps_the_latest_delays);
+	RUN(test_decision_from_records_alone);
 	return 0;
 }
