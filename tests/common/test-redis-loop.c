@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Tests of the Redis connection on greygate's loop against a real
+ * redis-server, started here on a unix socket in a temp dir (no TCP, no
+ * network), with requirepass, its own config and data dir, and ended by
+ * its PID: authenticated round trips in order; a wrong password refused
+ * with Redis's words; a server that stops answering (SIGSTOP) fails the
+ * waiting commands at their deadline and the connection comes back
+ * when it answers again; a server that goes away and returns is
+ * reconnected to. */
+#include <errno.h>
+#include <hiredis/hiredis.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "loop.h"
+#include "redis_loop.h"
+#include "timesrc.h"
+
+#define PASSWORD "t3st-only-secret"
+
+static char dir[64], sock_path[128];
+static pid_t server;
+static struct loop *loop;
+
+static void
+start_server(void)
+{
+	char conf[160];
+	FILE *f;
+
+	snprintf(conf, sizeof(conf), "%s/redis.conf", dir);
+	f = fopen(conf, "w");
+	CHECK(f);
+	fprintf(f,
+	        "port 0\nunixsocket %s\nunixsocketperm 700\ndir %s\n"
+	        "requirepass %s\nsave \"\"\nappendonly no\n"
+	        "daemonize no\nlogfile %s/redis.log\n",
+	        sock_path, dir, PASSWORD, dir);
+	fclose(f);
+	server = fork();
+	CHECK(server >= 0);
+	if (server == 0) {
+		execl("/usr/bin/redis-server", "redis-server", conf,
+		      (char *)NULL);
+		_exit(127);
+	}
+	/* Up once its socket is there. */
+	for (int i = 0; i < 200; i++) {
+		struct stat st;
+
+		if (stat(sock_path, &st) == 0)
+			return;
+		usleep(10000);
+	}
+	CHECK(!"redis-server did not start");
+}
+
+static void
+stop_server(void)
+{
+	if (server <= 0)
+		return;
+	kill(server, SIGCONT);
+	kill(server, SIGTERM);
+	waitpid(server, NULL, 0);
+	server = 0;
+	unlink(sock_path);
+}
+
+/* Even when a check fails (exit): the server and its dir go. */
+static void
+clean_up(void)
+{
+	char rm[96];
+
+	stop_server();
+	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+	if (system(rm) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+}
+
+/* --- what the connection tells --- */
+
+static int ups, downs;
+static char last_why[256];
+
+static void
+on_state(struct rconn *c, bool up, const char *why, void *ctx)
+{
+	if (up)
+		ups++;
+	else
+		downs++;
+	snprintf(last_why, sizeof(last_why), "%s", why);
+}
+
+struct answer {
+	bool got;
+	bool failed;
+	char text[64];
+	int order;
+};
+
+static int answered;
+
+static void
+on_answer(struct redisReply *reply, void *ctx)
+{
+	struct answer *a = ctx;
+
+	a->got = true;
+	a->order = ++answered;
+	a->failed = !reply;
+	if (reply && reply->str)
+		snprintf(a->text, sizeof(a->text), "%.*s", (int)reply->len,
+		         reply->str);
+	else if (reply && reply->type == REDIS_REPLY_INTEGER)
+		snprintf(a->text, sizeof(a->text), "%lld", reply->integer);
+}
+
+/* Turns the loop until cond or ms have passed. */
+#define RUN_UNTIL(cond, ms)                                                    \
+	do {                                                                   \
+		uint64_t end_ = loop_now_ms(loop) + (ms);                      \
+		while (!(cond) && loop_now_ms(loop) < end_)                    \
+			loop_run_once(loop, 20);                               \
+	} while (0)
+
+static struct rconn *
+connect_with(const char *password, uint32_t timeout_ms)
+{
+	struct rconn_config cfg = {.unix_path = sock_path,
+	                           .password = password,
+	                           .timeout_ms = timeout_ms};
+
+	ups = downs = 0;
+	last_why[0] = 0;
+	return rconn_new(loop, &cfg, on_state, NULL);
+}
+
+static int
+cmd(struct rconn *c, struct answer *a, const char *w0, const char *w1,
+    const char *w2)
+{
+	const char *argv[3] = {w0, w1, w2};
+
+	memset(a, 0, sizeof(*a));
+	return rconn_command(c, on_answer, a, w2 ? 3 : w1 ? 2 : 1, argv, NULL);
+}
+
+static void
+test_round_trips_in_order(void)
+{
+	struct rconn *c = connect_with(PASSWORD, 1000);
+	struct answer a, b, g;
+
+	CHECK(c);
+	CHECK_INT(cmd(c, &a, "PING", NULL, NULL), -ENOTCONN); /* not yet */
+	RUN_UNTIL(rconn_up(c), 2000);
+	CHECK(rconn_up(c));
+	CHECK_INT(ups, 1);
+	answered = 0;
+	CHECK_INT(cmd(c, &a, "SET", "greygate:k", "v1"), 0);
+	CHECK_INT(cmd(c, &b, "INCR", "greygate:n", NULL), 0);
+	CHECK_INT(cmd(c, &g, "GET", "greygate:k", NULL), 0);
+	RUN_UNTIL(g.got, 2000);
+	CHECK(a.got && b.got && g.got);
+	CHECK_INT(a.order, 1);
+	CHECK_INT(b.order, 2);
+	CHECK_INT(g.order, 3);
+	CHECK_STR(a.text, "OK");
+	CHECK_STR(b.text, "1");
+	CHECK_STR(g.text, "v1");
+	CHECK_INT(rconn_get_counters(c)->commands, 3);
+	CHECK_INT(rconn_get_counters(c)->failed, 0);
+	rconn_free(c);
+}
+
+static void
+test_wrong_password_refused(void)
+{
+	struct rconn *c = connect_with("not-the-password", 1000);
+
+	CHECK(c);
+	RUN_UNTIL(downs > 0, 2000);
+	CHECK(!rconn_up(c));
+	CHECK_INT(ups, 0);
+	CHECK(strstr(last_why, "AUTH refused: WRONGPASS"));
+	rconn_free(c);
+}
+
+static void
+test_server_that_stops_answering(void)
+{
+	struct rconn *c = connect_with(PASSWORD, 300);
+	struct answer a, b;
+	uint64_t sent;
+
+	CHECK(c);
+	RUN_UNTIL(rconn_up(c), 2000);
+	CHECK(rconn_up(c));
+	kill(server, SIGSTOP);
+	sent = loop_now_ms(loop);
+	CHECK_INT(cmd(c, &a, "GET", "greygate:k", NULL), 0);
+	CHECK_INT(cmd(c, &b, "GET", "greygate:k", NULL), 0);
+	RUN_UNTIL(a.got && b.got, 2000);
+	/* Both failed at the oldest's deadline, not at the kernel's. */
+	CHECK(a.got && a.failed && b.got && b.failed);
+	CHECK(loop_now_ms(loop) - sent < 1000);
+	CHECK(!rconn_up(c));
+	CHECK_INT(rconn_get_counters(c)->timeouts, 1);
+	CHECK(strstr(last_why, "no answer within 300 ms"));
+	CHECK_INT(cmd(c, &a, "PING", NULL, NULL), -ENOTCONN);
+	/* It answers again: the connection comes back by itself. */
+	kill(server, SIGCONT);
+	RUN_UNTIL(rconn_up(c), 5000);
+	CHECK(rconn_up(c));
+	CHECK_INT(cmd(c, &a, "GET", "greygate:k", NULL), 0);
+	RUN_UNTIL(a.got, 2000);
+	CHECK_STR(a.text, "v1");
+	rconn_free(c);
+}
+
+static void
+test_server_gone_and_back(void)
+{
+	struct rconn *c = connect_with(PASSWORD, 500);
+	struct answer a;
+
+	CHECK(c);
+	RUN_UNTIL(rconn_up(c), 2000);
+	CHECK(rconn_up(c));
+	stop_server();
+	RUN_UNTIL(downs > 0, 2000);
+	CHECK(!rconn_up(c));
+	/* Tries again meanwhile (1 s, 2 s, ...), failing each time. */
+	RUN_UNTIL(downs > 1, 3000);
+	CHECK(downs > 1);
+	CHECK(strstr(last_why, "cannot connect"));
+	start_server();
+	RUN_UNTIL(rconn_up(c), 6000);
+	CHECK(rconn_up(c));
+	/* A new server: the data is gone (save ""), the connection works. */
+	CHECK_INT(cmd(c, &a, "EXISTS", "greygate:k", NULL), 0);
+	RUN_UNTIL(a.got, 2000);
+	CHECK_STR(a.text, "0");
+	/* Freed with a command waiting: it is answered, as failed. */
+	CHECK_INT(cmd(c, &a, "PING", NULL, NULL), 0);
+	rconn_free(c);
+	CHECK(a.got && a.failed);
+}
+
+int
+main(void)
+{
+	if (access("/usr/bin/redis-server", X_OK) != 0) {
+		fprintf(stderr, "no redis-server (scripts/deps installs it): "
+		                "skipped\n");
+		return 77;
+	}
+	snprintf(dir, sizeof(dir), "/tmp/gg-redis-XXXXXX");
+	CHECK(mkdtemp(dir));
+	snprintf(sock_path, sizeof(sock_path), "%s/redis.sock", dir);
+	signal(SIGPIPE, SIG_IGN);
+	loop = loop_new(timesrc_system());
+	CHECK(loop);
+	atexit(clean_up);
+	start_server();
+	RUN(test_round_trips_in_order);
+	RUN(test_wrong_password_refused);
+	RUN(test_server_that_stops_answering);
+	RUN(test_server_gone_and_back);
+	loop_free(loop);
+	return 0;
+}
