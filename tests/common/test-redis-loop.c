@@ -21,70 +21,13 @@
 #include "check.h"
 #include "loop.h"
 #include "redis_loop.h"
+#include "redis_server.h"
 #include "timesrc.h"
 
-#define PASSWORD "t3st-only-secret"
+#define PASSWORD REDIS_TEST_PASSWORD
 
-static char dir[64], sock_path[128];
-static pid_t server;
+static struct redis_server server;
 static struct loop *loop;
-
-static void
-start_server(void)
-{
-	char conf[160];
-	FILE *f;
-
-	snprintf(conf, sizeof(conf), "%s/redis.conf", dir);
-	f = fopen(conf, "w");
-	CHECK(f);
-	fprintf(f,
-	        "port 0\nunixsocket %s\nunixsocketperm 700\ndir %s\n"
-	        "requirepass %s\nsave \"\"\nappendonly no\n"
-	        "daemonize no\nlogfile %s/redis.log\n",
-	        sock_path, dir, PASSWORD, dir);
-	fclose(f);
-	server = fork();
-	CHECK(server >= 0);
-	if (server == 0) {
-		execl("/usr/bin/redis-server", "redis-server", conf,
-		      (char *)NULL);
-		_exit(127);
-	}
-	/* Up once its socket is there. */
-	for (int i = 0; i < 200; i++) {
-		struct stat st;
-
-		if (stat(sock_path, &st) == 0)
-			return;
-		usleep(10000);
-	}
-	CHECK(!"redis-server did not start");
-}
-
-static void
-stop_server(void)
-{
-	if (server <= 0)
-		return;
-	kill(server, SIGCONT);
-	kill(server, SIGTERM);
-	waitpid(server, NULL, 0);
-	server = 0;
-	unlink(sock_path);
-}
-
-/* Even when a check fails (exit): the server and its dir go. */
-static void
-clean_up(void)
-{
-	char rm[96];
-
-	stop_server();
-	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-	if (system(rm) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
-}
 
 /* --- what the connection tells --- */
 
@@ -125,18 +68,12 @@ on_answer(struct redisReply *reply, void *ctx)
 		snprintf(a->text, sizeof(a->text), "%lld", reply->integer);
 }
 
-/* Turns the loop until cond or ms have passed. */
-#define RUN_UNTIL(cond, ms)                                                    \
-	do {                                                                   \
-		uint64_t end_ = loop_now_ms(loop) + (ms);                      \
-		while (!(cond) && loop_now_ms(loop) < end_)                    \
-			loop_run_once(loop, 20);                               \
-	} while (0)
+#define RUN_UNTIL(cond, ms) LOOP_UNTIL(loop, cond, ms)
 
 static struct rconn *
 connect_with(const char *password, uint32_t timeout_ms)
 {
-	struct rconn_config cfg = {.unix_path = sock_path,
+	struct rconn_config cfg = {.unix_path = server.sock,
 	                           .password = password,
 	                           .timeout_ms = timeout_ms};
 
@@ -206,7 +143,7 @@ test_server_that_stops_answering(void)
 	CHECK(c);
 	RUN_UNTIL(rconn_up(c), 2000);
 	CHECK(rconn_up(c));
-	kill(server, SIGSTOP);
+	kill(server.pid, SIGSTOP);
 	sent = loop_now_ms(loop);
 	CHECK_INT(cmd(c, &a, "GET", "greygate:k", NULL), 0);
 	CHECK_INT(cmd(c, &b, "GET", "greygate:k", NULL), 0);
@@ -219,7 +156,7 @@ test_server_that_stops_answering(void)
 	CHECK(strstr(last_why, "no answer within 300 ms"));
 	CHECK_INT(cmd(c, &a, "PING", NULL, NULL), -ENOTCONN);
 	/* It answers again: the connection comes back by itself. */
-	kill(server, SIGCONT);
+	kill(server.pid, SIGCONT);
 	RUN_UNTIL(rconn_up(c), 5000);
 	CHECK(rconn_up(c));
 	CHECK_INT(cmd(c, &a, "GET", "greygate:k", NULL), 0);
@@ -237,14 +174,14 @@ test_server_gone_and_back(void)
 	CHECK(c);
 	RUN_UNTIL(rconn_up(c), 2000);
 	CHECK(rconn_up(c));
-	stop_server();
+	redis_server_stop(&server);
 	RUN_UNTIL(downs > 0, 2000);
 	CHECK(!rconn_up(c));
 	/* Tries again meanwhile (1 s, 2 s, ...), failing each time. */
 	RUN_UNTIL(downs > 1, 3000);
 	CHECK(downs > 1);
 	CHECK(strstr(last_why, "cannot connect"));
-	start_server();
+	redis_server_start(&server);
 	RUN_UNTIL(rconn_up(c), 6000);
 	CHECK(rconn_up(c));
 	/* A new server: the data is gone (save ""), the connection works. */
@@ -260,19 +197,9 @@ test_server_gone_and_back(void)
 int
 main(void)
 {
-	if (access("/usr/bin/redis-server", X_OK) != 0) {
-		fprintf(stderr, "no redis-server (scripts/deps installs it): "
-		                "skipped\n");
-		return 77;
-	}
-	snprintf(dir, sizeof(dir), "/tmp/gg-redis-XXXXXX");
-	CHECK(mkdtemp(dir));
-	snprintf(sock_path, sizeof(sock_path), "%s/redis.sock", dir);
-	signal(SIGPIPE, SIG_IGN);
 	loop = loop_new(timesrc_system());
 	CHECK(loop);
-	atexit(clean_up);
-	start_server();
+	redis_server_start_or_skip(&server);
 	RUN(test_round_trips_in_order);
 	RUN(test_wrong_password_refused);
 	RUN(test_server_that_stops_answering);

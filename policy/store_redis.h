@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The greylist's records in Redis, for a store shared by several
+ * gateways (issue 18; not yet selectable in greygated): their keys, and
+ * one attempt's records fetched in one round trip (three HMGETs
+ * pipelined on one connection, common/redis_loop.h) into the records
+ * the policy decides from (grey_records).
+ *
+ * Keys, under a prefix ("gg:"), each a hash an admin can read with
+ * redis-cli HGETALL:
+ *   PREFIXpass:198.51.100.0/24   since expires refreshed deliveries sessions
+ *   PREFIXtrap:198.51.100.7/32   since expires
+ *   PREFIXgrey:198.51.100.0/24 SENDER RCPT   first last attempts awaiting
+ * Nothing from Redis is trusted: a field that is not a decimal number,
+ * or a record that contradicts itself, makes the record absent (and is
+ * counted), never a crash. */
+#ifndef GREYGATE_STORE_REDIS_H
+#define GREYGATE_STORE_REDIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy.h"
+
+struct rconn;
+struct redisReply;
+
+/* The longest key: prefix, a client, two addresses. */
+#define STORE_REDIS_KEY_MAX (64 + 64 + 2 * GREY_ADDR_MAX)
+
+/* store_redis_client_key, store_redis_triplet_key - the key into out
+ * (STORE_REDIS_KEY_MAX bytes). Return: its length, or -ENAMETOOLONG. */
+int store_redis_client_key(const char *prefix, enum store_table table,
+                           const struct grey_client *client, char *out);
+int store_redis_triplet_key(const char *prefix,
+                            const struct grey_client *client,
+                            const char *sender, const char *rcpt, char *out);
+
+/*
+ * store_redis_parse_client, store_redis_parse_triplet - an HMGET reply
+ * of the fields above, in that order.
+ * Return: STORE_FOUND, 0 (no such record: every field nil), or -EBADMSG
+ * (a field missing or not a number, expires before since, ...).
+ */
+int store_redis_parse_client(const struct redisReply *reply,
+                             struct store_client *out);
+int store_redis_parse_triplet(const struct redisReply *reply,
+                              struct store_triplet *out);
+
+/* What a fetch found unreadable (each such record treated as absent). */
+struct store_redis_counters {
+	uint64_t fetches, records_bad;
+};
+
+/* Told when all of w's records are in: err 0, or -EIO (the connection
+ * failed or timed out: w holds nothing). */
+typedef void store_redis_fetched_fn(struct grey_records *w, int err, void *ctx);
+
+/*
+ * store_redis_fetch - fetch the records w wants (grey_records_prepare)
+ * in one round trip; done is called once: at once if w wants nothing,
+ * else from the loop.
+ * @counters: where bad records are counted (may be NULL)
+ * Return: 0 (under way), or -errno (nothing sent; done not called).
+ */
+int store_redis_fetch(struct rconn *c, const char *prefix,
+                      struct grey_records *w,
+                      struct store_redis_counters *counters,
+                      store_redis_fetched_fn *done, void *ctx);
+
+#endif
