@@ -256,3 +256,165 @@ store_redis_fetch(struct rconn *c, const char *prefix, struct grey_records *w,
 	}
 	return 0;
 }
+
+/* --- one decision's writes --- */
+
+/* Atomic on the server: merges with what other gateways wrote since the
+ * fetch (see store_redis.h), sets each key's expiry, and appends passes
+ * and traps whose end moved later to the stream (a delivery counted on a
+ * pass is not news for the other gateways' sets).
+ * KEYS: trap, pass, triplet, stream.
+ * ARGV: dirty ("TPG" as 0/1), gateway, retry_window, trap CIDR, pass
+ * CIDR; trap since, expires; pass since, expires, refreshed, deliveries,
+ * sessions, and the deliveries and sessions added; triplet first, last,
+ * attempts, awaiting. */
+static const char apply_script[] =
+        "local d = ARGV[1]\n"
+        "local function n(x) return string.format('%.0f', x) end\n"
+        "local function get(key, field)\n"
+        "  local v = redis.call('HGET', key, field)\n"
+        "  return v and tonumber(v)\n"
+        "end\n"
+        "local function client(key, kind, cidr, since, exp, ref, dl, ss,\n"
+        "                      add_dl, add_ss)\n"
+        "  local os, oe = get(key, 'since'), get(key, 'expires')\n"
+        "  local grew = true\n"
+        "  if os and oe and oe >= os then\n"
+        "    grew = exp > oe\n"
+        "    since = math.min(os, since)\n"
+        "    exp = math.max(oe, exp)\n"
+        "    ref = math.max(get(key, 'refreshed') or 0, ref)\n"
+        "    dl = (get(key, 'deliveries') or 0) + add_dl\n"
+        "    ss = (get(key, 'sessions') or 0) + add_ss\n"
+        "  end\n"
+        "  redis.call('HSET', key, 'since', n(since), 'expires', n(exp),\n"
+        "             'refreshed', n(ref), 'deliveries', n(dl),\n"
+        "             'sessions', n(ss))\n"
+        "  redis.call('EXPIREAT', key, n(exp))\n"
+        "  if grew then\n"
+        "    redis.call('XADD', KEYS[4], 'MAXLEN', '~', '1000000', '*',\n"
+        "               'kind', kind, 'key', cidr, 'expires', n(exp),\n"
+        "               'by', ARGV[2])\n"
+        "  end\n"
+        "end\n"
+        "if string.sub(d, 1, 1) == '1' then\n"
+        "  client(KEYS[1], 'trap', ARGV[4], tonumber(ARGV[6]),\n"
+        "         tonumber(ARGV[7]), 0, 0, 0, 0, 0)\n"
+        "end\n"
+        "if string.sub(d, 2, 2) == '1' then\n"
+        "  client(KEYS[2], 'pass', ARGV[5], tonumber(ARGV[8]),\n"
+        "         tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]),\n"
+        "         tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14]))\n"
+        "end\n"
+        "if string.sub(d, 3, 3) == '1' then\n"
+        "  local k = KEYS[3]\n"
+        "  local first, last = tonumber(ARGV[15]), tonumber(ARGV[16])\n"
+        "  local att = tonumber(ARGV[17])\n"
+        "  local of, ol = get(k, 'first'), get(k, 'last')\n"
+        "  if of and ol and ol >= of then\n"
+        "    first = math.min(of, first)\n"
+        "    last = math.max(ol, last)\n"
+        "    att = math.max(get(k, 'attempts') or 0, att)\n"
+        "  end\n"
+        "  redis.call('HSET', k, 'first', n(first), 'last', n(last),\n"
+        "             'attempts', n(att), 'awaiting', ARGV[18])\n"
+        "  redis.call('EXPIREAT', k, n(last + tonumber(ARGV[3])))\n"
+        "end\n"
+        "return 'OK'\n";
+
+struct apply {
+	store_redis_applied_fn *done;
+	void *ctx;
+};
+
+static void
+on_applied(struct redisReply *reply, void *ctx)
+{
+	struct apply *a = ctx;
+	int err = !reply                             ? -EIO
+	          : reply->type == REDIS_REPLY_ERROR ? -EPROTO
+	                                             : 0;
+
+	a->done(err, a->ctx);
+	free(a);
+}
+
+/* The number as text into one of the argument buffers. */
+static const char *
+num(char (*buf)[24], int *used, int64_t v)
+{
+	snprintf(buf[*used], sizeof(*buf), "%lld", (long long)v);
+	return buf[(*used)++];
+}
+
+int
+store_redis_apply(struct rconn *c, const char *prefix,
+                  const struct grey_records *before,
+                  const struct grey_records *after, uint32_t retry_window_sec,
+                  const char *gateway, store_redis_applied_fn *done, void *ctx)
+{
+	char keys[4][STORE_REDIS_KEY_MAX], nums[16][24], cidr[2][64];
+	char dirty[4] = {after->trap_dirty ? '1' : '0',
+	                 after->pass_dirty ? '1' : '0',
+	                 after->triplet_dirty ? '1' : '0', 0};
+	const struct store_client *p = &after->pass, *t = &after->trap;
+	const struct store_triplet *g = &after->triplet;
+	/* What this decision added to a pass record it found. */
+	int64_t add_dl =
+	        before->pass_found == STORE_FOUND
+	                ? (int64_t)p->deliveries - before->pass.deliveries
+	                : p->deliveries;
+	int64_t add_ss = before->pass_found == STORE_FOUND
+	                         ? (int64_t)p->sessions - before->pass.sessions
+	                         : p->sessions;
+	const char *argv[3 + 4 + 18];
+	struct apply *a;
+	int used = 0, r;
+
+	if (!after->trap_dirty && !after->pass_dirty && !after->triplet_dirty) {
+		done(0, ctx);
+		return 0;
+	}
+	if (store_redis_client_key(prefix, STORE_TRAP, &after->trap_key,
+	                           keys[0]) < 0 ||
+	    store_redis_client_key(prefix, STORE_PASS, &after->pass_key,
+	                           keys[1]) < 0 ||
+	    store_redis_triplet_key(prefix, &after->pass_key, after->sender,
+	                            after->rcpt, keys[2]) < 0 ||
+	    snprintf(keys[3], sizeof(keys[3]), "%sstream", prefix) >=
+	            (int)sizeof(keys[3]))
+		return -ENAMETOOLONG;
+	a = malloc(sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*a = (struct apply){done, ctx};
+	argv[0] = "EVAL";
+	argv[1] = apply_script;
+	argv[2] = "4";
+	for (int i = 0; i < 4; i++)
+		argv[3 + i] = keys[i];
+	argv[7] = dirty;
+	argv[8] = gateway;
+	argv[9] = num(nums, &used, retry_window_sec);
+	argv[10] =
+	        grey_client_format(&after->trap_key, cidr[0], sizeof(cidr[0]));
+	argv[11] =
+	        grey_client_format(&after->pass_key, cidr[1], sizeof(cidr[1]));
+	argv[12] = num(nums, &used, t->since);
+	argv[13] = num(nums, &used, t->expires);
+	argv[14] = num(nums, &used, p->since);
+	argv[15] = num(nums, &used, p->expires);
+	argv[16] = num(nums, &used, p->refreshed);
+	argv[17] = num(nums, &used, p->deliveries);
+	argv[18] = num(nums, &used, p->sessions);
+	argv[19] = num(nums, &used, add_dl);
+	argv[20] = num(nums, &used, add_ss);
+	argv[21] = num(nums, &used, g->first_seen);
+	argv[22] = num(nums, &used, g->last_seen);
+	argv[23] = num(nums, &used, g->attempts);
+	argv[24] = num(nums, &used, g->awaiting);
+	r = rconn_command(c, on_applied, a, 25, argv, NULL);
+	if (r < 0)
+		free(a);
+	return r;
+}

@@ -67,4 +67,30 @@ int store_redis_fetch(struct rconn *c, const char *prefix,
                       struct store_redis_counters *counters,
                       store_redis_fetched_fn *done, void *ctx);
 
+/* Told when the writes are in (err 0) or failed (-EIO: the connection
+ * failed or timed out; -EPROTO: Redis refused the script). */
+typedef void store_redis_applied_fn(int err, void *ctx);
+
+/*
+ * store_redis_apply - write what one decision changed (after: its dirty
+ * records; before: the same records as fetched) in one atomic script,
+ * merged with what other gateways wrote since the fetch: a triplet
+ * keeps the earliest first sight and the latest last one (two gateways
+ * seeing the same first attempt record one first sight), a pass or trap
+ * the latest end and the earliest start, a pass's deliveries and
+ * sessions add up. Each key expires by itself (a triplet retry_window
+ * after its last attempt, a pass or trap at its end). A pass or trap
+ * whose end moved later is appended to the stream PREFIXstream (MAXLEN
+ * ~ 1000000) as
+ * "kind pass|trap key CIDR expires SECONDS by GATEWAY", for every other
+ * gateway's sets.
+ * Return: 0 (under way: done is called once, at once if nothing is
+ * dirty), or -errno (nothing sent).
+ */
+int store_redis_apply(struct rconn *c, const char *prefix,
+                      const struct grey_records *before,
+                      const struct grey_records *after,
+                      uint32_t retry_window_sec, const char *gateway,
+                      store_redis_applied_fn *done, void *ctx);
+
 #endif

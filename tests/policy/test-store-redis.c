@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <stdlib.h>
+#include <time.h>
 
 #include "check.h"
 #include "loop.h"
@@ -228,6 +230,159 @@ test_bad_records_are_absent(void)
 	grey_free(bare);
 }
 
+static bool applied;
+static int apply_err;
+
+static void
+on_applied(int err, void *ctx)
+{
+	applied = true;
+	apply_err = err;
+}
+
+/* One gateway's whole turn: fetch, decide (with no store of its own),
+ * write back. */
+static struct grey_decision
+turn(struct rconn *gw_conn, struct grey *g, const struct grey_attempt *a,
+     const char *name)
+{
+	struct grey_records before, w;
+	struct grey_decision d;
+	struct rconn *saved = conn;
+
+	conn = gw_conn;
+	grey_records_prepare(g, a, &w);
+	CHECK_INT(fetch(&w, NULL), 0);
+	before = w;
+	CHECK_INT(grey_decide_records(g, a, &w, &d), 0);
+	applied = false;
+	CHECK_INT(store_redis_apply(gw_conn, "gg:", &before, &w, 2 * 86400,
+	                            name, on_applied, NULL),
+	          0);
+	LOOP_UNTIL(loop, applied, 2000);
+	CHECK(applied);
+	CHECK_INT(apply_err, 0);
+	conn = saved;
+	return d;
+}
+
+/* Both of one reply's fields, as text. */
+static char got[64];
+
+static void
+on_text(struct redisReply *reply, void *ctx)
+{
+	done_sent = true;
+	got[0] = 0;
+	if (reply && reply->type == REDIS_REPLY_STRING)
+		snprintf(got, sizeof(got), "%s", reply->str);
+	else if (reply && reply->type == REDIS_REPLY_INTEGER)
+		snprintf(got, sizeof(got), "%lld", reply->integer);
+}
+
+static const char *
+ask(int argc, const char **argv)
+{
+	done_sent = false;
+	CHECK_INT(rconn_command(conn, on_text, NULL, argc, argv, NULL), 0);
+	LOOP_UNTIL(loop, done_sent, 2000);
+	CHECK(done_sent);
+	return got;
+}
+
+/* Two gateways on one Redis: the same first attempt seen at both (both
+ * fetched before either wrote) records one first sight, the earlier;
+ * the retry passes at either; each pass is in the stream for the other
+ * gateways' sets; keys expire by themselves. */
+static void
+test_two_gateways(void)
+{
+	struct rconn_config rc = {.unix_path = server.sock,
+	                          .password = REDIS_TEST_PASSWORD,
+	                          .timeout_ms = 1000};
+	struct rconn *mx2 = rconn_new(loop, &rc, NULL, NULL);
+	struct rconn *mx1 = conn;
+	struct grey_config cfg;
+	struct grey *g1, *g2;
+	struct grey_attempt a1, a2;
+	struct grey_records w1, w2, b1, b2;
+	struct grey_decision d1, d2;
+	const char *flush[] = {"FLUSHALL"};
+	const char *first[] = {"HGET",
+	                       "gg:grey:203.0.113.0/24 alice@example.org "
+	                       "bob@example.net",
+	                       "first"};
+	const char *ttl[] = {"TTL", "gg:grey:203.0.113.0/24 alice@example.org "
+	                            "bob@example.net"};
+	const char *pttl[] = {"TTL", "gg:pass:203.0.113.0/24"};
+	const char *xlen[] = {"XLEN", "gg:stream"};
+
+	CHECK(mx2);
+	LOOP_UNTIL(loop, rconn_up(mx2), 3000);
+	CHECK(rconn_up(mx2));
+	redis(1, flush);
+	grey_config_defaults(&cfg);
+	g1 = grey_new(&cfg, NULL);
+	g2 = grey_new(&cfg, NULL);
+	/* The now of the test's Redis is real time: the records' ends too,
+	 * so that their expiry is in the future. */
+	a1 = rcpt(time(NULL));
+	a1.client.bytes[0] = 203, a1.client.bytes[1] = 0;
+	a1.client.bytes[2] = 113, a1.client.bytes[3] = 10;
+	a2 = a1;
+	a2.now = a1.now + 1;
+	/* Both fetch before either writes: both see a first sight. */
+	grey_records_prepare(g1, &a1, &w1);
+	grey_records_prepare(g2, &a2, &w2);
+	CHECK_INT(fetch(&w1, NULL), 0);
+	conn = mx2;
+	CHECK_INT(fetch(&w2, NULL), 0);
+	conn = mx1;
+	b1 = w1;
+	b2 = w2;
+	CHECK_INT(grey_decide_records(g1, &a1, &w1, &d1), 0);
+	CHECK_INT(grey_decide_records(g2, &a2, &w2, &d2), 0);
+	CHECK_INT(d1.reason, GREY_REASON_NEW);
+	CHECK_INT(d2.reason, GREY_REASON_NEW);
+	/* The later writes last: the earlier first sight still stands. */
+	applied = false;
+	CHECK_INT(store_redis_apply(mx1, "gg:", &b1, &w1, 2 * 86400, "mx1",
+	                            on_applied, NULL),
+	          0);
+	LOOP_UNTIL(loop, applied, 2000);
+	applied = false;
+	CHECK_INT(store_redis_apply(mx2, "gg:", &b2, &w2, 2 * 86400, "mx2",
+	                            on_applied, NULL),
+	          0);
+	LOOP_UNTIL(loop, applied, 2000);
+	CHECK_INT(apply_err, 0);
+	{
+		char want[24];
+
+		snprintf(want, sizeof(want), "%lld", (long long)a1.now);
+		CHECK_STR(ask(3, first), want);
+	}
+	CHECK(atoi(ask(2, ttl)) > 2 * 86400 - 10);
+	/* The retry, 300 s after the first sight, at mx2: passes; mx1 then
+	 * sees the pass. */
+	a2.now = a1.now + 300;
+	d2 = turn(mx2, g2, &a2, "mx2");
+	CHECK_INT(d2.action, GREY_PASS);
+	CHECK_INT(d2.reason, GREY_REASON_RETRY_PASSED);
+	a1.now = a1.now + 301;
+	a1.path = GREY_PATH_FAST;
+	a1.reply = 250;
+	d1 = turn(mx1, g1, &a1, "mx1");
+	CHECK_INT(d1.action, GREY_PASS);
+	CHECK_INT(d1.reason, GREY_REASON_PASSED);
+	CHECK(atoi(ask(2, pttl)) > (int)cfg.pass_ttl_sec - 400);
+	/* One pass in the stream: mx1's delivery did not move its end. */
+	CHECK_STR(ask(2, xlen), "1");
+	grey_free(g1);
+	grey_free(g2);
+	rconn_free(mx2);
+}
+
 static void
 test_server_stopped(void)
 {
@@ -262,6 +417,7 @@ main(void)
 	RUN(test_keys);
 	RUN(test_fetch_and_decide);
 	RUN(test_bad_records_are_absent);
+	RUN(test_two_gateways);
 	RUN(test_server_stopped);
 	rconn_free(conn);
 	loop_free(loop);
