@@ -418,3 +418,101 @@ store_redis_apply(struct rconn *c, const char *prefix,
 		free(a);
 	return r;
 }
+
+/* --- the keys every gateway must share --- */
+
+/* The first gateway's values stay; the hash comes back whole. */
+static const char agree_script[] =
+        "for i = 1, #ARGV - 1, 2 do\n"
+        "  redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1])\n"
+        "end\n"
+        "return redis.call('HGETALL', KEYS[1])\n";
+
+struct agree {
+	store_redis_agreed_fn *done;
+	void *ctx;
+	char ours[5][24];
+};
+
+static const char *const agreed_keys[] = {"client_prefix4", "client_prefix6",
+                                          "delay", "retry_window", "pass_ttl"};
+
+/* The value of name in an HGETALL reply (NULL: absent). */
+static const char *
+hash_value(const redisReply *r, const char *name)
+{
+	for (size_t i = 0; i + 1 < r->elements; i += 2)
+		if (r->element[i]->type == REDIS_REPLY_STRING &&
+		    r->element[i + 1]->type == REDIS_REPLY_STRING &&
+		    !strcmp(r->element[i]->str, name))
+			return r->element[i + 1]->str;
+	return NULL;
+}
+
+static void
+on_agreed(struct redisReply *reply, void *ctx)
+{
+	struct agree *a = ctx;
+	char why[256] = "";
+	int err = 0;
+
+	if (!reply) {
+		err = -EIO;
+		snprintf(why, sizeof(why), "the store did not answer");
+	} else if (reply->type != REDIS_REPLY_ARRAY) {
+		err = -EIO;
+		snprintf(why, sizeof(why), "the store refused: %s",
+		         reply->type == REDIS_REPLY_ERROR ? reply->str : "?");
+	}
+	for (size_t i = 0; !err && i < 5; i++) {
+		const char *theirs = hash_value(reply, agreed_keys[i]);
+		const char *by = hash_value(reply, "by");
+
+		if (theirs && !strcmp(theirs, a->ours[i]))
+			continue;
+		err = -EINVAL;
+		snprintf(why, sizeof(why),
+		         "%s is %s here but %s in the shared store (set by "
+		         "%s): every gateway sharing it must have the same",
+		         agreed_keys[i], a->ours[i],
+		         theirs ? theirs : "nothing", by ? by : "?");
+	}
+	a->done(err, why, a->ctx);
+	free(a);
+}
+
+int
+store_redis_agree(struct rconn *c, const char *prefix,
+                  const struct grey_config *cfg, const char *gateway,
+                  store_redis_agreed_fn *done, void *ctx)
+{
+	char key[STORE_REDIS_KEY_MAX];
+	const char *argv[4 + 2 * 6];
+	struct agree *a;
+	uint32_t values[5] = {cfg->prefix4, cfg->prefix6, cfg->delay_sec,
+	                      cfg->retry_window_sec, cfg->pass_ttl_sec};
+	int r;
+
+	if (snprintf(key, sizeof(key), "%sconfig", prefix) >= (int)sizeof(key))
+		return -ENAMETOOLONG;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->done = done;
+	a->ctx = ctx;
+	argv[0] = "EVAL";
+	argv[1] = agree_script;
+	argv[2] = "1";
+	argv[3] = key;
+	for (int i = 0; i < 5; i++) {
+		snprintf(a->ours[i], sizeof(a->ours[i]), "%u", values[i]);
+		argv[4 + 2 * i] = agreed_keys[i];
+		argv[5 + 2 * i] = a->ours[i];
+	}
+	argv[14] = "by";
+	argv[15] = gateway;
+	r = rconn_command(c, on_agreed, a, 16, argv, NULL);
+	if (r < 0)
+		free(a);
+	return r;
+}

@@ -93,4 +93,21 @@ int store_redis_apply(struct rconn *c, const char *prefix,
                       uint32_t retry_window_sec, const char *gateway,
                       store_redis_applied_fn *done, void *ctx);
 
+/* Told whether this gateway's keys agree with the store's: err 0, or
+ * -EINVAL with why naming the first key that differs and both values,
+ * or -EIO (the connection failed). */
+typedef void store_redis_agreed_fn(int err, const char *why, void *ctx);
+
+/*
+ * store_redis_agree - every gateway sharing a store must key and time
+ * the greylist alike: client_prefix4, client_prefix6, delay,
+ * retry_window and pass_ttl are kept in the hash PREFIXconfig, written
+ * by the first gateway (with its name in "by") and compared by every
+ * later one, atomically.
+ * Return: 0 (under way: done is called once), or -errno.
+ */
+int store_redis_agree(struct rconn *c, const char *prefix,
+                      const struct grey_config *cfg, const char *gateway,
+                      store_redis_agreed_fn *done, void *ctx);
+
 #endif

@@ -383,6 +383,52 @@ test_two_gateways(void)
 	rconn_free(mx2);
 }
 
+static bool agreed;
+static int agree_err;
+static char agree_why[256];
+
+static void
+on_agreed(int err, const char *why, void *ctx)
+{
+	agreed = true;
+	agree_err = err;
+	snprintf(agree_why, sizeof(agree_why), "%s", why);
+}
+
+static int
+agree(const struct grey_config *cfg, const char *gateway)
+{
+	agreed = false;
+	CHECK_INT(store_redis_agree(conn, "gg:", cfg, gateway, on_agreed, NULL),
+	          0);
+	LOOP_UNTIL(loop, agreed, 2000);
+	CHECK(agreed);
+	return agree_err;
+}
+
+/* The first gateway's keys stand; one that differs is told which key
+ * and both values. */
+static void
+test_gateways_agree_on_keys(void)
+{
+	const char *del[] = {"DEL", "gg:config"};
+	struct grey_config cfg;
+
+	redis(2, del);
+	grey_config_defaults(&cfg);
+	CHECK_INT(agree(&cfg, "mx1"), 0);
+	CHECK_INT(agree(&cfg, "mx2"), 0);
+	cfg.prefix4 = 16;
+	CHECK_INT(agree(&cfg, "mx3"), -EINVAL);
+	CHECK_STR(agree_why, "client_prefix4 is 16 here but 24 in the shared "
+	                     "store (set by mx1): every gateway sharing it "
+	                     "must have the same");
+	grey_config_defaults(&cfg);
+	cfg.delay_sec = 60;
+	CHECK_INT(agree(&cfg, "mx3"), -EINVAL);
+	CHECK(strstr(agree_why, "delay is 60 here but 300"));
+}
+
 static void
 test_server_stopped(void)
 {
@@ -418,6 +464,7 @@ main(void)
 	RUN(test_fetch_and_decide);
 	RUN(test_bad_records_are_absent);
 	RUN(test_two_gateways);
+	RUN(test_gateways_agree_on_keys);
 	RUN(test_server_stopped);
 	rconn_free(conn);
 	loop_free(loop);
