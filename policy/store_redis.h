@@ -110,4 +110,41 @@ int store_redis_agree(struct rconn *c, const char *prefix,
                       const struct grey_config *cfg, const char *gateway,
                       store_redis_agreed_fn *done, void *ctx);
 
+/* One pass or trap from the stream. */
+struct store_redis_event {
+	const char *id;         /* the stream's id: where to go on from */
+	bool trap;              /* a trap; else a pass */
+	struct grey_client key; /* its network, or address */
+	int64_t expires;
+	const char *by; /* the gateway that wrote it */
+};
+
+typedef void store_redis_event_fn(const struct store_redis_event *ev,
+                                  void *ctx);
+/* The stream cannot tell everything since the last id (trimmed past it,
+ * a new Redis, or no id yet): reconcile from the keys. The events that
+ * follow are those after the call. */
+typedef void store_redis_gap_fn(const char *why, void *ctx);
+
+struct store_redis_follow;
+
+/*
+ * store_redis_follow_new - read PREFIXstream as it grows, on a
+ * connection of its own to cfg's Redis (a blocking XREAD, a second at a
+ * time), from after last_id ("" or NULL: none yet), and again after
+ * every reconnection. An entry that does not parse is skipped.
+ * Return: the follower, or NULL (errno).
+ */
+struct store_redis_follow *
+store_redis_follow_new(struct loop *loop, const struct rconn_config *cfg,
+                       const char *prefix, const char *last_id,
+                       store_redis_event_fn *fn, store_redis_gap_fn *gap,
+                       void *ctx);
+
+/* store_redis_follow_free - stop. NULL ok. */
+void store_redis_follow_free(struct store_redis_follow *f);
+
+/* store_redis_follow_last_id - the last id applied ("" if none). */
+const char *store_redis_follow_last_id(const struct store_redis_follow *f);
+
 #endif

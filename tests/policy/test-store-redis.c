@@ -429,6 +429,96 @@ test_gateways_agree_on_keys(void)
 	CHECK(strstr(agree_why, "delay is 60 here but 300"));
 }
 
+static int events, gaps;
+static struct store_redis_event last_event;
+static char last_key[64], last_gap[128];
+
+static void
+on_event(const struct store_redis_event *ev, void *ctx)
+{
+	events++;
+	last_event = *ev;
+	grey_client_format(&ev->key, last_key, sizeof(last_key));
+}
+
+static void
+on_gap(const char *why, void *ctx)
+{
+	gaps++;
+	snprintf(last_gap, sizeof(last_gap), "%s", why);
+}
+
+/* Every other gateway learns each pass within a second of its write; a
+ * gateway whose last entry was trimmed away, or that has none yet, is
+ * told to reconcile from the keys; a bad entry is skipped. */
+static void
+test_follow_the_stream(void)
+{
+	struct rconn_config rc = {.unix_path = server.sock,
+	                          .password = REDIS_TEST_PASSWORD,
+	                          .timeout_ms = 500};
+	struct store_redis_follow *f;
+	const char *flush[] = {"FLUSHALL"};
+	const char *bad[] = {"XADD",           "gg:stream", "*",
+	                     "kind",           "pass",      "key",
+	                     "not-an-address", "expires",   "1"};
+	const char *good[] = {"XADD",         "gg:stream", "*",
+	                      "kind",         "pass",      "key",
+	                      "192.0.2.0/24", "expires",   "1800000000",
+	                      "by",           "mx2"};
+	const char *trim[] = {"XTRIM", "gg:stream", "MAXLEN", "0"};
+	uint64_t sent;
+	char id[48];
+
+	redis(1, flush);
+	events = gaps = 0;
+	f = store_redis_follow_new(loop, &rc, "gg:", NULL, on_event, on_gap,
+	                           NULL);
+	CHECK(f);
+	LOOP_UNTIL(loop, gaps == 1, 3000);
+	CHECK_INT(gaps, 1);
+	CHECK_STR(last_gap, "no entry applied yet");
+	redis(9, bad);
+	sent = loop_now_ms(loop);
+	redis(11, good);
+	LOOP_UNTIL(loop, events == 1, 3000);
+	CHECK_INT(events, 1);
+	CHECK(loop_now_ms(loop) - sent < 1000);
+	CHECK_STR(last_key, "192.0.2.0/24");
+	CHECK(!last_event.trap);
+	CHECK_INT(last_event.expires, 1800000000);
+	snprintf(id, sizeof(id), "%s", store_redis_follow_last_id(f));
+	store_redis_follow_free(f);
+
+	/* Away meanwhile: two more entries, then the stream trimmed to
+	 * nothing (as MAXLEN does to a gateway away for long). */
+	redis(11, good);
+	redis(4, trim);
+	gaps = 0;
+	f = store_redis_follow_new(loop, &rc, "gg:", id, on_event, on_gap,
+	                           NULL);
+	CHECK(f);
+	LOOP_UNTIL(loop, gaps == 1, 3000);
+	CHECK_INT(gaps, 1);
+	CHECK_STR(last_gap, "the stream is empty: a new or emptied Redis");
+	/* What comes after, comes. */
+	redis(11, good);
+	LOOP_UNTIL(loop, events == 2, 3000);
+	CHECK_INT(events, 2);
+	store_redis_follow_free(f);
+
+	/* A last id older than the stream's first entry: trimmed past it. */
+	gaps = 0;
+	f = store_redis_follow_new(loop, &rc, "gg:", "1-0", on_event, on_gap,
+	                           NULL);
+	CHECK(f);
+	LOOP_UNTIL(loop, gaps == 1 && events == 3, 3000);
+	CHECK_STR(last_gap, "the stream was trimmed past the last entry "
+	                    "applied");
+	CHECK_INT(events, 3); /* and what it still holds is read */
+	store_redis_follow_free(f);
+}
+
 static void
 test_server_stopped(void)
 {
@@ -465,6 +555,7 @@ main(void)
 	RUN(test_bad_records_are_absent);
 	RUN(test_two_gateways);
 	RUN(test_gateways_agree_on_keys);
+	RUN(test_follow_the_stream);
 	RUN(test_server_stopped);
 	rconn_free(conn);
 	loop_free(loop);
