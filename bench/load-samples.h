@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* What the load generators share: a monotonic clock in nanoseconds, and
- * latency samples kept as they come and read as quantiles at the end. */
+/* What the load generators and benchmarks share: a monotonic clock, a
+ * fast deterministic random stream (xorshift: the same events every run),
+ * and latency samples kept as they come and read as quantiles at the
+ * end. */
 #ifndef GREYGATE_BENCH_LOAD_SAMPLES_H
 #define GREYGATE_BENCH_LOAD_SAMPLES_H
 
@@ -15,6 +17,28 @@ bench_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Seconds since t0 (CLOCK_MONOTONIC). */
+static inline double
+bench_seconds_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) +
+	       (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static inline uint64_t
+bench_rand(void)
+{
+	static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
 }
 
 struct bench_samples {

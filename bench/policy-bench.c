@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "load-samples.h"
 #include "policy.h"
 
 #define T0 1700000000LL
@@ -44,17 +45,6 @@ struct event {
 
 static char (*senders)[40];
 static char (*rcpts)[32];
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t
-next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 /* Retries waiting to be emitted: a ring ordered well enough for a
  * benchmark (each retry is emitted at the first event past its time). */
@@ -77,7 +67,7 @@ make_stream(size_t n, size_t *legit_triplets)
 	}
 	for (size_t i = 0; i < n; i++) {
 		int64_t now = T0 + (int64_t)((double)i / (double)n * MONTH);
-		uint64_t r = next_rand();
+		uint64_t r = bench_rand();
 		struct event *e = &evs[i];
 
 		if (head != tail && ring[head % (1u << 20)].due <= now) {
@@ -100,14 +90,14 @@ make_stream(size_t n, size_t *legit_triplets)
 			e->fast = 1;
 		} else if (r % 100 < 80) {
 			/* a bot: random address anywhere, never retries */
-			e->ip = (uint32_t)(next_rand() >> 32);
+			e->ip = (uint32_t)(bench_rand() >> 32);
 		} else {
 			/* a real MTA: from one of 65536 /24s, retries */
 			e->ip = (uint32_t)(0x0A000000u |
 					   ((r >> 16) % 65536) << 8 | (r & 0xff));
 			if (tail - head < (1u << 20)) {
 				ring[tail % (1u << 20)].due =
-					now + 300 + (int64_t)(next_rand() % 7200);
+					now + 300 + (int64_t)(bench_rand() % 7200);
 				ring[tail % (1u << 20)].ev = *e;
 				tail++;
 				legit++;
@@ -118,16 +108,6 @@ make_stream(size_t n, size_t *legit_triplets)
 	free(passed);
 	*legit_triplets = legit;
 	return evs;
-}
-
-static double
-seconds_since(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (double)(t1.tv_sec - t0->tv_sec) +
-	       (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
 static long
@@ -195,7 +175,7 @@ run_floor(const struct event *evs, size_t n, uint64_t *passes)
 			(*passes)++;
 		}
 	}
-	secs = seconds_since(&t0);
+	secs = bench_seconds_since(&t0);
 	free(t);
 	return secs;
 }
@@ -253,7 +233,7 @@ run_policy(const struct event *evs, size_t n, const char *base,
 			exit(1);
 		}
 		if ((i & 255) == 0 || store_pending(store) >= FLUSH_PENDING) {
-			double t = seconds_since(&t0);
+			double t = bench_seconds_since(&t0);
 
 			if (store_pending(store) >= FLUSH_PENDING ||
 			    t - last_flush >= FLUSH_MS / 1000.0) {
@@ -263,7 +243,7 @@ run_policy(const struct event *evs, size_t n, const char *base,
 		}
 	}
 	store_flush(store);
-	secs = seconds_since(&t0);
+	secs = bench_seconds_since(&t0);
 	*passes = grey_get_counters(grey)->passed_retry;
 	*triplets = store_count(store, -1);
 	*rss = rss_kib() - rss0;
