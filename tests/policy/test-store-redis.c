@@ -25,6 +25,12 @@
 #include "timesrc.h"
 
 #define T0 1700000000LL
+/* The triplets' keys (one literal each: clang warns of literals joined
+ * inside an array). */
+static const char TRIPLET_198[] =
+        "gg:grey:198.51.100.0/24 alice@example.org bob@example.net";
+static const char TRIPLET_203[] =
+        "gg:grey:203.0.113.0/24 alice@example.org bob@example.net";
 
 static struct redis_server server;
 static struct loop *loop;
@@ -128,17 +134,9 @@ test_fetch_and_decide(void)
 	/* The triplet another gateway recorded 300 s ago: this retry
 	 * passes. */
 	{
-		const char *argv[] = {"HSET",
-		                      "gg:grey:198.51.100.0/24 "
-		                      "alice@example.org "
-		                      "bob@example.net",
-		                      "first",
-		                      "1700000000",
-		                      "last",
-		                      "1700000000",
-		                      "attempts",
-		                      "1",
-		                      "awaiting",
+		const char *argv[] = {"HSET",       TRIPLET_198, "first",
+		                      "1700000000", "last",      "1700000000",
+		                      "attempts",   "1",         "awaiting",
 		                      "0"};
 
 		redis(10, argv);
@@ -308,12 +306,8 @@ test_two_gateways(void)
 	struct grey_records w1, w2, b1, b2;
 	struct grey_decision d1, d2;
 	const char *flush[] = {"FLUSHALL"};
-	const char *first[] = {"HGET",
-	                       "gg:grey:203.0.113.0/24 alice@example.org "
-	                       "bob@example.net",
-	                       "first"};
-	const char *ttl[] = {"TTL", "gg:grey:203.0.113.0/24 alice@example.org "
-	                            "bob@example.net"};
+	const char *first[] = {"HGET", TRIPLET_203, "first"};
+	const char *ttl[] = {"TTL", TRIPLET_203};
 	const char *pttl[] = {"TTL", "gg:pass:203.0.113.0/24"};
 	const char *xlen[] = {"XLEN", "gg:stream"};
 
