@@ -85,7 +85,11 @@ metrics_http_main(const char *user)
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getuid() == 0 && sandbox_drop_to_user(user, err) < 0) {
-		fprintf(stderr, "greygated: metrics listener: %s\n", err);
+		char why[300];
+		int n = snprintf(why, sizeof(why), "E%s", err);
+
+		/* Told to greygated, which then stops starting it. */
+		send(METRICS_FD_SOCK, why, (size_t)n, MSG_NOSIGNAL);
 		return 1;
 	}
 	/* Blocked before the polling thread starts, which inherits it:

@@ -48,20 +48,35 @@ static void
 on_listener(struct loop *loop, int fd, uint32_t events, void *ctx)
 {
 	struct gateway *gw = ctx;
-	char ask[16];
-	ssize_t n = recv(fd, ask, sizeof(ask), MSG_DONTWAIT);
+	char ask[300];
+	ssize_t n = recv(fd, ask, sizeof(ask) - 1, MSG_DONTWAIT);
+	bool cannot = n > 0 && ask[0] == 'E';
 
-	if (n > 0) {
+	if (n > 0 && !cannot) {
 		answer(gw);
 		return;
 	}
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
-	/* It ended (SIGCHLD reaps it): start another. */
+	/* It ended: reaped here (greygated as the policy door alone has no
+	 * SIGCHLD handler; with the gateway's, this finds it gone). */
 	loop_del_fd(loop, fd);
 	close(fd);
+	for (int i = 0; i < 20 && gw->metrics_pid > 0 &&
+	                waitpid(gw->metrics_pid, NULL, WNOHANG) == 0;
+	     i++)
+		usleep(10000);
 	gw->metrics_sock = -1;
 	gw->metrics_pid = 0;
+	if (cannot) {
+		/* It would fail again (greygated has dropped what it needs
+		 * to start it as another user): said once, not retried. */
+		ask[n] = 0;
+		log_warnx("metrics: the listener on %s cannot start: %s; it "
+		          "is not started again until greygated restarts",
+		          gw->cfg->metrics_listen, ask + 1);
+		return;
+	}
 	log_warnx("metrics: the listener on %s ended; starting it again in "
 	          "%u s",
 	          gw->cfg->metrics_listen, RESTART_MS / 1000);

@@ -128,3 +128,25 @@ sleep 2.5
 	fail "Prometheus saw a counter reset"
 [ "$(query 'greygate_child_restarts_total')" = 1 ] || fail "Prometheus: no child restart"
 echo "ok: the child killed between scrapes: tarpit connections $before -> $after, no reset seen by Prometheus"
+
+# --- the policy door alone (gateway = no), as root: greygated drops every
+# capability, so a listener that died cannot be started again as the
+# user: said once, no loop, nothing left behind; greygated goes on.
+kill "$GG_PID"
+wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "greygated did not stop"
+greygated_conf "gateway = no
+metrics_listen = 127.0.0.1:9469
+[policy]
+listen = inet:127.0.0.1:10023"
+greygated_start
+listener=$(pgrep -P "$GG_PID" -f -- "--metrics-http") || fail "door alone: no listener"
+[ "$(http http://127.0.0.1:9469/metrics | cut -d' ' -f1)" = 200 ] || fail "door alone: no metrics"
+kill -9 "$listener"
+wait_for 5 eval '! kill -0 "$listener" 2>/dev/null' || fail "the dead listener was not reaped"
+wait_for 10 grep "metrics: the listener on 127.0.0.1:9469 cannot start: cannot become greygate: Operation not permitted; it is not started again until greygated restarts" "$log" >/dev/null ||
+	{ tail "$log"; fail "the listener's failure to start again was not said"; }
+sleep 6
+[ "$(grep -c "metrics: the listener on 127.0.0.1:9469" "$log")" = 2 ] ||
+	fail "the listener was tried again: $(grep "metrics: the listener" "$log")"
+ggctl status | grep "^gateway:   off" >/dev/null || fail "greygated does not answer"
+echo "ok: the door alone: a listener that cannot start again as the user is said once, not retried, and reaped"
