@@ -19,8 +19,9 @@
 
 struct pending {
 	struct pending *next;
-	rconn_reply_fn *fn; /* NULL: the connection's own (AUTH) */
+	rconn_reply_fn *fn; /* NULL: the connection's own (AUTH, SELECT) */
 	void *ctx;
+	const char *own; /* the connection's own: its name, for errors */
 	uint64_t deadline_ms;
 };
 
@@ -225,13 +226,13 @@ on_reply(redisAsyncContext *ac, void *r, void *privdata)
 	if (p->fn) {
 		p->fn(reply, p->ctx);
 	} else if (!reply) {
-		/* AUTH lost with the connection: went_down says why. */
+		/* lost with the connection: went_down says why. */
 	} else if (reply->type == REDIS_REPLY_ERROR) {
-		snprintf(c->why, sizeof(c->why), "AUTH refused: %s",
+		snprintf(c->why, sizeof(c->why), "%s refused: %s", p->own,
 		         reply->str);
 		redisAsyncDisconnect(ac);
-	} else {
-		became_up(c);
+	} else if (!c->head || c->head->fn) {
+		became_up(c); /* the last of the connection's own */
 	}
 	free(p);
 	if (!c->freeing && c->ac)
@@ -249,6 +250,7 @@ send_command(struct rconn *c, rconn_reply_fn *fn, void *ctx, int argc,
 		return -ENOMEM;
 	p->fn = fn;
 	p->ctx = ctx;
+	p->own = fn ? NULL : argv[0];
 	p->deadline_ms = loop_now_ms(c->loop) + c->cfg.timeout_ms;
 	if (redisAsyncCommandArgv(c->ac, on_reply, p, argc, argv, lens) !=
 	    REDIS_OK) {
@@ -282,21 +284,32 @@ on_connect(const redisAsyncContext *ac, int status)
 		return;
 	}
 	c->connected = true;
-	if (!c->password) {
+	if (!c->password && !c->cfg.db) {
 		became_up(c);
 		arm_deadline(c);
 		return;
 	}
-	{
+	/* Up once the last of these is answered (on_reply). */
+	if (c->password) {
 		const char *argv[3] = {"AUTH", c->user ? c->user : c->password,
 		                       c->password};
 
 		if (send_command(c, NULL, NULL, c->user ? 3 : 2, argv, NULL) <
-		    0) {
-			snprintf(c->why, sizeof(c->why), "cannot send AUTH");
-			redisAsyncDisconnect(c->ac);
-		}
+		    0)
+			goto fail;
 	}
+	if (c->cfg.db) {
+		char db[16];
+		const char *argv[2] = {"SELECT", db};
+
+		snprintf(db, sizeof(db), "%u", c->cfg.db);
+		if (send_command(c, NULL, NULL, 2, argv, NULL) < 0)
+			goto fail;
+	}
+	return;
+fail:
+	snprintf(c->why, sizeof(c->why), "cannot send AUTH or SELECT");
+	redisAsyncDisconnect(c->ac);
 }
 
 static void
@@ -411,6 +424,12 @@ bool
 rconn_up(const struct rconn *c)
 {
 	return c->up;
+}
+
+const char *
+rconn_why(const struct rconn *c)
+{
+	return c->why;
 }
 
 int

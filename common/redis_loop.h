@@ -23,6 +23,7 @@ struct rconn_config {
 	const char *user;      /* an ACL user, or NULL (the default user) */
 	const char *password;  /* NULL: no AUTH */
 	uint32_t timeout_ms;   /* connecting, and each command */
+	unsigned db;           /* the database (SELECT after AUTH), 0 */
 };
 
 /* A command's answer: reply NULL when it failed (not connected, timed
@@ -49,6 +50,10 @@ void rconn_free(struct rconn *c);
 
 /* rconn_up - connected and authenticated? */
 bool rconn_up(const struct rconn *c);
+
+/* rconn_why - why the connection last went down ("" while up, or never
+ * down). */
+const char *rconn_why(const struct rconn *c);
 
 /*
  * rconn_command - send one command (argv, lens: its words; lens NULL for

@@ -120,6 +120,45 @@ test_round_trips_in_order(void)
 	rconn_free(c);
 }
 
+/* The database chosen is the one written: SELECT after AUTH, again after
+ * each reconnection; a database the server has not is refused. */
+static void
+test_database_selected(void)
+{
+	struct rconn_config cfg = {.unix_path = server.sock,
+	                           .password = PASSWORD,
+	                           .timeout_ms = 1000,
+	                           .db = 3};
+	struct rconn *in3 = rconn_new(loop, &cfg, on_state, NULL);
+	struct rconn *in0 = connect_with(PASSWORD, 1000);
+	struct answer a, b, g;
+
+	CHECK(in3 && in0);
+	RUN_UNTIL(rconn_up(in3) && rconn_up(in0), 2000);
+	CHECK(rconn_up(in3) && rconn_up(in0));
+	CHECK_INT(cmd(in3, &a, "SET", "greygate:db", "three"), 0);
+	RUN_UNTIL(a.got, 2000);
+	CHECK_INT(cmd(in0, &b, "EXISTS", "greygate:db", NULL), 0);
+	CHECK_INT(cmd(in0, &g, "GET", "greygate:db", NULL), 0);
+	RUN_UNTIL(g.got, 2000);
+	CHECK_STR(b.text, "0"); /* not in database 0 */
+	rconn_free(in0);
+	CHECK_INT(cmd(in3, &g, "GET", "greygate:db", NULL), 0);
+	RUN_UNTIL(g.got, 2000);
+	CHECK_STR(g.text, "three");
+	rconn_free(in3);
+
+	cfg.db = 99; /* past the server's 16 */
+	downs = 0;
+	last_why[0] = 0;
+	in3 = rconn_new(loop, &cfg, on_state, NULL);
+	RUN_UNTIL(downs > 0, 2000);
+	CHECK(!rconn_up(in3));
+	CHECK(strstr(last_why, "SELECT refused"));
+	CHECK(strstr(rconn_why(in3), "SELECT refused"));
+	rconn_free(in3);
+}
+
 static void
 test_wrong_password_refused(void)
 {
@@ -202,6 +241,7 @@ main(void)
 	redis_server_start_or_skip(&server);
 	RUN(test_round_trips_in_order);
 	RUN(test_wrong_password_refused);
+	RUN(test_database_selected);
 	RUN(test_server_that_stops_answering);
 	RUN(test_server_gone_and_back);
 	loop_free(loop);
