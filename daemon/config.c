@@ -25,6 +25,7 @@
 #include "config.h"
 #include "log.h"
 #include "markroute.h"
+#include "store_url.h"
 
 enum key_type {
 	K_PATH,     /* an absolute path */
@@ -48,6 +49,7 @@ enum key_type {
 	K_LISTEN,   /* "", inet:127.0.0.1:10023, inet:[::1]:10023, unix:PATH */
 	K_TEXT,     /* printable text, blanks too */
 	K_TLS,      /* uint8_t enum config_tls: yes, no, strict */
+	K_STORE,    /* lmdb, redis://..., redis+unix://... (store_url.h) */
 };
 
 struct key {
@@ -79,6 +81,9 @@ static const struct key keys[] = {
 	{"gateway", "exempt_mark", K_U32, F(nft.exempt_mark), 0, UINT32_MAX,
 	 RESTART, 0},
 	{"gateway", "store_dir", K_PATH, F(store_dir), 2, 0, RESTART, 0},
+	{"gateway", "store", K_STORE, F(store), 1, 0, RESTART, 0},
+	{"gateway", "store_password_file", K_PATH, F(store_password_file), 0,
+	 0, RESTART, 0},
 	{"gateway", "store_move_aside", K_BOOL, F(store_move_aside), 0, 0,
 	 RESTART, 0},
 	{"gateway", "allow_dir", K_PATH, F(allow_dir), 2, 0, false, 0},
@@ -198,6 +203,11 @@ config_derive(struct config *cfg)
 		parse_address(cfg->handoff.source, &cfg->handoff.source_addr);
 	if (cfg->policy.listen[0])
 		parse_listen(cfg->policy.listen, &cfg->policy);
+	{
+		const char *why;
+
+		store_url_parse(cfg->store, &cfg->store_url, &why);
+	}
 	if (cfg->metrics_listen[0]) {
 		struct handoff_config where;
 
@@ -247,6 +257,7 @@ config_defaults(struct config *cfg)
 	cfg->tls_mode = CONFIG_TLS_PASS;
 	snprintf(cfg->interface, sizeof(cfg->interface), "any");
 	snprintf(cfg->store_dir, sizeof(cfg->store_dir), "/var/lib/greygate");
+	snprintf(cfg->store, sizeof(cfg->store), "lmdb");
 	snprintf(cfg->allow_dir, sizeof(cfg->allow_dir), "/etc/greygate/allow.d");
 	snprintf(cfg->control_socket, sizeof(cfg->control_socket),
 		 "/run/greygate/control.sock");
@@ -710,6 +721,13 @@ set_key(struct load_state *st, const struct key *k, const char *v,
 		return parse_listen(v, &check) < 0 ? -EINVAL
 						   : set_text(k, dst, v, why);
 	}
+	case K_STORE: {
+		struct store_url check;
+
+		return store_url_parse(v, &check, why) < 0
+		               ? -EINVAL
+		               : set_text(k, dst, v, why);
+	}
 	case K_ENDPOINT: {
 		struct handoff_config check;
 
@@ -952,6 +970,12 @@ check_together(struct load_state *st, config_warn_fn *warn, void *ctx)
 				       : t->max_conns - t->max_conns / 4;
 	uint32_t low = t->stress_low ? t->stress_low : t->max_conns / 2;
 
+	if (c->store_url.redis && c->store_url.user[0] &&
+	    !c->store_password_file[0])
+		return refuse(st, "store", NULL,
+			      "store names the ACL user %s but no "
+			      "store_password_file says its password",
+			      c->store_url.user);
 	if (g->delay_sec >= g->retry_window_sec)
 		return refuse(st, "delay", "retry_window",
 			      "delay (%us) must be shorter than retry_window "
@@ -1134,6 +1158,15 @@ config_check_system(const struct config *cfg, char *err)
 				   "(uid 0)",
 			 cfg->user);
 		return -EINVAL;
+	}
+	if (cfg->store_url.redis && cfg->store_password_file[0]) {
+		char password[256];
+		int r = store_password_read(cfg->store_password_file, password,
+		                            sizeof(password), err);
+
+		explicit_bzero(password, sizeof(password));
+		if (r < 0)
+			return r;
 	}
 	if (cfg->handoff.mode == HANDOFF_TRANSPARENT) {
 		int r = markroute_check();

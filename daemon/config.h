@@ -11,6 +11,7 @@
 #include "nftset.h"
 #include "policy.h"
 #include "sensor.h"
+#include "store_url.h"
 #include "tarpit.h"
 
 #include <sys/socket.h>
@@ -77,6 +78,9 @@ struct config {
 	char interface[64];    /* where to capture ("any") */
 	char store_dir[256];   /* LMDB store (/var/lib/greygate) */
 	bool store_move_aside; /* unreadable store: move aside, start empty */
+	char store[300];       /* "lmdb", or a Redis URL (store_url.h) */
+	struct store_url store_url; /* ... parsed */
+	char store_password_file[256]; /* Redis's password, root's alone */
 	char allow_dir[256];   /* allow lists, *.txt or any file */
 	char hostname[256];    /* in the tarpit's banner */
 	int log_level;         /* enum log_level */

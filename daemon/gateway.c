@@ -394,6 +394,12 @@ open_policy(struct gateway *gw, char *err)
 
 	if (r < 0)
 		return r;
+	if (cfg->store_url.redis) {
+		snprintf(err, 512, "store = %s: this greygated cannot use a "
+				   "shared store yet",
+			 cfg->store);
+		return -ENOTSUP;
+	}
 	r = store_open(cfg->store_dir, cfg->store_move_aside, &gw->store);
 	if (r == -EPROTO) {
 		snprintf(err, 512, "store %s: %s (set store_move_aside = yes to "

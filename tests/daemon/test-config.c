@@ -11,6 +11,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -370,6 +371,89 @@ test_child_user(void)
 	CHECK_INT(config_check_system(&cfg, err), 0);
 }
 
+/* The store: lmdb, or a Redis URL with no password in it; the password
+ * from a file root alone may read. */
+static void
+test_store(void)
+{
+	char pw_path[64], pw[64];
+	FILE *f;
+	int fd;
+
+	CHECK_INT(load(""), 0);
+	CHECK_STR(cfg.store, "lmdb");
+	CHECK(!cfg.store_url.redis);
+	CHECK_INT(load("[gateway]\nstore = redis://198.51.100.9/2\n"), 0);
+	CHECK(cfg.store_url.redis);
+	CHECK_STR(cfg.store_url.host, "198.51.100.9");
+	CHECK_INT(cfg.store_url.port, 6379);
+	CHECK_INT(cfg.store_url.db, 2);
+	CHECK_STR(cfg.store_url.user, "");
+	CHECK_INT(load("[gateway]\nstore = redis://[2001:db8::9]:6380\n"), 0);
+	CHECK_STR(cfg.store_url.host, "2001:db8::9");
+	CHECK_INT(cfg.store_url.port, 6380);
+	CHECK_INT(cfg.store_url.db, 0);
+	CHECK_INT(load("[gateway]\nstore = redis+unix:///run/r.sock?db=5\n"
+	               "store_password_file = /etc/greygate/redis.pass\n"),
+	          0);
+	CHECK_STR(cfg.store_url.unix_path, "/run/r.sock");
+	CHECK_INT(cfg.store_url.db, 5);
+	CHECK_INT(load("[gateway]\nstore = redis://gg@198.51.100.9:6379/1\n"
+	               "store_password_file = /etc/greygate/redis.pass\n"),
+	          0);
+	CHECK_STR(cfg.store_url.user, "gg");
+	/* an ACL user with no password */
+	CHECK(load("[gateway]\nstore = redis://gg@198.51.100.9\n") < 0);
+	CHECK(strstr(why(), ":2: store names the ACL user gg"));
+	/* a password in the URL, a name, a port or database out of range */
+	CHECK(load("[gateway]\nstore = redis://gg:secret@198.51.100.9\n") < 0);
+	CHECK(strstr(why(), "never here"));
+	CHECK(load("[gateway]\nstore = redis://redis.example/0\n") < 0);
+	CHECK(load("[gateway]\nstore = redis://198.51.100.9:0\n") < 0);
+	CHECK(load("[gateway]\nstore = redis://198.51.100.9:70000\n") < 0);
+	CHECK(load("[gateway]\nstore = redis://198.51.100.9/16\n") < 0);
+	CHECK(load("[gateway]\nstore = redis://2001:db8::9\n") < 0);
+	CHECK(load("[gateway]\nstore = redis+unix://relative.sock\n") < 0);
+	CHECK(load("[gateway]\nstore = lmdb:/var/lib/greygate\n") < 0);
+	CHECK(load("[gateway]\nstore = \n") < 0);
+	/* (read only with a Redis store) */
+	CHECK_INT(load("[gateway]\nstore_password_file = /x\n"), 0);
+
+	/* the file: root's alone, its first line */
+	snprintf(pw_path, sizeof(pw_path), "/tmp/gg-pass-XXXXXX");
+	fd = mkstemp(pw_path);
+	CHECK(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs("s3cret\nsecond line\n", f);
+	fclose(f);
+	if (geteuid() == 0) {
+		CHECK_INT(chmod(pw_path, 0600), 0);
+		CHECK_INT(store_password_read(pw_path, pw, sizeof(pw), err), 0);
+		CHECK_STR(pw, "s3cret");
+		CHECK_INT(chmod(pw_path, 0640), 0);
+		CHECK(store_password_read(pw_path, pw, sizeof(pw), err) < 0);
+		CHECK(strstr(err, "mode 640: refused"));
+		CHECK_INT(chmod(pw_path, 0600), 0);
+		CHECK_INT(chown(pw_path, 65534, 0), 0);
+		CHECK(store_password_read(pw_path, pw, sizeof(pw), err) < 0);
+		CHECK(strstr(err, "owned by uid 65534"));
+		/* --check-config reads it too */
+		config_defaults(&cfg);
+		snprintf(cfg.user, sizeof(cfg.user), "nobody");
+		snprintf(cfg.store, sizeof(cfg.store), "redis://198.51.100.9");
+		snprintf(cfg.store_password_file,
+		         sizeof(cfg.store_password_file), "%s", pw_path);
+		CHECK_INT(store_url_parse(cfg.store, &cfg.store_url,
+		                          &(const char *){NULL}),
+		          0);
+		CHECK(config_check_system(&cfg, err) < 0);
+		CHECK(strstr(err, "owned by uid 65534"));
+	}
+	unlink(pw_path);
+	CHECK(store_password_read(pw_path, pw, sizeof(pw), err) < 0);
+	CHECK(strstr(err, "No such file"));
+}
+
 int
 main(void)
 {
@@ -386,6 +470,7 @@ main(void)
 	RUN(test_directory_is_no_config);
 	RUN(test_long_lines);
 	RUN(test_child_user);
+	RUN(test_store);
 	unlink(path);
 	return 0;
 }
