@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The greylist's records in Redis, for a store shared by several
- * gateways (issue 18; not yet selectable in greygated): their keys, and
+ * gateways ([gateway] store = redis://...): their keys, and
  * one attempt's records fetched in one round trip (three HMGETs
  * pipelined on one connection, common/redis_loop.h) into the records
  * the policy decides from (grey_records).
@@ -109,6 +109,29 @@ typedef void store_redis_agreed_fn(int err, const char *why, void *ctx);
 int store_redis_agree(struct rconn *c, const char *prefix,
                       const struct grey_config *cfg, const char *gateway,
                       store_redis_agreed_fn *done, void *ctx);
+
+/* What a walk of the keys found. */
+struct store_redis_scan_counts {
+	uint64_t records; /* told to fn */
+	uint64_t bad;     /* keys or records that did not parse: skipped */
+};
+
+/* Told once the walk is over: err 0, or -EIO (the connection failed:
+ * what was told so far stands, the rest was not seen). */
+typedef void store_redis_scanned_fn(int err,
+                                    const struct store_redis_scan_counts *n,
+                                    void *ctx);
+
+/*
+ * store_redis_scan_clients - every pass (or trap) record in the store,
+ * each told to fn (its return value is ignored) as it comes: SCAN a
+ * batch at a time, each batch's records read in one round trip. For a
+ * gateway rebuilding its sets; the expired are the caller's to skip.
+ * Return: 0 (under way: done is called once), or -errno (nothing sent).
+ */
+int store_redis_scan_clients(struct rconn *c, const char *prefix,
+                             enum store_table table, store_client_fn *fn,
+                             store_redis_scanned_fn *done, void *ctx);
 
 /* One pass or trap from the stream. */
 struct store_redis_event {

@@ -513,6 +513,93 @@ test_follow_the_stream(void)
 	store_redis_follow_free(f);
 }
 
+/* --- the walk of every pass, for a gateway rebuilding its sets --- */
+
+static int scanned_err = 1;
+static struct store_redis_scan_counts scanned_counts;
+static size_t seen;
+static bool seen_net[2600];
+
+static int
+on_scanned_client(const struct grey_client *c, const struct store_client *rec,
+                  void *ctx)
+{
+	/* 198.51.100.0/24 and 10.N.M.0/24 written below */
+	if (c->family == AF_INET && c->prefix == 24 && c->bytes[0] == 10)
+		seen_net[c->bytes[1] * 256 + c->bytes[2]] = true;
+	CHECK(rec->expires > rec->since);
+	seen++;
+	return 0;
+}
+
+static void
+on_scanned(int err, const struct store_redis_scan_counts *n, void *ctx)
+{
+	scanned_err = err;
+	scanned_counts = *n;
+}
+
+static int
+scan(enum store_table table)
+{
+	scanned_err = 1;
+	seen = 0;
+	memset(seen_net, 0, sizeof(seen_net));
+	CHECK_INT(store_redis_scan_clients(conn, "gg:", table, on_scanned_client,
+	                                   on_scanned, NULL),
+	          0);
+	RUN_UNTIL(scanned_err != 1, 10000);
+	return scanned_err;
+}
+
+static void
+test_scan_every_pass(void)
+{
+	const char *flush[] = {"FLUSHALL"};
+	const char *bad_key[] = {"HSET", "gg:pass:not-a-network", "since",
+	                         "1", "expires", "2", "refreshed", "0",
+	                         "deliveries", "0", "sessions", "0"};
+	const char *bad_rec[] = {"HSET", "gg:pass:203.0.113.0/24", "since",
+	                         "soon"};
+	const char *other[] = {"SET", "gg:trap:198.51.100.7/32", "x"};
+
+	redis(1, flush);
+	CHECK_INT(scan(STORE_PASS), 0);
+	CHECK_INT(seen, 0);
+	/* 2500 passes: more than one SCAN batch */
+	for (int i = 0; i < 2500; i++) {
+		char key[64];
+		const char *hset[] = {"HSET", key, "since", "1700000000",
+		                      "expires", "1800000000", "refreshed",
+		                      "1700000000", "deliveries", "1",
+		                      "sessions", "0"};
+
+		snprintf(key, sizeof(key), "gg:pass:10.%d.%d.0/24", i / 256,
+		         i % 256);
+		redis(12, hset);
+	}
+	redis(12, bad_key);
+	redis(4, bad_rec);
+	redis(3, other);
+	CHECK_INT(scan(STORE_PASS), 0);
+	CHECK_INT(seen, 2500);
+	CHECK_INT(scanned_counts.records, 2500);
+	CHECK_INT(scanned_counts.bad, 2);
+	for (int i = 0; i < 2500; i++)
+		CHECK(seen_net[i]);
+	/* traps apart; a trap that is not a hash is bad, not a crash */
+	CHECK_INT(scan(STORE_TRAP), 0);
+	CHECK_INT(seen, 0);
+	CHECK_INT(scanned_counts.bad, 1);
+	/* a server that stops answering: told once, as failed */
+	kill(server.pid, SIGSTOP);
+	CHECK_INT(scan(STORE_PASS), -EIO);
+	kill(server.pid, SIGCONT);
+	RUN_UNTIL(rconn_up(conn), 5000);
+	CHECK(rconn_up(conn));
+	redis(1, flush);
+}
+
 static void
 test_server_stopped(void)
 {
@@ -550,6 +637,7 @@ main(void)
 	RUN(test_two_gateways);
 	RUN(test_gateways_agree_on_keys);
 	RUN(test_follow_the_stream);
+	RUN(test_scan_every_pass);
 	RUN(test_server_stopped);
 	rconn_free(conn);
 	loop_free(loop);
