@@ -225,6 +225,15 @@ list(struct gateway *gw, const struct args *a, FILE *out,
 	const char *what = a->what ? a->what : "";
 	struct list_ctx *l;
 
+	if (gw->shared && strcmp(what, "allow") != 0) {
+		snprintf(err, len,
+		         "list %s: not yet on a shared store; redis-cli --scan "
+		         "--pattern '" SHARED_KEYS "%s:*' lists them",
+		         what, !strcmp(what, "pass")   ? "pass"
+		               : !strcmp(what, "trap") ? "trap"
+		                                       : "grey");
+		return -ENOTSUP;
+	}
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
@@ -309,6 +318,12 @@ forget(struct gateway *gw, const struct args *a, FILE *out, char *err,
 	if (!a->what) {
 		snprintf(err, len, "forget whom? an address or CIDR");
 		return -EINVAL;
+	}
+	if (gw->shared) {
+		snprintf(err, len, "forget: not yet on a shared store (redis-cli "
+		                   "DEL the " SHARED_KEYS "pass:, trap: and grey: "
+		                   "keys of the client)");
+		return -ENOTSUP;
 	}
 	r = gateway_forget(gw, a->what, key, sizeof(key));
 	if (r == -EINVAL)

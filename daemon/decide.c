@@ -172,6 +172,17 @@ apply(struct gateway *gw, const struct grey_decision *d, int64_t now)
 		nftset_add(gw->nft, NFTSET_TRAP, &p, ttl_ms, "greygate trap");
 }
 
+void
+gateway_decided(struct gateway *gw, const struct grey_attempt *a,
+                const struct grey_decision *d, bool log)
+{
+	apply(gw, d, a->now);
+	/* A pass reaches the kernel in the same turn it is decided. */
+	gateway_commit_turn(gw);
+	if (log)
+		log_decision(gw, a, d);
+}
+
 int
 gateway_decide_at(struct gateway *gw, const struct grey_attempt *a,
                   struct grey_decision *d)
@@ -182,10 +193,28 @@ gateway_decide_at(struct gateway *gw, const struct grey_attempt *a,
 		log_warnx("store: %s; decision skipped", strerror(-r));
 		return r;
 	}
-	apply(gw, d, a->now);
-	/* A pass reaches the kernel in the same turn it is decided. */
-	gateway_commit_turn(gw);
+	gateway_decided(gw, a, d, false);
 	return 0;
+}
+
+struct shared_decision *
+gateway_decide_async(struct gateway *gw, struct grey_attempt *a, bool log,
+                     gateway_decided_fn *done, void *ctx)
+{
+	struct grey_decision d;
+	int r;
+
+	if (!a->now)
+		a->now = loop_wall_sec(gw->loop);
+	if (gw->shared)
+		return shared_decide(gw->shared, a, log, done, ctx);
+	r = grey_decide(gw->grey, a, &d);
+	if (r < 0)
+		log_warnx("store: %s; decision skipped", strerror(-r));
+	else
+		gateway_decided(gw, a, &d, log);
+	done(gw, r, a, r < 0 ? NULL : &d, ctx);
+	return NULL;
 }
 
 int

@@ -14,6 +14,7 @@
 #include "ipc.h"
 #include "loop.h"
 #include "metrics.h"
+#include "shared.h"
 
 struct control;
 struct policy_door;
@@ -23,7 +24,9 @@ struct gateway {
 	const char *cfg_path;
 	bool cfg_missing_ok;
 	struct loop *loop;
-	struct store *store;
+	struct store *store; /* LMDB: the greylist, or (with a shared
+				store) this gateway's own report */
+	struct shared *shared; /* NULL: the greylist is in store */
 	struct store_counters store_seen; /* its events logged so far */
 	struct grey *grey;
 	struct nftset *nft;
@@ -96,9 +99,24 @@ struct grey_attempt;
 int gateway_decide(struct gateway *gw, struct grey_attempt *a,
 		   struct grey_decision *d);
 /* gateway_decide_at - the same, decided at a->now (the caller's clock)
- * and logged by the caller in its own words. */
+ * and logged by the caller in its own words (the LMDB store only). */
 int gateway_decide_at(struct gateway *gw, const struct grey_attempt *a,
 		      struct grey_decision *d);
+
+/* gateway_decide_async - decide a (at a->now, or now if 0) on whichever
+ * store greygated uses, act on it (sets; one log line if log), and tell
+ * done: at once on LMDB, from the loop on a shared store (shared.h).
+ * Return: a handle for shared_cancel while done is still to come, or
+ * NULL (told already). */
+struct shared_decision *gateway_decide_async(struct gateway *gw,
+					     struct grey_attempt *a, bool log,
+					     gateway_decided_fn *done,
+					     void *ctx);
+
+/* gateway_decided - act on a decision made: the sets (at once), and one
+ * log line if log. */
+void gateway_decided(struct gateway *gw, const struct grey_attempt *a,
+		     const struct grey_decision *d, bool log);
 
 /* gateway_stats_reset - the report counts from zero, from now on. */
 void gateway_stats_reset(struct gateway *gw);

@@ -394,12 +394,6 @@ open_policy(struct gateway *gw, char *err)
 
 	if (r < 0)
 		return r;
-	if (cfg->store_url.redis) {
-		snprintf(err, 512, "store = %s: this greygated cannot use a "
-				   "shared store yet",
-			 cfg->store);
-		return -ENOTSUP;
-	}
 	r = store_open(cfg->store_dir, cfg->store_move_aside, &gw->store);
 	if (r == -EPROTO) {
 		snprintf(err, 512, "store %s: %s (set store_move_aside = yes to "
@@ -422,6 +416,11 @@ open_policy(struct gateway *gw, char *err)
 		return -ENOMEM;
 	restore_stats(gw);
 	metrics_started(gw);
+	if (cfg->store_url.redis) {
+		r = shared_open(gw, err);
+		if (r < 0)
+			return r;
+	}
 	for (int i = 0; i < cfg->nexempt; i++)
 		grey_exempt_add(gw->grey, cfg->exempt[i]);
 	for (int i = 0; i < cfg->ntraps; i++)
@@ -535,7 +534,8 @@ open_gateway(struct gateway *gw, char *err)
 static int
 start_gateway(struct gateway *gw, char *err)
 {
-	int r = reconcile(gw);
+	/* A shared store's passes come from Redis, as soon as it answers. */
+	int r = gw->shared ? shared_follow_start(gw) : reconcile(gw);
 
 	if (r < 0) {
 		snprintf(err, 512, "restoring clients from the store: %s",
@@ -600,15 +600,45 @@ fail:
 	return r;
 }
 
+/* On a shared store every gateway times the greylist alike (agreed at
+ * each connection): a reload cannot change that alone. */
+static void
+keep_agreed_keys(struct grey_config *now, const struct grey_config *was)
+{
+	const struct {
+		const char *name;
+		uint32_t *now, was;
+	} keys[] = {{"delay", &now->delay_sec, was->delay_sec},
+	            {"retry_window", &now->retry_window_sec,
+	             was->retry_window_sec},
+	            {"pass_ttl", &now->pass_ttl_sec, was->pass_ttl_sec}};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+		if (*keys[i].now == keys[i].was)
+			continue;
+		log_warnx("reload: %s kept at %u: every gateway sharing the "
+		          "store must have the same (change it in all of "
+		          "them and in the store's " SHARED_KEYS "config, then "
+		          "restart them)",
+		          keys[i].name, keys[i].was);
+		*keys[i].now = keys[i].was;
+	}
+}
+
 int
 gateway_reload(struct gateway *gw, char *err)
 {
 	struct config *cfg = gw->cfg;
+	struct grey_config was = cfg->grey;
 	int r = config_reload(cfg, gw->cfg_path, gw->cfg_missing_ok, err);
 
 	if (r < 0) {
 		log_warnx("reload: %s (the running config stays)", err);
 		return r;
+	}
+	if (gw->shared) {
+		keep_agreed_keys(&cfg->grey, &was);
+		cfg->tarpit.retry_sec = cfg->grey.delay_sec;
 	}
 	log_set_level((enum log_level)cfg->log_level);
 	grey_set_config(gw->grey, &cfg->grey);
@@ -639,6 +669,7 @@ gateway_close(struct gateway *gw)
 	loop_timer_cancel(gw->loop, &gw->housekeeping);
 	control_close(gw->control);
 	policy_door_close(gw->policy_door);
+	shared_close(gw->shared);
 	free(gw->allow);
 	for (int i = 0; i < 4; i++)
 		if (gw->listen_fd[i] >= 0)

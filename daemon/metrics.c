@@ -30,6 +30,8 @@ struct snapshot {
 	uint64_t triplets, passes, traps;
 	uint64_t child_restarts, handoffs_started, handoffs_failed;
 	uint64_t verdicts_unsent, records_bad;
+	struct shared_status shared; /* a shared store's (zero: none) */
+	uint64_t shared_up;
 };
 
 enum metric_type { COUNTER, GAUGE };
@@ -85,6 +87,32 @@ static const struct metric registry[] = {
          "store_transactions_redone_total", NULL, COUNTER, AT(store.replayed)},
         {"store", "records_bad", "# unreadable records skipped",
          "store_records_bad_total", NULL, COUNTER, AT(records_bad)},
+
+        {"shared", "up", NULL, "shared_store_up", NULL, GAUGE, AT(shared_up)},
+        {"shared", "decisions", "# decisions", "shared_decisions_total", NULL,
+         COUNTER, AT(shared.decisions)},
+        {"shared", "unfetched", "# from nothing (Redis away)",
+         "shared_decisions_unfetched_total", NULL, COUNTER,
+         AT(shared.from_nothing)},
+        {"shared", "busy", "# busy", "shared_busy_total", NULL, COUNTER,
+         AT(shared.busy)},
+        {"shared", "writes", "# written", "shared_writes_total",
+         "result=\"ok\"", COUNTER, AT(shared.writes)},
+        {"shared", "writes_failed", "# failed", "shared_writes_total",
+         "result=\"failed\"", COUNTER, AT(shared.writes_failed)},
+        {"shared", "waiting", "# waiting", "shared_writes_waiting", NULL, GAUGE,
+         AT(shared.waiting)},
+        {"shared", "dropped", "# dropped", "shared_writes_dropped_total", NULL,
+         COUNTER, AT(shared.waiting_dropped)},
+        {"shared", "records_bad", "# unreadable", "shared_records_bad_total",
+         NULL, COUNTER, AT(shared.records_bad)},
+        {"shared", "events", "# passes and traps from others",
+         "shared_stream_events_total", "by=\"other\"", COUNTER,
+         AT(shared.events)},
+        {"shared", "own_events", "# own", "shared_stream_events_total",
+         "by=\"self\"", COUNTER, AT(shared.own_events)},
+        {"shared", "rebuilds", "# rebuilds of the sets",
+         "shared_rebuilds_total", NULL, COUNTER, AT(shared.reconciles)},
 
         {"decisions", "attempts", "# attempts", "attempts_total", NULL, COUNTER,
          AT(decided.attempts)},
@@ -223,6 +251,27 @@ static const struct family {
          "Store records that could not be read, "
          "skipped",
          COUNTER},
+        {"shared_store_up",
+         "1 while the shared store answers and agrees on the keys", GAUGE},
+        {"shared_decisions_total", "Decisions made on the shared store",
+         COUNTER},
+        {"shared_decisions_unfetched_total",
+         "Of those, made from nothing: Redis did not answer", COUNTER},
+        {"shared_busy_total",
+         "Attempts given the plain deferral: too many decisions under way",
+         COUNTER},
+        {"shared_writes_total", "Decisions' writes to the shared store",
+         COUNTER},
+        {"shared_writes_waiting",
+         "Decisions' writes waiting for Redis to come back", GAUGE},
+        {"shared_writes_dropped_total",
+         "Writes dropped: too many waited, or greygated stopped", COUNTER},
+        {"shared_records_bad_total",
+         "Shared store records that could not be read, skipped", COUNTER},
+        {"shared_stream_events_total",
+         "Passes and traps read from the shared store's stream", COUNTER},
+        {"shared_rebuilds_total",
+         "Times the sets were rebuilt from the shared store's keys", COUNTER},
         {"tarpit_connections_open", "Tarpit connections open now", GAUGE},
         {"tarpit_stress_mode", "1 while the tarpit is in stress mode", GAUGE},
         {"tarpit_connections_total", "Connections the tarpit accepted",
@@ -419,6 +468,10 @@ take_snapshot(struct gateway *gw, struct snapshot *s)
 	s->handoffs_failed = gw->handoffs_failed;
 	s->verdicts_unsent = gw->verdicts_unsent;
 	s->records_bad = gw->records_bad;
+	if (gw->shared) {
+		shared_get_status(gw->shared, &s->shared);
+		s->shared_up = s->shared.up;
+	}
 }
 
 /* --- greygatectl status --- */
@@ -469,8 +522,26 @@ metrics_status_text(struct gateway *gw, FILE *out)
 		        gw->child_starts);
 	fputs("sets:      ", out);
 	text_figures(&s, "sets", out);
-	fputs("\nstore:     ", out);
-	text_figures(&s, "store", out);
+	if (gw->shared) {
+		/* The sets' counts come from the LMDB store: none here. */
+		fprintf(out, "\nstore:     %s, ", s.shared.where);
+		if (s.shared.up)
+			fprintf(out, "connected, stream %s (lag %" PRId64
+			             " ms)",
+			        s.shared.following ? "followed" : "not followed",
+			        s.shared.lag_ms);
+		else
+			fprintf(out, "AWAY for %" PRId64 " s: %s",
+			        s.shared.down_since
+			                ? now - s.shared.down_since
+			                : 0,
+			        s.shared.last_error);
+		fputs("\nshared:    ", out);
+		text_figures(&s, "shared", out);
+	} else {
+		fputs("\nstore:     ", out);
+		text_figures(&s, "store", out);
+	}
 	fputs("\ndecisions: ", out);
 	text_figures(&s, "decisions", out);
 	fputs(" (since greygated started; the report's since its reset)\n"
@@ -544,6 +615,16 @@ metrics_status_json(struct gateway *gw, FILE *out)
 	json_figures(&s, "policy", false, out);
 	fputs("},\"sensor\":{", out);
 	json_figures(&s, "sensor", true, out);
+	if (gw->shared) {
+		fputs("},\"shared\":{\"where\":", out);
+		json_put_string(out, s.shared.where);
+		fprintf(out, ",\"following\":%s,\"lag_ms\":%" PRId64
+		             ",\"down_since\":%" PRId64 ",\"last_error\":",
+		        s.shared.following ? "true" : "false", s.shared.lag_ms,
+		        s.shared.down_since);
+		json_put_string(out, s.shared.last_error);
+		json_figures(&s, "shared", false, out);
+	}
 	fputs("}}\n", out);
 }
 
@@ -591,6 +672,8 @@ metrics_exposition(struct gateway *gw, FILE *out)
 	              "gauge", out);
 	fprintf(out, "greygate_start_time_seconds %" PRId64 "\n", gw->started);
 	for (size_t f = 0; f < NFAMILIES; f++) {
+		if (!gw->shared && !strncmp(families[f].name, "shared_", 7))
+			continue; /* LMDB: no shared store to tell of */
 		family_header(families[f].name, families[f].help,
 		              families[f].type == COUNTER ? "counter" : "gauge",
 		              out);

@@ -7,6 +7,7 @@
  * action). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,14 @@ struct door_conn {
 	struct loop_timer idle;
 	char peer[64];     /* for log lines */
 	char instance[64]; /* the message an X-Greylist was added to */
+	/* A request whose decision is under way (a shared store): the
+	 * connection is not read meanwhile, its buffer stays put (req
+	 * points into it). */
+	struct shared_decision *asking;
+	bool waiting, deciding_now;
+	struct policy_request req;
+	struct policy_answer ans;
+	size_t pos; /* where the next request starts */
 	size_t len;
 	char buf[POLICY_REQUEST_MAX];
 };
@@ -59,6 +68,7 @@ conn_close(struct door_conn *c)
 			door->conns[i] = door->conns[--door->nconns];
 			break;
 		}
+	shared_cancel(c->asking);
 	loop_timer_cancel(door->gw->loop, &c->idle);
 	loop_del_fd(door->gw->loop, c->fd);
 	close(c->fd);
@@ -143,16 +153,17 @@ decision_time(const struct policy_door *door, const struct policy_request *r)
 	return loop_wall_sec(door->gw->loop);
 }
 
-/* Decides one request and fills the answer; logs what was decided. */
+static void on_decided(struct gateway *gw, int r, const struct grey_attempt *a,
+                       const struct grey_decision *d, void *ctx);
+
+/* Answers one request, or asks for its decision (c->waiting while it is
+ * under way); logs what was decided. */
 static void
 decide_request(struct policy_door *door, struct door_conn *c,
                const struct policy_request *req, struct policy_answer *ans)
 {
 	const struct config *cfg = door->gw->cfg;
 	struct grey_attempt a = {0};
-	struct grey_decision d;
-	char extra[64];
-	int r;
 
 	ans->verdict = POLICY_DUNNO;
 	ans->text_template = cfg->policy.greylist_text;
@@ -194,7 +205,22 @@ decide_request(struct policy_door *door, struct door_conn *c,
 	a.rcpt = req->recipient;
 	a.path = GREY_PATH_POLICY;
 	ans->now = a.now;
-	r = gateway_decide_at(door->gw, &a, &d);
+	c->req = *req;
+	c->ans = *ans;
+	c->waiting = c->deciding_now = true;
+	c->asking = gateway_decide_async(door->gw, &a, false, on_decided, c);
+	c->deciding_now = false;
+	*ans = c->ans; /* (if decided at once) */
+}
+
+/* The answer to a decision. */
+static void
+answer_decision(struct door_conn *c, const struct policy_request *req,
+                struct policy_answer *ans, int r, const struct grey_decision *d)
+{
+	const struct config *cfg = c->door->gw->cfg;
+	char extra[64];
+
 	if (r < 0) {
 		/* The store failed (logged): the plain deferral, as at the
 		 * tarpit; nothing is lost but a retry. */
@@ -203,13 +229,13 @@ decide_request(struct policy_door *door, struct door_conn *c,
 		log_action(req, "greylist", "store failed", NULL);
 		return;
 	}
-	switch (d.action) {
+	switch (d->action) {
 	case GREY_GREYLIST:
 		ans->verdict = POLICY_DEFER;
-		ans->wait_sec = d.wait_sec;
-		if (d.reason == GREY_REASON_EARLY_RETRY) {
+		ans->wait_sec = d->wait_sec;
+		if (d->reason == GREY_REASON_EARLY_RETRY) {
 			snprintf(extra, sizeof(extra),
-			         "early-retry (%us missing)", d.wait_sec);
+			         "early-retry (%us missing)", d->wait_sec);
 			log_action(req, "greylist", extra, NULL);
 		} else {
 			log_action(req, "greylist", "new", NULL);
@@ -222,26 +248,26 @@ decide_request(struct policy_door *door, struct door_conn *c,
 		return;
 	case GREY_ALLOWED:
 		log_action(req, "pass",
-		           d.reason == GREY_REASON_RECIPIENT_EXEMPT
+		           d->reason == GREY_REASON_RECIPIENT_EXEMPT
 		                   ? "recipient whitelist"
 		                   : "client whitelist",
 		           NULL);
 		return;
 	case GREY_PASS:
 	case GREY_REFRESH:
-		if (d.reason != GREY_REASON_RETRY_PASSED) {
+		if (d->reason != GREY_REASON_RETRY_PASSED) {
 			/* postgrey's words for a client it let in whole */
 			log_action(req, "pass", "client AWL", NULL);
 			return;
 		}
-		snprintf(extra, sizeof(extra), "delay=%u", d.delay_sec);
+		snprintf(extra, sizeof(extra), "delay=%u", d->delay_sec);
 		log_action(req, "pass", "triplet found", extra);
 		/* One header per message, however many recipients. */
 		if (cfg->policy.x_greylist_header &&
 		    (!req->instance || strncmp(c->instance, req->instance,
 		                               sizeof(c->instance) - 1) != 0)) {
 			ans->verdict = POLICY_PREPEND;
-			ans->delay_sec = d.delay_sec;
+			ans->delay_sec = d->delay_sec;
 			snprintf(c->instance, sizeof(c->instance), "%s",
 			         req->instance ? req->instance : "");
 		}
@@ -251,21 +277,39 @@ decide_request(struct policy_door *door, struct door_conn *c,
 	}
 }
 
-/* Answers what the buffer holds whole. Return: false if the connection
- * was closed. */
+/* One answer out. Return: false if the connection was closed. */
+static bool
+send_answer(struct door_conn *c, const struct policy_answer *ans)
+{
+	struct policy_door *door = c->door;
+	char out[POLICY_ANSWER_MAX];
+	size_t len = policy_answer_format(ans, out);
+
+	/* Postfix waits for each answer before it asks again, so nothing
+	 * piles up: an answer that does not go at once is a client that
+	 * does not read. */
+	if (write(c->fd, out, len) != (ssize_t)len) {
+		conn_close(c);
+		return false;
+	}
+	door->stats.requests++;
+	if (ans->verdict == POLICY_DEFER)
+		door->stats.deferred++;
+	return true;
+}
+
+/* Answers what the buffer holds whole, until a decision must be waited
+ * for. Return: false if the connection was closed. */
 static bool
 answer_requests(struct door_conn *c)
 {
 	struct policy_door *door = c->door;
-	size_t pos = 0;
 
-	for (;;) {
+	while (!c->waiting) {
 		struct policy_request req;
 		struct policy_answer ans = {0};
-		char out[POLICY_ANSWER_MAX];
-		ssize_t n =
-		        policy_request_parse(c->buf + pos, c->len - pos, &req);
-		size_t len;
+		ssize_t n = policy_request_parse(c->buf + c->pos,
+		                                 c->len - c->pos, &req);
 
 		if (n == 0)
 			break;
@@ -285,23 +329,39 @@ answer_requests(struct door_conn *c)
 			conn_close(c);
 			return false;
 		}
-		pos += (size_t)n;
+		c->pos += (size_t)n;
 		decide_request(door, c, &req, &ans);
-		len = policy_answer_format(&ans, out);
-		/* Postfix waits for each answer before it asks again, so
-		 * nothing piles up: an answer that does not go at once is a
-		 * client that does not read. */
-		if (write(c->fd, out, len) != (ssize_t)len) {
-			conn_close(c);
-			return false;
+		if (c->waiting) {
+			/* Not read until it is answered (on_decided). */
+			loop_mod_fd(door->gw->loop, c->fd, 0);
+			return true;
 		}
-		door->stats.requests++;
-		if (ans.verdict == POLICY_DEFER)
-			door->stats.deferred++;
+		if (!send_answer(c, &ans))
+			return false;
 	}
-	memmove(c->buf, c->buf + pos, c->len - pos);
-	c->len -= pos;
+	memmove(c->buf, c->buf + c->pos, c->len - c->pos);
+	c->len -= c->pos;
+	c->pos = 0;
 	return true;
+}
+
+static void
+on_decided(struct gateway *gw, int r, const struct grey_attempt *a,
+           const struct grey_decision *d, void *ctx)
+{
+	struct door_conn *c = ctx;
+
+	c->asking = NULL;
+	c->waiting = false;
+	answer_decision(c, &c->req, &c->ans, r, d);
+	if (c->deciding_now)
+		return; /* decide_request goes on with the answer */
+	if (!send_answer(c, &c->ans))
+		return;
+	loop_mod_fd(gw->loop, c->fd, EPOLLIN);
+	/* What came meanwhile is read when the socket says so; what the
+	 * buffer holds already is answered now. */
+	answer_requests(c);
 }
 
 static void
@@ -385,10 +445,9 @@ on_accept(struct loop *loop, int fd, uint32_t events, void *ctx)
 		close(cfd);
 		return;
 	}
+	memset(c, 0, offsetof(struct door_conn, buf));
 	c->door = door;
 	c->fd = cfd;
-	c->len = 0;
-	c->instance[0] = 0;
 	peer_name(cfd, c->peer, sizeof(c->peer));
 	loop_timer_init(&c->idle, on_idle, c);
 	if (loop_add_fd(loop, cfd, EPOLLIN, on_conn, c) < 0) {

@@ -76,8 +76,7 @@ tcp_part(const char *s, struct store_url *out)
 		colon = memchr(s, ':', (size_t)(end - s));
 		host_end = colon ? colon : end;
 	}
-	if (host_end == host ||
-	    (size_t)(host_end - host) >= sizeof(out->host))
+	if (host_end == host || (size_t)(host_end - host) >= sizeof(out->host))
 		return -EINVAL;
 	memcpy(out->host, host, (size_t)(host_end - host));
 	out->host[host_end - host] = 0;

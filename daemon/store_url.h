@@ -27,8 +27,7 @@ struct store_url {
  * @why: what was expected, on error
  * Return: 0 or -EINVAL.
  */
-int store_url_parse(const char *text, struct store_url *out,
-                    const char **why);
+int store_url_parse(const char *text, struct store_url *out, const char **why);
 
 /*
  * store_password_read - the first line of path, which must be a regular

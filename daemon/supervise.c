@@ -88,25 +88,44 @@ warn_capture_losses(struct gateway *gw)
  * child's socket cannot take is lost: the session times out to the plain
  * deferral, nothing else). */
 static void
+on_attempt_decided(struct gateway *gw, int r, const struct grey_attempt *a,
+		   const struct grey_decision *d, void *ctx)
+{
+	struct ipc_event *e = ctx;
+	struct tarpit_verdict v;
+
+	gateway_verdict_of(gw, r, d, &v);
+	/* A pass is handed to the MTA on its own connection, when the
+	 * hand-off is on; the verdict goes with the connection then. */
+	if (v.action == TARPIT_PASS && gw->cfg->handoff.mode != HANDOFF_OFF &&
+	    handoff_begin(gw, e, &v) == 0) {
+		free(e);
+		return;
+	}
+	supervise_send_verdict(gw, e->session, &v);
+	free(e);
+}
+
+static void
 on_attempt(struct gateway *gw, const struct ipc_event *e)
 {
 	struct sensor_event ev;
 	struct grey_attempt a;
-	struct grey_decision d;
-	struct tarpit_verdict v;
-	int r;
+	/* The session waits; on a shared store the answer comes later. */
+	struct ipc_event *asked = malloc(sizeof(*asked));
 
-	ipc_event_view(e, &ev);
+	if (!asked) {
+		struct tarpit_verdict v;
+
+		gateway_verdict_of(gw, -ENOMEM, NULL, &v);
+		supervise_send_verdict(gw, e->session, &v);
+		return;
+	}
+	*asked = *e;
+	ipc_event_view(asked, &ev);
 	attempt_of_event(&ev, 0, &a);
 	a.path = GREY_PATH_TARPIT;
-	r = gateway_decide(gw, &a, &d);
-	gateway_verdict_of(gw, r, &d, &v);
-	/* A pass is handed to the MTA on its own connection, when the
-	 * hand-off is on; the verdict goes with the connection then. */
-	if (v.action == TARPIT_PASS && gw->cfg->handoff.mode != HANDOFF_OFF &&
-	    handoff_begin(gw, e, &v) == 0)
-		return;
-	supervise_send_verdict(gw, e->session, &v);
+	gateway_decide_async(gw, &a, true, on_attempt_decided, asked);
 }
 
 /* One verdict to the child, with its connection to the MTA if any.
@@ -262,19 +281,24 @@ supervise_send_verdict(struct gateway *gw, uint64_t session,
 		close(v->handoff_fd);
 }
 
+static void
+nothing_to_answer(struct gateway *gw, int r, const struct grey_attempt *a,
+		  const struct grey_decision *d, void *ctx)
+{
+}
+
 /* What the sensor saw on the fast path: decided, nobody waits. */
 static void
 on_fast_event(struct gateway *gw, const struct ipc_event *e)
 {
 	struct sensor_event ev;
 	struct grey_attempt a;
-	struct grey_decision d;
 
 	ipc_event_view(e, &ev);
 	/* The tarpit speaks for its own sessions. */
 	if (ev.path == SENSOR_PATH_TARPIT || !attempt_of_event(&ev, 0, &a))
 		return;
-	gateway_decide(gw, &a, &d);
+	gateway_decide_async(gw, &a, true, nothing_to_answer, NULL);
 }
 
 static void

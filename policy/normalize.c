@@ -217,6 +217,16 @@ grey_client_format(const struct grey_client *client, char *buf, size_t len)
 	return buf;
 }
 
+/* ::ffff:0:0/96? (IN6_IS_ADDR_V4MAPPED wants an aligned in6_addr; these
+ * bytes follow a one-byte family.) */
+static bool
+v4_mapped(const uint8_t *b)
+{
+	static const uint8_t map[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	return memcmp(b, map, sizeof(map)) == 0;
+}
+
 int
 grey_cidr_parse(const char *text, struct grey_client *out)
 {
@@ -248,7 +258,7 @@ grey_cidr_parse(const char *text, struct grey_client *out)
 			return -EINVAL;
 	}
 	/* ::ffff:a.b.c.d is a.b.c.d: packets from it arrive as IPv4. */
-	if (addr.family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(addr.bytes)) {
+	if (addr.family == AF_INET6 && v4_mapped(addr.bytes)) {
 		if (prefix < 96)
 			return -EINVAL; /* half in, half out of the map */
 		memmove(addr.bytes, addr.bytes + 12, 4);

@@ -132,8 +132,8 @@ on_batch(struct redisReply *reply, void *ctx)
 static void
 scan_from(struct scan *s, const char *cursor)
 {
-	const char *argv[] = {"SCAN",   cursor, "MATCH",   s->match,
-	                      "COUNT", SCAN_BATCH};
+	const char *argv[] = {"SCAN",   cursor,  "MATCH",
+	                      s->match, "COUNT", SCAN_BATCH};
 
 	if (rconn_command(s->c, on_batch, s, 6, argv, NULL) < 0) {
 		s->failed = true;

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Inside the shared store's glue only (shared.c, shared_follow.c). */
+#ifndef GREYGATE_SHARED_INT_H
+#define GREYGATE_SHARED_INT_H
+
+#include "loop.h"
+#include "redis_loop.h"
+#include "shared.h"
+#include "store_redis.h"
+
+#define SHARED_PREFIX SHARED_KEYS
+
+struct shared_write;
+
+struct shared {
+	struct gateway *gw;
+	struct rconn *c;
+	struct rconn_config rcfg; /* for the follower's own connection */
+	char password[256];
+	bool opening;   /* shared_open waits for the agreement */
+	bool agreed;    /* connected, and the keys agreed: decide from it */
+	bool disagreed; /* the store holds other keys */
+	bool closing;
+	bool refused_said;
+	char last_error[256];
+	int64_t down_since, down_said; /* epoch seconds, 0: up */
+	struct loop_timer minute;
+	/* decisions under way (cancel and close walk them) */
+	struct shared_decision *decisions, *starting;
+	size_t in_flight;
+	/* writes waiting for Redis, oldest first */
+	struct shared_write *waiting_head, *waiting_tail;
+	size_t nwaiting;
+	struct store_redis_counters bad;
+	/* the sets' side (shared_follow.c) */
+	struct store_redis_follow *follow;
+	bool reconciling, reconcile_again;
+	int64_t lag_ms;
+	struct {
+		uint64_t decisions, from_nothing, busy;
+		uint64_t writes, writes_failed, waiting_dropped;
+		uint64_t events, own_events, reconciles, reconciled;
+		uint64_t scan_bad;
+	} k;
+};
+
+/* shared_follow_stop - the stream is no longer read. */
+void shared_follow_stop(struct shared *sh);
+
+/* shared_follow_agreed - the decisions' connection is up and agreed: a
+ * rebuild cut short starts again. */
+void shared_follow_agreed(struct shared *sh);
+
+#endif

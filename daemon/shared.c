@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* greygated on a shared store (see shared.h): the connection and its
+ * agreement, each decision's fetch, decide, act and write, and the
+ * writes that wait while Redis is away. The sets' side (the stream and
+ * the rebuild from the keys) is shared_follow.c. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway-int.h"
+#include "log.h"
+#include "redis_loop.h"
+#include "shared-int.h"
+#include "store_redis.h"
+
+/* Decisions under way at once: past this a slow Redis would hold more
+ * sessions than the tarpit lets in (they get the plain deferral). */
+#define IN_FLIGHT_MAX 4096
+/* Writes kept while Redis is away (about 1.2 KB each): a day of a small
+ * site's first sights; past it the oldest is dropped and counted. */
+#define WAITING_MAX 50000
+#define COMMAND_TIMEOUT_MS 1000
+#define START_WAIT_MS 3000
+#define SAY_AGAIN_SEC 60
+
+struct shared_decision {
+	struct shared *sh;
+	struct shared_decision *prev, *next;
+	struct grey_attempt a;
+	char helo[256], sender[GREY_ADDR_MAX], rcpt[GREY_ADDR_MAX];
+	struct grey_records w;
+	bool log;
+	gateway_decided_fn *done;
+	void *ctx;
+};
+
+/* One decision's writes: sent, or waiting for Redis. */
+struct shared_write {
+	struct shared *sh;
+	struct shared_write *next;
+	struct grey_records before, after;
+};
+
+/* --- what is said --- */
+
+static void
+say_down(struct shared *sh)
+{
+	int64_t now = loop_wall_sec(sh->gw->loop);
+
+	if (!sh->down_since) {
+		sh->down_since = now;
+		sh->down_said = now;
+		log_warnx("store: Redis at %s: %s; new clients are greylisted "
+		          "meanwhile, passes already in the sets go on, and "
+		          "what is decided is written when it is back",
+		          sh->gw->cfg->store, sh->last_error);
+	}
+}
+
+static void
+on_minute(struct loop *loop, struct loop_timer *t, void *ctx)
+{
+	struct shared *sh = ctx;
+	int64_t now = loop_wall_sec(loop);
+
+	if (sh->down_since && now - sh->down_said >= SAY_AGAIN_SEC) {
+		sh->down_said = now;
+		log_warnx("store: Redis at %s still away for %" PRId64
+		          " s (%s); %zu decision(s) wait to be written",
+		          sh->gw->cfg->store, now - sh->down_since,
+		          sh->last_error, sh->nwaiting);
+	}
+	loop_timer_arm(loop, t, loop_now_ms(loop) + 1000);
+}
+
+/* --- writes --- */
+
+static void send_write(struct shared_write *wr);
+
+static void
+wait_for_redis(struct shared_write *wr)
+{
+	struct shared *sh = wr->sh;
+
+	if (sh->closing) {
+		sh->k.waiting_dropped++;
+		free(wr);
+		return;
+	}
+	if (sh->nwaiting >= WAITING_MAX) {
+		struct shared_write *oldest = sh->waiting_head;
+
+		sh->waiting_head = oldest->next;
+		if (!sh->waiting_head)
+			sh->waiting_tail = NULL;
+		sh->nwaiting--;
+		sh->k.waiting_dropped++;
+		free(oldest);
+	}
+	wr->next = NULL;
+	if (sh->waiting_tail)
+		sh->waiting_tail->next = wr;
+	else
+		sh->waiting_head = wr;
+	sh->waiting_tail = wr;
+	sh->nwaiting++;
+}
+
+static void
+on_written(int err, void *ctx)
+{
+	struct shared_write *wr = ctx;
+	struct shared *sh = wr->sh;
+
+	if (err == -EIO) {
+		sh->k.writes_failed++;
+		wait_for_redis(wr); /* sent again when it is back */
+		return;
+	}
+	if (err < 0) {
+		/* Refused by Redis (the script): kept, it would be refused
+		 * again. */
+		sh->k.writes_failed++;
+		if (!sh->refused_said) {
+			sh->refused_said = true;
+			log_warnx(
+			        "store: Redis refused a decision's write (%s): "
+			        "dropped; said once",
+			        strerror(-err));
+		}
+	} else {
+		sh->k.writes++;
+	}
+	free(wr);
+}
+
+static void
+send_write(struct shared_write *wr)
+{
+	struct shared *sh = wr->sh;
+
+	if (!sh->agreed ||
+	    store_redis_apply(sh->c, SHARED_PREFIX, &wr->before, &wr->after,
+	                      sh->gw->cfg->grey.retry_window_sec,
+	                      sh->gw->cfg->hostname, on_written, wr) < 0)
+		wait_for_redis(wr);
+}
+
+/* Redis is back and agreed: what waited goes, oldest first. */
+static void
+send_waiting(struct shared *sh)
+{
+	struct shared_write *wr = sh->waiting_head;
+	size_t n = sh->nwaiting;
+
+	sh->waiting_head = sh->waiting_tail = NULL;
+	sh->nwaiting = 0;
+	if (n)
+		log_info("store: writing %zu decision(s) made while Redis was "
+		         "away",
+		         n);
+	while (wr) {
+		struct shared_write *next = wr->next;
+
+		send_write(wr);
+		wr = next;
+	}
+}
+
+/* --- decisions --- */
+
+static void
+unlink_decision(struct shared_decision *q)
+{
+	struct shared *sh = q->sh;
+
+	if (q->prev)
+		q->prev->next = q->next;
+	else
+		sh->decisions = q->next;
+	if (q->next)
+		q->next->prev = q->prev;
+	sh->in_flight--;
+}
+
+static void
+finish(struct shared_decision *q, int r, const struct grey_decision *d)
+{
+	struct shared *sh = q->sh;
+
+	unlink_decision(q);
+	if (sh->starting == q)
+		sh->starting = NULL;
+	if (q->done)
+		q->done(sh->gw, r, &q->a, d, q->ctx);
+	free(q);
+}
+
+static void
+on_fetched(struct grey_records *w, int err, void *ctx)
+{
+	struct shared_decision *q = ctx;
+	struct shared *sh = q->sh;
+	struct gateway *gw = sh->gw;
+	struct shared_write *wr;
+	struct grey_decision d;
+	int r;
+
+	if (err < 0) {
+		if (sh->closing) {
+			finish(q, -ECANCELED, NULL);
+			return;
+		}
+		/* Redis away: decided from nothing (see shared.h). */
+		w->trap_found = w->pass_found = w->triplet_found = 0;
+		sh->k.from_nothing++;
+	}
+	wr = malloc(sizeof(*wr));
+	if (!wr) {
+		finish(q, -ENOMEM, NULL);
+		return;
+	}
+	wr->sh = sh;
+	wr->before = *w;
+	r = grey_decide_records(gw->grey, &q->a, w, &d);
+	if (r < 0) {
+		free(wr);
+		finish(q, r, NULL);
+		return;
+	}
+	sh->k.decisions++;
+	gateway_decided(gw, &q->a, &d, q->log);
+	wr->after = *w;
+	if (w->trap_dirty || w->pass_dirty || w->triplet_dirty)
+		send_write(wr);
+	else
+		free(wr);
+	finish(q, 0, &d);
+}
+
+struct shared_decision *
+shared_decide(struct shared *sh, const struct grey_attempt *a, bool log,
+              gateway_decided_fn *done, void *ctx)
+{
+	struct shared_decision *q;
+	int r = -EBUSY;
+
+	if (sh->in_flight >= IN_FLIGHT_MAX || !(q = calloc(1, sizeof(*q)))) {
+		sh->k.busy++;
+		done(sh->gw, r, a, NULL, ctx);
+		return NULL;
+	}
+	q->sh = sh;
+	q->a = *a;
+	snprintf(q->helo, sizeof(q->helo), "%s", a->helo ? a->helo : "");
+	snprintf(q->sender, sizeof(q->sender), "%s",
+	         a->sender ? a->sender : "");
+	snprintf(q->rcpt, sizeof(q->rcpt), "%s", a->rcpt ? a->rcpt : "");
+	q->a.helo = q->helo;
+	q->a.sender = q->sender;
+	q->a.rcpt = q->rcpt;
+	q->log = log;
+	q->done = done;
+	q->ctx = ctx;
+	q->next = sh->decisions;
+	if (q->next)
+		q->next->prev = q;
+	sh->decisions = q;
+	sh->in_flight++;
+	grey_records_prepare(sh->gw->grey, &q->a, &q->w);
+	/* Not agreed yet (or away): from nothing, at once. */
+	sh->starting = q;
+	r = sh->agreed ? store_redis_fetch(sh->c, SHARED_PREFIX, &q->w,
+	                                   &sh->bad, on_fetched, q)
+	               : -ENOTCONN;
+	if (r < 0)
+		on_fetched(&q->w, r, q);
+	if (sh->starting != q)
+		return NULL; /* decided already */
+	sh->starting = NULL;
+	return q;
+}
+
+void
+shared_cancel(struct shared_decision *q)
+{
+	if (q)
+		q->done = NULL;
+}
+
+/* --- the connection --- */
+
+static void
+on_agreed(int err, const char *why, void *ctx)
+{
+	struct shared *sh = ctx;
+
+	if (err == -EIO)
+		return; /* the connection went: agreed at the next */
+	if (err < 0) {
+		snprintf(sh->last_error, sizeof(sh->last_error), "%s", why);
+		sh->disagreed = true;
+		if (sh->opening)
+			return; /* shared_open says it */
+		log_warnx("store: %s: stopping (every gateway sharing a store "
+		          "must key and time the greylist alike)",
+		          why);
+		loop_quit(sh->gw->loop, 1);
+		return;
+	}
+	sh->agreed = true;
+	if (sh->down_since)
+		log_info("store: Redis at %s is back after %" PRId64 " s",
+		         sh->gw->cfg->store,
+		         loop_wall_sec(sh->gw->loop) - sh->down_since);
+	else if (!sh->opening)
+		log_info("store: connected to Redis at %s", sh->gw->cfg->store);
+	sh->down_since = 0;
+	sh->last_error[0] = 0;
+	send_waiting(sh);
+	shared_follow_agreed(sh);
+}
+
+static void
+on_state(struct rconn *c, bool up, const char *why, void *ctx)
+{
+	struct shared *sh = ctx;
+	int r;
+
+	if (!up) {
+		sh->agreed = false;
+		snprintf(sh->last_error, sizeof(sh->last_error), "%s", why);
+		if (!sh->opening)
+			say_down(sh);
+		return;
+	}
+	r = store_redis_agree(c, SHARED_PREFIX, &sh->gw->cfg->grey,
+	                      sh->gw->cfg->hostname, on_agreed, sh);
+	if (r < 0)
+		snprintf(sh->last_error, sizeof(sh->last_error),
+		         "cannot ask for the keys: %s", strerror(-r));
+}
+
+int
+shared_open(struct gateway *gw, char *err)
+{
+	const struct config *cfg = gw->cfg;
+	const struct store_url *u = &cfg->store_url;
+	struct shared *sh = calloc(1, sizeof(*sh));
+	uint64_t end;
+	int r;
+
+	if (!sh)
+		return -ENOMEM;
+	gw->shared = sh;
+	sh->gw = gw;
+	loop_timer_init(&sh->minute, on_minute, sh);
+	if (cfg->store_password_file[0]) {
+		r = store_password_read(cfg->store_password_file, sh->password,
+		                        sizeof(sh->password), err);
+		if (r < 0)
+			return r;
+	}
+	sh->rcfg = (struct rconn_config){
+	        .host = u->unix_path[0] ? NULL : u->host,
+	        .port = u->port,
+	        .unix_path = u->unix_path[0] ? u->unix_path : NULL,
+	        .user = u->user[0] ? u->user : NULL,
+	        .password = sh->password[0] ? sh->password : NULL,
+	        .timeout_ms = COMMAND_TIMEOUT_MS,
+	        .db = u->db};
+	sh->opening = true;
+	sh->c = rconn_new(gw->loop, &sh->rcfg, on_state, sh);
+	if (!sh->c) {
+		snprintf(err, 512, "store %s: %s", cfg->store, strerror(errno));
+		return -errno;
+	}
+	/* The keys agreed before anything is decided, where Redis answers. */
+	end = loop_now_ms(gw->loop) + START_WAIT_MS;
+	while (!sh->agreed && !sh->disagreed && loop_now_ms(gw->loop) < end)
+		loop_run_once(gw->loop, 50);
+	sh->opening = false;
+	if (sh->disagreed) {
+		snprintf(err, 512, "store %.200s: %.300s", cfg->store,
+		         sh->last_error);
+		return -EINVAL;
+	}
+	if (sh->agreed) {
+		log_info("store: shared in Redis at %s (keys agreed)",
+		         cfg->store);
+	} else {
+		if (!sh->last_error[0])
+			snprintf(sh->last_error, sizeof(sh->last_error),
+			         "no answer within %u ms", START_WAIT_MS);
+		say_down(sh);
+	}
+	loop_timer_arm(gw->loop, &sh->minute, loop_now_ms(gw->loop) + 1000);
+	return 0;
+}
+
+void
+shared_close(struct shared *sh)
+{
+	struct shared_write *wr;
+
+	if (!sh)
+		return;
+	sh->closing = true;
+	shared_follow_stop(sh);
+	loop_timer_cancel(sh->gw->loop, &sh->minute);
+	/* What waits fails (-ECANCELED to its caller) as the connection
+	 * goes. */
+	rconn_free(sh->c);
+	while (sh->decisions)
+		finish(sh->decisions, -ECANCELED, NULL);
+	if (sh->nwaiting)
+		log_warnx("store: %zu decision(s) not written: Redis was away "
+		          "(their senders are greylisted again, nothing is "
+		          "lost)",
+		          sh->nwaiting);
+	while ((wr = sh->waiting_head)) {
+		sh->waiting_head = wr->next;
+		free(wr);
+	}
+	explicit_bzero(sh->password, sizeof(sh->password));
+	free(sh);
+}
+
+void
+shared_get_status(const struct shared *sh, struct shared_status *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->where = sh->gw->cfg->store;
+	out->up = sh->agreed;
+	out->following = sh->follow != NULL;
+	out->last_error = sh->last_error;
+	out->down_since = sh->down_since;
+	out->decisions = sh->k.decisions;
+	out->from_nothing = sh->k.from_nothing;
+	out->busy = sh->k.busy;
+	out->writes = sh->k.writes;
+	out->writes_failed = sh->k.writes_failed;
+	out->waiting = sh->nwaiting;
+	out->waiting_dropped = sh->k.waiting_dropped;
+	out->records_bad = sh->bad.records_bad + sh->k.scan_bad;
+	out->events = sh->k.events;
+	out->own_events = sh->k.own_events;
+	out->reconciles = sh->k.reconciles;
+	out->reconciled = sh->k.reconciled;
+	out->lag_ms = sh->lag_ms;
+}

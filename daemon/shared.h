@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* greygated on a store shared by several gateways ([gateway] store =
+ * redis://...): each decision's records fetched in one round trip, the
+ * policy's decision acted on at once (sets, log, verdict), its writes
+ * sent after it; the keys agreed with the other gateways at every
+ * connection; every pass and trap decided elsewhere followed into the
+ * sets (the stream), and the sets rebuilt from the keys when the stream
+ * cannot tell what was missed.
+ *
+ * Redis trouble is not mail trouble: while Redis does not answer, an
+ * attempt is decided from nothing (a new client is greylisted, a passed
+ * one is already in the kernel's sets and never asks), what was decided
+ * waits in memory (bounded) and is written when Redis is back; it is
+ * said once, then every minute. */
+#ifndef GREYGATE_SHARED_H
+#define GREYGATE_SHARED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Every key greygate writes in Redis starts with this. */
+#define SHARED_KEYS "gg:"
+
+struct gateway;
+struct grey_attempt;
+struct grey_decision;
+struct shared;
+struct shared_decision;
+
+/* Told once a decision is made and acted on: r 0 with d, or -errno
+ * (d NULL: nothing decided; the caller's plain deferral). a and its
+ * strings are valid during the call only. */
+typedef void gateway_decided_fn(struct gateway *gw, int r,
+                                const struct grey_attempt *a,
+                                const struct grey_decision *d, void *ctx);
+
+/*
+ * shared_open - connect to the configured Redis and agree on the keys;
+ * waits up to a few seconds for that at start. A Redis that does not
+ * answer is not an error (greygated starts, greylisting new clients,
+ * and agrees once it answers); a Redis that holds other keys is.
+ * Return: 0, or -errno with err set (512 bytes).
+ */
+int shared_open(struct gateway *gw, char *err);
+
+/* shared_follow_start - the sets follow the store: rebuilt from its keys
+ * once connected, then every pass and trap of every gateway as it comes.
+ * Return: 0 or -errno. */
+int shared_follow_start(struct gateway *gw);
+
+/* shared_close - what waits to be written is lost (said); pending
+ * decisions are told -ECANCELED. NULL ok. */
+void shared_close(struct shared *sh);
+
+/*
+ * shared_decide - decide a (a->now set by the caller) from the shared
+ * store, act on it (the sets, and one log line if log), then tell done.
+ * Return: a handle for shared_cancel, or NULL if done was told already
+ * (at once: too many decisions under way, -EBUSY).
+ */
+struct shared_decision *shared_decide(struct shared *sh,
+                                      const struct grey_attempt *a, bool log,
+                                      gateway_decided_fn *done, void *ctx);
+
+/* shared_cancel - done will not be told (its ctx is going away); the
+ * decision itself goes on. */
+void shared_cancel(struct shared_decision *q);
+
+/* What the store is doing, for status and metrics. */
+struct shared_status {
+	const char *where;      /* the store's URL */
+	bool up;                /* connected, authenticated and agreed */
+	bool following;         /* the stream is read */
+	const char *last_error; /* "" if none */
+	int64_t down_since;     /* 0 while up */
+	uint64_t decisions, from_nothing, busy;
+	uint64_t writes, writes_failed, waiting, waiting_dropped;
+	uint64_t records_bad;
+	uint64_t events, own_events, reconciles, reconciled;
+	int64_t lag_ms; /* the last event's age when applied */
+};
+
+void shared_get_status(const struct shared *sh, struct shared_status *out);
+
+#endif

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The sets follow the shared store (see shared.h): every pass and trap
+ * any gateway decides comes on the stream, on a connection of its own,
+ * and goes into the kernel's sets with the time it has left; when the
+ * stream cannot tell what was missed (this gateway's start, a Redis
+ * emptied or trimmed past where it was), the sets are rebuilt from the
+ * keys, on the decisions' connection, and the stream read on from
+ * there. Elements are only ever added: the sets' own timeouts end them. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gateway-int.h"
+#include "log.h"
+#include "shared-int.h"
+
+/* Set changes go to the kernel at least this often during a rebuild. */
+#define REBUILD_COMMIT_EVERY 512
+
+static int64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Into the kind's set with the time it has left. Return: 1 if added. */
+static int
+add_to_set(struct shared *sh, bool trap, const struct grey_client *key,
+           int64_t expires)
+{
+	struct gateway *gw = sh->gw;
+	int64_t now = loop_wall_sec(gw->loop);
+	struct nftset_prefix p;
+
+	if (expires <= now)
+		return 0;
+	gateway_prefix_of(key, &p);
+	return nftset_add(gw->nft, trap ? NFTSET_TRAP : NFTSET_PASS, &p,
+	                  (uint64_t)(expires - now) * 1000,
+	                  trap ? "greygate trap" : "greygate pass") == 0;
+}
+
+static void
+on_event(const struct store_redis_event *ev, void *ctx)
+{
+	struct shared *sh = ctx;
+	long long ms = strtoll(ev->id, NULL, 10);
+
+	if (ms > 0)
+		sh->lag_ms = wall_ms() - ms;
+	if (log_is_shown(LOG_LEVEL_DEBUG)) {
+		char key[64];
+
+		log_debug("store: stream %s: %s %s until %" PRId64 " by %s",
+		          ev->id, ev->trap ? "trap" : "pass",
+		          grey_client_format(&ev->key, key, sizeof(key)),
+		          ev->expires, ev->by);
+	}
+	/* Its own come back too: already in the sets, added again (a
+	 * gateway's name alone cannot tell it: two may share one). */
+	if (!strcmp(ev->by, sh->gw->cfg->hostname))
+		sh->k.own_events++;
+	else
+		sh->k.events++;
+	if (add_to_set(sh, ev->trap, &ev->key, ev->expires))
+		gateway_commit_turn(sh->gw); /* within the second */
+}
+
+/* --- the rebuild from the keys --- */
+
+struct rebuild {
+	struct shared *sh;
+	bool traps; /* the second walk */
+	unsigned queued;
+	uint64_t passes, traps_added;
+};
+
+static void start_rebuild(struct shared *sh);
+
+static int
+on_client(const struct grey_client *key, const struct store_client *rec,
+          void *ctx)
+{
+	struct rebuild *rb = ctx;
+
+	if (!add_to_set(rb->sh, rb->traps, key, rec->expires))
+		return 0;
+	if (rb->traps)
+		rb->traps_added++;
+	else
+		rb->passes++;
+	if (++rb->queued % REBUILD_COMMIT_EVERY == 0)
+		gateway_commit_turn(rb->sh->gw);
+	return 0;
+}
+
+static void
+on_walked(int err, const struct store_redis_scan_counts *n, void *ctx)
+{
+	struct rebuild *rb = ctx;
+	struct shared *sh = rb->sh;
+
+	sh->k.scan_bad += n->bad;
+	gateway_commit_turn(sh->gw);
+	if (err == 0 && !rb->traps) {
+		rb->traps = true;
+		if (store_redis_scan_clients(sh->c, SHARED_PREFIX, STORE_TRAP,
+		                             on_client, on_walked, rb) == 0)
+			return;
+		err = -EIO;
+	}
+	sh->reconciling = false;
+	if (err < 0) {
+		/* Again once the connection is back (shared.c). */
+		log_warnx("store: the sets' rebuild from Redis was cut short "
+		          "(%" PRIu64 " passes restored so far); it starts "
+		          "again when Redis answers",
+		          rb->passes);
+		sh->reconcile_again = true;
+	} else {
+		sh->k.reconciled += rb->passes + rb->traps_added;
+		log_info("nft: rebuilt from the shared store: %" PRIu64
+		         " passed and %" PRIu64 " trapped clients",
+		         rb->passes, rb->traps_added);
+	}
+	free(rb);
+	if (sh->reconcile_again && sh->agreed && !sh->closing)
+		start_rebuild(sh);
+}
+
+static void
+start_rebuild(struct shared *sh)
+{
+	struct rebuild *rb = calloc(1, sizeof(*rb));
+
+	sh->reconcile_again = true; /* until it is under way */
+	if (!rb || !sh->agreed)
+		goto later;
+	rb->sh = sh;
+	if (store_redis_scan_clients(sh->c, SHARED_PREFIX, STORE_PASS,
+	                             on_client, on_walked, rb) < 0)
+		goto later;
+	sh->reconcile_again = false;
+	sh->reconciling = true;
+	sh->k.reconciles++;
+	return;
+later:
+	free(rb);
+}
+
+static void
+on_gap(const char *why, void *ctx)
+{
+	struct shared *sh = ctx;
+
+	log_info("store: %s: the sets are rebuilt from the keys", why);
+	if (sh->reconciling)
+		sh->reconcile_again = true; /* after the one under way */
+	else
+		start_rebuild(sh);
+}
+
+void
+shared_follow_agreed(struct shared *sh)
+{
+	if (sh->follow && sh->reconcile_again && !sh->reconciling)
+		start_rebuild(sh);
+}
+
+int
+shared_follow_start(struct gateway *gw)
+{
+	struct shared *sh = gw->shared;
+
+	sh->follow = store_redis_follow_new(gw->loop, &sh->rcfg, SHARED_PREFIX,
+	                                    "", on_event, on_gap, sh);
+	return sh->follow ? 0 : -errno;
+}
+
+void
+shared_follow_stop(struct shared *sh)
+{
+	store_redis_follow_free(sh->follow);
+	sh->follow = NULL;
+}

@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Two MX gateways sharing one greylist in Redis, all real parts: a
+# redis-server (Debian's, requirepass set) on a host of its own, two
+# gateways 'mx1' and 'mx2', each with greygated and its own receiving
+# Postfix, and a sending Postfix on 'sender' that tries mx1, then mx2 (two
+# relayhosts in turn). Asserted:
+#  - the first attempt at mx1 hears 451; the retry lands on mx2 and passes
+#    there (mx2 never saw the first attempt); within a second mx1's pass4
+#    holds the sender's network too; the mail is delivered, and later
+#    mail goes straight through either gateway;
+#  - a gateway whose client_prefix4 differs refuses to start, naming the
+#    key and both values;
+#  - mx1 killed with -9 while mx2 passes a client: restarted, mx1 rebuilds
+#    its sets from the keys and holds that pass;
+#  - Redis stopped mid-run (SIGSTOP; 30 s with GG_THOROUGH=1, else 6 s):
+#    no crash, a new client hears 451 only, what was decided meanwhile is
+#    written when Redis answers again, and that client's retry passes;
+#  - Redis restarted with an empty dataset: both gateways say so and
+#    agree again; the passes in the kernel's sets go on.
+set -euo pipefail
+here=$(dirname "$0")
+. "$here/../lib/netns.sh"
+. "$here/../lib/postfix.sh"
+. "$here/../lib/handoff.sh"
+
+[ -x /usr/bin/redis-server ] || { echo "no redis-server (scripts/deps installs it): skipped"; exit 77; }
+outage=6
+[ -z "${GG_THOROUGH:-}" ] || outage=30
+
+netns_init
+netns_host sender
+netns_host mx1
+netns_host mx2
+netns_host redis
+# The sender reaches each gateway on a link of its own; both of its
+# addresses are in 203.0.113.0/24, the one network greylisting keys it by.
+netns_link sender 203.0.113.10/28 mx1 203.0.113.1/28
+netns_link sender 203.0.113.20/28 mx2 203.0.113.17/28
+# Clients of the later steps, each in a network of its own.
+netns_link sender 198.51.100.100/28 mx2 198.51.100.97/28 \
+	2001:db8:9::10/64 2001:db8:9::1/64
+netns_link mx1 198.51.100.1/28 redis 198.51.100.2/28
+netns_link mx2 198.51.100.17/28 redis 198.51.100.18/28
+
+# --- Redis, on its own host, with a password ---
+rdir=$NETNS_TMP/redis
+mkdir -m 700 "$rdir"
+password=shared-$RANDOM$RANDOM
+cat >"$rdir/redis.conf" <<CONF
+bind 198.51.100.2 198.51.100.18
+port 6379
+requirepass $password
+dir $rdir
+save ""
+appendonly no
+daemonize no
+logfile $rdir/redis.log
+CONF
+REDIS_PID=""
+redis_start() {
+	netns_spawn redis /usr/bin/redis-server "$rdir/redis.conf"
+	REDIS_PID=$SPAWNED
+	wait_for 10 nsx redis redis-cli -h 198.51.100.2 --no-auth-warning -a "$password" ping >/dev/null 2>&1 ||
+		fail "redis-server did not start: $(tail -5 "$rdir/redis.log")"
+}
+redis_stop() {
+	[ -n "$REDIS_PID" ] || return 0
+	kill -CONT "$REDIS_PID" 2>/dev/null || true
+	kill "$REDIS_PID" 2>/dev/null || true
+	wait "$REDIS_PID" 2>/dev/null || true
+	REDIS_PID=""
+}
+rcli() { nsx redis redis-cli -h 198.51.100.2 --no-auth-warning -a "$password" "$@"; }
+netns_on_exit redis_stop
+redis_start
+printf '%s\n' "$password" >"$NETNS_TMP/redis.pass"
+chmod 600 "$NETNS_TMP/redis.pass"
+
+# --- the gateways ---
+declare -A GG_PID=()
+gg_conf() { # NAME REDIS_ADDRESS [EXTRA]
+	local d=$NETNS_TMP/$1
+	mkdir -p "$d/store" "$d/allow.d"
+	cat >"$d/greygate.conf" <<CONF
+[gateway]
+interface = any
+store_dir = $d/store
+allow_dir = $d/allow.d
+hostname = $1.test
+control_socket = $d/control.sock
+store = redis://$2:6379/0
+store_password_file = $NETNS_TMP/redis.pass
+log_level = debug
+[greylist]
+delay = 3
+${3:-}
+CONF
+}
+gg_log() { printf '%s/%s/greygated.log' "$NETNS_TMP" "$1"; }
+gg_ups() { local n; n=$(grep -c "greygated .* up" "$(gg_log "$1")" 2>/dev/null) || true; echo "${n:-0}"; }
+gg_up_again() { [ "$(gg_ups "$1")" -gt "$2" ]; }
+gg_start() { # NAME: started in its namespace, waited for
+	local ups
+	ups=$(gg_ups "$1")
+	netns_spawn "$1" "$GREYGATE_BUILD/daemon/greygated" --foreground \
+		--config "$NETNS_TMP/$1/greygate.conf" >>"$(gg_log "$1")" 2>&1
+	GG_PID[$1]=$SPAWNED
+	wait_for 10 gg_up_again "$1" "$ups" ||
+		{ cat "$(gg_log "$1")"; fail "greygated on $1 did not start"; }
+}
+ggctl() { "$GREYGATE_BUILD/tools/greygatectl" --socket "$NETNS_TMP/$1/control.sock" "${@:2}"; }
+in_set() { # HOST SET NETWORK/PREFIX: the set holds the network's address
+	nsx "$1" nft -j list set inet greygate "$2" 2>/dev/null |
+		jq -e --arg a "${3%/*}" '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val == $a)' >/dev/null
+}
+in_pass4() { in_set "$1" pass4 "$2"; }
+in_pass6() { in_set "$1" pass6 "$2"; }
+logged() { grep -F -- "$2" "$(gg_log "$1")" >/dev/null; }
+session() { nsx sender python3 "$here/../lib/smtp-session.py" "$@"; }
+
+gg_conf mx1 198.51.100.2
+gg_conf mx2 198.51.100.18
+gg_start mx1
+gg_start mx2
+for gw in mx1 mx2; do
+	logged $gw "store: shared in Redis at redis://" || fail "$gw: not on the shared store"
+done
+[ "$(rcli HGET gg:config client_prefix4)" = 24 ] || fail "the keys were not recorded in Redis"
+echo "ok: two gateways share one Redis and agree on the keys"
+
+# --- a gateway that keys clients otherwise refuses to start ---
+# (the policy door alone: no capture, no table to clash with mx1's)
+gg_conf odd 198.51.100.2 "client_prefix4 = 16
+[policy]
+listen = unix:$NETNS_TMP/odd/policy.sock"
+sed -i 's/^interface = any$/gateway = no/' "$NETNS_TMP/odd/greygate.conf"
+rc=0
+out=$(nsx mx1 "$GREYGATE_BUILD/daemon/greygated" --foreground --config "$NETNS_TMP/odd/greygate.conf" 2>&1) || rc=$?
+[ "$rc" != 0 ] || fail "a gateway with client_prefix4 = 16 started: $out"
+refusal=$(grep "cannot start" <<<"$out") || fail "no refusal (status $rc): $out"
+[[ "$refusal" == *"client_prefix4 is 16 here but 24 in the shared store (set by mx1.test)"* ]] ||
+	fail "the refusal does not name the key and both values: $out"
+echo "ok: a disagreeing gateway refuses to start: ${refusal#*cannot start: }"
+
+# --- the first attempt at mx1, the retry at mx2 ---
+postfix_new rx1 mx1 "203.0.113.1"
+postfix_new rx2 mx2 "203.0.113.17, 198.51.100.97, [2001:db8:9::1]"
+postfix_start rx1
+postfix_start rx2
+postfix_wait_listening rx1 203.0.113.1 || fail "rx1 is not listening"
+postfix_wait_listening rx2 203.0.113.17 || fail "rx2 is not listening"
+postfix_relay out sender 203.0.113.1 "smtp_tls_security_level = none"
+outlog=$(postfix_log out)
+out_send first
+wait_for 20 grep "status=deferred.*451 4.7.1 <bob@example.org>: Greylisted" "$outlog" >/dev/null ||
+	fail "the first attempt at mx1 was not greylisted: $(tail -3 "$outlog")"
+logged mx1 "action=greylist, reason=new, client=203.0.113.10" || fail "mx1 did not greylist it"
+[ "$(rcli EXISTS "gg:grey:203.0.113.0/24 alice@sender.test bob@example.org")" = 1 ] ||
+	fail "the first sight is not in Redis"
+out_reconfigure "relayhost = [203.0.113.17]:25"
+sleep 3
+nsx sender postqueue -c "$(postfix_dir out)" -f
+wait_for 20 logged mx2 "action=pass, reason=retry-passed, client=203.0.113.20" ||
+	{ tail -5 "$(gg_log mx2)"; fail "the retry at mx2 did not pass"; }
+passed_at=$(date +%s%N)
+wait_for 1 in_pass4 mx1 203.0.113.0/24 ||
+	fail "mx1's pass4 does not hold the pass within a second (the stream: $(rcli XRANGE gg:stream - +))"
+echo "ok: greylisted at mx1, passed at mx2, in mx1's set $(( ($(date +%s%N) - passed_at) / 1000000 )) ms later"
+in_pass4 mx2 203.0.113.0/24 || fail "mx2's own pass4 does not hold it"
+wait_for 30 mail_delivered rx2 first || fail "the mail was not delivered at mx2"
+echo "ok: delivered at mx2"
+out_reconfigure "relayhost = [203.0.113.1]:25"
+out_send through-mx1
+wait_for 20 mail_delivered rx1 through-mx1 || fail "later mail did not go straight through mx1"
+out_reconfigure "relayhost = [203.0.113.17]:25"
+out_send through-mx2
+wait_for 20 mail_delivered rx2 through-mx2 || fail "later mail did not go straight through mx2"
+! grep "status=deferred" "$outlog" >/dev/null || fail "later mail was deferred: $(grep status= "$outlog")"
+echo "ok: later mail goes straight through either gateway"
+
+# --- mx1 killed; mx2 passes a client meanwhile; mx1 catches up ---
+kill -9 "${GG_PID[mx1]}"
+wait "${GG_PID[mx1]}" 2>/dev/null || true
+reply=$(session try 198.51.100.100 198.51.100.97) || true
+[[ "$reply" == *"RCPT 451"* ]] || fail "a new client at mx2 was not greylisted: $reply"
+sleep 3.2
+reply=$(session try 198.51.100.100 198.51.100.97) || true
+wait_for 5 logged mx2 "action=pass, reason=retry-passed, client=198.51.100.100" ||
+	fail "its retry did not pass at mx2: $reply"
+gg_start mx1
+wait_for 5 in_pass4 mx1 198.51.100.0/24 || fail "restarted mx1 does not hold the pass made while it was down"
+in_pass4 mx1 203.0.113.0/24 || fail "restarted mx1 lost the earlier pass"
+logged mx1 "rebuilt from the shared store: 2 passed" || fail "mx1 did not say it rebuilt its sets: $(grep rebuilt "$(gg_log mx1)")"
+echo "ok: mx1 killed -9 and restarted holds every pass, the one made while it was down too"
+
+# --- Redis stops answering for a while ---
+kill -STOP "$REDIS_PID"
+reply=$(session try 2001:db8:9::10 2001:db8:9::1) || true
+[[ "$reply" == *"RCPT 451"* ]] || fail "a new client during the outage did not hear 451: $reply"
+wait_for 10 logged mx2 "store: Redis at redis://198.51.100.18:6379/0: no answer within" ||
+	fail "mx2 did not say Redis is away: $(grep store: "$(gg_log mx2)" | tail -3)"
+sleep "$outage"
+kill -0 "${GG_PID[mx2]}" || fail "mx2 died while Redis was away"
+ggctl mx2 status | grep "store:.*AWAY" >/dev/null || fail "status does not say Redis is away: $(ggctl mx2 status)"
+kill -CONT "$REDIS_PID"
+wait_for 40 logged mx2 "is back after" || fail "mx2 did not see Redis back"
+logged mx2 "writing 1 decision(s) made while Redis was away" ||
+	fail "what mx2 decided meanwhile was not written: $(grep store: "$(gg_log mx2)" | tail -3)"
+[ "$(rcli EXISTS "gg:grey:2001:db8:9::/64 alice@client.test bob@example.org")" = 1 ] ||
+	fail "the first sight made during the outage is not in Redis"
+reply=$(session try 2001:db8:9::10 2001:db8:9::1) || true
+wait_for 5 logged mx2 "action=pass, reason=retry-passed, client=2001:db8:9::10" ||
+	fail "the client greylisted during the outage did not pass later: $reply"
+wait_for 2 in_pass6 mx1 2001:db8:9:: || fail "that pass did not reach mx1"
+kill -0 "${GG_PID[mx1]}" || fail "mx1 died"
+ggctl mx2 status | grep "store:.*connected" >/dev/null || fail "status does not say connected: $(ggctl mx2 status)"
+echo "ok: Redis away for ${outage} s: 451 meanwhile, written when back, the client passes later"
+
+# --- Redis restarted empty ---
+redis_stop
+redis_start
+for gw in mx1 mx2; do
+	wait_for 40 logged $gw "the stream is empty: a new or emptied Redis" ||
+		fail "$gw did not notice the emptied Redis: $(grep store: "$(gg_log $gw)" | tail -3)"
+done
+wait_for 10 eval '[ "$(rcli HGET gg:config delay)" = 3 ]' || fail "the keys were not agreed again"
+for gw in mx1 mx2; do kill -0 "${GG_PID[$gw]}" || fail "$gw died"; done
+in_pass4 mx1 203.0.113.0/24 || fail "mx1's passes went with the emptied Redis"
+out_send after-empty
+wait_for 20 mail_delivered rx2 after-empty || fail "a passed client's mail did not go straight through after Redis was emptied"
+echo "ok: an emptied Redis is noticed by both gateways, the keys agreed again, the sets' passes go on"
+
+for gw in mx1 mx2; do
+	kill "${GG_PID[$gw]}"
+	wait "${GG_PID[$gw]}" || fail "$gw did not stop cleanly"
+	! grep -E "ERROR|AddressSanitizer|runtime error" "$(gg_log $gw)" || fail "$gw logged errors"
+done
+echo "ok: both gateways stop cleanly"
