@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Every pass or trap in the shared store, for a gateway that must rebuild
  * its sets from the keys (its start, or a stream that cannot tell what
- * it missed): SCAN over PREFIXpass:* or PREFIXtrap:*, a batch at a time,
- * and each batch's records read with pipelined HMGETs on the same
+ * it missed), and every triplet, for a copy of the store: SCAN over
+ * PREFIXpass:*, PREFIXtrap:* or PREFIXgrey:*, a batch at a time, and
+ * each batch's records read with pipelined HMGETs on the same
  * connection. The loop never waits: each answer drives the next step. */
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -19,7 +20,8 @@ struct scan {
 	struct rconn *c;
 	size_t key_skip; /* strlen("PREFIXpass:"): where the CIDR starts */
 	char match[STORE_REDIS_KEY_MAX];
-	store_client_fn *fn;
+	store_client_fn *fn;          /* clients, or */
+	store_triplet_fn *triplet_fn; /* triplets */
 	store_redis_scanned_fn *done;
 	void *ctx;
 	struct store_redis_scan_counts counts;
@@ -31,16 +33,25 @@ struct scan {
 struct record {
 	struct scan *s;
 	struct grey_client key;
+	char sender[GREY_ADDR_MAX], rcpt[GREY_ADDR_MAX]; /* triplets */
 };
 
-/* The walk ends once every answer is in: told once, then freed. */
+/* n answers in: the walk ends once every one is, told once, then
+ * freed. */
 static void
-answered(struct scan *s)
+answered_n(struct scan *s, unsigned n)
 {
-	if (--s->waiting || (!s->scanned && !s->failed))
+	s->waiting -= n;
+	if (s->waiting || (!s->scanned && !s->failed))
 		return;
 	s->done(s->failed ? -EIO : 0, &s->counts, s->ctx);
 	free(s);
+}
+
+static void
+answered(struct scan *s)
+{
+	answered_n(s, 1);
 }
 
 static void
@@ -53,6 +64,17 @@ on_record(struct redisReply *reply, void *ctx)
 
 	if (!reply) {
 		s->failed = true;
+	} else if (!s->failed && s->triplet_fn) {
+		struct store_triplet t;
+
+		r = store_redis_parse_triplet(reply, &t);
+		if (r == STORE_FOUND) {
+			s->counts.records++;
+			s->triplet_fn(&rec->key, rec->sender, rec->rcpt, &t,
+			              s->ctx);
+		} else if (r < 0) {
+			s->counts.bad++;
+		}
 	} else if (!s->failed) {
 		r = store_redis_parse_client(reply, &client);
 		if (r == STORE_FOUND) {
@@ -69,12 +91,38 @@ on_record(struct redisReply *reply, void *ctx)
 static void scan_from(struct scan *s, const char *cursor);
 
 /* One key of a batch: its record asked for. */
+/* "CIDR SENDER RCPT" (the sender may be empty; neither has blanks).
+ * Return: 0 or -1. */
+static int
+triplet_of_key(const char *text, struct record *rec)
+{
+	const char *sp1 = strchr(text, ' '), *sp2;
+	char cidr[64];
+
+	if (!sp1 || (size_t)(sp1 - text) >= sizeof(cidr))
+		return -1;
+	sp2 = strchr(sp1 + 1, ' ');
+	if (!sp2 || strchr(sp2 + 1, ' ') ||
+	    (size_t)(sp2 - sp1 - 1) >= sizeof(rec->sender) ||
+	    strlen(sp2 + 1) >= sizeof(rec->rcpt) || !sp2[1])
+		return -1;
+	memcpy(cidr, text, (size_t)(sp1 - text));
+	cidr[sp1 - text] = 0;
+	memcpy(rec->sender, sp1 + 1, (size_t)(sp2 - sp1 - 1));
+	rec->sender[sp2 - sp1 - 1] = 0;
+	strcpy(rec->rcpt, sp2 + 1);
+	return grey_cidr_parse(cidr, &rec->key);
+}
+
 static void
 ask_record(struct scan *s, const redisReply *key)
 {
 	static const char *const names[] = {"since", "expires", "refreshed",
 	                                    "deliveries", "sessions"};
+	static const char *const triplet_names[] = {"first", "last", "attempts",
+	                                            "awaiting"};
 	const char *argv[7] = {"HMGET", key->str};
+	size_t nnames = s->triplet_fn ? 4 : 5;
 	struct record *rec;
 
 	if (key->type != REDIS_REPLY_STRING || key->len <= s->key_skip) {
@@ -87,14 +135,17 @@ ask_record(struct scan *s, const redisReply *key)
 		return;
 	}
 	rec->s = s;
-	if (grey_cidr_parse(key->str + s->key_skip, &rec->key) < 0) {
+	if ((s->triplet_fn ? triplet_of_key(key->str + s->key_skip, rec)
+	                   : grey_cidr_parse(key->str + s->key_skip,
+	                                     &rec->key)) < 0) {
 		s->counts.bad++; /* someone else's key under our prefix */
 		free(rec);
 		return;
 	}
-	for (size_t i = 0; i < 5; i++)
-		argv[2 + i] = names[i];
-	if (rconn_command(s->c, on_record, rec, 7, argv, NULL) < 0) {
+	for (size_t i = 0; i < nnames; i++)
+		argv[2 + i] = s->triplet_fn ? triplet_names[i] : names[i];
+	if (rconn_command(s->c, on_record, rec, (int)(2 + nnames), argv, NULL) <
+	    0) {
 		s->failed = true;
 		free(rec);
 		return;
@@ -125,8 +176,7 @@ on_batch(struct redisReply *reply, void *ctx)
 		scan_from(s, reply->element[0]->str);
 	else
 		s->scanned = true;
-	answered(s); /* the batch's share */
-	answered(s); /* the SCAN's own */
+	answered_n(s, 2); /* the batch's share, and the SCAN's own */
 }
 
 static void
@@ -142,18 +192,19 @@ scan_from(struct scan *s, const char *cursor)
 	s->waiting++;
 }
 
-int
-store_redis_scan_clients(struct rconn *c, const char *prefix,
-                         enum store_table table, store_client_fn *fn,
-                         store_redis_scanned_fn *done, void *ctx)
+/* kind: "pass", "trap" or "grey". */
+static int
+scan_start(struct rconn *c, const char *prefix, const char *kind,
+           store_client_fn *fn, store_triplet_fn *triplet_fn,
+           store_redis_scanned_fn *done, void *ctx)
 {
 	struct scan *s = calloc(1, sizeof(*s));
 	int n;
 
 	if (!s)
 		return -ENOMEM;
-	n = snprintf(s->match, sizeof(s->match), "%s%s:*", prefix,
-	             table == STORE_TRAP ? "trap" : "pass");
+	s->triplet_fn = triplet_fn;
+	n = snprintf(s->match, sizeof(s->match), "%s%s:*", prefix, kind);
 	if (n < 0 || (size_t)n >= sizeof(s->match)) {
 		free(s);
 		return -ENAMETOOLONG;
@@ -171,4 +222,21 @@ store_redis_scan_clients(struct rconn *c, const char *prefix,
 	}
 	s->waiting--;
 	return 0;
+}
+
+int
+store_redis_scan_clients(struct rconn *c, const char *prefix,
+                         enum store_table table, store_client_fn *fn,
+                         store_redis_scanned_fn *done, void *ctx)
+{
+	return scan_start(c, prefix, table == STORE_TRAP ? "trap" : "pass", fn,
+	                  NULL, done, ctx);
+}
+
+int
+store_redis_scan_triplets(struct rconn *c, const char *prefix,
+                          store_triplet_fn *fn, store_redis_scanned_fn *done,
+                          void *ctx)
+{
+	return scan_start(c, prefix, "grey", NULL, fn, done, ctx);
 }
