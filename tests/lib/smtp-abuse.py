@@ -37,6 +37,7 @@
 import socket
 import os
 import sys
+import threading
 import time
 
 # The server's port: 25 unless SMTP_PORT says otherwise (the benchmark's
@@ -288,7 +289,19 @@ def rcptflood(host, n, source, every):
             lines += [b"RSET", b"MAIL FROM:<flood@a.test>"]
         lines.append(b"RCPT TO:<r%d@example.org>" % i)
     lines.append(b"QUIT")
-    s.sendall(b"\r\n".join(lines) + b"\r\n")
+    flood = b"\r\n".join(lines) + b"\r\n"
+
+    # Sent while the replies are read: the tarpit may answer 421 and
+    # close before the flood is all sent (then the rest of the send
+    # meets a reset, which is the point, not a failure of the client).
+    def send():
+        try:
+            s.sendall(flood)
+        except (ConnectionResetError, BrokenPipeError):
+            pass
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
     data = b""
     while True:
         try:
