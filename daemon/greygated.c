@@ -15,6 +15,7 @@
 
 #include "child.h"
 #include "config.h"
+#include "copy_store.h"
 #include "gateway.h"
 #include "log.h"
 #include "loop.h"
@@ -34,6 +35,7 @@ usage(FILE *out)
 		"usage: greygated [--config FILE] [--foreground] "
 		"[--log-level warn|info|debug]\n"
 		"       greygated [--config FILE] --check-config\n"
+		"       greygated [--config FILE] --store-copy to-redis|to-lmdb\n"
 		"       greygated [--config FILE] --replay FILE.pcap --dry-run "
 		"[--json | --events json] [--svg FILE]\n"
 		"       greygated --version\n"
@@ -124,6 +126,7 @@ main(int argc, char **argv)
 		{"svg", required_argument, NULL, 's'},
 		{"version", no_argument, NULL, 'V'},
 		{"keys", no_argument, NULL, 'K'},
+		{"store-copy", required_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -132,6 +135,7 @@ main(int argc, char **argv)
 	struct replay_opts replay = {0};
 	bool foreground = false, check = false, path_given = false;
 	bool dry_run = false;
+	const char *store_copy = NULL;
 	int level = -1, c, code;
 	struct gateway *gw;
 	struct loop *loop;
@@ -190,6 +194,9 @@ main(int argc, char **argv)
 		case 'K':
 			config_list_keys(stdout);
 			return 0;
+		case 'S':
+			store_copy = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -219,6 +226,10 @@ main(int argc, char **argv)
 	    (!replay.file && config_check_system(&cfg, err) < 0)) {
 		fprintf(stderr, "greygated: %s\n", err);
 		return 2;
+	}
+	if (store_copy) {
+		log_init("greygated", false, LOG_LEVEL_WARN);
+		return copy_store_main(&cfg, store_copy);
 	}
 	if (check) {
 		if (check_policy_lists(&cfg, err) < 0) {

@@ -133,6 +133,12 @@ int store_redis_scan_clients(struct rconn *c, const char *prefix,
                              enum store_table table, store_client_fn *fn,
                              store_redis_scanned_fn *done, void *ctx);
 
+/* store_redis_scan_triplets - the same for every triplet record (each
+ * key "PREFIXgrey:CIDR SENDER RCPT" taken apart for fn). */
+int store_redis_scan_triplets(struct rconn *c, const char *prefix,
+                              store_triplet_fn *fn,
+                              store_redis_scanned_fn *done, void *ctx);
+
 /* One pass or trap from the stream. */
 struct store_redis_event {
 	const char *id;         /* the stream's id: where to go on from */

@@ -16,8 +16,11 @@
 #  - Redis stopped mid-run (SIGSTOP; 30 s with GG_THOROUGH=1, else 6 s):
 #    no crash, a new client hears 451 only, what was decided meanwhile is
 #    written when Redis answers again, and that client's retry passes;
-#  - Redis restarted with an empty dataset: both gateways say so and
-#    agree again; the passes in the kernel's sets go on.
+#  - greygated --store-copy to-lmdb copies the shared greylist into mx1's
+#    LMDB store; Redis restarted with an empty dataset: the gateway says
+#    so and agrees again, the passes in the kernel's sets go on; the copy
+#    goes back with --store-copy to-redis, mx2 hears of its passes, and
+#    mx1 started again rebuilds its sets from them.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -217,19 +220,41 @@ kill -0 "${GG_PID[mx1]}" || fail "mx1 died"
 ggctl mx2 status | grep "store:.*connected" >/dev/null || fail "status does not say connected: $(ggctl mx2 status)"
 echo "ok: Redis away for ${outage} s: 451 meanwhile, written when back, the client passes later"
 
+# --- the greylist copied out of Redis into mx1's LMDB store ---
+kill "${GG_PID[mx1]}"
+wait "${GG_PID[mx1]}" || fail "mx1 did not stop cleanly"
+copied=$(nsx mx1 "$GREYGATE_BUILD/daemon/greygated" --config "$NETNS_TMP/mx1/greygate.conf" --store-copy to-lmdb) ||
+	fail "--store-copy to-lmdb failed: $copied"
+[[ "$copied" == *"copied "[1-9]*" triplets, 3 passes and 0 traps from redis://198.51.100.2:6379/0 to LMDB in $NETNS_TMP/mx1/store;"*" 0 failed" ]] ||
+	fail "unexpected: $copied"
+echo "ok: ${copied#greygated: }"
+
 # --- Redis restarted empty ---
 redis_stop
 redis_start
-for gw in mx1 mx2; do
+for gw in mx2; do
 	wait_for 40 logged $gw "the stream is empty: a new or emptied Redis" ||
 		fail "$gw did not notice the emptied Redis: $(grep store: "$(gg_log $gw)" | tail -3)"
 done
 wait_for 10 eval '[ "$(rcli HGET gg:config delay)" = 3 ]' || fail "the keys were not agreed again"
-for gw in mx1 mx2; do kill -0 "${GG_PID[$gw]}" || fail "$gw died"; done
-in_pass4 mx1 203.0.113.0/24 || fail "mx1's passes went with the emptied Redis"
+kill -0 "${GG_PID[mx2]}" || fail "mx2 died"
+in_pass4 mx2 203.0.113.0/24 || fail "mx2's passes went with the emptied Redis"
 out_send after-empty
 wait_for 20 mail_delivered rx2 after-empty || fail "a passed client's mail did not go straight through after Redis was emptied"
-echo "ok: an emptied Redis is noticed by both gateways, the keys agreed again, the sets' passes go on"
+echo "ok: an emptied Redis is noticed, the keys agreed again, the sets' passes go on"
+
+# --- and copied back into the empty Redis: every gateway has it again ---
+copied=$(nsx mx1 "$GREYGATE_BUILD/daemon/greygated" --config "$NETNS_TMP/mx1/greygate.conf" --store-copy to-redis) ||
+	fail "--store-copy to-redis failed: $copied"
+[[ "$copied" == *" 3 passes and 0 traps from LMDB in $NETNS_TMP/mx1/store to redis://"* ]] || fail "unexpected: $copied"
+[ "$(rcli --scan --pattern 'gg:pass:*' | wc -l)" = 3 ] || fail "the passes are not in Redis again"
+[ "$(rcli EXISTS "gg:grey:2001:db8:9::/64 alice@client.test bob@example.org")" = 1 ] ||
+	fail "the triplets are not in Redis again"
+wait_for 2 eval '[ "$(ggctl mx2 status --json | jq .shared.events)" -ge 3 ]' ||
+	fail "mx2 did not hear of the copied passes: $(ggctl mx2 status --json | jq -c .shared)"
+gg_start mx1
+wait_for 5 logged mx1 "rebuilt from the shared store: 3 passed" || fail "mx1 did not rebuild its sets from the copy"
+echo "ok: ${copied#greygated: }; mx2 heard of its passes, mx1 rebuilt from them"
 
 for gw in mx1 mx2; do
 	kill "${GG_PID[$gw]}"

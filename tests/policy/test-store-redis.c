@@ -21,6 +21,7 @@
 #include "policy.h"
 #include "redis_loop.h"
 #include "redis_server.h"
+#include "store_copy.h"
 #include "store_redis.h"
 #include "timesrc.h"
 
@@ -600,6 +601,96 @@ test_scan_every_pass(void)
 	redis(1, flush);
 }
 
+/* --- a greylist moved from LMDB to Redis and back --- */
+
+static void
+test_copy_both_ways(void)
+{
+	/* Redis expires keys by its own clock: the records are of now. */
+	const int64_t now = time(NULL);
+	const char *flush[] = {"FLUSHALL"};
+	struct grey_config cfg;
+	struct store *lmdb, *back;
+	struct store_copy_counts n;
+	struct grey_client net, addr, old_net;
+	struct store_triplet t = {now - 60, now - 30, 2, 0}, got_t;
+	struct store_triplet stale = {now - 9 * 86400, now - 9 * 86400, 1, 0};
+	struct store_client pass = {now - 600, now + 86400, now - 600, 3, 4};
+	struct store_client trap = {now - 60, now + 3600, 0, 0, 0}, got_c;
+	struct store_client ended = {now - 900, now - 1, 0, 0, 0};
+	struct grey_records w;
+	struct grey_attempt a = rcpt(now);
+	struct grey *bare;
+
+	grey_config_defaults(&cfg);
+	redis(1, flush);
+	CHECK_INT(grey_cidr_parse("198.51.100.0/24", &net), 0);
+	CHECK_INT(grey_cidr_parse("198.51.100.7/32", &addr), 0);
+	CHECK_INT(grey_cidr_parse("203.0.113.0/24", &old_net), 0);
+	CHECK_INT(store_open_temp(&lmdb), 0);
+	CHECK_INT(store_put_triplet(lmdb, &net, "alice@example.org",
+	                            "bob@example.net", &t),
+	          0);
+	CHECK_INT(store_put_triplet(lmdb, &old_net, "", "bob@example.net",
+	                            &stale),
+	          0);
+	CHECK_INT(store_put_client(lmdb, STORE_PASS, &net, &pass), 0);
+	CHECK_INT(store_put_client(lmdb, STORE_PASS, &old_net, &ended), 0);
+	CHECK_INT(store_put_client(lmdb, STORE_TRAP, &addr, &trap), 0);
+	CHECK_INT(store_flush(lmdb), 0);
+
+	CHECK_INT(store_copy_to_redis(lmdb, loop, conn, "gg:", &cfg, "gw-a", now,
+	                              &n),
+	          0);
+	CHECK_INT(n.triplets, 1);
+	CHECK_INT(n.passes, 1);
+	CHECK_INT(n.traps, 1);
+	CHECK_INT(n.skipped, 1); /* the stale triplet (the ended pass is not
+	                            walked at all) */
+	CHECK_INT(n.failed, 0);
+	/* What a gateway on Redis now decides from: the same records. */
+	bare = grey_new(&cfg, NULL);
+	grey_records_prepare(bare, &a, &w);
+	CHECK_INT(fetch(&w, NULL), 0);
+	CHECK_INT(w.triplet_found, STORE_FOUND);
+	CHECK_INT(w.triplet.first_seen, now - 60);
+	CHECK_INT(w.triplet.attempts, 2);
+	CHECK_INT(w.pass_found, STORE_FOUND);
+	CHECK_INT(w.pass.expires, now + 86400);
+	CHECK_INT(w.pass.deliveries, 3);
+	CHECK_INT(w.pass.sessions, 4);
+	grey_free(bare);
+
+	/* and back, into an empty LMDB store */
+	CHECK_INT(store_open_temp(&back), 0);
+	CHECK_INT(store_copy_from_redis(loop, conn, "gg:", back, now,
+	                                cfg.retry_window_sec, &n),
+	          0);
+	CHECK_INT(n.triplets, 1);
+	CHECK_INT(n.passes, 1);
+	CHECK_INT(n.traps, 1);
+	CHECK_INT(n.failed, 0);
+	CHECK_INT(store_get_triplet(back, &net, "alice@example.org",
+	                            "bob@example.net", &got_t),
+	          STORE_FOUND);
+	CHECK_INT(got_t.first_seen, t.first_seen);
+	CHECK_INT(got_t.last_seen, t.last_seen);
+	CHECK_INT(got_t.attempts, t.attempts);
+	CHECK_INT(store_get_client(back, STORE_PASS, &net, &got_c),
+	          STORE_FOUND);
+	CHECK_INT(got_c.since, pass.since);
+	CHECK_INT(got_c.expires, pass.expires);
+	CHECK_INT(got_c.deliveries, pass.deliveries);
+	CHECK_INT(store_get_client(back, STORE_TRAP, &addr, &got_c),
+	          STORE_FOUND);
+	CHECK_INT(got_c.expires, trap.expires);
+	CHECK_INT(store_get_client(back, STORE_PASS, &old_net, &got_c), 0);
+	CHECK_INT(store_count(back, -1), 1);
+	store_close(back);
+	store_close(lmdb);
+	redis(1, flush);
+}
+
 static void
 test_server_stopped(void)
 {
@@ -638,6 +729,7 @@ main(void)
 	RUN(test_gateways_agree_on_keys);
 	RUN(test_follow_the_stream);
 	RUN(test_scan_every_pass);
+	RUN(test_copy_both_ways);
 	RUN(test_server_stopped);
 	rconn_free(conn);
 	loop_free(loop);
