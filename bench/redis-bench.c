@@ -211,17 +211,29 @@ main(int argc, char **argv)
 	long long mem0, mem1, triplets, passes;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: redis-bench SOCKET PASSWORD [EVENTS] "
-		                "[IN_FLIGHT]\n");
+		fprintf(stderr, "usage: redis-bench SOCKET|ADDRESS:PORT PASSWORD "
+		                "[EVENTS] [IN_FLIGHT]\n");
 		return 2;
 	}
-	cfg.unix_path = argv[1];
+	/* A unix socket's path, or an IPv4 address and port. */
+	if (argv[1][0] == '/') {
+		cfg.unix_path = argv[1];
+	} else {
+		char *colon = strrchr(argv[1], ':');
+
+		if (!colon)
+			return 2;
+		*colon = 0;
+		cfg.host = argv[1];
+		cfg.port = (uint16_t)atoi(colon + 1);
+	}
 	cfg.password = argv[2];
 	evs = make_events(n, (int64_t)time(NULL));
 	grey_config_defaults(&gc);
 
 	/* Redis: empty first, then the events. */
-	rc = redisConnectUnix(argv[1]);
+	rc = cfg.unix_path ? redisConnectUnix(cfg.unix_path)
+	                   : redisConnect(cfg.host, cfg.port);
 	if (!rc || rc->err) {
 		fprintf(stderr, "redis-bench: cannot connect to %s\n", argv[1]);
 		return 1;

@@ -2,17 +2,55 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Decisions per second of one gateway against a shared Redis store beside
 # LMDB (bench/redis-bench.c), with a redis-server started here for the
-# run on a unix socket in a temp dir (no TCP), its own config, stopped by
-# its PID.
-#   bench/redis-bench.sh [EVENTS] [IN_FLIGHT]      (200000, 64)
+# run, its own config, stopped by its PID:
+#   bench/redis-bench.sh [EVENTS] [IN_FLIGHT]          (200000, 64) on a
+#       unix socket in a temp dir (no TCP)
+#   bench/redis-bench.sh --veth DELAY_MS [EVENTS] [IN_FLIGHT]   over TCP
+#       between two namespaces joined by a veth (198.51.100.0/24), with
+#       DELAY_MS added by tc netem to Redis's replies (so to each round
+#       trip); needs root
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${GREYGATE_BUILD:-$top/build}
+password=bench-$$
+
+if [ "${1:-}" = --veth ]; then
+	delay=$2
+	shift 2
+	. "$top/tests/lib/netns.sh"
+	netns_init
+	netns_host gw
+	netns_host redis
+	netns_link gw 198.51.100.1/30 redis 198.51.100.2/30
+	[ "$delay" = 0 ] ||
+		nsx redis tc qdisc add dev "$(netns_dev redis gw)" root netem delay "${delay}ms" ||
+		netns_die "no tc netem here"
+	cat >"$NETNS_TMP/redis.conf" <<CONF
+bind 198.51.100.2
+port 6379
+dir $NETNS_TMP
+requirepass $password
+save ""
+appendonly no
+logfile $NETNS_TMP/redis.log
+CONF
+	netns_spawn redis redis-server "$NETNS_TMP/redis.conf"
+	netns_on_exit "kill $SPAWNED"
+	wait_for 10 nsx gw bash -c 'exec 3<>/dev/tcp/198.51.100.2/6379' 2>/dev/null ||
+		netns_die "redis-server did not start"
+	# (redis-cli --latency: a PING at a time for a second; min max avg n)
+	rtt=$(nsx gw timeout 1.5 redis-cli -h 198.51.100.2 --no-auth-warning -a "$password" \
+		--latency --raw 2>/dev/null | tail -1 | cut -d' ' -f3) || true
+	echo "redis-server $(redis-server --version | grep -o 'v=[0-9.]*'), TCP over a veth," \
+		"netem ${delay} ms: a PING's round trip ${rtt:-?} ms"
+	nsx gw "$build/bench/redis-bench" 198.51.100.2:6379 "$password" "${1:-200000}" "${2:-64}"
+	exit 0
+fi
+
 dir=$(mktemp -d /tmp/greygate-redis-bench.XXXXXX)
 pid=""
 cleanup() { [ -z "$pid" ] || { kill "$pid"; wait "$pid" 2>/dev/null; }; rm -rf "$dir"; }
 trap cleanup EXIT
-password=bench-$$
 cat >"$dir/redis.conf" <<CONF
 port 0
 unixsocket $dir/redis.sock
