@@ -144,6 +144,26 @@ void gateway_commit_turn(struct gateway *gw);
 int gateway_allow_runtime(struct gateway *gw, const char *cidr,
 			  uint32_t ttl_sec, const char *comment);
 
+/* gateway_allow_reload - read the files and the run-time entries again,
+ * merge them, and put the ranges in the policy and (one batch) in the
+ * kernel; on failure the lists in place stay. Return: 0 or -errno. */
+int gateway_allow_reload(struct gateway *gw);
+
+/* gateway_allow_expire - drop run-time entries past their end (saved).
+ * Return: true if any was. */
+bool gateway_allow_expire(struct gateway *gw, int64_t now);
+
+/* gateway_allow_put - a run-time allow entry (its cidr canonical) into
+ * the list; with apply, saved and in the sets at once (else by
+ * gateway_allow_apply, once for many). Not told to the shared store.
+ * Return: 1 (changed), 0 (the same entry is there), or -errno. */
+int gateway_allow_put(struct gateway *gw, const struct allow_runtime *e,
+		      bool apply);
+
+/* gateway_allow_apply - save the run-time list and reload the allow
+ * lists into the policy and the sets. Return: 0 or -errno. */
+int gateway_allow_apply(struct gateway *gw);
+
 /* gateway_forget - drop what the store and the sets hold of client (an
  * address, or a network no wider than greylisting's key, keyed as
  * greylisting keys it). Return: records deleted, -EINVAL (not an

@@ -29,131 +29,6 @@
 #define STORE_SYNC_TICKS 5
 
 
-/* --- allow lists --- */
-
-/* Run-time entries past their end are dropped from the list (the kernel
- * already dropped them from the sets). Return: true if any was. */
-static bool
-runtime_expire(struct gateway *gw, int64_t now)
-{
-	size_t kept = 0;
-
-	for (size_t i = 0; i < gw->nruntime; i++)
-		if (!gw->runtime[i].expires || gw->runtime[i].expires > now)
-			gw->runtime[kept++] = gw->runtime[i];
-	if (kept == gw->nruntime)
-		return false;
-	gw->nruntime = kept;
-	if (allow_runtime_save(gw->runtime_path, gw->runtime, kept) < 0)
-		log_warn("allow: saving %s", gw->runtime_path);
-	return true;
-}
-
-/* Reads the files and the run-time entries again, merges them, and puts
- * the ranges in the policy and (one batch: the flush and every element
- * land together, so no allowed bank meets the tarpit in between) in the
- * kernel. On failure the lists in place stay. */
-static int
-reload_allow(struct gateway *gw)
-{
-	int64_t now = loop_wall_sec(gw->loop);
-	struct allow_range *ranges;
-	struct allow_set set;
-	size_t n, from_files;
-	int total, r;
-
-	allow_set_init(&set);
-	total = allow_set_load_dir(&set, gw->cfg->allow_dir);
-	from_files = set.files;
-	runtime_expire(gw, now);
-	for (size_t i = 0; i < gw->nruntime; i++) {
-		const struct allow_runtime *e = &gw->runtime[i];
-		struct grey_client net;
-		struct ip_range range;
-
-		if (grey_cidr_parse(e->cidr, &net) < 0)
-			continue;
-		ip_range_of_prefix(net.family, net.bytes, net.prefix, &range);
-		if (allow_set_add(&set, &range, e->expires,
-				  e->comment[0] ? e->comment
-						: "greygatectl allow") < 0)
-			break;
-	}
-	r = allow_set_merge(&set, now, &ranges, &n);
-	allow_set_free(&set);
-	if (r == 0)
-		r = allow_ranges_to_policy(gw->grey, ranges, n);
-	if (r < 0) {
-		log_warnx("allow lists: %s: the lists in place stay",
-			  strerror(-r));
-		free(ranges);
-		return r;
-	}
-	if (gw->nft)
-		nftset_flush(gw->nft, NFTSET_ALLOW);
-	for (size_t i = 0; i < n && gw->nft; i++)
-		nftset_add_range(gw->nft, &ranges[i].range,
-				 ranges[i].expires
-					 ? (uint64_t)(ranges[i].expires - now) *
-						   1000
-					 : 0,
-				 ranges[i].comment);
-	gateway_commit(gw);
-	free(gw->allow);
-	gw->allow = ranges;
-	gw->nallow = n;
-	gw->allow_files = from_files;
-	gw->allow_generation++;
-	log_info("allow lists: %d entries from %zu files in %s, %zu from "
-		 "greygatectl: %zu ranges once merged",
-		 total, from_files, gw->cfg->allow_dir, gw->nruntime, n);
-	return 0;
-}
-
-int
-gateway_allow_runtime(struct gateway *gw, const char *cidr, uint32_t ttl_sec,
-		      const char *comment)
-{
-	struct grey_client net;
-	struct allow_runtime e = {0}, *list;
-	size_t i;
-	int r;
-
-	if (grey_cidr_parse(cidr, &net) < 0)
-		return -EINVAL;
-	if (ttl_sec > ALLOW_TTL_MAX_SEC)
-		return -ERANGE;
-	if (comment && (!allow_text_ok(comment) ||
-			strlen(comment) >= sizeof(e.comment)))
-		return -EILSEQ;
-	/* Stored in canonical form, so the same net given twice is one. */
-	grey_client_format(&net, e.cidr, sizeof(e.cidr));
-	snprintf(e.comment, sizeof(e.comment), "%s", comment ? comment : "");
-	e.expires = ttl_sec ? (int64_t)loop_wall_sec(gw->loop) + ttl_sec : 0;
-	for (i = 0; i < gw->nruntime; i++)
-		if (strcmp(gw->runtime[i].cidr, e.cidr) == 0)
-			break;
-	if (i == gw->nruntime) {
-		list = realloc(gw->runtime, (i + 1) * sizeof(*list));
-		if (!list)
-			return -ENOMEM;
-		gw->runtime = list;
-		gw->nruntime++;
-	}
-	gw->runtime[i] = e;
-	r = allow_runtime_save(gw->runtime_path, gw->runtime, gw->nruntime);
-	if (r < 0)
-		return r;
-	/* A new ttl or comment for an entry already there: the set's
-	 * element is replaced, so reload all in one batch. */
-	r = reload_allow(gw);
-	if (r < 0)
-		return r;
-	log_info("action=allow, client=%s, ttl=%u, comment=%s", e.cidr,
-		 ttl_sec, e.comment);
-	return 0;
-}
-
 int
 gateway_forget(struct gateway *gw, const char *client, char *key_out,
 	       size_t key_len)
@@ -281,8 +156,8 @@ on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 	int64_t now = loop_wall_sec(gw->loop);
 	int r;
 
-	if (runtime_expire(gw, now))
-		reload_allow(gw);
+	if (gateway_allow_expire(gw, now))
+		gateway_allow_reload(gw);
 	r = store_purge(gw->store, now, gw->cfg->grey.retry_window_sec,
 			PURGE_BATCH);
 	if (r > 0)
@@ -534,8 +409,8 @@ open_gateway(struct gateway *gw, char *err)
 static int
 start_gateway(struct gateway *gw, char *err)
 {
-	/* A shared store's passes come from Redis, as soon as it answers. */
-	int r = gw->shared ? shared_follow_start(gw) : reconcile(gw);
+	/* A shared store's passes come from Redis (gateway_open). */
+	int r = gw->shared ? 0 : reconcile(gw);
 
 	if (r < 0) {
 		snprintf(err, 512, "restoring clients from the store: %s",
@@ -585,10 +460,17 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	if (r < 0)
 		goto fail;
 	load_runtime_allow(gw);
-	reload_allow(gw);
+	gateway_allow_reload(gw);
 	r = cfg->gateway ? start_gateway(gw, err) : 0;
 	if (r < 0)
 		goto fail;
+	/* The sets (and the allow entries, the policy door's too) follow
+	 * the shared store, as soon as it answers. */
+	if (gw->shared && (r = shared_follow_start(gw)) < 0) {
+		snprintf(err, 512, "following the shared store: %s",
+			 strerror(-r));
+		goto fail;
+	}
 	loop_timer_arm(loop, &gw->housekeeping,
 		       loop_now_ms(loop) + HOUSEKEEPING_MS);
 	*out = gw;
@@ -647,7 +529,7 @@ gateway_reload(struct gateway *gw, char *err)
 		grey_exempt_add(gw->grey, cfg->exempt[i]);
 	for (int i = 0; i < cfg->ntraps; i++)
 		grey_trap_add(gw->grey, cfg->traps[i]);
-	reload_allow(gw);
+	gateway_allow_reload(gw);
 	policy_door_reload(gw->policy_door);
 	if (r == CONFIG_CHILD_CHANGED && cfg->gateway) {
 		log_info("reload: tarpit or sensor settings changed: starting "

@@ -41,6 +41,7 @@ struct shared {
 		uint64_t writes, writes_failed, waiting_dropped;
 		uint64_t events, own_events, reconciles, reconciled;
 		uint64_t scan_bad;
+		uint64_t allows_sent, allows_failed, allows_taken;
 	} k;
 };
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "allow.h"
 #include "gateway-int.h"
 #include "log.h"
 #include "redis_loop.h"
@@ -291,6 +292,38 @@ shared_cancel(struct shared_decision *q)
 		q->done = NULL;
 }
 
+/* --- run-time allow entries --- */
+
+static void
+on_allow_written(int err, void *ctx)
+{
+	struct shared *sh = ctx;
+
+	if (err < 0) {
+		sh->k.allows_failed++;
+		log_warnx("allow: not written to the shared store (%s): the "
+		          "other gateways do not have it; give it again once "
+		          "Redis answers",
+		          strerror(-err));
+	} else {
+		sh->k.allows_sent++;
+	}
+}
+
+void
+shared_allow(struct shared *sh, const struct grey_client *net,
+             const struct allow_runtime *e)
+{
+	int r = sh->agreed ? store_redis_allow(sh->c, SHARED_PREFIX, net,
+	                                       e->expires, e->comment,
+	                                       sh->gw->cfg->hostname,
+	                                       on_allow_written, sh)
+	                   : -ENOTCONN;
+
+	if (r < 0)
+		on_allow_written(r, sh);
+}
+
 /* --- the connection --- */
 
 static void
@@ -450,5 +483,8 @@ shared_get_status(const struct shared *sh, struct shared_status *out)
 	out->own_events = sh->k.own_events;
 	out->reconciles = sh->k.reconciles;
 	out->reconciled = sh->k.reconciled;
+	out->allows_sent = sh->k.allows_sent;
+	out->allows_failed = sh->k.allows_failed;
+	out->allows_taken = sh->k.allows_taken;
 	out->lag_ms = sh->lag_ms;
 }

@@ -67,6 +67,14 @@ struct shared_decision *shared_decide(struct shared *sh,
  * decision itself goes on. */
 void shared_cancel(struct shared_decision *q);
 
+/* shared_allow - a run-time allow entry made here, for every gateway
+ * (the key and the stream); said if Redis is away (it holds here only,
+ * and comes to the others with the next greygatectl allow of it). */
+struct allow_runtime;
+struct grey_client;
+void shared_allow(struct shared *sh, const struct grey_client *net,
+                  const struct allow_runtime *e);
+
 /* What the store is doing, for status and metrics. */
 struct shared_status {
 	const char *where;      /* the store's URL */
@@ -78,6 +86,7 @@ struct shared_status {
 	uint64_t writes, writes_failed, waiting, waiting_dropped;
 	uint64_t records_bad;
 	uint64_t events, own_events, reconciles, reconciled;
+	uint64_t allows_sent, allows_failed, allows_taken;
 	int64_t lag_ms; /* the last event's age when applied */
 };
 

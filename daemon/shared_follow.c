@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "allow.h"
 #include "gateway-int.h"
 #include "log.h"
 #include "shared-int.h"
@@ -37,12 +38,40 @@ add_to_set(struct shared *sh, bool trap, const struct grey_client *key,
 	int64_t now = loop_wall_sec(gw->loop);
 	struct nftset_prefix p;
 
-	if (expires <= now)
-		return 0;
+	if (expires <= now || !gw->nft)
+		return 0; /* (the policy door alone has no sets) */
 	gateway_prefix_of(key, &p);
 	return nftset_add(gw->nft, trap ? NFTSET_TRAP : NFTSET_PASS, &p,
 	                  (uint64_t)(expires - now) * 1000,
 	                  trap ? "greygate trap" : "greygate pass") == 0;
+}
+
+/* A run-time allow entry from the store, as greygatectl allow would
+ * have made it here. Return: 1 (changed), 0 (had it, or ended), -1
+ * (refused: its comment holds what greygatectl would refuse). */
+static int
+take_allow(struct shared *sh, const struct grey_client *net, int64_t expires,
+           const char *comment, bool apply)
+{
+	struct allow_runtime e = {0};
+	int r;
+
+	if (expires && expires <= loop_wall_sec(sh->gw->loop))
+		return 0;
+	if (!allow_text_ok(comment) || strlen(comment) >= sizeof(e.comment))
+		return -1;
+	grey_client_format(net, e.cidr, sizeof(e.cidr));
+	snprintf(e.comment, sizeof(e.comment), "%s", comment);
+	e.expires = expires;
+	r = gateway_allow_put(sh->gw, &e, apply);
+	if (r > 0) {
+		sh->k.allows_taken++;
+		if (apply)
+			log_info("action=allow, client=%s, expires=%lld, "
+			         "comment=%s (from the shared store)",
+			         e.cidr, (long long)e.expires, e.comment);
+	}
+	return r < 0 ? -1 : r;
 }
 
 static void
@@ -67,6 +96,11 @@ on_event(const struct store_redis_event *ev, void *ctx)
 		sh->k.own_events++;
 	else
 		sh->k.events++;
+	if (ev->allow) {
+		if (take_allow(sh, &ev->key, ev->expires, ev->comment, true) < 0)
+			sh->k.scan_bad++;
+		return;
+	}
 	if (add_to_set(sh, ev->trap, &ev->key, ev->expires))
 		gateway_commit_turn(sh->gw); /* within the second */
 }
@@ -75,9 +109,9 @@ on_event(const struct store_redis_event *ev, void *ctx)
 
 struct rebuild {
 	struct shared *sh;
-	bool traps; /* the second walk */
+	int walk; /* passes, traps, allow entries */
 	unsigned queued;
-	uint64_t passes, traps_added;
+	uint64_t passes, traps_added, allows;
 };
 
 static void start_rebuild(struct shared *sh);
@@ -88,15 +122,28 @@ on_client(const struct grey_client *key, const struct store_client *rec,
 {
 	struct rebuild *rb = ctx;
 
-	if (!add_to_set(rb->sh, rb->traps, key, rec->expires))
+	if (!add_to_set(rb->sh, rb->walk == 1, key, rec->expires))
 		return 0;
-	if (rb->traps)
+	if (rb->walk == 1)
 		rb->traps_added++;
 	else
 		rb->passes++;
 	if (++rb->queued % REBUILD_COMMIT_EVERY == 0)
 		gateway_commit_turn(rb->sh->gw);
 	return 0;
+}
+
+static void
+on_allow_entry(const struct grey_client *net, int64_t expires,
+               const char *comment, void *ctx)
+{
+	struct rebuild *rb = ctx;
+	int r = take_allow(rb->sh, net, expires, comment, false);
+
+	if (r < 0)
+		rb->sh->k.scan_bad++;
+	else
+		rb->allows += (uint64_t)r;
 }
 
 static void
@@ -107,13 +154,21 @@ on_walked(int err, const struct store_redis_scan_counts *n, void *ctx)
 
 	sh->k.scan_bad += n->bad;
 	gateway_commit_turn(sh->gw);
-	if (err == 0 && !rb->traps) {
-		rb->traps = true;
-		if (store_redis_scan_clients(sh->c, SHARED_PREFIX, STORE_TRAP,
-		                             on_client, on_walked, rb) == 0)
+	if (err == 0 && rb->walk < 2) {
+		rb->walk++;
+		if ((rb->walk == 1
+		             ? store_redis_scan_clients(sh->c, SHARED_PREFIX,
+		                                        STORE_TRAP, on_client,
+		                                        on_walked, rb)
+		             : store_redis_scan_allows(sh->c, SHARED_PREFIX,
+		                                       on_allow_entry, on_walked,
+		                                       rb)) == 0)
 			return;
 		err = -EIO;
 	}
+	/* The allow entries taken, in the sets in one batch. */
+	if (rb->allows && gateway_allow_apply(sh->gw) < 0)
+		log_warnx("allow: the shared store's entries not applied");
 	sh->reconciling = false;
 	if (err < 0) {
 		/* Again once the connection is back (shared.c). */
@@ -125,8 +180,9 @@ on_walked(int err, const struct store_redis_scan_counts *n, void *ctx)
 	} else {
 		sh->k.reconciled += rb->passes + rb->traps_added;
 		log_info("nft: rebuilt from the shared store: %" PRIu64
-		         " passed and %" PRIu64 " trapped clients",
-		         rb->passes, rb->traps_added);
+		         " passed and %" PRIu64 " trapped clients, %" PRIu64
+		         " new allow entries",
+		         rb->passes, rb->traps_added, rb->allows);
 	}
 	free(rb);
 	if (sh->reconcile_again && sh->agreed && !sh->closing)

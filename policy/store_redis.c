@@ -516,3 +516,50 @@ store_redis_agree(struct rconn *c, const char *prefix,
 		free(a);
 	return r;
 }
+
+/* --- run-time allow entries --- */
+
+/* KEYS: the entry, the stream. ARGV: expires (0: never), comment,
+ * gateway, CIDR. */
+static const char allow_script[] =
+        "redis.call('HSET', KEYS[1], 'expires', ARGV[1], 'comment', "
+        "ARGV[2], 'by', ARGV[3])\n"
+        "if tonumber(ARGV[1]) > 0 then\n"
+        "  redis.call('EXPIREAT', KEYS[1], ARGV[1])\n"
+        "else\n"
+        "  redis.call('PERSIST', KEYS[1])\n"
+        "end\n"
+        "redis.call('XADD', KEYS[2], 'MAXLEN', '~', '1000000', '*', "
+        "'kind', 'allow', 'key', ARGV[4], 'expires', ARGV[1], 'comment', "
+        "ARGV[2], 'by', ARGV[3])\n"
+        "return 'OK'\n";
+
+int
+store_redis_allow(struct rconn *c, const char *prefix,
+                  const struct grey_client *net, int64_t expires,
+                  const char *comment, const char *gateway,
+                  store_redis_applied_fn *done, void *ctx)
+{
+	char key[STORE_REDIS_KEY_MAX], stream[STORE_REDIS_KEY_MAX], cidr[64];
+	char exp[24];
+	const char *argv[] = {"EVAL", allow_script, "2",     key,  stream,
+	                      exp,    comment,      gateway, cidr};
+	struct apply *a;
+	int r;
+
+	grey_client_format(net, cidr, sizeof(cidr));
+	if (snprintf(key, sizeof(key), "%sallow:%s", prefix, cidr) >=
+	            (int)sizeof(key) ||
+	    snprintf(stream, sizeof(stream), "%sstream", prefix) >=
+	            (int)sizeof(stream))
+		return -ENAMETOOLONG;
+	snprintf(exp, sizeof(exp), "%lld", (long long)expires);
+	a = malloc(sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*a = (struct apply){done, ctx};
+	r = rconn_command(c, on_applied, a, 9, argv, NULL);
+	if (r < 0)
+		free(a);
+	return r;
+}

@@ -110,6 +110,24 @@ int store_redis_agree(struct rconn *c, const char *prefix,
                       const struct grey_config *cfg, const char *gateway,
                       store_redis_agreed_fn *done, void *ctx);
 
+/*
+ * store_redis_allow - a run-time allow entry (greygatectl allow) for
+ * every gateway: the hash PREFIXallow:CIDR (expires, comment, by),
+ * ending by itself at expires (0: never), and an entry "kind allow key
+ * CIDR expires SECONDS comment TEXT by GATEWAY" on the stream, in one
+ * atomic script.
+ * Return: 0 (under way: done is called once), or -errno.
+ */
+int store_redis_allow(struct rconn *c, const char *prefix,
+                      const struct grey_client *net, int64_t expires,
+                      const char *comment, const char *gateway,
+                      store_redis_applied_fn *done, void *ctx);
+
+/* One run-time allow entry in the store, for a walk. */
+typedef void store_redis_allow_fn(const struct grey_client *net,
+                                  int64_t expires, const char *comment,
+                                  void *ctx);
+
 /* What a walk of the keys found. */
 struct store_redis_scan_counts {
 	uint64_t records; /* told to fn */
@@ -133,20 +151,29 @@ int store_redis_scan_clients(struct rconn *c, const char *prefix,
                              enum store_table table, store_client_fn *fn,
                              store_redis_scanned_fn *done, void *ctx);
 
+/* store_redis_scan_allows - the same for every run-time allow entry
+ * (PREFIXallow:CIDR; expires 0 is never). */
+int store_redis_scan_allows(struct rconn *c, const char *prefix,
+                            store_redis_allow_fn *fn,
+                            store_redis_scanned_fn *done, void *ctx);
+
 /* store_redis_scan_triplets - the same for every triplet record (each
  * key "PREFIXgrey:CIDR SENDER RCPT" taken apart for fn). */
 int store_redis_scan_triplets(struct rconn *c, const char *prefix,
                               store_triplet_fn *fn,
                               store_redis_scanned_fn *done, void *ctx);
 
-/* One pass or trap from the stream. */
+/* One pass, trap or run-time allow entry from the stream. */
 struct store_redis_event {
 	const char *id;         /* the stream's id: where to go on from */
-	bool trap;              /* a trap; else a pass */
+	bool trap;              /* a trap */
+	bool allow;             /* a run-time allow entry (neither: a pass) */
 	struct grey_client key; /* its network, or address */
-	int64_t expires;
-	const char *by; /* the gateway that wrote it */
+	int64_t expires;        /* (an allow entry: 0 is never) */
+	const char *comment;    /* an allow entry's ("" for the others) */
+	const char *by;         /* the gateway that wrote it */
 };
+
 
 typedef void store_redis_event_fn(const struct store_redis_event *ev,
                                   void *ctx);

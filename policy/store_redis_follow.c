@@ -81,6 +81,7 @@ entry(struct store_redis_follow *f, const redisReply *e)
 	ev.id = e->element[0]->str;
 	kv = e->element[1];
 	ev.by = "?";
+	ev.comment = "";
 	for (size_t i = 0; i + 1 < kv->elements; i += 2) {
 		const char *name = kv->element[i]->str;
 		const redisReply *v = kv->element[i + 1];
@@ -90,21 +91,26 @@ entry(struct store_redis_follow *f, const redisReply *e)
 			return -1;
 		if (!strcmp(name, "kind")) {
 			ev.trap = !strcmp(v->str, "trap");
-			have_kind = ev.trap || !strcmp(v->str, "pass");
+			ev.allow = !strcmp(v->str, "allow");
+			have_kind =
+			        ev.trap || ev.allow || !strcmp(v->str, "pass");
 		} else if (!strcmp(name, "key")) {
 			have_key = grey_cidr_parse(v->str, &ev.key) == 0;
 		} else if (!strcmp(name, "expires")) {
 			char *end;
 
 			ev.expires = strtoll(v->str, &end, 10);
-			have_exp = end != v->str && !*end && ev.expires > 0;
+			have_exp = end != v->str && !*end && ev.expires >= 0;
+		} else if (!strcmp(name, "comment")) {
+			ev.comment = v->str;
 		} else if (!strcmp(name, "by")) {
 			ev.by = v->str;
 		}
 	}
 	/* Where to go on from, even past an entry that does not parse. */
 	snprintf(f->last_id, sizeof(f->last_id), "%s", ev.id);
-	if (!have_kind || !have_key || !have_exp)
+	/* (only an allow entry may have no end) */
+	if (!have_kind || !have_key || !have_exp || (!ev.allow && !ev.expires))
 		return -1;
 	f->fn(&ev, f->ctx);
 	return 0;

@@ -21,7 +21,8 @@ struct scan {
 	size_t key_skip; /* strlen("PREFIXpass:"): where the CIDR starts */
 	char match[STORE_REDIS_KEY_MAX];
 	store_client_fn *fn;          /* clients, or */
-	store_triplet_fn *triplet_fn; /* triplets */
+	store_triplet_fn *triplet_fn; /* triplets, or */
+	store_redis_allow_fn *allow_fn; /* run-time allow entries */
 	store_redis_scanned_fn *done;
 	void *ctx;
 	struct store_redis_scan_counts counts;
@@ -54,6 +55,36 @@ answered(struct scan *s)
 	answered_n(s, 1);
 }
 
+/* An allow entry's HMGET expires comment. Return: 0 (told), 1 (gone
+ * meanwhile), or -1 (unreadable). */
+static int
+allow_entry(const redisReply *reply, const struct record *rec,
+            struct scan *s)
+{
+	const redisReply *exp, *comment;
+	char *end;
+	long long expires;
+
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2)
+		return -1;
+	exp = reply->element[0];
+	comment = reply->element[1];
+	if (exp->type == REDIS_REPLY_NIL && comment->type == REDIS_REPLY_NIL)
+		return 1;
+	if (exp->type != REDIS_REPLY_STRING ||
+	    (comment->type != REDIS_REPLY_STRING &&
+	     comment->type != REDIS_REPLY_NIL))
+		return -1;
+	expires = strtoll(exp->str, &end, 10);
+	if (end == exp->str || *end || expires < 0)
+		return -1;
+	s->counts.records++;
+	s->allow_fn(&rec->key, expires,
+	            comment->type == REDIS_REPLY_STRING ? comment->str : "",
+	            s->ctx);
+	return 0;
+}
+
 static void
 on_record(struct redisReply *reply, void *ctx)
 {
@@ -64,6 +95,9 @@ on_record(struct redisReply *reply, void *ctx)
 
 	if (!reply) {
 		s->failed = true;
+	} else if (!s->failed && s->allow_fn) {
+		if (allow_entry(reply, rec, s) < 0)
+			s->counts.bad++;
 	} else if (!s->failed && s->triplet_fn) {
 		struct store_triplet t;
 
@@ -122,7 +156,8 @@ ask_record(struct scan *s, const redisReply *key)
 	static const char *const triplet_names[] = {"first", "last", "attempts",
 	                                            "awaiting"};
 	const char *argv[7] = {"HMGET", key->str};
-	size_t nnames = s->triplet_fn ? 4 : 5;
+	static const char *const allow_names[] = {"expires", "comment"};
+	size_t nnames = s->allow_fn ? 2 : s->triplet_fn ? 4 : 5;
 	struct record *rec;
 
 	if (key->type != REDIS_REPLY_STRING || key->len <= s->key_skip) {
@@ -143,7 +178,9 @@ ask_record(struct scan *s, const redisReply *key)
 		return;
 	}
 	for (size_t i = 0; i < nnames; i++)
-		argv[2 + i] = s->triplet_fn ? triplet_names[i] : names[i];
+		argv[2 + i] = s->allow_fn     ? allow_names[i]
+		              : s->triplet_fn ? triplet_names[i]
+		                              : names[i];
 	if (rconn_command(s->c, on_record, rec, (int)(2 + nnames), argv, NULL) <
 	    0) {
 		s->failed = true;
@@ -196,7 +233,8 @@ scan_from(struct scan *s, const char *cursor)
 static int
 scan_start(struct rconn *c, const char *prefix, const char *kind,
            store_client_fn *fn, store_triplet_fn *triplet_fn,
-           store_redis_scanned_fn *done, void *ctx)
+           store_redis_allow_fn *allow_fn, store_redis_scanned_fn *done,
+           void *ctx)
 {
 	struct scan *s = calloc(1, sizeof(*s));
 	int n;
@@ -204,6 +242,7 @@ scan_start(struct rconn *c, const char *prefix, const char *kind,
 	if (!s)
 		return -ENOMEM;
 	s->triplet_fn = triplet_fn;
+	s->allow_fn = allow_fn;
 	n = snprintf(s->match, sizeof(s->match), "%s%s:*", prefix, kind);
 	if (n < 0 || (size_t)n >= sizeof(s->match)) {
 		free(s);
@@ -230,7 +269,7 @@ store_redis_scan_clients(struct rconn *c, const char *prefix,
                          store_redis_scanned_fn *done, void *ctx)
 {
 	return scan_start(c, prefix, table == STORE_TRAP ? "trap" : "pass", fn,
-	                  NULL, done, ctx);
+	                  NULL, NULL, done, ctx);
 }
 
 int
@@ -238,5 +277,13 @@ store_redis_scan_triplets(struct rconn *c, const char *prefix,
                           store_triplet_fn *fn, store_redis_scanned_fn *done,
                           void *ctx)
 {
-	return scan_start(c, prefix, "grey", NULL, fn, done, ctx);
+	return scan_start(c, prefix, "grey", NULL, fn, NULL, done, ctx);
+}
+
+int
+store_redis_scan_allows(struct rconn *c, const char *prefix,
+                        store_redis_allow_fn *fn, store_redis_scanned_fn *done,
+                        void *ctx)
+{
+	return scan_start(c, prefix, "allow", NULL, NULL, fn, done, ctx);
 }

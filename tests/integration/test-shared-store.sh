@@ -11,8 +11,10 @@
 #    mail goes straight through either gateway;
 #  - a gateway whose client_prefix4 differs refuses to start, naming the
 #    key and both values;
-#  - mx1 killed with -9 while mx2 passes a client: restarted, mx1 rebuilds
-#    its sets from the keys and holds that pass;
+#  - mx1 killed with -9 while mx2 passes a client and allows a network:
+#    restarted, mx1 rebuilds its sets from the keys and holds both; an
+#    allow entry made at mx1 (greygatectl allow) is in mx2's set within
+#    a second;
 #  - Redis stopped mid-run (SIGSTOP; 30 s with GG_THOROUGH=1, else 6 s):
 #    no crash, a new client hears 451 only, what was decided meanwhile is
 #    written when Redis answers again, and that client's retry passes;
@@ -185,6 +187,8 @@ echo "ok: later mail goes straight through either gateway"
 # --- mx1 killed; mx2 passes a client meanwhile; mx1 catches up ---
 kill -9 "${GG_PID[mx1]}"
 wait "${GG_PID[mx1]}" 2>/dev/null || true
+ggctl mx2 allow 2001:db8:77::/48 --comment "a bank, allowed at mx2" >/dev/null ||
+	fail "greygatectl allow failed at mx2"
 reply=$(session try 198.51.100.100 198.51.100.97) || true
 [[ "$reply" == *"RCPT 451"* ]] || fail "a new client at mx2 was not greylisted: $reply"
 sleep 3.2
@@ -194,8 +198,17 @@ wait_for 5 logged mx2 "action=pass, reason=retry-passed, client=198.51.100.100" 
 gg_start mx1
 wait_for 5 in_pass4 mx1 198.51.100.0/24 || fail "restarted mx1 does not hold the pass made while it was down"
 in_pass4 mx1 203.0.113.0/24 || fail "restarted mx1 lost the earlier pass"
-logged mx1 "rebuilt from the shared store: 2 passed" || fail "mx1 did not say it rebuilt its sets: $(grep rebuilt "$(gg_log mx1)")"
-echo "ok: mx1 killed -9 and restarted holds every pass, the one made while it was down too"
+logged mx1 "rebuilt from the shared store: 2 passed and 0 trapped clients, 1 new allow entries" ||
+	fail "mx1 did not say it rebuilt its sets: $(grep rebuilt "$(gg_log mx1)")"
+nsx mx1 nft list set inet greygate allow6 | grep -F "2001:db8:77::/48" >/dev/null ||
+	fail "restarted mx1 does not allow what mx2 allowed while it was down"
+echo "ok: mx1 killed -9 and restarted holds every pass and allow entry, those made while it was down too"
+ggctl mx1 allow 198.51.100.64/26 --ttl 1h --comment "allowed at mx1" >/dev/null || fail "greygatectl allow failed at mx1"
+wait_for 1 eval 'nsx mx2 nft list set inet greygate allow4 | grep -F "198.51.100.64/26" >/dev/null' ||
+	fail "mx1's allow entry did not reach mx2's set within a second"
+ggctl mx2 list allow | grep "198.51.100.64/26 .*allowed at mx1" >/dev/null || fail "mx2 does not list it: $(ggctl mx2 list allow)"
+logged mx2 "action=allow, client=198.51.100.64/26" || fail "mx2 did not log the allow entry it took"
+echo "ok: a run-time allow entry made at mx1 is in mx2's set within a second"
 
 # --- Redis stops answering for a while ---
 kill -STOP "$REDIS_PID"

@@ -426,7 +426,7 @@ test_gateways_agree_on_keys(void)
 
 static int events, gaps;
 static struct store_redis_event last_event;
-static char last_key[64], last_gap[128];
+static char last_key[64], last_gap[128], last_comment[128], last_by[64];
 
 static void
 on_event(const struct store_redis_event *ev, void *ctx)
@@ -434,6 +434,9 @@ on_event(const struct store_redis_event *ev, void *ctx)
 	events++;
 	last_event = *ev;
 	grey_client_format(&ev->key, last_key, sizeof(last_key));
+	/* (the reply's strings go with it) */
+	snprintf(last_comment, sizeof(last_comment), "%s", ev->comment);
+	snprintf(last_by, sizeof(last_by), "%s", ev->by);
 }
 
 static void
@@ -441,6 +444,24 @@ on_gap(const char *why, void *ctx)
 {
 	gaps++;
 	snprintf(last_gap, sizeof(last_gap), "%s", why);
+}
+
+/* A follower of a store emptied first, told of the gap of its start. */
+static struct store_redis_follow *
+follow_empty_store(const struct rconn_config *rc)
+{
+	const char *flush[] = {"FLUSHALL"};
+	struct store_redis_follow *f;
+
+	redis(1, flush);
+	events = gaps = 0;
+	f = store_redis_follow_new(loop, rc, "gg:", NULL, on_event, on_gap,
+	                           NULL);
+	CHECK(f);
+	LOOP_UNTIL(loop, gaps == 1, 3000);
+	CHECK_INT(gaps, 1);
+	CHECK_STR(last_gap, "no entry applied yet");
+	return f;
 }
 
 /* Every other gateway learns each pass within a second of its write; a
@@ -453,7 +474,6 @@ test_follow_the_stream(void)
 	                          .password = REDIS_TEST_PASSWORD,
 	                          .timeout_ms = 500};
 	struct store_redis_follow *f;
-	const char *flush[] = {"FLUSHALL"};
 	const char *bad[] = {"XADD",           "gg:stream", "*",
 	                     "kind",           "pass",      "key",
 	                     "not-an-address", "expires",   "1"};
@@ -465,14 +485,7 @@ test_follow_the_stream(void)
 	uint64_t sent;
 	char id[48];
 
-	redis(1, flush);
-	events = gaps = 0;
-	f = store_redis_follow_new(loop, &rc, "gg:", NULL, on_event, on_gap,
-	                           NULL);
-	CHECK(f);
-	LOOP_UNTIL(loop, gaps == 1, 3000);
-	CHECK_INT(gaps, 1);
-	CHECK_STR(last_gap, "no entry applied yet");
+	f = follow_empty_store(&rc);
 	redis(9, bad);
 	sent = loop_now_ms(loop);
 	redis(11, good);
@@ -514,10 +527,95 @@ test_follow_the_stream(void)
 	store_redis_follow_free(f);
 }
 
-/* --- the walk of every pass, for a gateway rebuilding its sets --- */
+/* --- run-time allow entries, for every gateway --- */
+
+static bool allow_written;
+static int allow_err;
+static int allows_seen;
+static int64_t allow_expires;
+static char allow_comment[128];
+
+static void
+on_allow_written(int err, void *ctx)
+{
+	allow_written = true;
+	allow_err = err;
+}
+
+static void
+on_allow_found(const struct grey_client *net, int64_t expires,
+               const char *comment, void *ctx)
+{
+	allows_seen++;
+	allow_expires = expires;
+	snprintf(allow_comment, sizeof(allow_comment), "%s", comment);
+}
 
 static int scanned_err = 1;
 static struct store_redis_scan_counts scanned_counts;
+
+static void
+on_scanned(int err, const struct store_redis_scan_counts *n, void *ctx)
+{
+	scanned_err = err;
+	scanned_counts = *n;
+}
+
+/* An entry made at one gateway reaches the others by the stream (no end,
+ * its comment kept), and a walk of the keys finds it and one with an
+ * end; a bad one is skipped, counted. */
+static void
+test_allow_entries(void)
+{
+	struct rconn_config rc = {.unix_path = server.sock,
+	                          .password = REDIS_TEST_PASSWORD,
+	                          .timeout_ms = 500};
+	const char *flush[] = {"FLUSHALL"};
+	const char *bad[] = {"HSET", "gg:allow:203.0.113.0/24", "expires",
+	                     "soon"};
+	struct store_redis_follow *f;
+	struct grey_client net;
+	const int64_t later = time(NULL) + 3600;
+
+	f = follow_empty_store(&rc);
+	CHECK_INT(grey_cidr_parse("2001:db8:77::/48", &net), 0);
+	allow_written = false;
+	CHECK_INT(store_redis_allow(conn, "gg:", &net, 0, "a bank, by hand",
+	                            "mx1", on_allow_written, NULL),
+	          0);
+	LOOP_UNTIL(loop, allow_written && events == 1, 3000);
+	CHECK_INT(allow_err, 0);
+	CHECK_INT(events, 1);
+	CHECK(last_event.allow);
+	CHECK(!last_event.trap);
+	CHECK_STR(last_key, "2001:db8:77::/48");
+	CHECK_INT(last_event.expires, 0);
+	CHECK_STR(last_comment, "a bank, by hand");
+	CHECK_STR(last_by, "mx1");
+	store_redis_follow_free(f);
+	/* one with an end: Redis ends it too */
+	CHECK_INT(grey_cidr_parse("198.51.100.64/26", &net), 0);
+	allow_written = false;
+	CHECK_INT(store_redis_allow(conn, "gg:", &net, later, "", "mx2",
+	                            on_allow_written, NULL),
+	          0);
+	LOOP_UNTIL(loop, allow_written, 3000);
+	CHECK_INT(allow_err, 0);
+	redis(4, bad);
+	allows_seen = 0;
+	scanned_err = 1;
+	CHECK_INT(store_redis_scan_allows(conn, "gg:", on_allow_found,
+	                                  on_scanned, NULL),
+	          0);
+	LOOP_UNTIL(loop, scanned_err != 1, 3000);
+	CHECK_INT(scanned_err, 0);
+	CHECK_INT(allows_seen, 2);
+	CHECK_INT(scanned_counts.bad, 1);
+	redis(1, flush);
+}
+
+/* --- the walk of every pass, for a gateway rebuilding its sets --- */
+
 static size_t seen;
 static bool seen_net[2600];
 
@@ -531,13 +629,6 @@ on_scanned_client(const struct grey_client *c, const struct store_client *rec,
 	CHECK(rec->expires > rec->since);
 	seen++;
 	return 0;
-}
-
-static void
-on_scanned(int err, const struct store_redis_scan_counts *n, void *ctx)
-{
-	scanned_err = err;
-	scanned_counts = *n;
 }
 
 static int
@@ -728,6 +819,7 @@ main(void)
 	RUN(test_two_gateways);
 	RUN(test_gateways_agree_on_keys);
 	RUN(test_follow_the_stream);
+	RUN(test_allow_entries);
 	RUN(test_scan_every_pass);
 	RUN(test_copy_both_ways);
 	RUN(test_server_stopped);

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The gateway's allow lists: the files and the run-time entries
+ * (greygatectl allow, and those other gateways made, from a shared
+ * store) merged into the policy and the kernel's sets in one batch;
+ * run-time entries past their end dropped. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway-int.h"
+#include "log.h"
+
+/* Run-time entries past their end are dropped from the list (the kernel
+ * already dropped them from the sets). Return: true if any was. */
+bool
+gateway_allow_expire(struct gateway *gw, int64_t now)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < gw->nruntime; i++)
+		if (!gw->runtime[i].expires || gw->runtime[i].expires > now)
+			gw->runtime[kept++] = gw->runtime[i];
+	if (kept == gw->nruntime)
+		return false;
+	gw->nruntime = kept;
+	if (allow_runtime_save(gw->runtime_path, gw->runtime, kept) < 0)
+		log_warn("allow: saving %s", gw->runtime_path);
+	return true;
+}
+
+/* Reads the files and the run-time entries again, merges them, and puts
+ * the ranges in the policy and (one batch: the flush and every element
+ * land together, so no allowed bank meets the tarpit in between) in the
+ * kernel. On failure the lists in place stay. */
+int
+gateway_allow_reload(struct gateway *gw)
+{
+	int64_t now = loop_wall_sec(gw->loop);
+	struct allow_range *ranges;
+	struct allow_set set;
+	size_t n, from_files;
+	int total, r;
+
+	allow_set_init(&set);
+	total = allow_set_load_dir(&set, gw->cfg->allow_dir);
+	from_files = set.files;
+	gateway_allow_expire(gw, now);
+	for (size_t i = 0; i < gw->nruntime; i++) {
+		const struct allow_runtime *e = &gw->runtime[i];
+		struct grey_client net;
+		struct ip_range range;
+
+		if (grey_cidr_parse(e->cidr, &net) < 0)
+			continue;
+		ip_range_of_prefix(net.family, net.bytes, net.prefix, &range);
+		if (allow_set_add(&set, &range, e->expires,
+		                  e->comment[0] ? e->comment
+		                                : "greygatectl allow") < 0)
+			break;
+	}
+	r = allow_set_merge(&set, now, &ranges, &n);
+	allow_set_free(&set);
+	if (r == 0)
+		r = allow_ranges_to_policy(gw->grey, ranges, n);
+	if (r < 0) {
+		log_warnx("allow lists: %s: the lists in place stay",
+		          strerror(-r));
+		free(ranges);
+		return r;
+	}
+	if (gw->nft)
+		nftset_flush(gw->nft, NFTSET_ALLOW);
+	for (size_t i = 0; i < n && gw->nft; i++)
+		nftset_add_range(gw->nft, &ranges[i].range,
+		                 ranges[i].expires
+		                         ? (uint64_t)(ranges[i].expires - now) *
+		                                   1000
+		                         : 0,
+		                 ranges[i].comment);
+	gateway_commit(gw);
+	free(gw->allow);
+	gw->allow = ranges;
+	gw->nallow = n;
+	gw->allow_files = from_files;
+	gw->allow_generation++;
+	log_info("allow lists: %d entries from %zu files in %s, %zu from "
+	         "greygatectl: %zu ranges once merged",
+	         total, from_files, gw->cfg->allow_dir, gw->nruntime, n);
+	return 0;
+}
+
+int
+gateway_allow_put(struct gateway *gw, const struct allow_runtime *e, bool apply)
+{
+	struct allow_runtime *list;
+	size_t i;
+
+	for (i = 0; i < gw->nruntime; i++)
+		if (strcmp(gw->runtime[i].cidr, e->cidr) == 0)
+			break;
+	if (i < gw->nruntime && gw->runtime[i].expires == e->expires &&
+	    !strcmp(gw->runtime[i].comment, e->comment))
+		return 0; /* (its own, back from the shared store) */
+	if (i == gw->nruntime) {
+		list = realloc(gw->runtime, (i + 1) * sizeof(*list));
+		if (!list)
+			return -ENOMEM;
+		gw->runtime = list;
+		gw->nruntime++;
+	}
+	gw->runtime[i] = *e;
+	if (apply) {
+		int r = gateway_allow_apply(gw);
+
+		if (r < 0)
+			return r;
+	}
+	return 1;
+}
+
+int
+gateway_allow_apply(struct gateway *gw)
+{
+	int r = allow_runtime_save(gw->runtime_path, gw->runtime, gw->nruntime);
+
+	if (r < 0)
+		return r;
+	/* A new ttl or comment for an entry already there: the set's
+	 * element is replaced, so reload all in one batch. */
+	return gateway_allow_reload(gw);
+}
+
+int
+gateway_allow_runtime(struct gateway *gw, const char *cidr, uint32_t ttl_sec,
+                      const char *comment)
+{
+	struct grey_client net;
+	struct allow_runtime e = {0};
+	int r;
+
+	if (grey_cidr_parse(cidr, &net) < 0)
+		return -EINVAL;
+	if (ttl_sec > ALLOW_TTL_MAX_SEC)
+		return -ERANGE;
+	if (comment &&
+	    (!allow_text_ok(comment) || strlen(comment) >= sizeof(e.comment)))
+		return -EILSEQ;
+	/* Stored in canonical form, so the same net given twice is one. */
+	grey_client_format(&net, e.cidr, sizeof(e.cidr));
+	snprintf(e.comment, sizeof(e.comment), "%s", comment ? comment : "");
+	e.expires = ttl_sec ? (int64_t)loop_wall_sec(gw->loop) + ttl_sec : 0;
+	r = gateway_allow_put(gw, &e, false);
+	if (r < 0)
+		return r;
+	r = gateway_allow_apply(gw);
+	if (r < 0)
+		return r;
+	log_info("action=allow, client=%s, ttl=%u, comment=%s", e.cidr, ttl_sec,
+	         e.comment);
+	/* Every gateway sharing the store allows it too. */
+	if (gw->shared)
+		shared_allow(gw->shared, &net, &e);
+	return 0;
+}
