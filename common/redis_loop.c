@@ -15,7 +15,7 @@
 #include "redis_loop.h"
 
 #define BACKOFF_FIRST_MS 1000
-#define BACKOFF_MAX_MS 30000
+#define BACKOFF_MAX_MS 30000 /* unless the config says less */
 
 struct pending {
 	struct pending *next;
@@ -148,8 +148,9 @@ went_down(struct rconn *c)
 		c->state(c, false, c->why, c->state_ctx);
 	loop_timer_arm(c->loop, &c->retry,
 	               loop_now_ms(c->loop) + c->backoff_ms);
-	c->backoff_ms = c->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS
-	                                                   : c->backoff_ms * 2;
+	c->backoff_ms = c->backoff_ms * 2 > c->cfg.backoff_max_ms
+	                        ? c->cfg.backoff_max_ms
+	                        : c->backoff_ms * 2;
 }
 
 /* End the connection now, from outside hiredis's callbacks: every
@@ -389,6 +390,10 @@ rconn_new(struct loop *loop, const struct rconn_config *cfg,
 	}
 	if (!c->cfg.timeout_ms)
 		c->cfg.timeout_ms = 1000;
+	if (!c->cfg.backoff_max_ms)
+		c->cfg.backoff_max_ms = BACKOFF_MAX_MS;
+	if (c->cfg.backoff_max_ms < BACKOFF_FIRST_MS)
+		c->cfg.backoff_max_ms = BACKOFF_FIRST_MS;
 	c->state = state;
 	c->state_ctx = ctx;
 	c->backoff_ms = BACKOFF_FIRST_MS;

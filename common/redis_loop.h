@@ -3,7 +3,8 @@
  * driven by common/loop, with what hiredis 0.14 lacks: a deadline on
  * connecting and on every command (a Redis that stops answering fails
  * the commands waiting, and the connection is made again), AUTH after
- * each connect, and reconnection with backoff (1 s doubling to 30 s).
+ * each connect, and reconnection with backoff (1 s doubling to 30 s, or
+ * the config's maximum).
  * The loop never blocks on Redis. */
 #ifndef GREYGATE_REDIS_LOOP_H
 #define GREYGATE_REDIS_LOOP_H
@@ -24,6 +25,8 @@ struct rconn_config {
 	const char *password;  /* NULL: no AUTH */
 	uint32_t timeout_ms;   /* connecting, and each command */
 	unsigned db;           /* the database (SELECT after AUTH), 0 */
+	uint32_t backoff_max_ms; /* between reconnections, at most (30 s;
+	                            at least 1 s) */
 };
 
 /* A command's answer: reply NULL when it failed (not connected, timed

@@ -25,6 +25,9 @@
 #define COMMAND_TIMEOUT_MS 1000
 #define START_WAIT_MS 3000
 #define SAY_AGAIN_SEC 60
+/* Reconnections back off from 1 s to at most this: a pass made elsewhere
+ * while Redis was away reaches the sets this long after it is back. */
+#define RECONNECT_MAX_MS 4000
 
 struct shared_decision {
 	struct shared *sh;
@@ -404,7 +407,8 @@ shared_open(struct gateway *gw, char *err)
 	        .user = u->user[0] ? u->user : NULL,
 	        .password = sh->password[0] ? sh->password : NULL,
 	        .timeout_ms = COMMAND_TIMEOUT_MS,
-	        .db = u->db};
+	        .db = u->db,
+	        .backoff_max_ms = RECONNECT_MAX_MS};
 	sh->opening = true;
 	sh->c = rconn_new(gw->loop, &sh->rcfg, on_state, sh);
 	if (!sh->c) {

@@ -86,7 +86,10 @@ on_event(const struct store_redis_event *ev, void *ctx)
 		char key[64];
 
 		log_debug("store: stream %s: %s %s until %" PRId64 " by %s",
-		          ev->id, ev->trap ? "trap" : "pass",
+		          ev->id,
+		          ev->allow  ? "allow"
+		          : ev->trap ? "trap"
+		                     : "pass",
 		          grey_client_format(&ev->key, key, sizeof(key)),
 		          ev->expires, ev->by);
 	}
