@@ -319,12 +319,6 @@ forget(struct gateway *gw, const struct args *a, FILE *out, char *err,
 		snprintf(err, len, "forget whom? an address or CIDR");
 		return -EINVAL;
 	}
-	if (gw->shared) {
-		snprintf(err, len, "forget: not yet on a shared store (redis-cli "
-		                   "DEL the " SHARED_KEYS "pass:, trap: and grey: "
-		                   "keys of the client)");
-		return -ENOTSUP;
-	}
 	r = gateway_forget(gw, a->what, key, sizeof(key));
 	if (r == -EINVAL)
 		snprintf(err, len, "'%s' is not an address or CIDR", a->what);
@@ -332,8 +326,16 @@ forget(struct gateway *gw, const struct args *a, FILE *out, char *err,
 		snprintf(err, len, "'%s' is wider than greylisting's key (/%u, "
 				   "/%u): forget one address or key at a time",
 			 a->what, gw->cfg->grey.prefix4, gw->cfg->grey.prefix6);
+	else if (r == -ENOTCONN)
+		snprintf(err, len, "forget %s: the shared store does not answer: "
+		                   "give it again once it does",
+		         a->what);
 	else if (r < 0)
 		snprintf(err, len, "forget %s: %s", a->what, strerror(-r));
+	else if (gw->shared)
+		fprintf(out, "forgetting %s (key %s) in the shared store and at "
+		             "every gateway (the log counts its records)\n",
+		        a->what, key);
 	else
 		fprintf(out, "forgot %s (key %s): %d records\n", a->what, key,
 			r);

@@ -51,12 +51,24 @@ gateway_forget(struct gateway *gw, const char *client, char *key_out,
 						   : gw->cfg->grey.prefix6,
 		       &key);
 	grey_client_format(&key, key_out, key_len);
-	r = store_forget_client(gw->store, &key);
-	if (r < 0)
-		return r;
 	/* Traps are kept by single address. */
-	if (given.prefix == (given.family == AF_INET ? 32 : 128)) {
-		int t = store_del_client(gw->store, STORE_TRAP, &given);
+	bool one = given.prefix == (given.family == AF_INET ? 32 : 128);
+
+	/* A shared store: there, and at every gateway (told, as it is
+	 * done: the records are counted in the log). */
+	if (gw->shared) {
+		r = shared_forget(gw->shared, &key, one ? &given : NULL);
+		if (r < 0)
+			return r;
+	} else {
+		r = store_forget_client(gw->store, &key);
+		if (r < 0)
+			return r;
+	}
+	if (one) {
+		int t = gw->shared
+		                ? 0
+		                : store_del_client(gw->store, STORE_TRAP, &given);
 
 		if (t < 0)
 			return t;

@@ -327,6 +327,75 @@ shared_allow(struct shared *sh, const struct grey_client *net,
 		on_allow_written(r, sh);
 }
 
+/* --- forgetting a client --- */
+
+struct forgetting {
+	struct shared *sh;
+	char key[64];
+	int err;           /* the pass's and trap's deletion */
+	int deleted;       /* ... what it deleted */
+	bool walk_started; /* the triplets' walk frees it; else on_forgot */
+};
+
+/* The last of the two (one connection answers in order). */
+static void
+on_triplets_deleted(int err, const struct store_redis_scan_counts *n, void *ctx)
+{
+	struct forgetting *f = ctx;
+
+	if (f->err < 0 || err < 0)
+		log_warnx("forget: %s: not all deleted from the shared store "
+		          "(%s): %d pass or trap and %" PRIu64 " triplets were",
+		          f->key, strerror(f->err < 0 ? -f->err : -err),
+		          f->deleted, n->records);
+	else
+		log_info("action=forget, key=%s, records=%" PRIu64
+		         " (the shared store's; every gateway told)",
+		         f->key, (uint64_t)f->deleted + n->records);
+	free(f);
+}
+
+static void
+on_forgot(int err, int deleted, void *ctx)
+{
+	struct forgetting *f = ctx;
+
+	f->err = err;
+	f->deleted = deleted;
+	if (f->walk_started)
+		return;
+	log_warnx("forget: %s: its triplets not deleted from the shared store "
+	          "(the walk did not start)",
+	          f->key);
+	free(f);
+}
+
+int
+shared_forget(struct shared *sh, const struct grey_client *key,
+              const struct grey_client *trap)
+{
+	struct forgetting *f;
+	int r;
+
+	if (!sh->agreed)
+		return -ENOTCONN;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->sh = sh;
+	grey_client_format(key, f->key, sizeof(f->key));
+	r = store_redis_forget(sh->c, SHARED_PREFIX, key, trap,
+	                       sh->gw->cfg->hostname, on_forgot, f);
+	if (r < 0) {
+		free(f);
+		return r;
+	}
+	f->walk_started =
+	        store_redis_delete_triplets(sh->c, SHARED_PREFIX, key,
+	                                    on_triplets_deleted, f) == 0;
+	return 0;
+}
+
 /* --- the connection --- */
 
 static void

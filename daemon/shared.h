@@ -75,6 +75,14 @@ struct grey_client;
 void shared_allow(struct shared *sh, const struct grey_client *net,
                   const struct allow_runtime *e);
 
+/* shared_forget - delete the client key's pass, its trap (trap: an
+ * address, or NULL) and its triplets from the shared store; every
+ * gateway drops them from its sets. What was deleted is logged when
+ * done. Return: 0 (under way), or -ENOTCONN (Redis away: nothing
+ * done), -errno. */
+int shared_forget(struct shared *sh, const struct grey_client *key,
+                  const struct grey_client *trap);
+
 /* What the store is doing, for status and metrics. */
 struct shared_status {
 	const char *where;      /* the store's URL */

@@ -87,9 +87,10 @@ on_event(const struct store_redis_event *ev, void *ctx)
 
 		log_debug("store: stream %s: %s %s until %" PRId64 " by %s",
 		          ev->id,
-		          ev->allow  ? "allow"
-		          : ev->trap ? "trap"
-		                     : "pass",
+		          ev->forget  ? "forget"
+		          : ev->allow ? "allow"
+		          : ev->trap  ? "trap"
+		                      : "pass",
 		          grey_client_format(&ev->key, key, sizeof(key)),
 		          ev->expires, ev->by);
 	}
@@ -99,8 +100,21 @@ on_event(const struct store_redis_event *ev, void *ctx)
 		sh->k.own_events++;
 	else
 		sh->k.events++;
+	if (ev->forget) {
+		struct nftset_prefix p;
+
+		/* (deleting what is not there is not an error) */
+		gateway_prefix_of(&ev->key, &p);
+		if (sh->gw->nft) {
+			nftset_del(sh->gw->nft,
+			           ev->trap ? NFTSET_TRAP : NFTSET_PASS, &p);
+			gateway_commit_turn(sh->gw);
+		}
+		return;
+	}
 	if (ev->allow) {
-		if (take_allow(sh, &ev->key, ev->expires, ev->comment, true) < 0)
+		if (take_allow(sh, &ev->key, ev->expires, ev->comment, true) <
+		    0)
 			sh->k.scan_bad++;
 		return;
 	}
@@ -164,8 +178,8 @@ on_walked(int err, const struct store_redis_scan_counts *n, void *ctx)
 		                                        STORE_TRAP, on_client,
 		                                        on_walked, rb)
 		             : store_redis_scan_allows(sh->c, SHARED_PREFIX,
-		                                       on_allow_entry, on_walked,
-		                                       rb)) == 0)
+		                                       on_allow_entry,
+		                                       on_walked, rb)) == 0)
 			return;
 		err = -EIO;
 	}

@@ -563,3 +563,71 @@ store_redis_allow(struct rconn *c, const char *prefix,
 		free(a);
 	return r;
 }
+
+/* --- forgetting a client --- */
+
+/* KEYS: the pass, the trap (or the pass again), the stream. ARGV: the
+ * pass's CIDR, the trap's address ("" for none), gateway. Returns the
+ * keys deleted. */
+static const char forget_script[] =
+        "local n = redis.call('DEL', KEYS[1])\n"
+        "redis.call('XADD', KEYS[3], 'MAXLEN', '~', '1000000', '*', "
+        "'kind', 'forget', 'key', ARGV[1], 'expires', '0', 'by', ARGV[3])\n"
+        "if ARGV[2] ~= '' then\n"
+        "  n = n + redis.call('DEL', KEYS[2])\n"
+        "  redis.call('XADD', KEYS[3], 'MAXLEN', '~', '1000000', '*', "
+        "'kind', 'forget-trap', 'key', ARGV[2], 'expires', '0', 'by', "
+        "ARGV[3])\n"
+        "end\n"
+        "return n\n";
+
+struct forget {
+	store_redis_forgot_fn *done;
+	void *ctx;
+};
+
+static void
+on_forgot(struct redisReply *reply, void *ctx)
+{
+	struct forget *f = ctx;
+
+	if (!reply)
+		f->done(-EIO, 0, f->ctx);
+	else if (reply->type != REDIS_REPLY_INTEGER)
+		f->done(-EPROTO, 0, f->ctx);
+	else
+		f->done(0, (int)reply->integer, f->ctx);
+	free(f);
+}
+
+int
+store_redis_forget(struct rconn *c, const char *prefix,
+                   const struct grey_client *pass_key,
+                   const struct grey_client *trap_key, const char *gateway,
+                   store_redis_forgot_fn *done, void *ctx)
+{
+	char keys[3][STORE_REDIS_KEY_MAX], cidr[64], addr[64] = "";
+	const char *argv[] = {"EVAL",  forget_script, "3",  keys[0], keys[1],
+	                      keys[2], cidr,          addr, gateway};
+	struct forget *f;
+	int r;
+
+	grey_client_format(pass_key, cidr, sizeof(cidr));
+	if (trap_key)
+		grey_client_format(trap_key, addr, sizeof(addr));
+	if (store_redis_client_key(prefix, STORE_PASS, pass_key, keys[0]) < 0 ||
+	    store_redis_client_key(prefix, STORE_TRAP,
+	                           trap_key ? trap_key : pass_key,
+	                           keys[1]) < 0 ||
+	    snprintf(keys[2], sizeof(keys[2]), "%sstream", prefix) >=
+	            (int)sizeof(keys[2]))
+		return -ENAMETOOLONG;
+	f = malloc(sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	*f = (struct forget){done, ctx};
+	r = rconn_command(c, on_forgot, f, 9, argv, NULL);
+	if (r < 0)
+		free(f);
+	return r;
+}

@@ -123,6 +123,23 @@ int store_redis_allow(struct rconn *c, const char *prefix,
                       const char *comment, const char *gateway,
                       store_redis_applied_fn *done, void *ctx);
 
+/* Told when a forget is done: err 0 with the keys deleted, or -EIO or
+ * -EPROTO. */
+typedef void store_redis_forgot_fn(int err, int deleted, void *ctx);
+
+/*
+ * store_redis_forget - delete a client's pass (pass_key, its network)
+ * and, if trap_key is given, its trap (an address), and tell every
+ * gateway on the stream ("kind forget" or "forget-trap", "key ..."), in
+ * one atomic script. Its triplets are store_redis_delete_triplets's.
+ * Return: 0 (under way: done is called once), or -errno.
+ */
+int store_redis_forget(struct rconn *c, const char *prefix,
+                       const struct grey_client *pass_key,
+                       const struct grey_client *trap_key,
+                       const char *gateway, store_redis_forgot_fn *done,
+                       void *ctx);
+
 /* One run-time allow entry in the store, for a walk. */
 typedef void store_redis_allow_fn(const struct grey_client *net,
                                   int64_t expires, const char *comment,
@@ -157,6 +174,13 @@ int store_redis_scan_allows(struct rconn *c, const char *prefix,
                             store_redis_allow_fn *fn,
                             store_redis_scanned_fn *done, void *ctx);
 
+/* store_redis_delete_triplets - delete every triplet of the client key
+ * (SCAN for "PREFIXgrey:CIDR *" a batch at a time, one DEL a batch);
+ * n->records is the number deleted. */
+int store_redis_delete_triplets(struct rconn *c, const char *prefix,
+                                const struct grey_client *key,
+                                store_redis_scanned_fn *done, void *ctx);
+
 /* store_redis_scan_triplets - the same for every triplet record (each
  * key "PREFIXgrey:CIDR SENDER RCPT" taken apart for fn). */
 int store_redis_scan_triplets(struct rconn *c, const char *prefix,
@@ -168,6 +192,7 @@ struct store_redis_event {
 	const char *id;         /* the stream's id: where to go on from */
 	bool trap;              /* a trap */
 	bool allow;             /* a run-time allow entry (neither: a pass) */
+	bool forget;            /* the pass (trap: the trap) was forgotten */
 	struct grey_client key; /* its network, or address */
 	int64_t expires;        /* (an allow entry: 0 is never) */
 	const char *comment;    /* an allow entry's ("" for the others) */

@@ -90,10 +90,13 @@ entry(struct store_redis_follow *f, const redisReply *e)
 		    v->type != REDIS_REPLY_STRING)
 			return -1;
 		if (!strcmp(name, "kind")) {
-			ev.trap = !strcmp(v->str, "trap");
+			ev.forget = !strncmp(v->str, "forget", 6);
+			ev.trap = !strcmp(v->str, "trap") ||
+			          !strcmp(v->str, "forget-trap");
 			ev.allow = !strcmp(v->str, "allow");
-			have_kind =
-			        ev.trap || ev.allow || !strcmp(v->str, "pass");
+			have_kind = ev.trap || ev.allow ||
+			            !strcmp(v->str, "pass") ||
+			            !strcmp(v->str, "forget");
 		} else if (!strcmp(name, "key")) {
 			have_key = grey_cidr_parse(v->str, &ev.key) == 0;
 		} else if (!strcmp(name, "expires")) {
@@ -109,8 +112,9 @@ entry(struct store_redis_follow *f, const redisReply *e)
 	}
 	/* Where to go on from, even past an entry that does not parse. */
 	snprintf(f->last_id, sizeof(f->last_id), "%s", ev.id);
-	/* (only an allow entry may have no end) */
-	if (!have_kind || !have_key || !have_exp || (!ev.allow && !ev.expires))
+	/* (only an allow entry or a forget may have no end) */
+	if (!have_kind || !have_key || !have_exp ||
+	    (!ev.allow && !ev.forget && !ev.expires))
 		return -1;
 	f->fn(&ev, f->ctx);
 	return 0;

@@ -20,9 +20,10 @@ struct scan {
 	struct rconn *c;
 	size_t key_skip; /* strlen("PREFIXpass:"): where the CIDR starts */
 	char match[STORE_REDIS_KEY_MAX];
-	store_client_fn *fn;          /* clients, or */
-	store_triplet_fn *triplet_fn; /* triplets, or */
-	store_redis_allow_fn *allow_fn; /* run-time allow entries */
+	store_client_fn *fn;            /* clients, or */
+	store_triplet_fn *triplet_fn;   /* triplets, or */
+	store_redis_allow_fn *allow_fn; /* run-time allow entries, or */
+	bool deleting;                  /* the keys found deleted */
 	store_redis_scanned_fn *done;
 	void *ctx;
 	struct store_redis_scan_counts counts;
@@ -58,8 +59,7 @@ answered(struct scan *s)
 /* An allow entry's HMGET expires comment. Return: 0 (told), 1 (gone
  * meanwhile), or -1 (unreadable). */
 static int
-allow_entry(const redisReply *reply, const struct record *rec,
-            struct scan *s)
+allow_entry(const redisReply *reply, const struct record *rec, struct scan *s)
 {
 	const redisReply *exp, *comment;
 	char *end;
@@ -190,6 +190,44 @@ ask_record(struct scan *s, const redisReply *key)
 	s->waiting++;
 }
 
+static void
+on_deleted(struct redisReply *reply, void *ctx)
+{
+	struct scan *s = ctx;
+
+	if (!reply || reply->type != REDIS_REPLY_INTEGER)
+		s->failed = true;
+	else
+		s->counts.records += (uint64_t)reply->integer;
+	answered(s);
+}
+
+/* A batch's keys, in one DEL. */
+static void
+delete_keys(struct scan *s, const redisReply *keys)
+{
+	const char **argv;
+	size_t n = 0;
+
+	if (!keys->elements)
+		return;
+	argv = calloc(keys->elements + 1, sizeof(*argv));
+	if (!argv) {
+		s->failed = true;
+		return;
+	}
+	argv[n++] = "DEL";
+	for (size_t i = 0; i < keys->elements; i++)
+		if (keys->element[i]->type == REDIS_REPLY_STRING)
+			argv[n++] = keys->element[i]->str;
+	if (n > 1 &&
+	    rconn_command(s->c, on_deleted, s, (int)n, argv, NULL) == 0)
+		s->waiting++;
+	else if (n > 1)
+		s->failed = true;
+	free(argv);
+}
+
 /* SCAN's answer: [cursor, [key, ...]]. */
 static void
 on_batch(struct redisReply *reply, void *ctx)
@@ -207,7 +245,10 @@ on_batch(struct redisReply *reply, void *ctx)
 	}
 	keys = reply->element[1];
 	s->waiting++; /* (this answer's own share, until it is done) */
-	for (size_t i = 0; i < keys->elements && !s->failed; i++)
+	if (s->deleting)
+		delete_keys(s, keys);
+	for (size_t i = 0; i < keys->elements && !s->failed && !s->deleting;
+	     i++)
 		ask_record(s, keys->element[i]);
 	if (!s->failed && strcmp(reply->element[0]->str, "0") != 0)
 		scan_from(s, reply->element[0]->str);
@@ -229,12 +270,13 @@ scan_from(struct scan *s, const char *cursor)
 	s->waiting++;
 }
 
-/* kind: "pass", "trap" or "grey". */
+/* The keys "PREFIXkind:" then within (a pattern: "*" for all); kind:
+ * "pass", "trap", "grey" or "allow". */
 static int
 scan_start(struct rconn *c, const char *prefix, const char *kind,
-           store_client_fn *fn, store_triplet_fn *triplet_fn,
-           store_redis_allow_fn *allow_fn, store_redis_scanned_fn *done,
-           void *ctx)
+           const char *within, store_client_fn *fn,
+           store_triplet_fn *triplet_fn, store_redis_allow_fn *allow_fn,
+           bool deleting, store_redis_scanned_fn *done, void *ctx)
 {
 	struct scan *s = calloc(1, sizeof(*s));
 	int n;
@@ -243,12 +285,14 @@ scan_start(struct rconn *c, const char *prefix, const char *kind,
 		return -ENOMEM;
 	s->triplet_fn = triplet_fn;
 	s->allow_fn = allow_fn;
-	n = snprintf(s->match, sizeof(s->match), "%s%s:*", prefix, kind);
+	s->deleting = deleting;
+	n = snprintf(s->match, sizeof(s->match), "%s%s:%s", prefix, kind,
+	             within);
 	if (n < 0 || (size_t)n >= sizeof(s->match)) {
 		free(s);
 		return -ENAMETOOLONG;
 	}
-	s->key_skip = (size_t)n - 1;
+	s->key_skip = strlen(prefix) + strlen(kind) + 1;
 	s->c = c;
 	s->fn = fn;
 	s->done = done;
@@ -268,8 +312,8 @@ store_redis_scan_clients(struct rconn *c, const char *prefix,
                          enum store_table table, store_client_fn *fn,
                          store_redis_scanned_fn *done, void *ctx)
 {
-	return scan_start(c, prefix, table == STORE_TRAP ? "trap" : "pass", fn,
-	                  NULL, NULL, done, ctx);
+	return scan_start(c, prefix, table == STORE_TRAP ? "trap" : "pass", "*",
+	                  fn, NULL, NULL, false, done, ctx);
 }
 
 int
@@ -277,7 +321,8 @@ store_redis_scan_triplets(struct rconn *c, const char *prefix,
                           store_triplet_fn *fn, store_redis_scanned_fn *done,
                           void *ctx)
 {
-	return scan_start(c, prefix, "grey", NULL, fn, NULL, done, ctx);
+	return scan_start(c, prefix, "grey", "*", NULL, fn, NULL, false, done,
+	                  ctx);
 }
 
 int
@@ -285,5 +330,20 @@ store_redis_scan_allows(struct rconn *c, const char *prefix,
                         store_redis_allow_fn *fn, store_redis_scanned_fn *done,
                         void *ctx)
 {
-	return scan_start(c, prefix, "allow", NULL, NULL, fn, done, ctx);
+	return scan_start(c, prefix, "allow", "*", NULL, NULL, fn, false, done,
+	                  ctx);
+}
+
+int
+store_redis_delete_triplets(struct rconn *c, const char *prefix,
+                            const struct grey_client *key,
+                            store_redis_scanned_fn *done, void *ctx)
+{
+	char within[80], cidr[64];
+
+	/* ("CIDR *": a CIDR holds no glob character) */
+	snprintf(within, sizeof(within), "%s *",
+	         grey_client_format(key, cidr, sizeof(cidr)));
+	return scan_start(c, prefix, "grey", within, NULL, NULL, NULL, true,
+	                  done, ctx);
 }

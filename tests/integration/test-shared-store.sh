@@ -22,7 +22,9 @@
 #    LMDB store; Redis restarted with an empty dataset: the gateway says
 #    so and agrees again, the passes in the kernel's sets go on; the copy
 #    goes back with --store-copy to-redis, mx2 hears of its passes, and
-#    mx1 started again rebuilds its sets from them.
+#    mx1 started again rebuilds its sets from them;
+#  - a client forgotten at mx2 (greygatectl forget) is gone from Redis
+#    (its pass and triplet) and from mx1's set within a second.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -269,6 +271,18 @@ wait_for 2 eval '[ "$(ggctl mx2 status --json | jq .shared.events)" -ge 3 ]' ||
 gg_start mx1
 wait_for 5 logged mx1 "rebuilt from the shared store: 3 passed" || fail "mx1 did not rebuild its sets from the copy"
 echo "ok: ${copied#greygated: }; mx2 heard of its passes, mx1 rebuilt from them"
+
+# --- a client forgotten at mx2 is forgotten at mx1 too ---
+in_pass6 mx1 2001:db8:9:: || fail "mx1 lost the IPv6 pass before the forget"
+said=$(ggctl mx2 forget 2001:db8:9::10) || fail "forget failed: $said"
+[[ "$said" == "forgetting 2001:db8:9::10 (key 2001:db8:9::/64) in the shared store"* ]] || fail "unexpected: $said"
+wait_for 1 eval '! in_pass6 mx1 2001:db8:9::' || fail "mx1's pass6 still holds the network forgotten at mx2"
+! in_pass6 mx2 2001:db8:9:: || fail "mx2's pass6 still holds it"
+wait_for 2 logged mx2 "action=forget, key=2001:db8:9::/64, records=2 (the shared store's" ||
+	fail "the forget's records were not counted: $(grep forget "$(gg_log mx2)")"
+[ "$(rcli --scan --pattern 'gg:*2001:db8:9::*' | wc -l)" = 0 ] || fail "its keys are in Redis still"
+[ "$(rcli --scan --pattern 'gg:pass:*' | wc -l)" = 2 ] || fail "the other passes went too"
+echo "ok: a client forgotten at mx2 is gone from Redis and from mx1's set within a second"
 
 for gw in mx1 mx2; do
 	kill "${GG_PID[$gw]}"

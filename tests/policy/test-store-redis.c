@@ -614,6 +614,86 @@ test_allow_entries(void)
 	redis(1, flush);
 }
 
+/* --- a client forgotten at every gateway --- */
+
+static bool forgot;
+static int forgot_err, forgot_n;
+
+static void
+on_forgot(int err, int deleted, void *ctx)
+{
+	forgot = true;
+	forgot_err = err;
+	forgot_n = deleted;
+}
+
+/* Its pass and trap go at once and every gateway is told; its triplets
+ * (and no other client's) go by a walk. */
+static void
+test_forget(void)
+{
+	struct rconn_config rc = {.unix_path = server.sock,
+	                          .password = REDIS_TEST_PASSWORD,
+	                          .timeout_ms = 500};
+	const char *pass[] = {"HSET", "gg:pass:198.51.100.0/24", "since", "1"};
+	const char *trap[] = {"HSET", "gg:trap:198.51.100.7/32", "since", "1"};
+	const char *mine[][4] = {
+	        {"HSET", "gg:grey:198.51.100.0/24 a@x.test b@y.test", "first",
+	         "1"},
+	        {"HSET", "gg:grey:198.51.100.0/24  b@y.test", "first", "1"},
+	        {"HSET", "gg:grey:198.51.100.0/24 c@x.test b@y.test", "first",
+	         "1"}};
+	const char *other[] = {"HSET", TRIPLET_203, "first", "1"};
+	struct store_redis_follow *f = follow_empty_store(&rc);
+	struct grey_client net, addr;
+
+	redis(4, pass);
+	redis(4, trap);
+	for (size_t i = 0; i < 3; i++)
+		redis(4, (const char **)mine[i]);
+	redis(4, other);
+	CHECK_INT(grey_cidr_parse("198.51.100.0/24", &net), 0);
+	CHECK_INT(grey_cidr_parse("198.51.100.7", &addr), 0);
+	forgot = false;
+	CHECK_INT(store_redis_forget(conn, "gg:", &net, &addr, "mx1", on_forgot,
+	                             NULL),
+	          0);
+	LOOP_UNTIL(loop, forgot && events == 2, 3000);
+	CHECK_INT(forgot_err, 0);
+	CHECK_INT(forgot_n, 2);
+	CHECK_INT(events, 2);
+	CHECK(last_event.forget);
+	CHECK(last_event.trap);
+	CHECK_STR(last_key, "198.51.100.7/32");
+	store_redis_follow_free(f);
+
+	scanned_err = 1;
+	CHECK_INT(store_redis_delete_triplets(conn, "gg:", &net, on_scanned,
+	                                      NULL),
+	          0);
+	LOOP_UNTIL(loop, scanned_err != 1, 3000);
+	CHECK_INT(scanned_err, 0);
+	CHECK_INT(scanned_counts.records, 3);
+	/* The other client's triplet is there still: a walk finds it alone. */
+	scanned_err = 1;
+	CHECK_INT(store_redis_delete_triplets(conn, "gg:", &net, on_scanned,
+	                                      NULL),
+	          0);
+	LOOP_UNTIL(loop, scanned_err != 1, 3000);
+	CHECK_INT(scanned_counts.records, 0);
+	{
+		struct grey_client other_net;
+
+		CHECK_INT(grey_cidr_parse("203.0.113.0/24", &other_net), 0);
+		scanned_err = 1;
+		CHECK_INT(store_redis_delete_triplets(conn, "gg:", &other_net,
+		                                      on_scanned, NULL),
+		          0);
+		LOOP_UNTIL(loop, scanned_err != 1, 3000);
+		CHECK_INT(scanned_counts.records, 1);
+	}
+}
+
 /* --- the walk of every pass, for a gateway rebuilding its sets --- */
 
 static size_t seen;
@@ -820,6 +900,7 @@ main(void)
 	RUN(test_gateways_agree_on_keys);
 	RUN(test_follow_the_stream);
 	RUN(test_allow_entries);
+	RUN(test_forget);
 	RUN(test_scan_every_pass);
 	RUN(test_copy_both_ways);
 	RUN(test_server_stopped);
