@@ -40,6 +40,7 @@ struct control_conn {
 	bool answering;
 	bool refused; /* not root, not of the admin group: told so */
 	struct control_stream stream; /* more to come (stream.more) */
+	bool waiting; /* stream.more_later had nothing: until woken */
 	struct loop_timer deadline;
 };
 
@@ -111,15 +112,17 @@ refill(struct control_conn *c)
 	FILE *out;
 	int r;
 
-	if (!c->stream.more)
+	if (!c->stream.more && !c->stream.more_later)
 		return true;
 	out = open_memstream(&piece, &len);
 	if (!out) {
 		conn_close(c);
 		return false;
 	}
-	r = c->stream.more(c->stream.state, out);
+	r = c->stream.more ? c->stream.more(c->stream.state, out)
+			   : c->stream.more_later(c->stream.state, out, c);
 	fclose(out);
+	c->waiting = r == CONTROL_MORE_LATER;
 	if (r <= 0) {
 		if (r < 0)
 			log_warnx("control: an answer ended early: %s",
@@ -207,6 +210,11 @@ write_some(struct control_conn *c)
 
 	if (c->out_len - c->out_off < CONTROL_REFILL_BYTES && !refill(c))
 		return;
+	if (c->out_off == c->out_len && c->waiting) {
+		/* Nothing to send until the stream has more. */
+		loop_mod_fd(c->ctl->loop, c->fd, 0);
+		return;
+	}
 	if (c->out_off == c->out_len) {
 		conn_close(c); /* all sent */
 		return;
@@ -220,8 +228,19 @@ write_some(struct control_conn *c)
 	}
 	c->out_off += (size_t)n;
 	arm_deadline(c, CONTROL_STALL_MS);
-	if (c->out_off == c->out_len && !c->stream.more)
+	if (c->out_off == c->out_len && !c->stream.more &&
+	    !c->stream.more_later)
 		conn_close(c);
+}
+
+void
+control_stream_wake(void *wake)
+{
+	struct control_conn *c = wake;
+
+	c->waiting = false;
+	arm_deadline(c, CONTROL_STALL_MS);
+	loop_mod_fd(c->ctl->loop, c->fd, EPOLLOUT);
 }
 
 static void

@@ -32,12 +32,23 @@ struct control_access {
  * or -errno (the answer ends there). */
 typedef int control_more_fn(void *state, FILE *out);
 
-/* A long answer the command left to be made in pieces. */
+/* More of a long answer that may have nothing yet: as control_more_fn,
+ * or CONTROL_MORE_LATER: nothing now; the answer waits (its deadline
+ * too) until control_stream_wake(wake) says more is there. */
+#define CONTROL_MORE_LATER 2
+typedef int control_more_later_fn(void *state, FILE *out, void *wake);
+
+/* A long answer the command left to be made in pieces (more or
+ * more_later). */
 struct control_stream {
 	control_more_fn *more;
+	control_more_later_fn *more_later;
 	void (*free)(void *state);
 	void *state;
 };
+
+/* control_stream_wake - a waiting answer has more: ask for it. */
+void control_stream_wake(void *wake);
 
 /*
  * control_open - bind path and serve it. The socket's folder is made if

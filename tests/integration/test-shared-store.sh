@@ -24,7 +24,9 @@
 #    goes back with --store-copy to-redis, mx2 hears of its passes, and
 #    mx1 started again rebuilds its sets from them;
 #  - a client forgotten at mx2 (greygatectl forget) is gone from Redis
-#    (its pass and triplet) and from mx1's set within a second.
+#    (its pass and triplet) and from mx1's set within a second;
+#    greygatectl list pass, grey and trap read the shared store, 3,000
+#    passes too.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -283,6 +285,21 @@ wait_for 2 logged mx2 "action=forget, key=2001:db8:9::/64, records=2 (the shared
 [ "$(rcli --scan --pattern 'gg:*2001:db8:9::*' | wc -l)" = 0 ] || fail "its keys are in Redis still"
 [ "$(rcli --scan --pattern 'gg:pass:*' | wc -l)" = 2 ] || fail "the other passes went too"
 echo "ok: a client forgotten at mx2 is gone from Redis and from mx1's set within a second"
+
+# --- greygatectl list on the shared store ---
+ggctl mx1 list pass | grep "^203.0.113.0/24 " >/dev/null || fail "mx1 does not list the pass: $(ggctl mx1 list pass)"
+[ "$(ggctl mx2 list grey --json | jq '[.[] | select(.sender == "alice@sender.test")] | length')" -ge 1 ] ||
+	fail "mx2 does not list the triplets: $(ggctl mx2 list grey)"
+[ "$(ggctl mx1 list trap | wc -l)" = 1 ] || fail "unexpected traps: $(ggctl mx1 list trap)"
+# 3,000 more passes (written straight into Redis): several walks' batches
+expires=$(( $(date +%s) + 3600 ))
+for i in $(seq 3000); do
+	printf 'HSET "gg:pass:2001:db8:aaaa:%x::/64" since 1 expires %s refreshed 1 deliveries 0 sessions 0\n' "$i" "$expires"
+done | rcli --pipe >/dev/null
+rows=$(ggctl mx1 list pass --json | jq length)
+[ "$rows" = 3002 ] || fail "list pass --json gave $rows rows, not 3002"
+[ "$(ggctl mx2 list pass | grep -c '^2001:db8:aaaa:')" = 3000 ] || fail "list pass lost rows"
+echo "ok: greygatectl list pass, grey and trap read the shared store ($rows passes, as they come)"
 
 for gw in mx1 mx2; do
 	kill "${GG_PID[$gw]}"
