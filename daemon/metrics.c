@@ -32,6 +32,7 @@ struct snapshot {
 	uint64_t verdicts_unsent, records_bad;
 	struct shared_status shared; /* a shared store's (zero: none) */
 	uint64_t shared_up;
+	bool sets_uncounted; /* passes and traps: kept in no count here */
 };
 
 enum metric_type { COUNTER, GAUGE };
@@ -484,7 +485,21 @@ take_snapshot(struct gateway *gw, struct snapshot *s)
 	if (gw->shared) {
 		shared_get_status(gw->shared, &s->shared);
 		s->shared_up = s->shared.up;
+		s->sets_uncounted = true;
 	}
+}
+
+/* On a shared store the pass and trap sets are fed by every gateway and
+ * counted nowhere here (the counts are the LMDB store's): left out
+ * rather than shown as 0. */
+static bool
+shown(const struct snapshot *s, const struct metric *m)
+{
+	size_t from = offsetof(struct snapshot, sets[NFTSET_PASS]);
+	size_t to = offsetof(struct snapshot, sets[NFTSET_TRAP][1]) +
+	            sizeof(s->sets[0][0]);
+
+	return !s->sets_uncounted || m->off < from || m->off >= to;
 }
 
 /* --- greygatectl status --- */
@@ -499,7 +514,7 @@ text_figures(const struct snapshot *s, const char *group, FILE *out)
 		const struct metric *m = &registry[i];
 		const char *hash;
 
-		if (strcmp(m->group, group) || !m->text)
+		if (strcmp(m->group, group) || !m->text || !shown(s, m))
 			continue;
 		hash = strchr(m->text, '#');
 		fprintf(out, "%s%.*s%" PRIu64 "%s", sep, (int)(hash - m->text),
@@ -535,6 +550,10 @@ metrics_status_text(struct gateway *gw, FILE *out)
 		        gw->child_starts);
 	fputs("sets:      ", out);
 	text_figures(&s, "sets", out);
+	if (s.sets_uncounted)
+		fprintf(out, " (passes and traps: from every gateway, counted "
+		             "nowhere here: nft list set inet %s pass4)",
+		        cfg->table);
 	if (gw->shared) {
 		/* The sets' counts come from the LMDB store: none here. */
 		fprintf(out, "\nstore:     %s, ", s.shared.where);
@@ -591,7 +610,7 @@ json_figures(const struct snapshot *s, const char *group, bool first, FILE *out)
 	for (size_t i = 0; i < NMETRICS; i++) {
 		const struct metric *m = &registry[i];
 
-		if (strcmp(m->group, group))
+		if (strcmp(m->group, group) || !shown(s, m))
 			continue;
 		fprintf(out, "%s\"%s\":%" PRIu64, first ? "" : ",", m->field,
 		        value_of(s, m));
@@ -693,7 +712,8 @@ metrics_exposition(struct gateway *gw, FILE *out)
 		for (size_t i = 0; i < NMETRICS; i++) {
 			const struct metric *m = &registry[i];
 
-			if (strcmp(m->family, families[f].name))
+			if (strcmp(m->family, families[f].name) ||
+			    !shown(&s, m))
 				continue;
 			fprintf(out, "greygate_%s%s%s%s %" PRIu64 "\n",
 			        m->family, m->labels ? "{" : "",

@@ -137,6 +137,19 @@ for gw in mx1 mx2; do
 done
 [ "$(rcli HGET gg:config client_prefix4)" = 24 ] || fail "the keys were not recorded in Redis"
 echo "ok: two gateways share one Redis and agree on the keys"
+# What status and the metrics say of it.
+ggctl mx1 status | grep "^store: *redis://198.51.100.2:6379/0, connected, stream followed" >/dev/null ||
+	fail "status: $(ggctl mx1 status)"
+ggctl mx1 status | grep "^sets: .*passes and traps: from every gateway, counted nowhere here" >/dev/null ||
+	fail "status shows set counts it does not keep: $(ggctl mx1 status | grep sets:)"
+[ "$(ggctl mx1 status --json | jq -c '[.shared.up, .sets.pass4]')" = "[1,null]" ] ||
+	fail "status --json: $(ggctl mx1 status --json | jq -c '{shared, sets}')"
+metrics=$(ggctl mx1 metrics)
+printf '%s\n' "$metrics" | promtool check metrics >/dev/null 2>&1 ||
+	fail "promtool: $(printf '%s\n' "$metrics" | promtool check metrics 2>&1 | head -5)"
+grep -x "greygate_shared_store_up 1" <<<"$metrics" >/dev/null || fail "no greygate_shared_store_up 1"
+! grep 'set="pass4"' <<<"$metrics" >/dev/null || fail "a pass4 count it does not keep is exported"
+echo "ok: status and metrics say the store is shared and connected"
 
 # --- a gateway that keys clients otherwise refuses to start ---
 # (the policy door alone: no capture, no table to clash with mx1's)
