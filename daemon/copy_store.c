@@ -130,14 +130,7 @@ copy_store_main(const struct config *cfg, const char *direction)
 		        r == -EPROTO ? store_open_why() : strerror(-r));
 		return 2;
 	}
-	rc = (struct rconn_config){.host = u->unix_path[0] ? NULL : u->host,
-	                           .port = u->port,
-	                           .unix_path = u->unix_path[0] ? u->unix_path
-	                                                        : NULL,
-	                           .user = u->user[0] ? u->user : NULL,
-	                           .password = password[0] ? password : NULL,
-	                           .timeout_ms = WAIT_MS,
-	                           .db = u->db};
+	store_url_connection(u, password, WAIT_MS, &rc);
 	loop = loop_new(timesrc_system());
 	c = loop ? rconn_new(loop, &rc, NULL, NULL) : NULL;
 	explicit_bzero(password, sizeof(password));

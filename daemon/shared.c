@@ -469,15 +469,8 @@ shared_open(struct gateway *gw, char *err)
 		if (r < 0)
 			return r;
 	}
-	sh->rcfg = (struct rconn_config){
-	        .host = u->unix_path[0] ? NULL : u->host,
-	        .port = u->port,
-	        .unix_path = u->unix_path[0] ? u->unix_path : NULL,
-	        .user = u->user[0] ? u->user : NULL,
-	        .password = sh->password[0] ? sh->password : NULL,
-	        .timeout_ms = COMMAND_TIMEOUT_MS,
-	        .db = u->db,
-	        .backoff_max_ms = RECONNECT_MAX_MS};
+	store_url_connection(u, sh->password, COMMAND_TIMEOUT_MS, &sh->rcfg);
+	sh->rcfg.backoff_max_ms = RECONNECT_MAX_MS;
 	sh->opening = true;
 	sh->c = rconn_new(gw->loop, &sh->rcfg, on_state, sh);
 	if (!sh->c) {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "redis_loop.h"
 #include "store_url.h"
 
 #define REDIS_PORT 6379
@@ -143,6 +144,20 @@ store_url_parse(const char *text, struct store_url *out, const char **why)
 		return r < 0 ? r : unix_part(rest, out);
 	}
 	return -EINVAL;
+}
+
+void
+store_url_connection(const struct store_url *u, const char *password,
+                     uint32_t timeout_ms, struct rconn_config *out)
+{
+	*out = (struct rconn_config){
+	        .host = u->unix_path[0] ? NULL : u->host,
+	        .port = u->port,
+	        .unix_path = u->unix_path[0] ? u->unix_path : NULL,
+	        .user = u->user[0] ? u->user : NULL,
+	        .password = password[0] ? password : NULL,
+	        .timeout_ms = timeout_ms,
+	        .db = u->db};
 }
 
 int

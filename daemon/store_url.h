@@ -30,6 +30,15 @@ struct store_url {
 int store_url_parse(const char *text, struct store_url *out, const char **why);
 
 /*
+ * store_url_connection - how to reach u's Redis (common/redis_loop.h),
+ * with password (or "": none) and timeout_ms; out's strings point into
+ * u and password, which must outlive it (rconn_new copies them).
+ */
+struct rconn_config;
+void store_url_connection(const struct store_url *u, const char *password,
+                          uint32_t timeout_ms, struct rconn_config *out);
+
+/*
  * store_password_read - the first line of path, which must be a regular
  * file owned by root that neither its group nor others may read or
  * write (mode 0600 or 0400): a password anyone could read would be
