@@ -58,29 +58,35 @@ take_triplet(const struct grey_client *client, const char *sender,
 }
 
 static int
+take_client(struct to_redis *t, enum store_table table,
+            const struct grey_client *client, const struct store_client *rec)
+{
+	struct grey_records *w = next_record(t, client);
+
+	if (table == STORE_PASS) {
+		w->pass = *rec;
+		w->pass_dirty = true;
+		t->counts->passes++;
+	} else {
+		w->trap = *rec;
+		w->trap_dirty = true;
+		t->counts->traps++;
+	}
+	return 0;
+}
+
+static int
 take_pass(const struct grey_client *client, const struct store_client *rec,
           void *ctx)
 {
-	struct to_redis *t = ctx;
-	struct grey_records *w = next_record(t, client);
-
-	w->pass = *rec;
-	w->pass_dirty = true;
-	t->counts->passes++;
-	return 0;
+	return take_client(ctx, STORE_PASS, client, rec);
 }
 
 static int
 take_trap(const struct grey_client *client, const struct store_client *rec,
           void *ctx)
 {
-	struct to_redis *t = ctx;
-	struct grey_records *w = next_record(t, client);
-
-	w->trap = *rec;
-	w->trap_dirty = true;
-	t->counts->traps++;
-	return 0;
+	return take_client(ctx, STORE_TRAP, client, rec);
 }
 
 static void

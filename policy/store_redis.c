@@ -347,6 +347,23 @@ num(char (*buf)[24], int *used, int64_t v)
 	return buf[(*used)++];
 }
 
+/* One write sent; done told its outcome once (on_applied). */
+static int
+send_write(struct rconn *c, int argc, const char **argv,
+           store_redis_applied_fn *done, void *ctx)
+{
+	struct apply *a = malloc(sizeof(*a));
+	int r;
+
+	if (!a)
+		return -ENOMEM;
+	*a = (struct apply){done, ctx};
+	r = rconn_command(c, on_applied, a, argc, argv, NULL);
+	if (r < 0)
+		free(a);
+	return r;
+}
+
 int
 store_redis_apply(struct rconn *c, const char *prefix,
                   const struct grey_records *before,
@@ -368,8 +385,7 @@ store_redis_apply(struct rconn *c, const char *prefix,
 	                         ? (int64_t)p->sessions - before->pass.sessions
 	                         : p->sessions;
 	const char *argv[3 + 4 + 18];
-	struct apply *a;
-	int used = 0, r;
+	int used = 0;
 
 	if (!after->trap_dirty && !after->pass_dirty && !after->triplet_dirty) {
 		done(0, ctx);
@@ -384,10 +400,6 @@ store_redis_apply(struct rconn *c, const char *prefix,
 	    snprintf(keys[3], sizeof(keys[3]), "%sstream", prefix) >=
 	            (int)sizeof(keys[3]))
 		return -ENAMETOOLONG;
-	a = malloc(sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*a = (struct apply){done, ctx};
 	argv[0] = "EVAL";
 	argv[1] = apply_script;
 	argv[2] = "4";
@@ -413,10 +425,7 @@ store_redis_apply(struct rconn *c, const char *prefix,
 	argv[22] = num(nums, &used, g->last_seen);
 	argv[23] = num(nums, &used, g->attempts);
 	argv[24] = num(nums, &used, g->awaiting);
-	r = rconn_command(c, on_applied, a, 25, argv, NULL);
-	if (r < 0)
-		free(a);
-	return r;
+	return send_write(c, 25, argv, done, ctx);
 }
 
 /* --- the keys every gateway must share --- */
@@ -544,8 +553,6 @@ store_redis_allow(struct rconn *c, const char *prefix,
 	char exp[24];
 	const char *argv[] = {"EVAL", allow_script, "2",     key,  stream,
 	                      exp,    comment,      gateway, cidr};
-	struct apply *a;
-	int r;
 
 	grey_client_format(net, cidr, sizeof(cidr));
 	if (snprintf(key, sizeof(key), "%sallow:%s", prefix, cidr) >=
@@ -554,14 +561,7 @@ store_redis_allow(struct rconn *c, const char *prefix,
 	            (int)sizeof(stream))
 		return -ENAMETOOLONG;
 	snprintf(exp, sizeof(exp), "%lld", (long long)expires);
-	a = malloc(sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*a = (struct apply){done, ctx};
-	r = rconn_command(c, on_applied, a, 9, argv, NULL);
-	if (r < 0)
-		free(a);
-	return r;
+	return send_write(c, 9, argv, done, ctx);
 }
 
 /* --- forgetting a client --- */
