@@ -220,44 +220,117 @@ grey_get_delay_histogram(const struct grey *grey)
 
 /* --- the figures kept across restarts --- */
 
-/* The saved record: this head, then ncounters uint64_t (struct
- * grey_counters' fields in order: a later version may add fields at the
- * end, and one that reads fewer keeps the rest at 0), then ndelays
- * uint32_t, oldest first. Host byte order, as LMDB's file is. */
-struct stats_head {
-	char magic[4]; /* "GGST" */
-	uint32_t version;
-	int64_t since;
-	uint32_t ncounters, ndelays;
-};
-
+/* The record: a head (magic "GGST", version, since, ncounters,
+ * ndelays), then ncounters 64-bit counters (struct grey_counters' fields
+ * in order: a later version may add fields at the end, and one that
+ * reads fewer keeps the rest at 0), then ndelays 32-bit delays, oldest
+ * first. Little-endian throughout (a shared store's gateways may differ;
+ * on the machines greygate runs on this is also the host order the
+ * first version wrote). */
+#define STATS_HEAD_LEN 24
 #define STATS_VERSION 1u
 #define STATS_KEY "stats"
 #define NCOUNTERS (sizeof(struct grey_counters) / sizeof(uint64_t))
 
+static void
+put_le(uint8_t *p, uint64_t v, size_t bytes)
+{
+	for (size_t i = 0; i < bytes; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t
+get_le(const uint8_t *p, size_t bytes)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < bytes; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
 int
-grey_stats_save(struct grey *grey, int64_t since)
+grey_stats_encode(const struct grey *grey, int64_t since, void **rec,
+		  size_t *len)
 {
 	size_t m = grey->ndelays < GREY_DELAYS_SAVED ? grey->ndelays
 						     : GREY_DELAYS_SAVED;
-	size_t len = sizeof(struct stats_head) + NCOUNTERS * sizeof(uint64_t) +
-		     m * sizeof(uint32_t);
-	struct stats_head head = {{'G', 'G', 'S', 'T'}, STATS_VERSION, since,
-				  (uint32_t)NCOUNTERS, (uint32_t)m};
-	uint8_t *rec = malloc(len);
-	uint32_t *delays;
-	int r;
+	const uint64_t *counters = (const uint64_t *)&grey->counters;
+	uint8_t *p;
 
-	if (!rec)
+	*len = STATS_HEAD_LEN + NCOUNTERS * 8 + m * 4;
+	p = malloc(*len);
+	if (!p)
 		return -ENOMEM;
-	memcpy(rec, &head, sizeof(head));
-	memcpy(rec + sizeof(head), &grey->counters, sizeof(grey->counters));
-	delays = (uint32_t *)(rec + sizeof(head) + sizeof(grey->counters));
+	*rec = p;
+	memcpy(p, "GGST", 4);
+	put_le(p + 4, STATS_VERSION, 4);
+	put_le(p + 8, (uint64_t)since, 8);
+	put_le(p + 16, NCOUNTERS, 4);
+	put_le(p + 20, m, 4);
+	p += STATS_HEAD_LEN;
+	for (size_t i = 0; i < NCOUNTERS; i++, p += 8)
+		put_le(p, counters[i], 8);
 	/* the m most recent, oldest first; the ring's newest is at
 	 * (delays_seen - 1) % GREY_DELAYS_KEPT */
-	for (size_t j = 0; j < m; j++)
-		delays[j] = grey->delays[(grey->delays_seen - m + j) %
-					 GREY_DELAYS_KEPT];
+	for (size_t j = 0; j < m; j++, p += 4)
+		put_le(p,
+		       grey->delays[(grey->delays_seen - m + j) %
+				    GREY_DELAYS_KEPT],
+		       4);
+	return 0;
+}
+
+int
+grey_stats_decode(const void *rec, size_t len, struct grey_stats *out)
+{
+	const uint8_t *p = rec;
+	uint64_t *counters = (uint64_t *)&out->counters;
+	size_t ncounters, ndelays;
+
+	memset(out, 0, sizeof(*out));
+	if (len < STATS_HEAD_LEN || memcmp(p, "GGST", 4) != 0 ||
+	    get_le(p + 4, 4) != STATS_VERSION)
+		return -EPROTO;
+	ncounters = get_le(p + 16, 4);
+	ndelays = get_le(p + 20, 4);
+	/* (bounds first: the products below cannot overflow then) */
+	if (ncounters > 1024 || ndelays > GREY_DELAYS_SAVED ||
+	    len != STATS_HEAD_LEN + ncounters * 8 + ndelays * 4)
+		return -EPROTO;
+	out->since = (int64_t)get_le(p + 8, 8);
+	p += STATS_HEAD_LEN;
+	for (size_t i = 0; i < ncounters && i < NCOUNTERS; i++)
+		counters[i] = get_le(p + i * 8, 8);
+	p += ncounters * 8;
+	if (ndelays) {
+		out->delays = malloc(ndelays * sizeof(*out->delays));
+		if (!out->delays)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < ndelays; i++)
+		out->delays[i] = (uint32_t)get_le(p + i * 4, 4);
+	out->ndelays = ndelays;
+	return 0;
+}
+
+void
+grey_stats_free(struct grey_stats *s)
+{
+	free(s->delays);
+	s->delays = NULL;
+	s->ndelays = 0;
+}
+
+int
+grey_stats_save(struct grey *grey, int64_t since)
+{
+	void *rec;
+	size_t len;
+	int r = grey_stats_encode(grey, since, &rec, &len);
+
+	if (r < 0)
+		return r;
 	r = store_put_meta(grey->store, STATS_KEY, rec, len);
 	free(rec);
 	return r;
@@ -266,45 +339,26 @@ grey_stats_save(struct grey *grey, int64_t since)
 int
 grey_stats_load(struct grey *grey, int64_t *since)
 {
-	struct stats_head head;
+	struct grey_stats saved;
 	uint64_t *counters = (uint64_t *)&grey->counters;
-	const uint8_t *p;
-	size_t len, nc;
+	const uint64_t *add = (const uint64_t *)&saved.counters;
 	void *rec;
+	size_t len;
 	int r = store_get_meta(grey->store, STATS_KEY, &rec, &len);
 
 	if (r != STORE_FOUND)
 		return r;
-	p = rec;
-	if (len < sizeof(head))
-		goto bad;
-	memcpy(&head, p, sizeof(head));
-	if (memcmp(head.magic, "GGST", 4) != 0 ||
-	    head.version != STATS_VERSION || head.ncounters > 1024 ||
-	    len != sizeof(head) + head.ncounters * sizeof(uint64_t) +
-			   (size_t)head.ndelays * sizeof(uint32_t))
-		goto bad;
-	p += sizeof(head);
-	nc = head.ncounters < NCOUNTERS ? head.ncounters : NCOUNTERS;
-	for (size_t i = 0; i < nc; i++) {
-		uint64_t v;
-
-		memcpy(&v, p + i * sizeof(v), sizeof(v));
-		counters[i] += v;
-	}
-	p += head.ncounters * sizeof(uint64_t);
-	for (size_t i = 0; i < head.ndelays; i++) {
-		uint32_t d;
-
-		memcpy(&d, p + i * sizeof(d), sizeof(d));
-		keep_delay(grey, d);
-	}
-	*since = head.since;
+	r = grey_stats_decode(rec, len, &saved);
 	free(rec);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < NCOUNTERS; i++)
+		counters[i] += add[i];
+	for (size_t i = 0; i < saved.ndelays; i++)
+		keep_delay(grey, saved.delays[i]);
+	*since = saved.since;
+	grey_stats_free(&saved);
 	return STORE_FOUND;
-bad:
-	free(rec);
-	return -EPROTO;
 }
 
 void

@@ -401,6 +401,28 @@ int grey_decide_records(struct grey *grey, const struct grey_attempt *a,
  * Return: 0 or -errno. */
 int grey_stats_save(struct grey *grey, int64_t since);
 
+/* The report's figures as one record (what grey_stats_save writes; on a
+ * shared store also each gateway's share of the site's report). */
+struct grey_stats {
+	int64_t since; /* when counting began */
+	struct grey_counters counters;
+	uint32_t *delays; /* the latest delays, oldest first (allocated) */
+	size_t ndelays;
+};
+
+/* grey_stats_encode - the counters and the latest delays (at most
+ * GREY_DELAYS_SAVED), with since, as one record (*rec allocated: the
+ * caller frees it). Return: 0 or -ENOMEM. */
+int grey_stats_encode(const struct grey *grey, int64_t since, void **rec,
+		      size_t *len);
+
+/* grey_stats_decode - a record grey_stats_encode made, from anywhere
+ * (nothing in it is trusted); free it with grey_stats_free.
+ * Return: 0, -EPROTO (not such a record, or not this version's), or
+ * -ENOMEM. */
+int grey_stats_decode(const void *rec, size_t len, struct grey_stats *out);
+void grey_stats_free(struct grey_stats *s);
+
 /* grey_stats_load - take the counters and delays a grey_stats_save left
  * (adding to what this greylist counted so far) and *since.
  * Return: STORE_FOUND, 0 if none were saved, -EPROTO for a record this

@@ -721,6 +721,46 @@ test_stats_saved_and_restored(void)
 	teardown();
 }
 
+/* The figures as one record, as a shared store carries them between
+ * gateways: little-endian whatever the host, read back whole, and
+ * anything else refused (short, too long, a count past the bound). */
+static void
+test_stats_record(void)
+{
+	struct grey_stats st;
+	uint8_t *rec;
+	void *p;
+	size_t len;
+
+	setup_handoff();
+	passes(3, T0);
+	CHECK_INT(grey_stats_encode(grey, 0x0102030405060708LL, &p, &len), 0);
+	rec = p;
+	CHECK(memcmp(rec, "GGST", 4) == 0);
+	CHECK_INT(rec[4], 1); /* the version, its low byte first */
+	CHECK_INT(rec[8], 0x08);
+	CHECK_INT(rec[15], 0x01);
+	CHECK_INT(len, 24 + sizeof(struct grey_counters) + 3 * 4);
+	CHECK_INT(grey_stats_decode(rec, len, &st), 0);
+	CHECK_INT(st.since, 0x0102030405060708LL);
+	CHECK(memcmp(&st.counters, grey_get_counters(grey),
+		     sizeof(st.counters)) == 0);
+	CHECK_INT(st.ndelays, 3);
+	CHECK_INT(st.delays[0], 300);
+	CHECK_INT(st.delays[2], 302);
+	grey_stats_free(&st);
+	CHECK_INT(grey_stats_decode(rec, len - 1, &st), -EPROTO);
+	CHECK_INT(grey_stats_decode(rec, 10, &st), -EPROTO);
+	/* a count of delays past the bound, the length to match */
+	rec[20] = 0xff;
+	rec[21] = 0xff;
+	rec[22] = 0xff;
+	CHECK_INT(grey_stats_decode(rec, len, &st), -EPROTO);
+	CHECK(st.delays == NULL);
+	free(rec);
+	teardown();
+}
+
 /* Only the most recent GREY_DELAYS_SAVED delays are saved, oldest first,
  * also once the kept ring has wrapped. */
 static void
@@ -818,6 +858,7 @@ main(void)
 	RUN(test_cidr_parse_format);
 	RUN(test_stats_saved_and_restored);
 	RUN(test_stats_save_keeps_the_latest_delays);
+	RUN(test_stats_record);
 	RUN(test_decision_from_records_alone);
 	return 0;
 }
