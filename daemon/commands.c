@@ -20,6 +20,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "report.h"
+#include "site_report.h"
 
 #ifndef GREYGATE_VERSION
 #define GREYGATE_VERSION "unknown"
@@ -27,7 +28,7 @@
 
 struct args {
 	const char *cmd, *what; /* "list" "pass" */
-	bool json, svg, reset;
+	bool json, svg, reset, site;
 	const char *ttl, *comment;
 };
 
@@ -44,6 +45,8 @@ parse_args(int argc, char **argv, struct args *a, char *err, size_t len)
 			a->svg = true;
 		else if (!strcmp(argv[i], "--reset"))
 			a->reset = true;
+		else if (!strcmp(argv[i], "--site"))
+			a->site = true;
 		else if (!strcmp(argv[i], "--ttl") && i + 1 < argc)
 			a->ttl = argv[++i];
 		else if (!strcmp(argv[i], "--comment") && i + 1 < argc)
@@ -143,10 +146,22 @@ forget(struct gateway *gw, const struct args *a, FILE *out, char *err,
 }
 
 static int
-report(struct gateway *gw, const struct args *a, FILE *out)
+report(struct gateway *gw, const struct args *a, FILE *out,
+       struct control_stream *stream, char *err, size_t len)
 {
 	struct report r;
 
+	if (a->site && a->reset) {
+		snprintf(err, len, "report --site --reset: each gateway resets "
+		                   "its own (greygatectl report --reset there)");
+		return -EINVAL;
+	}
+	if (a->site)
+		return site_report_start(gw,
+		                         a->svg    ? SITE_REPORT_SVG
+		                         : a->json ? SITE_REPORT_JSON
+		                                   : SITE_REPORT_TEXT,
+		                         stream, err, len);
 	if (a->reset) {
 		char t[32];
 
@@ -211,7 +226,7 @@ commands_run(struct gateway *gw, int argc, char **argv, FILE *out,
 		return r;
 	}
 	if (!strcmp(a.cmd, "report"))
-		return report(gw, &a, out);
+		return report(gw, &a, out, stream, err, err_len);
 	snprintf(err, err_len, "unknown command '%s'", a.cmd);
 	return -EINVAL;
 }

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "metrics_http.h"
 #include "policy_door.h"
+#include "site_report.h"
 
 #define HOUSEKEEPING_MS 1000
 #define PURGE_BATCH 2000
@@ -110,13 +111,16 @@ restore_stats(struct gateway *gw)
 			  strerror(-r));
 }
 
-/* Saves the report's figures if they changed since the last save. */
+/* Saves the report's figures if they changed since the last save (on a
+ * shared store, also this gateway's share of the site's report). */
 static void
 save_stats(struct gateway *gw)
 {
 	const struct grey_counters *k = grey_get_counters(gw->grey);
+	bool changed = memcmp(k, &gw->stats_saved, sizeof(*k)) != 0;
 
-	if (memcmp(k, &gw->stats_saved, sizeof(*k)) == 0)
+	site_report_save(gw, changed);
+	if (!changed)
 		return;
 	if (grey_stats_save(gw->grey, gw->stats_since) < 0) {
 		log_warnx("report: cannot save its figures to the store");
@@ -134,6 +138,7 @@ gateway_stats_reset(struct gateway *gw)
 	if (grey_stats_save(gw->grey, gw->stats_since) < 0)
 		log_warnx("report: cannot save its figures to the store");
 	gw->stats_saved = *grey_get_counters(gw->grey);
+	site_report_save(gw, true);
 	gateway_commit(gw);
 	log_info("report: counting starts again");
 }
@@ -564,6 +569,7 @@ gateway_close(struct gateway *gw)
 	control_close(gw->control);
 	policy_door_close(gw->policy_door);
 	shared_close(gw->shared);
+	gw->shared = NULL; /* (save_stats below asks) */
 	free(gw->allow);
 	for (int i = 0; i < 4; i++)
 		if (gw->listen_fd[i] >= 0)

@@ -49,13 +49,22 @@ report_compute(struct report *r, const struct grey *grey, int64_t since,
 {
 	size_t n;
 	const uint32_t *kept = grey_get_pass_delays(grey, &n);
+
+	report_compute_from(r, grey_get_counters(grey), kept, n, since, until);
+}
+
+void
+report_compute_from(struct report *r, const struct grey_counters *k,
+		    const uint32_t *kept, size_t n, int64_t since,
+		    int64_t until)
+{
 	uint32_t *d = n ? malloc(n * sizeof(*d)) : NULL;
 	double sum = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->since = since;
 	r->until = until;
-	r->k = *grey_get_counters(grey);
+	r->k = *k;
 	/* A triplet first seen before a restart can be retried after it. */
 	r->never_retried = r->k.greylisted_new > r->k.retried
 				   ? r->k.greylisted_new - r->k.retried
@@ -155,17 +164,64 @@ funnel_rows(const struct report *r, struct funnel_row *rows)
 	return n;
 }
 
+/* "site of 3 gateways, " or "". */
+static const char *
+scope(const struct report *r, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (r->gateways)
+		snprintf(buf, len, "site of %zu gateway%s, ", r->ngateways,
+			 r->ngateways == 1 ? "" : "s");
+	return buf;
+}
+
+/* A site's gateways, one line each. */
+static void
+print_gateways(FILE *out, const struct report *r)
+{
+	char a[32], ago[32];
+
+	fprintf(out, "%-32s %-20s %-12s %10s %8s\n", "GATEWAY",
+		"COUNTING-SINCE", "UPDATED", "ATTEMPTS", "PASSED");
+	for (size_t i = 0; i < r->ngateways; i++) {
+		const struct report_gateway *g = &r->gateways[i];
+
+		char t[24];
+
+		if (!g->updated)
+			snprintf(ago, sizeof(ago), "now");
+		else
+			snprintf(ago, sizeof(ago), "%s ago",
+				 human(r->until > g->updated
+					       ? (uint32_t)(r->until -
+							    g->updated)
+					       : 0,
+				       t, sizeof(t)));
+		fprintf(out, "%-32s %-20s %-12s %10llu %8llu\n", g->name,
+			fmt_utc(g->since, a), ago,
+			(unsigned long long)g->attempts,
+			(unsigned long long)g->passed);
+	}
+	if (r->unreadable)
+		fprintf(out, "(%zu gateway record(s) could not be read: left "
+			     "out)\n",
+			r->unreadable);
+	fputc('\n', out);
+}
+
 void
 report_print_text(FILE *out, const struct report *r)
 {
 	struct funnel_row rows[FUNNEL_ROWS];
 	int n = funnel_rows(r, rows);
-	char a[32], b[32], m[4][32];
+	char a[32], b[32], m[4][32], s[64];
 	uint64_t top = 0;
 
-	fprintf(out, "greygate report, %s to %s\n\n",
-		fmt_utc(r->since, a),
+	fprintf(out, "greygate report, %s%s to %s\n\n",
+		scope(r, s, sizeof(s)), fmt_utc(r->since, a),
 		fmt_utc(r->until, b));
+	if (r->gateways)
+		print_gateways(out, r);
 	for (int i = 0; i < n; i++) {
 		fprintf(out, "%-36s %10llu", rows[i].label,
 			(unsigned long long)rows[i].value);
@@ -230,7 +286,27 @@ report_print_json(FILE *out, const struct report *r)
 		fprintf(out, ",\"count\":%llu}",
 			(unsigned long long)r->hist[i]);
 	}
-	fprintf(out, "]}}\n");
+	fputs("]}", out);
+	if (r->gateways) {
+		fputs(",\"gateways\":[", out);
+		for (size_t i = 0; i < r->ngateways; i++) {
+			const struct report_gateway *g = &r->gateways[i];
+
+			fputs(i ? ",{\"name\":" : "{\"name\":", out);
+			json_put_string(out, g->name);
+			fprintf(out, ",\"since\":\"%s\",\"updated\":",
+				fmt_utc(g->since, a));
+			if (g->updated)
+				fprintf(out, "\"%s\"", fmt_utc(g->updated, b));
+			else
+				fputs("null", out);
+			fprintf(out, ",\"attempts\":%llu,\"passed\":%llu}",
+				(unsigned long long)g->attempts,
+				(unsigned long long)g->passed);
+		}
+		fprintf(out, "],\"unreadable\":%zu", r->unreadable);
+	}
+	fputs("}\n", out);
 }
 
 /* Text in SVG: the few characters XML reserves, escaped. */
@@ -265,15 +341,15 @@ report_print_svg(FILE *out, const struct report *r)
 	int height = hist_top + SVG_HIST_H + 60;
 	int col_w = (SVG_W - 80) / REPORT_BUCKETS;
 	uint64_t top = 0;
-	char a[32], b[32], m[4][32];
+	char a[32], b[32], m[4][32], s[64];
 
 	fprintf(out,
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
 		"height=\"%d\" font-family=\"sans-serif\" font-size=\"13\">\n"
 		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-		"<text x=\"20\" y=\"28\" font-size=\"17\">greygate: %s to "
+		"<text x=\"20\" y=\"28\" font-size=\"17\">greygate: %s%s to "
 		"%s</text>\n",
-		SVG_W, height, fmt_utc(r->since, a),
+		SVG_W, height, scope(r, s, sizeof(s)), fmt_utc(r->since, a),
 		fmt_utc(r->until, b));
 	for (int i = 0; i < n; i++) {
 		int y = 50 + i * SVG_ROW;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Inside the shared store's glue only (shared.c, shared_follow.c). */
+/* Inside the shared store's glue only (shared.c, shared_follow.c,
+ * list.c, site_report.c). */
 #ifndef GREYGATE_SHARED_INT_H
 #define GREYGATE_SHARED_INT_H
 
@@ -22,6 +23,8 @@ struct shared {
 	bool disagreed; /* the store holds other keys */
 	bool closing;
 	bool refused_said;
+	bool report_unsent, report_writing; /* the site's report
+					       (site_report.c) */
 	char last_error[256];
 	int64_t down_since, down_said; /* epoch seconds, 0: up */
 	struct loop_timer minute;

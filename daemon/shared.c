@@ -417,6 +417,7 @@ on_agreed(int err, const char *why, void *ctx)
 		return;
 	}
 	sh->agreed = true;
+	sh->report_unsent = true; /* (a Redis restarted empty lost it) */
 	if (sh->down_since)
 		log_info("store: Redis at %s is back after %" PRId64 " s",
 		         sh->gw->cfg->store,

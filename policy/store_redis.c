@@ -10,12 +10,10 @@
 #include "redis_loop.h"
 #include "store_redis.h"
 
-static const char *const client_fields[] = {"since", "expires", "refreshed",
-                                            "deliveries", "sessions"};
-static const char *const triplet_fields[] = {"first", "last", "attempts",
-                                             "awaiting"};
-#define NCLIENT (sizeof(client_fields) / sizeof(*client_fields))
-#define NTRIPLET (sizeof(triplet_fields) / sizeof(*triplet_fields))
+const char *const store_redis_client_fields[STORE_REDIS_NCLIENT] = {
+        "since", "expires", "refreshed", "deliveries", "sessions"};
+const char *const store_redis_triplet_fields[STORE_REDIS_NTRIPLET] = {
+        "first", "last", "attempts", "awaiting"};
 
 int
 store_redis_client_key(const char *prefix, enum store_table table,
@@ -99,8 +97,8 @@ fits_u32(int64_t v)
 int
 store_redis_parse_client(const redisReply *reply, struct store_client *out)
 {
-	int64_t v[NCLIENT];
-	int r = fields(reply, NCLIENT, v);
+	int64_t v[STORE_REDIS_NCLIENT];
+	int r = fields(reply, STORE_REDIS_NCLIENT, v);
 
 	if (r != STORE_FOUND)
 		return r;
@@ -118,8 +116,8 @@ store_redis_parse_client(const redisReply *reply, struct store_client *out)
 int
 store_redis_parse_triplet(const redisReply *reply, struct store_triplet *out)
 {
-	int64_t v[NTRIPLET];
-	int r = fields(reply, NTRIPLET, v);
+	int64_t v[STORE_REDIS_NTRIPLET];
+	int r = fields(reply, STORE_REDIS_NTRIPLET, v);
 
 	if (r != STORE_FOUND)
 		return r;
@@ -211,11 +209,13 @@ store_redis_fetch(struct rconn *c, const char *prefix, struct grey_records *w,
 	if (counters)
 		counters->fetches++;
 	for (int i = 0; i < 3 && !err; i++) {
-		const char *argv[2 + NCLIENT];
+		const char *argv[2 + STORE_REDIS_NCLIENT];
 		char key[STORE_REDIS_KEY_MAX];
-		const char *const *names =
-		        i == TRIPLET ? triplet_fields : client_fields;
-		size_t n = i == TRIPLET ? NTRIPLET : NCLIENT;
+		const char *const *names = i == TRIPLET
+		                                   ? store_redis_triplet_fields
+		                                   : store_redis_client_fields;
+		size_t n = i == TRIPLET ? STORE_REDIS_NTRIPLET
+		                        : STORE_REDIS_NCLIENT;
 
 		if (!want[i])
 			continue;
@@ -347,9 +347,10 @@ num(char (*buf)[24], int *used, int64_t v)
 	return buf[(*used)++];
 }
 
-/* One write sent; done told its outcome once (on_applied). */
+/* One write sent (lens: NULL for C strings); done told its outcome once
+ * (on_applied). */
 static int
-send_write(struct rconn *c, int argc, const char **argv,
+send_write(struct rconn *c, int argc, const char **argv, const size_t *lens,
            store_redis_applied_fn *done, void *ctx)
 {
 	struct apply *a = malloc(sizeof(*a));
@@ -358,7 +359,7 @@ send_write(struct rconn *c, int argc, const char **argv,
 	if (!a)
 		return -ENOMEM;
 	*a = (struct apply){done, ctx};
-	r = rconn_command(c, on_applied, a, argc, argv, NULL);
+	r = rconn_command(c, on_applied, a, argc, argv, lens);
 	if (r < 0)
 		free(a);
 	return r;
@@ -425,7 +426,7 @@ store_redis_apply(struct rconn *c, const char *prefix,
 	argv[22] = num(nums, &used, g->last_seen);
 	argv[23] = num(nums, &used, g->attempts);
 	argv[24] = num(nums, &used, g->awaiting);
-	return send_write(c, 25, argv, done, ctx);
+	return send_write(c, 25, argv, NULL, done, ctx);
 }
 
 /* --- the keys every gateway must share --- */
@@ -561,7 +562,29 @@ store_redis_allow(struct rconn *c, const char *prefix,
 	            (int)sizeof(stream))
 		return -ENAMETOOLONG;
 	snprintf(exp, sizeof(exp), "%lld", (long long)expires);
-	return send_write(c, 9, argv, done, ctx);
+	return send_write(c, 9, argv, NULL, done, ctx);
+}
+
+/* --- the gateways' report figures --- */
+
+int
+store_redis_put_report(struct rconn *c, const char *prefix,
+                       const char *gateway, const void *figures, size_t len,
+                       int64_t updated, store_redis_applied_fn *done,
+                       void *ctx)
+{
+	char key[STORE_REDIS_KEY_MAX], when[24];
+	const char *argv[] = {"HSET", key, "figures", figures, "updated", when};
+	size_t lens[6];
+	int n = snprintf(key, sizeof(key), "%sreport:%s", prefix, gateway);
+
+	if (n < 0 || (size_t)n >= sizeof(key) ||
+	    strlen(gateway) > STORE_REDIS_GATEWAY_MAX)
+		return -ENAMETOOLONG;
+	snprintf(when, sizeof(when), "%lld", (long long)updated);
+	for (size_t i = 0; i < 6; i++)
+		lens[i] = i == 3 ? len : strlen(argv[i]);
+	return send_write(c, 6, argv, lens, done, ctx);
 }
 
 /* --- forgetting a client --- */

@@ -35,6 +35,12 @@ int store_redis_triplet_key(const char *prefix,
                             const struct grey_client *client,
                             const char *sender, const char *rcpt, char *out);
 
+/* The fields of a pass or trap, and of a triplet, in that order. */
+#define STORE_REDIS_NCLIENT 5
+#define STORE_REDIS_NTRIPLET 4
+extern const char *const store_redis_client_fields[STORE_REDIS_NCLIENT];
+extern const char *const store_redis_triplet_fields[STORE_REDIS_NTRIPLET];
+
 /*
  * store_redis_parse_client, store_redis_parse_triplet - an HMGET reply
  * of the fields above, in that order.
@@ -173,6 +179,32 @@ int store_redis_scan_clients(struct rconn *c, const char *prefix,
 int store_redis_scan_allows(struct rconn *c, const char *prefix,
                             store_redis_allow_fn *fn,
                             store_redis_scanned_fn *done, void *ctx);
+
+/* The longest gateway name in a key (a host name's). */
+#define STORE_REDIS_GATEWAY_MAX 255
+
+/*
+ * store_redis_put_report - this gateway's report figures (a record
+ * grey_stats_encode made) for the site's report: the hash
+ * PREFIXreport:GATEWAY (figures, updated: epoch seconds), kept without
+ * end (a gateway gone keeps its share until an admin deletes the key).
+ * Return: 0 (under way: done is called once), or -errno.
+ */
+int store_redis_put_report(struct rconn *c, const char *prefix,
+                           const char *gateway, const void *figures,
+                           size_t len, int64_t updated,
+                           store_redis_applied_fn *done, void *ctx);
+
+/* One gateway's report figures from the store (figures: len bytes, not
+ * yet trusted). */
+typedef void store_redis_report_fn(const char *gateway, const void *figures,
+                                   size_t len, int64_t updated, void *ctx);
+
+/* store_redis_scan_reports - the same walk for every gateway's report
+ * figures (PREFIXreport:GATEWAY). */
+int store_redis_scan_reports(struct rconn *c, const char *prefix,
+                             store_redis_report_fn *fn,
+                             store_redis_scanned_fn *done, void *ctx);
 
 /* store_redis_delete_triplets - delete every triplet of the client key
  * (SCAN for "PREFIXgrey:CIDR *" a batch at a time, one DEL a batch);

@@ -2,7 +2,8 @@
 /* Every pass or trap in the shared store, for a gateway that must rebuild
  * its sets from the keys (its start, or a stream that cannot tell what
  * it missed), and every triplet, for a copy of the store: SCAN over
- * PREFIXpass:*, PREFIXtrap:* or PREFIXgrey:*, a batch at a time, and
+ * PREFIXpass:*, PREFIXtrap:* or PREFIXgrey:* (and the run-time allow
+ * entries, and the gateways' report figures), a batch at a time, and
  * each batch's records read with pipelined HMGETs on the same
  * connection. The loop never waits: each answer drives the next step. */
 #include <errno.h>
@@ -16,14 +17,31 @@
 
 #define SCAN_BATCH "1000"
 
+struct record;
+struct scan;
+
+/* What a walk reads, by the kind of its keys. */
+struct scan_kind {
+	const char *name;          /* the keys "PREFIXname:..." */
+	const char *const *fields; /* the fields of each, one HMGET */
+	size_t nfields;
+	/* the key after "PREFIXname:" into rec. Return: 0 or -1 */
+	int (*key)(const char *rest, size_t len, struct record *rec);
+	/* the HMGET's answer told to the walk's fn. Return: 0 (told), 1
+	 * (gone meanwhile), -1 (unreadable) */
+	int (*tell)(const redisReply *reply, struct record *rec);
+};
+
 struct scan {
 	struct rconn *c;
+	const struct scan_kind *kind;
 	size_t key_skip; /* strlen("PREFIXpass:"): where the CIDR starts */
 	char match[STORE_REDIS_KEY_MAX];
-	store_client_fn *fn;            /* clients, or */
-	store_triplet_fn *triplet_fn;   /* triplets, or */
-	store_redis_allow_fn *allow_fn; /* run-time allow entries, or */
-	bool deleting;                  /* the keys found deleted */
+	store_client_fn *fn;              /* clients, or */
+	store_triplet_fn *triplet_fn;     /* triplets, or */
+	store_redis_allow_fn *allow_fn;   /* run-time allow entries, or */
+	store_redis_report_fn *report_fn; /* gateways' report figures */
+	bool deleting;                    /* the keys found deleted */
 	store_redis_scanned_fn *done;
 	void *ctx;
 	struct store_redis_scan_counts counts;
@@ -36,6 +54,7 @@ struct record {
 	struct scan *s;
 	struct grey_client key;
 	char sender[GREY_ADDR_MAX], rcpt[GREY_ADDR_MAX]; /* triplets */
+	char *name;                                      /* reports */
 };
 
 /* n answers in: the walk ends once every one is, told once, then
@@ -56,83 +75,21 @@ answered(struct scan *s)
 	answered_n(s, 1);
 }
 
-/* An allow entry's HMGET expires comment. Return: 0 (told), 1 (gone
- * meanwhile), or -1 (unreadable). */
 static int
-allow_entry(const redisReply *reply, const struct record *rec, struct scan *s)
+cidr_key(const char *rest, size_t len, struct record *rec)
 {
-	const redisReply *exp, *comment;
-	char *end;
-	long long expires;
-
-	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2)
-		return -1;
-	exp = reply->element[0];
-	comment = reply->element[1];
-	if (exp->type == REDIS_REPLY_NIL && comment->type == REDIS_REPLY_NIL)
-		return 1;
-	if (exp->type != REDIS_REPLY_STRING ||
-	    (comment->type != REDIS_REPLY_STRING &&
-	     comment->type != REDIS_REPLY_NIL))
-		return -1;
-	expires = strtoll(exp->str, &end, 10);
-	if (end == exp->str || *end || expires < 0)
-		return -1;
-	s->counts.records++;
-	s->allow_fn(&rec->key, expires,
-	            comment->type == REDIS_REPLY_STRING ? comment->str : "",
-	            s->ctx);
-	return 0;
+	(void)len;
+	return grey_cidr_parse(rest, &rec->key);
 }
 
-static void
-on_record(struct redisReply *reply, void *ctx)
-{
-	struct record *rec = ctx;
-	struct scan *s = rec->s;
-	struct store_client client;
-	int r;
-
-	if (!reply) {
-		s->failed = true;
-	} else if (!s->failed && s->allow_fn) {
-		if (allow_entry(reply, rec, s) < 0)
-			s->counts.bad++;
-	} else if (!s->failed && s->triplet_fn) {
-		struct store_triplet t;
-
-		r = store_redis_parse_triplet(reply, &t);
-		if (r == STORE_FOUND) {
-			s->counts.records++;
-			s->triplet_fn(&rec->key, rec->sender, rec->rcpt, &t,
-			              s->ctx);
-		} else if (r < 0) {
-			s->counts.bad++;
-		}
-	} else if (!s->failed) {
-		r = store_redis_parse_client(reply, &client);
-		if (r == STORE_FOUND) {
-			s->counts.records++;
-			s->fn(&rec->key, &client, s->ctx);
-		} else if (r < 0) {
-			s->counts.bad++;
-		}
-	}
-	free(rec);
-	answered(s);
-}
-
-static void scan_from(struct scan *s, const char *cursor);
-
-/* One key of a batch: its record asked for. */
-/* "CIDR SENDER RCPT" (the sender may be empty; neither has blanks).
- * Return: 0 or -1. */
+/* "CIDR SENDER RCPT" (the sender may be empty; neither has blanks). */
 static int
-triplet_of_key(const char *text, struct record *rec)
+triplet_key(const char *text, size_t len, struct record *rec)
 {
 	const char *sp1 = strchr(text, ' '), *sp2;
 	char cidr[64];
 
+	(void)len;
 	if (!sp1 || (size_t)(sp1 - text) >= sizeof(cidr))
 		return -1;
 	sp2 = strchr(sp1 + 1, ' ');
@@ -148,43 +105,185 @@ triplet_of_key(const char *text, struct record *rec)
 	return grey_cidr_parse(cidr, &rec->key);
 }
 
+/* A gateway's name: printable, no NUL within. */
+static int
+name_key(const char *rest, size_t len, struct record *rec)
+{
+	if (!len || len > STORE_REDIS_GATEWAY_MAX || strlen(rest) != len)
+		return -1;
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)rest[i] < 0x21 || rest[i] == 0x7f)
+			return -1;
+	rec->name = strdup(rest);
+	return rec->name ? 0 : -1;
+}
+
+static int
+tell_client(const redisReply *reply, struct record *rec)
+{
+	struct store_client client;
+	int r = store_redis_parse_client(reply, &client);
+
+	if (r != STORE_FOUND)
+		return r < 0 ? -1 : 1;
+	rec->s->fn(&rec->key, &client, rec->s->ctx);
+	return 0;
+}
+
+static int
+tell_triplet(const redisReply *reply, struct record *rec)
+{
+	struct store_triplet t;
+	int r = store_redis_parse_triplet(reply, &t);
+
+	if (r != STORE_FOUND)
+		return r < 0 ? -1 : 1;
+	rec->s->triplet_fn(&rec->key, rec->sender, rec->rcpt, &t,
+	                   rec->s->ctx);
+	return 0;
+}
+
+/* A number field: decimal, at least 0. Return: 0 or -1. */
+static int
+decimal(const redisReply *f, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (f->type != REDIS_REPLY_STRING)
+		return -1;
+	v = strtoll(f->str, &end, 10);
+	if (end == f->str || *end || v < 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* An HMGET of two fields into a and b. Return: 0, 1 (both nil: the key
+ * went meanwhile), or -1 (not such an answer). */
+static int
+two_fields(const redisReply *reply, const redisReply **a,
+           const redisReply **b)
+{
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2)
+		return -1;
+	*a = reply->element[0];
+	*b = reply->element[1];
+	return (*a)->type == REDIS_REPLY_NIL && (*b)->type == REDIS_REPLY_NIL;
+}
+
+/* An allow entry's HMGET expires comment. */
+static int
+tell_allow(const redisReply *reply, struct record *rec)
+{
+	const redisReply *exp, *comment;
+	int64_t expires;
+	int r = two_fields(reply, &exp, &comment);
+
+	if (r)
+		return r;
+	if (decimal(exp, &expires) < 0 ||
+	    (comment->type != REDIS_REPLY_STRING &&
+	     comment->type != REDIS_REPLY_NIL))
+		return -1;
+	rec->s->allow_fn(&rec->key, expires,
+	                 comment->type == REDIS_REPLY_STRING ? comment->str
+	                                                     : "",
+	                 rec->s->ctx);
+	return 0;
+}
+
+/* A gateway's report figures: HMGET figures updated. */
+static int
+tell_report(const redisReply *reply, struct record *rec)
+{
+	const redisReply *figures, *when;
+	int64_t updated;
+	int r = two_fields(reply, &figures, &when);
+
+	if (r)
+		return r;
+	if (figures->type != REDIS_REPLY_STRING || decimal(when, &updated) < 0)
+		return -1;
+	rec->s->report_fn(rec->name, figures->str, figures->len, updated,
+	                  rec->s->ctx);
+	return 0;
+}
+
+static const char *const allow_fields[] = {"expires", "comment"};
+static const char *const report_fields[] = {"figures", "updated"};
+
+#define KIND(name, fields, key, tell)                                     \
+	{name, fields, sizeof(fields) / sizeof(*fields), key, tell}
+static const struct scan_kind kind_pass =
+        KIND("pass", store_redis_client_fields, cidr_key, tell_client);
+static const struct scan_kind kind_trap =
+        KIND("trap", store_redis_client_fields, cidr_key, tell_client);
+static const struct scan_kind kind_grey =
+        KIND("grey", store_redis_triplet_fields, triplet_key, tell_triplet);
+static const struct scan_kind kind_allow =
+        KIND("allow", allow_fields, cidr_key, tell_allow);
+static const struct scan_kind kind_report =
+        KIND("report", report_fields, name_key, tell_report);
+
+static void
+free_record(struct record *rec)
+{
+	free(rec->name);
+	free(rec);
+}
+
+static void
+on_record(struct redisReply *reply, void *ctx)
+{
+	struct record *rec = ctx;
+	struct scan *s = rec->s;
+
+	if (!reply) {
+		s->failed = true;
+	} else if (!s->failed) {
+		int r = s->kind->tell(reply, rec);
+
+		if (r == 0)
+			s->counts.records++;
+		else if (r < 0)
+			s->counts.bad++;
+	}
+	free_record(rec);
+	answered(s);
+}
+
+static void scan_from(struct scan *s, const char *cursor);
+
+/* One key of a batch: its record asked for. */
 static void
 ask_record(struct scan *s, const redisReply *key)
 {
-	static const char *const names[] = {"since", "expires", "refreshed",
-	                                    "deliveries", "sessions"};
-	static const char *const triplet_names[] = {"first", "last", "attempts",
-	                                            "awaiting"};
-	const char *argv[7] = {"HMGET", key->str};
-	static const char *const allow_names[] = {"expires", "comment"};
-	size_t nnames = s->allow_fn ? 2 : s->triplet_fn ? 4 : 5;
+	const char *argv[2 + 8] = {"HMGET", key->str};
 	struct record *rec;
 
 	if (key->type != REDIS_REPLY_STRING || key->len <= s->key_skip) {
 		s->counts.bad++;
 		return;
 	}
-	rec = malloc(sizeof(*rec));
+	rec = calloc(1, sizeof(*rec));
 	if (!rec) {
 		s->failed = true;
 		return;
 	}
 	rec->s = s;
-	if ((s->triplet_fn ? triplet_of_key(key->str + s->key_skip, rec)
-	                   : grey_cidr_parse(key->str + s->key_skip,
-	                                     &rec->key)) < 0) {
+	if (s->kind->key(key->str + s->key_skip, key->len - s->key_skip,
+	                 rec) < 0) {
 		s->counts.bad++; /* someone else's key under our prefix */
-		free(rec);
+		free_record(rec);
 		return;
 	}
-	for (size_t i = 0; i < nnames; i++)
-		argv[2 + i] = s->allow_fn     ? allow_names[i]
-		              : s->triplet_fn ? triplet_names[i]
-		                              : names[i];
-	if (rconn_command(s->c, on_record, rec, (int)(2 + nnames), argv, NULL) <
-	    0) {
+	for (size_t i = 0; i < s->kind->nfields; i++)
+		argv[2 + i] = s->kind->fields[i];
+	if (rconn_command(s->c, on_record, rec, (int)(2 + s->kind->nfields),
+	                  argv, NULL) < 0) {
 		s->failed = true;
-		free(rec);
+		free_record(rec);
 		return;
 	}
 	s->waiting++;
@@ -270,31 +369,28 @@ scan_from(struct scan *s, const char *cursor)
 	s->waiting++;
 }
 
-/* The keys "PREFIXkind:" then within (a pattern: "*" for all); kind:
- * "pass", "trap", "grey" or "allow". */
+/* The keys "PREFIXkind:" then within (a pattern: "*" for all), each
+ * told to the one fn set in proto. */
 static int
-scan_start(struct rconn *c, const char *prefix, const char *kind,
-           const char *within, store_client_fn *fn,
-           store_triplet_fn *triplet_fn, store_redis_allow_fn *allow_fn,
-           bool deleting, store_redis_scanned_fn *done, void *ctx)
+scan_start(const struct scan *proto, struct rconn *c, const char *prefix,
+           const struct scan_kind *kind, const char *within,
+           store_redis_scanned_fn *done, void *ctx)
 {
-	struct scan *s = calloc(1, sizeof(*s));
+	struct scan *s = malloc(sizeof(*s));
 	int n;
 
 	if (!s)
 		return -ENOMEM;
-	s->triplet_fn = triplet_fn;
-	s->allow_fn = allow_fn;
-	s->deleting = deleting;
-	n = snprintf(s->match, sizeof(s->match), "%s%s:%s", prefix, kind,
-	             within);
+	*s = *proto;
+	n = snprintf(s->match, sizeof(s->match), "%s%s:%s", prefix,
+	             kind->name, within);
 	if (n < 0 || (size_t)n >= sizeof(s->match)) {
 		free(s);
 		return -ENAMETOOLONG;
 	}
-	s->key_skip = strlen(prefix) + strlen(kind) + 1;
+	s->kind = kind;
+	s->key_skip = strlen(prefix) + strlen(kind->name) + 1;
 	s->c = c;
-	s->fn = fn;
 	s->done = done;
 	s->ctx = ctx;
 	s->waiting = 1; /* held until the first SCAN is sent */
@@ -312,8 +408,11 @@ store_redis_scan_clients(struct rconn *c, const char *prefix,
                          enum store_table table, store_client_fn *fn,
                          store_redis_scanned_fn *done, void *ctx)
 {
-	return scan_start(c, prefix, table == STORE_TRAP ? "trap" : "pass", "*",
-	                  fn, NULL, NULL, false, done, ctx);
+	struct scan proto = {.fn = fn};
+
+	return scan_start(&proto, c, prefix,
+	                  table == STORE_TRAP ? &kind_trap : &kind_pass, "*",
+	                  done, ctx);
 }
 
 int
@@ -321,8 +420,9 @@ store_redis_scan_triplets(struct rconn *c, const char *prefix,
                           store_triplet_fn *fn, store_redis_scanned_fn *done,
                           void *ctx)
 {
-	return scan_start(c, prefix, "grey", "*", NULL, fn, NULL, false, done,
-	                  ctx);
+	struct scan proto = {.triplet_fn = fn};
+
+	return scan_start(&proto, c, prefix, &kind_grey, "*", done, ctx);
 }
 
 int
@@ -330,8 +430,19 @@ store_redis_scan_allows(struct rconn *c, const char *prefix,
                         store_redis_allow_fn *fn, store_redis_scanned_fn *done,
                         void *ctx)
 {
-	return scan_start(c, prefix, "allow", "*", NULL, NULL, fn, false, done,
-	                  ctx);
+	struct scan proto = {.allow_fn = fn};
+
+	return scan_start(&proto, c, prefix, &kind_allow, "*", done, ctx);
+}
+
+int
+store_redis_scan_reports(struct rconn *c, const char *prefix,
+                         store_redis_report_fn *fn,
+                         store_redis_scanned_fn *done, void *ctx)
+{
+	struct scan proto = {.report_fn = fn};
+
+	return scan_start(&proto, c, prefix, &kind_report, "*", done, ctx);
 }
 
 int
@@ -339,11 +450,11 @@ store_redis_delete_triplets(struct rconn *c, const char *prefix,
                             const struct grey_client *key,
                             store_redis_scanned_fn *done, void *ctx)
 {
+	struct scan proto = {.deleting = true};
 	char within[80], cidr[64];
 
 	/* ("CIDR *": a CIDR holds no glob character) */
 	snprintf(within, sizeof(within), "%s *",
 	         grey_client_format(key, cidr, sizeof(cidr)));
-	return scan_start(c, prefix, "grey", within, NULL, NULL, NULL, true,
-	                  done, ctx);
+	return scan_start(&proto, c, prefix, &kind_grey, within, done, ctx);
 }

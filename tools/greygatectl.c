@@ -32,6 +32,9 @@ usage(FILE *out)
 		"triplets\n"
 		"  reload                          the config and allow lists\n"
 		"  report [--json | --svg FILE]    the funnel and the delays\n"
+		"  report --site [--json | --svg FILE]\n"
+		"                                  every gateway's on a shared "
+		"store, summed\n"
 		"  report --reset                  count from zero from now on\n"
 		"The socket defaults to $GREYGATE_SOCKET or " DEFAULT_SOCKET
 		".\n");

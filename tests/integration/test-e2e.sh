@@ -179,6 +179,8 @@ python3 -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).get
 	"$NETNS_TMP/report.svg" || fail "report --svg did not write an SVG"
 out=$(ggctl list nothing 2>&1) && fail "list nothing succeeded"
 [ "$out" = "greygatectl: error: list what? grey, pass, allow or trap" ] || fail "bad list: $out"
+out=$(ggctl report --site 2>&1) && fail "report --site succeeded on an LMDB store"
+[[ "$out" == *"this gateway's store is not shared (store = lmdb)"* ]] || fail "report --site on LMDB: $out"
 echo "ok: greygatectl status, list pass/trap/grey, report (text, JSON, SVG)"
 
 # --- greygatectl allow (kept across restarts), reload, forget ---

@@ -561,6 +561,15 @@ on_scanned(int err, const struct store_redis_scan_counts *n, void *ctx)
 	scanned_counts = *n;
 }
 
+/* A walk started (its start's return value), waited for to its end. */
+static void
+walked(int started)
+{
+	CHECK_INT(started, 0);
+	RUN_UNTIL(scanned_err != 1, 3000);
+	CHECK_INT(scanned_err, 0);
+}
+
 /* An entry made at one gateway reaches the others by the stream (no end,
  * its comment kept), and a walk of the keys finds it and one with an
  * end; a bad one is skipped, counted. */
@@ -604,13 +613,93 @@ test_allow_entries(void)
 	redis(4, bad);
 	allows_seen = 0;
 	scanned_err = 1;
-	CHECK_INT(store_redis_scan_allows(conn, "gg:", on_allow_found,
-	                                  on_scanned, NULL),
-	          0);
-	LOOP_UNTIL(loop, scanned_err != 1, 3000);
-	CHECK_INT(scanned_err, 0);
+	walked(store_redis_scan_allows(conn, "gg:", on_allow_found, on_scanned,
+	                               NULL));
 	CHECK_INT(allows_seen, 2);
 	CHECK_INT(scanned_counts.bad, 1);
+	redis(1, flush);
+}
+
+/* --- the gateways' report figures, for the site's report --- */
+
+static int reports_seen;
+static char report_by[3][64];
+static char report_bytes[3][16];
+static size_t report_len[3];
+static int64_t report_updated[3];
+
+static void
+on_report_found(const char *gateway, const void *figures, size_t len,
+                int64_t updated, void *ctx)
+{
+	int i = reports_seen++;
+
+	if (i >= 3)
+		return;
+	snprintf(report_by[i], sizeof(report_by[i]), "%s", gateway);
+	memcpy(report_bytes[i], figures, len < 16 ? len : 16);
+	report_len[i] = len;
+	report_updated[i] = updated;
+}
+
+static int
+report_of(const char *gateway)
+{
+	for (int i = 0; i < reports_seen && i < 3; i++)
+		if (!strcmp(report_by[i], gateway))
+			return i;
+	return -1;
+}
+
+static void
+put_report(const char *gateway, const void *figures, size_t len,
+           int64_t updated)
+{
+	applied = false;
+	CHECK_INT(store_redis_put_report(conn, "gg:", gateway, figures, len,
+	                                 updated, on_applied, NULL),
+	          0);
+	RUN_UNTIL(applied, 2000);
+	CHECK(applied);
+	CHECK_INT(apply_err, 0);
+}
+
+/* Each gateway's figures are kept under its name, bytes as given (NULs
+ * within), the latest write winning; a walk finds every gateway's; a
+ * record that is not one (updated not a number, a name with a blank) is
+ * skipped, counted. */
+static void
+test_report_figures(void)
+{
+	const char *flush[] = {"FLUSHALL"};
+	const char *bad[] = {"HSET", "gg:report:mx9", "figures", "x",
+	                     "updated", "soon"};
+	const char *blank[] = {"HSET", "gg:report:mx 8", "figures", "x",
+	                       "updated", "1"};
+	const char binary[] = {'G', 0, 'S', 0, 7};
+	int i;
+
+	redis(1, flush);
+	put_report("mx1.test", "old", 3, 1000);
+	put_report("mx1.test", binary, sizeof(binary), 2000);
+	put_report("mx2.test", "two", 3, 3000);
+	redis(6, bad);
+	redis(6, blank);
+	reports_seen = 0;
+	scanned_err = 1;
+	walked(store_redis_scan_reports(conn, "gg:", on_report_found,
+	                                on_scanned, NULL));
+	CHECK_INT(reports_seen, 2);
+	CHECK_INT(scanned_counts.bad, 2);
+	i = report_of("mx1.test");
+	CHECK(i >= 0);
+	CHECK_INT(report_len[i], sizeof(binary));
+	CHECK(memcmp(report_bytes[i], binary, sizeof(binary)) == 0);
+	CHECK_INT(report_updated[i], 2000);
+	i = report_of("mx2.test");
+	CHECK(i >= 0);
+	CHECK_INT(report_len[i], 3);
+	CHECK_INT(report_updated[i], 3000);
 	redis(1, flush);
 }
 
@@ -901,6 +990,7 @@ main(void)
 	RUN(test_follow_the_stream);
 	RUN(test_allow_entries);
 	RUN(test_forget);
+	RUN(test_report_figures);
 	RUN(test_scan_every_pass);
 	RUN(test_copy_both_ways);
 	RUN(test_server_stopped);

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The site's report, on a store shared by several gateways: each
+ * gateway writes its report figures to the store as it saves them, and
+ * greygatectl report --site sums every gateway's (see site_report.c). */
+#ifndef GREYGATE_SITE_REPORT_H
+#define GREYGATE_SITE_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct control_stream;
+struct gateway;
+
+/* site_report_save - this gateway's figures to the shared store, if
+ * changed (the caller's say), or not written since the last
+ * (re)connection or a write that failed. Never waits. */
+void site_report_save(struct gateway *gw, bool changed);
+
+enum site_report_format { SITE_REPORT_TEXT, SITE_REPORT_JSON, SITE_REPORT_SVG };
+
+/*
+ * site_report_start - the site's report, every gateway's figures summed
+ * (this gateway's as counted now, the others' as last written), made
+ * once the walk of the store has brought them all (stream's more_later).
+ * Return: 0, or -errno with err set (-ENOTCONN: Redis away; -EINVAL: the
+ * store is not shared).
+ */
+int site_report_start(struct gateway *gw, enum site_report_format format,
+                      struct control_stream *stream, char *err, size_t len);
+
+#endif
