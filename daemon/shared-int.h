@@ -7,6 +7,7 @@
 #include "loop.h"
 #include "redis_loop.h"
 #include "shared.h"
+#include "shared_passes.h"
 #include "store_redis.h"
 
 #define SHARED_PREFIX SHARED_KEYS
@@ -35,12 +36,15 @@ struct shared {
 	struct shared_write *waiting_head, *waiting_tail;
 	size_t nwaiting;
 	struct store_redis_counters bad;
+	/* every gateway's passes, for decisions while Redis is away */
+	struct shared_passes *passes;
+	int64_t passes_purged;
 	/* the sets' side (shared_follow.c) */
 	struct store_redis_follow *follow;
 	bool reconciling, reconcile_again;
 	int64_t lag_ms;
 	struct {
-		uint64_t decisions, from_nothing, busy;
+		uint64_t decisions, from_nothing, from_known, busy;
 		uint64_t writes, writes_failed, waiting_dropped;
 		uint64_t events, own_events, reconciles, reconciled;
 		uint64_t scan_bad;

@@ -58,9 +58,11 @@ say_down(struct shared *sh)
 		sh->down_since = now;
 		sh->down_said = now;
 		log_warnx("store: Redis at %s: %s; new clients are greylisted "
-		          "meanwhile, passes already in the sets go on, and "
+		          "meanwhile, passed clients go on (the sets, and "
+		          "%zu passes known here for the policy door), and "
 		          "what is decided is written when it is back",
-		          sh->gw->cfg->store, sh->last_error);
+		          sh->gw->cfg->store, sh->last_error,
+		          shared_passes_count(sh->passes));
 	}
 }
 
@@ -70,6 +72,10 @@ on_minute(struct loop *loop, struct loop_timer *t, void *ctx)
 	struct shared *sh = ctx;
 	int64_t now = loop_wall_sec(loop);
 
+	if (now - sh->passes_purged >= 60) {
+		sh->passes_purged = now;
+		shared_passes_purge(sh->passes, now);
+	}
 	if (sh->down_since && now - sh->down_said >= SAY_AGAIN_SEC) {
 		sh->down_said = now;
 		log_warnx("store: Redis at %s still away for %" PRId64
@@ -218,9 +224,16 @@ on_fetched(struct grey_records *w, int err, void *ctx)
 			finish(q, -ECANCELED, NULL);
 			return;
 		}
-		/* Redis away: decided from nothing (see shared.h). */
+		/* Redis away: decided from nothing but the passes known
+		 * here (see shared.h). */
 		w->trap_found = w->pass_found = w->triplet_found = 0;
 		sh->k.from_nothing++;
+		if (w->want_pass &&
+		    shared_passes_find(sh->passes, &w->pass_key, q->a.now,
+		                       gw->cfg->grey.pass_ttl_sec, &w->pass)) {
+			w->pass_found = STORE_FOUND;
+			sh->k.from_known++;
+		}
 	}
 	wr = malloc(sizeof(*wr));
 	if (!wr) {
@@ -236,6 +249,9 @@ on_fetched(struct grey_records *w, int err, void *ctx)
 		return;
 	}
 	sh->k.decisions++;
+	if (d.action == GREY_PASS || d.action == GREY_REFRESH)
+		shared_passes_put(sh->passes, &d.client, w->pass.since,
+		                  d.expires);
 	gateway_decided(gw, &q->a, &d, q->log);
 	wr->after = *w;
 	if (w->trap_dirty || w->pass_dirty || w->triplet_dirty)
@@ -464,6 +480,10 @@ shared_open(struct gateway *gw, char *err)
 	gw->shared = sh;
 	sh->gw = gw;
 	loop_timer_init(&sh->minute, on_minute, sh);
+	sh->passes = shared_passes_new();
+	if (!sh->passes)
+		return -ENOMEM;
+	sh->passes_purged = loop_wall_sec(gw->loop);
 	if (cfg->store_password_file[0]) {
 		r = store_password_read(cfg->store_password_file, sh->password,
 		                        sizeof(sh->password), err);
@@ -526,6 +546,7 @@ shared_close(struct shared *sh)
 		free(wr);
 	}
 	explicit_bzero(sh->password, sizeof(sh->password));
+	shared_passes_free(sh->passes);
 	free(sh);
 }
 
@@ -540,6 +561,8 @@ shared_get_status(const struct shared *sh, struct shared_status *out)
 	out->down_since = sh->down_since;
 	out->decisions = sh->k.decisions;
 	out->from_nothing = sh->k.from_nothing;
+	out->from_known = sh->k.from_known;
+	out->passes_known = shared_passes_count(sh->passes);
 	out->busy = sh->k.busy;
 	out->writes = sh->k.writes;
 	out->writes_failed = sh->k.writes_failed;

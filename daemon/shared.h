@@ -8,8 +8,10 @@
  * cannot tell what was missed.
  *
  * Redis trouble is not mail trouble: while Redis does not answer, an
- * attempt is decided from nothing (a new client is greylisted, a passed
- * one is already in the kernel's sets and never asks), what was decided
+ * attempt is decided from nothing but the passes known here (a new
+ * client is greylisted; a passed one is in the kernel's sets and never
+ * asks, or asks through the policy door and is found among every
+ * gateway's passes this gateway keeps in memory), what was decided
  * waits in memory (bounded) and is written when Redis is back; it is
  * said once, then every minute. */
 #ifndef GREYGATE_SHARED_H
@@ -91,6 +93,8 @@ struct shared_status {
 	const char *last_error; /* "" if none */
 	int64_t down_since;     /* 0 while up */
 	uint64_t decisions, from_nothing, busy;
+	uint64_t from_known;  /* of from_nothing: a pass known here found */
+	uint64_t passes_known; /* every gateway's passes, known here */
 	uint64_t writes, writes_failed, waiting, waiting_dropped;
 	uint64_t records_bad;
 	uint64_t events, own_events, reconciles, reconciled;

@@ -100,6 +100,10 @@ on_event(const struct store_redis_event *ev, void *ctx)
 		sh->k.own_events++;
 	else
 		sh->k.events++;
+	if (ev->forget && !ev->trap)
+		shared_passes_forget(sh->passes, &ev->key);
+	else if (!ev->forget && !ev->trap && !ev->allow)
+		shared_passes_put(sh->passes, &ev->key, 0, ev->expires);
 	if (ev->forget) {
 		struct nftset_prefix p;
 
@@ -139,6 +143,9 @@ on_client(const struct grey_client *key, const struct store_client *rec,
 {
 	struct rebuild *rb = ctx;
 
+	if (rb->walk == 0)
+		shared_passes_put(rb->sh->passes, key, rec->since,
+		                  rec->expires);
 	if (!add_to_set(rb->sh, rb->walk == 1, key, rec->expires))
 		return 0;
 	if (rb->walk == 1)
