@@ -13,6 +13,10 @@
 #define SHARED_PREFIX SHARED_KEYS
 
 struct shared_write;
+struct shared_allow_entry;
+
+/* Run-time allow entries kept while Redis is away, at most. */
+#define ALLOWS_WAITING_MAX 1000
 
 struct shared {
 	struct gateway *gw;
@@ -36,6 +40,10 @@ struct shared {
 	struct shared_write *waiting_head, *waiting_tail;
 	size_t nwaiting;
 	struct store_redis_counters bad;
+	/* run-time allow entries made here while Redis was away, oldest
+	 * first (shared.c) */
+	struct shared_allow_entry *allows_waiting, *allows_waiting_tail;
+	size_t nallows_waiting;
 	/* every gateway's passes, for decisions while Redis is away */
 	struct shared_passes *passes;
 	int64_t passes_purged;

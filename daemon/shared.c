@@ -313,19 +313,120 @@ shared_cancel(struct shared_decision *q)
 
 /* --- run-time allow entries --- */
 
+/* One made here, on its way to the store (or waiting for Redis). */
+struct shared_allow_entry {
+	struct shared *sh;
+	struct shared_allow_entry *next;
+	struct grey_client net;
+	int64_t expires;
+	char comment[ALLOW_COMMENT_MAX];
+};
+
+static void send_allow(struct shared_allow_entry *a);
+
+/* Redis away: kept, oldest first, sent when it is back (at most
+ * ALLOWS_WAITING_MAX: then the oldest is said and dropped; it holds
+ * here still). */
+static void
+allow_waits(struct shared_allow_entry *a)
+{
+	struct shared *sh = a->sh;
+	char cidr[64];
+
+	grey_client_format(&a->net, cidr, sizeof(cidr));
+	if (sh->closing) {
+		log_warnx("allow %s: not written to the shared store "
+		          "(greygated stopped): the other gateways do not have "
+		          "it",
+		          cidr);
+		free(a);
+		return;
+	}
+	if (sh->nallows_waiting == ALLOWS_WAITING_MAX) {
+		struct shared_allow_entry *old = sh->allows_waiting;
+		char old_cidr[64];
+
+		sh->allows_waiting = old->next;
+		if (!sh->allows_waiting)
+			sh->allows_waiting_tail = NULL;
+		sh->nallows_waiting--;
+		sh->k.allows_failed++;
+		log_warnx("allow %s: too many entries wait for Redis: the "
+		          "other gateways will not have this one",
+		          grey_client_format(&old->net, old_cidr,
+		                             sizeof(old_cidr)));
+		free(old);
+	}
+	log_info("allow %s: Redis is away: allowed here now, at the other "
+	         "gateways once it is back",
+	         cidr);
+	a->next = NULL;
+	if (sh->allows_waiting_tail)
+		sh->allows_waiting_tail->next = a;
+	else
+		sh->allows_waiting = a;
+	sh->allows_waiting_tail = a;
+	sh->nallows_waiting++;
+}
+
 static void
 on_allow_written(int err, void *ctx)
 {
-	struct shared *sh = ctx;
+	struct shared_allow_entry *a = ctx;
 
+	if (err == -EIO) {
+		allow_waits(a);
+		return;
+	}
 	if (err < 0) {
-		sh->k.allows_failed++;
-		log_warnx("allow: not written to the shared store (%s): the "
-		          "other gateways do not have it; give it again once "
-		          "Redis answers",
+		char cidr[64];
+
+		a->sh->k.allows_failed++;
+		log_warnx("allow %s: the shared store refused it (%s): the "
+		          "other gateways do not have it",
+		          grey_client_format(&a->net, cidr, sizeof(cidr)),
 		          strerror(-err));
 	} else {
-		sh->k.allows_sent++;
+		a->sh->k.allows_sent++;
+	}
+	free(a);
+}
+
+static void
+send_allow(struct shared_allow_entry *a)
+{
+	struct shared *sh = a->sh;
+	int r = sh->agreed ? store_redis_allow(sh->c, SHARED_PREFIX, &a->net,
+	                                       a->expires, a->comment,
+	                                       sh->gw->cfg->hostname,
+	                                       on_allow_written, a)
+	                   : -ENOTCONN;
+
+	if (r == -ENOTCONN)
+		allow_waits(a);
+	else if (r < 0)
+		on_allow_written(r, a);
+}
+
+/* Redis is back and agreed: the entries made meanwhile go (the ones
+ * that ended meanwhile too: the store ends them at once). */
+static void
+send_waiting_allows(struct shared *sh)
+{
+	struct shared_allow_entry *a = sh->allows_waiting;
+
+	sh->allows_waiting = sh->allows_waiting_tail = NULL;
+	if (sh->nallows_waiting)
+		log_info("allow: writing %zu entr%s made while Redis was away",
+		         sh->nallows_waiting,
+		         sh->nallows_waiting == 1 ? "y" : "ies");
+	sh->nallows_waiting = 0;
+	while (a) {
+		struct shared_allow_entry *next = a->next;
+
+		a->next = NULL;
+		send_allow(a);
+		a = next;
 	}
 }
 
@@ -333,14 +434,19 @@ void
 shared_allow(struct shared *sh, const struct grey_client *net,
              const struct allow_runtime *e)
 {
-	int r = sh->agreed ? store_redis_allow(sh->c, SHARED_PREFIX, net,
-	                                       e->expires, e->comment,
-	                                       sh->gw->cfg->hostname,
-	                                       on_allow_written, sh)
-	                   : -ENOTCONN;
+	struct shared_allow_entry *a = calloc(1, sizeof(*a));
 
-	if (r < 0)
-		on_allow_written(r, sh);
+	if (!a) {
+		sh->k.allows_failed++;
+		log_warnx("allow: no memory to share it: the other gateways "
+		          "do not have it");
+		return;
+	}
+	a->sh = sh;
+	a->net = *net;
+	a->expires = e->expires;
+	snprintf(a->comment, sizeof(a->comment), "%s", e->comment);
+	send_allow(a);
 }
 
 /* --- forgetting a client --- */
@@ -443,6 +549,7 @@ on_agreed(int err, const char *why, void *ctx)
 	sh->down_since = 0;
 	sh->last_error[0] = 0;
 	send_waiting(sh);
+	send_waiting_allows(sh);
 	shared_follow_agreed(sh);
 }
 
@@ -544,6 +651,12 @@ shared_close(struct shared *sh)
 	while ((wr = sh->waiting_head)) {
 		sh->waiting_head = wr->next;
 		free(wr);
+	}
+	while (sh->allows_waiting) {
+		struct shared_allow_entry *a = sh->allows_waiting;
+
+		sh->allows_waiting = a->next;
+		allow_waits(a); /* (closing: said, freed) */
 	}
 	explicit_bzero(sh->password, sizeof(sh->password));
 	shared_passes_free(sh->passes);

@@ -70,8 +70,8 @@ struct shared_decision *shared_decide(struct shared *sh,
 void shared_cancel(struct shared_decision *q);
 
 /* shared_allow - a run-time allow entry made here, for every gateway
- * (the key and the stream); said if Redis is away (it holds here only,
- * and comes to the others with the next greygatectl allow of it). */
+ * (the key and the stream); while Redis is away it holds here, and is
+ * written (oldest first) when Redis is back. */
 struct allow_runtime;
 struct grey_client;
 void shared_allow(struct shared *sh, const struct grey_client *net,

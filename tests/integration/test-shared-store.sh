@@ -18,8 +18,10 @@
 #  - Redis stopped mid-run (SIGSTOP, 30 s; 6 s with GG_QUICK=1):
 #    no crash, a new client hears 451 only, a passed client asking
 #    through the policy door is still passed (at mx2, which passed it,
-#    and at mx1, which learned it), what was decided meanwhile is
-#    written when Redis answers again, and that client's retry passes;
+#    and at mx1, which learned it), an allow entry made meanwhile holds
+#    at once, what was decided and allowed meanwhile is written when
+#    Redis answers again (the entry reaches mx1), and that client's retry
+#    passes;
 #  - greygated --store-copy to-lmdb copies the shared greylist into mx1's
 #    LMDB store; Redis restarted with an empty dataset: the gateway says
 #    so and agrees again, the passes in the kernel's sets go on; the copy
@@ -257,6 +259,14 @@ for gw in mx2 mx1; do
 done
 answer=$(ask_door mx2 2001:db8:5555::1) || fail "mx2's door did not answer"
 [[ "$answer" == "action=DEFER_IF_PERMIT "* ]] || fail "mx2's door, Redis away, for a new client: $answer"
+# An allow entry made meanwhile holds at once here, and goes to the
+# others when Redis is back.
+ggctl mx2 allow 2001:db8:66::/48 --comment "allowed while Redis was away" >/dev/null ||
+	fail "greygatectl allow failed at mx2 while Redis was away"
+logged mx2 "allow 2001:db8:66::/48: Redis is away: allowed here now, at the other gateways once it is back" ||
+	fail "mx2 did not say the allow entry waits: $(grep allow "$(gg_log mx2)" | tail -2)"
+nsx mx2 nft list set inet greygate allow6 | grep -F "2001:db8:66::/48" >/dev/null ||
+	fail "mx2 does not hold its own allow entry while Redis is away"
 sleep "$outage"
 kill -0 "${GG_PID[mx2]}" || fail "mx2 died while Redis was away"
 ggctl mx2 status | grep "store:.*AWAY" >/dev/null || fail "status does not say Redis is away: $(ggctl mx2 status)"
@@ -271,11 +281,17 @@ wait_for 5 logged mx2 "action=pass, reason=retry-passed, client=2001:db8:9::10" 
 	fail "the client greylisted during the outage did not pass later: $reply"
 # (mx1's idle connections meet the outage too, and reconnect within 4 s)
 wait_for 6 in_pass6 mx1 2001:db8:9:: || fail "that pass did not reach mx1"
+logged mx2 "allow: writing 1 entry made while Redis was away" ||
+	fail "mx2 did not write the allow entry made meanwhile"
+wait_for 6 eval 'nsx mx1 nft list set inet greygate allow6 | grep -F "2001:db8:66::/48" >/dev/null' ||
+	fail "the allow entry made while Redis was away did not reach mx1"
+[ "$(rcli HGET gg:allow:2001:db8:66::/48 comment)" = "allowed while Redis was away" ] ||
+	fail "the allow entry is not in Redis"
 kill -0 "${GG_PID[mx1]}" || fail "mx1 died"
 ggctl mx2 status | grep "store:.*connected" >/dev/null || fail "status does not say connected: $(ggctl mx2 status)"
 [ "$(ggctl mx1 status --json | jq '.shared.from_known')" -ge 1 ] ||
 	fail "mx1 counted no decision from a known pass: $(ggctl mx1 status --json | jq -c .shared)"
-echo "ok: Redis away for ${outage} s: 451 meanwhile to new clients, passed clients still passed at the door, written when back, the client passes later"
+echo "ok: Redis away for ${outage} s: 451 meanwhile to new clients, passed clients still passed at the door, an allow entry held here, all written when back, the client passes later"
 
 # --- the greylist copied out of Redis into mx1's LMDB store ---
 kill "${GG_PID[mx1]}"
