@@ -455,6 +455,30 @@ allow_runtime_load(const char *path, int64_t now, struct allow_runtime **out,
 }
 
 int
+allow_runtime_put(struct allow_runtime **list, size_t *n,
+		  const struct allow_runtime *e)
+{
+	struct allow_runtime *grown;
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (strcmp((*list)[i].cidr, e->cidr) == 0)
+			break;
+	if (i < *n && (*list)[i].expires == e->expires &&
+	    !strcmp((*list)[i].comment, e->comment))
+		return 0;
+	if (i == *n) {
+		grown = realloc(*list, (i + 1) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		*list = grown;
+		(*n)++;
+	}
+	(*list)[i] = *e;
+	return 1;
+}
+
+int
 allow_runtime_save(const char *path, const struct allow_runtime *list,
 		   size_t n)
 {

@@ -95,6 +95,15 @@ bool allow_text_ok(const char *text);
 int allow_runtime_load(const char *path, int64_t now,
 		       struct allow_runtime **out, size_t *n);
 
+/* The saved list's file, in store_dir. */
+#define ALLOW_RUNTIME_FILE "allow-runtime.txt"
+
+/* allow_runtime_put - e into the list (*n entries, grown as needed): it
+ * takes the place of the entry for the same CIDR (canonical form), if
+ * any. Return: 1 (changed), 0 (the same was there), -ENOMEM. */
+int allow_runtime_put(struct allow_runtime **list, size_t *n,
+		      const struct allow_runtime *e);
+
 /* allow_runtime_save - write the entries to a new file (created, never
  * followed through a link), sync it, rename it over path and sync the
  * folder: a crash leaves the old list or the new one.

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* greygated --store-copy to-redis|to-lmdb: the greylist moved between
  * this gateway's LMDB store (store_dir) and the shared Redis (store),
- * once, with greygated stopped (policy/store_copy.h does the moving).
+ * once, with greygated stopped (policy/store_copy.h does the moving),
+ * and the run-time allow list (store_dir's allow-runtime.txt, or the
+ * PREFIXallow: keys).
  * The keys are agreed first, as a gateway's start would: a copy into a
  * Redis whose gateways key clients otherwise would mean nothing. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "allow.h"
 #include "config.h"
 #include "copy_store.h"
 #include "loop.h"
@@ -45,10 +49,109 @@ wait_until(struct loop *loop, const bool *cond)
 		loop_run_once(loop, 50);
 }
 
+/* --- the run-time allow list (greygatectl allow) --- */
+
+struct allow_copy {
+	struct allow_runtime *list; /* to-lmdb: the local list, merged */
+	size_t n;
+	unsigned waiting;
+	uint64_t copied, failed;
+	bool walked;
+	int walk_err;
+};
+
+static void
+on_allow_sent(int err, void *ctx)
+{
+	struct allow_copy *ac = ctx;
+
+	ac->waiting--;
+	if (err < 0)
+		ac->failed++;
+	else
+		ac->copied++;
+}
+
+static void
+on_allow_found(const struct grey_client *net, int64_t expires,
+               const char *comment, void *ctx)
+{
+	struct allow_copy *ac = ctx;
+	struct allow_runtime e = {.expires = expires};
+
+	if (!allow_text_ok(comment) || strlen(comment) >= sizeof(e.comment)) {
+		ac->failed++;
+		return;
+	}
+	grey_client_format(net, e.cidr, sizeof(e.cidr));
+	snprintf(e.comment, sizeof(e.comment), "%s", comment);
+	if (allow_runtime_put(&ac->list, &ac->n, &e) < 0)
+		ac->failed++;
+	else
+		ac->copied++;
+}
+
+static void
+on_allows_walked(int err, const struct store_redis_scan_counts *n, void *ctx)
+{
+	struct allow_copy *ac = ctx;
+
+	ac->walked = true;
+	ac->walk_err = err;
+	ac->failed += n->bad;
+}
+
+/* The entries of store_dir's list into Redis (each on the stream too,
+ * for the running gateways), or Redis's into that list (one for the
+ * same network replaced). Return: 0 or -errno; ac counts. */
+static int
+copy_allows(const struct config *cfg, bool to_redis, struct loop *loop,
+            struct rconn *c, int64_t now, struct allow_copy *ac)
+{
+	char path[sizeof(cfg->store_dir) + sizeof(ALLOW_RUNTIME_FILE) + 1];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/" ALLOW_RUNTIME_FILE,
+	         cfg->store_dir);
+	r = allow_runtime_load(path, now, &ac->list, &ac->n);
+	if (r < 0)
+		return r;
+	if (to_redis) {
+		for (size_t i = 0; i < ac->n; i++) {
+			struct grey_client net;
+
+			if (grey_cidr_parse(ac->list[i].cidr, &net) < 0 ||
+			    store_redis_allow(c, "gg:", &net,
+			                      ac->list[i].expires,
+			                      ac->list[i].comment,
+			                      cfg->hostname, on_allow_sent,
+			                      ac) < 0) {
+				ac->failed++;
+				continue;
+			}
+			ac->waiting++;
+		}
+		for (uint64_t end = loop_now_ms(loop) + WAIT_MS;
+		     ac->waiting && loop_now_ms(loop) < end;)
+			loop_run_once(loop, 50);
+		ac->failed += ac->waiting;
+		return 0;
+	}
+	r = store_redis_scan_allows(c, "gg:", on_allow_found,
+	                            on_allows_walked, ac);
+	if (r < 0)
+		return r;
+	wait_until(loop, &ac->walked);
+	if (!ac->walked || ac->walk_err < 0)
+		return -EIO;
+	return allow_runtime_save(path, ac->list, ac->n);
+}
+
 static int
 copy(const struct config *cfg, bool to_redis, struct loop *loop,
      struct rconn *c, struct store *lmdb)
 {
+	struct allow_copy allows = {0};
 	struct agreement agreed = {0};
 	struct store_copy_counts n;
 	int64_t now = time(NULL);
@@ -77,21 +180,27 @@ copy(const struct config *cfg, bool to_redis, struct loop *loop,
 	                                   cfg->hostname, now, &n)
 	             : store_copy_from_redis(loop, c, "gg:", lmdb, now,
 	                                     cfg->grey.retry_window_sec, &n);
+	if (r == 0) {
+		r = copy_allows(cfg, to_redis, loop, c, now, &allows);
+		free(allows.list);
+	}
 	printf("greygated: copied %" PRIu64 " triplets, %" PRIu64
-	       " passes and %" PRIu64 " traps from %s%s to %s%s; %" PRIu64
+	       " passes, %" PRIu64 " traps and %" PRIu64
+	       " run-time allow entries from %s%s to %s%s; %" PRIu64
 	       " expired left behind, %" PRIu64 " unreadable, %" PRIu64
 	       " failed\n",
-	       n.triplets, n.passes, n.traps, to_redis ? "LMDB in " : "",
+	       n.triplets, n.passes, n.traps, allows.copied,
+	       to_redis ? "LMDB in " : "",
 	       to_redis ? cfg->store_dir : cfg->store,
 	       to_redis ? "" : "LMDB in ",
 	       to_redis ? cfg->store : cfg->store_dir, n.skipped, n.bad,
-	       n.failed);
+	       n.failed + allows.failed);
 	if (r < 0) {
 		fprintf(stderr, "greygated: the copy stopped: %s\n",
 		        strerror(-r));
 		return 1;
 	}
-	return n.failed ? 1 : 0;
+	return n.failed || allows.failed ? 1 : 0;
 }
 
 int

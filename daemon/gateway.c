@@ -395,7 +395,7 @@ load_runtime_allow(struct gateway *gw)
 	int r;
 
 	snprintf(gw->runtime_path, sizeof(gw->runtime_path),
-		 "%s/allow-runtime.txt", gw->cfg->store_dir);
+		 "%s/" ALLOW_RUNTIME_FILE, gw->cfg->store_dir);
 	r = allow_runtime_load(gw->runtime_path, loop_wall_sec(gw->loop), &gw->runtime,
 			       &gw->nruntime);
 	if (r < 0)

@@ -93,23 +93,10 @@ gateway_allow_reload(struct gateway *gw)
 int
 gateway_allow_put(struct gateway *gw, const struct allow_runtime *e, bool apply)
 {
-	struct allow_runtime *list;
-	size_t i;
+	int r = allow_runtime_put(&gw->runtime, &gw->nruntime, e);
 
-	for (i = 0; i < gw->nruntime; i++)
-		if (strcmp(gw->runtime[i].cidr, e->cidr) == 0)
-			break;
-	if (i < gw->nruntime && gw->runtime[i].expires == e->expires &&
-	    !strcmp(gw->runtime[i].comment, e->comment))
-		return 0; /* (its own, back from the shared store) */
-	if (i == gw->nruntime) {
-		list = realloc(gw->runtime, (i + 1) * sizeof(*list));
-		if (!list)
-			return -ENOMEM;
-		gw->runtime = list;
-		gw->nruntime++;
-	}
-	gw->runtime[i] = *e;
+	if (r <= 0)
+		return r; /* (unchanged: its own, back from the shared store) */
 	if (apply) {
 		int r = gateway_allow_apply(gw);
 

@@ -248,6 +248,29 @@ test_runtime_file(void)
 	free(list);
 }
 
+/* A run-time entry for a network already listed takes its place (the
+ * latest word wins); the same entry again changes nothing. */
+static void
+test_runtime_put(void)
+{
+	struct allow_runtime *list = NULL;
+	struct allow_runtime a = {"198.51.100.0/24", "first", 0};
+	struct allow_runtime b = {"2001:db8::/32", "other", 0};
+	struct allow_runtime a2 = {"198.51.100.0/24", "second", 1800000000};
+	size_t n = 0;
+
+	CHECK_INT(allow_runtime_put(&list, &n, &a), 1);
+	CHECK_INT(allow_runtime_put(&list, &n, &b), 1);
+	CHECK_INT(allow_runtime_put(&list, &n, &a), 0);
+	CHECK_INT(n, 2);
+	CHECK_INT(allow_runtime_put(&list, &n, &a2), 1);
+	CHECK_INT(n, 2);
+	CHECK_STR(list[0].comment, "second");
+	CHECK_INT(list[0].expires, 1800000000);
+	CHECK_STR(list[1].cidr, "2001:db8::/32");
+	free(list);
+}
+
 int
 main(void)
 {
@@ -261,6 +284,7 @@ main(void)
 	RUN(test_comments);
 	RUN(test_files_long_lines);
 	RUN(test_runtime_file);
+	RUN(test_runtime_put);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK_INT(system(cmd), 0);
 	return 0;

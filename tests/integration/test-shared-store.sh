@@ -22,8 +22,8 @@
 #    at once, what was decided and allowed meanwhile is written when
 #    Redis answers again (the entry reaches mx1), and that client's retry
 #    passes;
-#  - greygated --store-copy to-lmdb copies the shared greylist into mx1's
-#    LMDB store; Redis restarted with an empty dataset: the gateway says
+#  - greygated --store-copy to-lmdb copies the shared greylist (and the
+#    run-time allow entries) into mx1's LMDB store; Redis restarted with an empty dataset: the gateway says
 #    so and agrees again, the passes in the kernel's sets go on; the copy
 #    goes back with --store-copy to-redis, mx2 hears of its passes, and
 #    mx1 started again rebuilds its sets from them;
@@ -296,10 +296,15 @@ echo "ok: Redis away for ${outage} s: 451 meanwhile to new clients, passed clien
 # --- the greylist copied out of Redis into mx1's LMDB store ---
 kill "${GG_PID[mx1]}"
 wait "${GG_PID[mx1]}" || fail "mx1 did not stop cleanly"
+# (an allow entry in Redis alone, not on the stream: mx1 has not heard
+# of it, the copy brings it)
+rcli HSET gg:allow:198.51.100.128/28 expires 0 comment "in Redis alone" by mx9.test >/dev/null
 copied=$(nsx mx1 "$GREYGATE_BUILD/daemon/greygated" --config "$NETNS_TMP/mx1/greygate.conf" --store-copy to-lmdb) ||
 	fail "--store-copy to-lmdb failed: $copied"
-[[ "$copied" == *"copied "[1-9]*" triplets, 3 passes and 0 traps from redis://198.51.100.2:6379/0 to LMDB in $NETNS_TMP/mx1/store;"*" 0 failed" ]] ||
+[[ "$copied" == *"copied "[1-9]*" triplets, 3 passes, 0 traps and 4 run-time allow entries from redis://198.51.100.2:6379/0 to LMDB in $NETNS_TMP/mx1/store;"*" 0 failed" ]] ||
 	fail "unexpected: $copied"
+grep -Fx "198.51.100.128/28 0 in Redis alone" "$NETNS_TMP/mx1/store/allow-runtime.txt" >/dev/null ||
+	fail "the allow entry in Redis is not in mx1's list: $(cat "$NETNS_TMP/mx1/store/allow-runtime.txt")"
 echo "ok: ${copied#greygated: }"
 
 # --- Redis restarted empty ---
@@ -319,8 +324,12 @@ echo "ok: an emptied Redis is noticed, the keys agreed again, the sets' passes g
 # --- and copied back into the empty Redis: every gateway has it again ---
 copied=$(nsx mx1 "$GREYGATE_BUILD/daemon/greygated" --config "$NETNS_TMP/mx1/greygate.conf" --store-copy to-redis) ||
 	fail "--store-copy to-redis failed: $copied"
-[[ "$copied" == *" 3 passes and 0 traps from LMDB in $NETNS_TMP/mx1/store to redis://"* ]] || fail "unexpected: $copied"
+[[ "$copied" == *" 3 passes, 0 traps and 4 run-time allow entries from LMDB in $NETNS_TMP/mx1/store to redis://"*" 0 failed" ]] ||
+	fail "unexpected: $copied"
 [ "$(rcli --scan --pattern 'gg:pass:*' | wc -l)" = 3 ] || fail "the passes are not in Redis again"
+[ "$(rcli HGET gg:allow:198.51.100.64/26 comment)" = "allowed at mx1" ] &&
+	[ "$(rcli HGET gg:allow:198.51.100.128/28 comment)" = "in Redis alone" ] ||
+	fail "the allow entries are not in Redis again: $(rcli --scan --pattern 'gg:allow:*')"
 [ "$(rcli EXISTS "gg:grey:2001:db8:9::/64 alice@client.test bob@example.org")" = 1 ] ||
 	fail "the triplets are not in Redis again"
 wait_for 2 eval '[ "$(ggctl mx2 status --json | jq .shared.events)" -ge 3 ]' ||
