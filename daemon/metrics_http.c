@@ -112,6 +112,14 @@ metrics_http_main(const char *user)
 		                "would not start\n");
 		return 1;
 	}
+	if (sandbox_seccomp_metrics() < 0) {
+		static const char why[] = "Eno seccomp filter could be loaded";
+
+		/* Told to greygated, which then stops starting it. */
+		send(METRICS_FD_SOCK, why, sizeof(why) - 1, MSG_NOSIGNAL);
+		MHD_stop_daemon(d);
+		return 1;
+	}
 	/* Until greygated ends it (SIGTERM) or goes (PDEATHSIG). */
 	sigwait(&set, &sig);
 	MHD_stop_daemon(d);

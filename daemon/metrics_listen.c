@@ -51,6 +51,7 @@ on_listener(struct loop *loop, int fd, uint32_t events, void *ctx)
 	char ask[300];
 	ssize_t n = recv(fd, ask, sizeof(ask) - 1, MSG_DONTWAIT);
 	bool cannot = n > 0 && ask[0] == 'E';
+	int status = 0;
 
 	if (n > 0 && !cannot) {
 		answer(gw);
@@ -63,7 +64,7 @@ on_listener(struct loop *loop, int fd, uint32_t events, void *ctx)
 	loop_del_fd(loop, fd);
 	close(fd);
 	for (int i = 0; i < 20 && gw->metrics_pid > 0 &&
-	                waitpid(gw->metrics_pid, NULL, WNOHANG) == 0;
+	                waitpid(gw->metrics_pid, &status, WNOHANG) == 0;
 	     i++)
 		usleep(10000);
 	gw->metrics_sock = -1;
@@ -77,9 +78,14 @@ on_listener(struct loop *loop, int fd, uint32_t events, void *ctx)
 		          gw->cfg->metrics_listen, ask + 1);
 		return;
 	}
-	log_warnx("metrics: the listener on %s ended; starting it again in "
-	          "%u s",
-	          gw->cfg->metrics_listen, RESTART_MS / 1000);
+	log_warnx("metrics: the listener on %s ended%s; starting it again "
+	          "in %u s",
+	          gw->cfg->metrics_listen,
+	          WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS
+	                  ? " (killed by its seccomp filter: a system call "
+	                    "it may not make)"
+	                  : "",
+	          RESTART_MS / 1000);
 	loop_timer_arm(loop, &gw->metrics_restart,
 	               loop_now_ms(loop) + RESTART_MS);
 }

@@ -127,6 +127,22 @@ load_guard(int capture_fd)
 	return r;
 }
 
+/* calls allowed whatever their arguments, and fcntl's flag commands.
+ * Return: 0 or -errno. */
+static int
+allow_calls(scmp_filter_ctx ctx, const int *calls, size_t n)
+{
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, calls[i], 0);
+	for (size_t i = 0;
+	     r == 0 && i < sizeof(fcntl_cmds) / sizeof(*fcntl_cmds); i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fcntl), 1,
+				     arg_eq(1, fcntl_cmds[i]));
+	return r;
+}
+
 int
 sandbox_seccomp(int capture_fd)
 {
@@ -139,18 +155,77 @@ sandbox_seccomp(int capture_fd)
 	if (r < 0)
 		return r;
 	ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-	r = ctx ? 0 : -ENOMEM;
-	for (size_t i = 0; r == 0 && i < sizeof(allowed) / sizeof(*allowed);
-	     i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
-	for (size_t i = 0;
-	     r == 0 && i < sizeof(fcntl_cmds) / sizeof(*fcntl_cmds); i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fcntl), 1,
-				     arg_eq(1, fcntl_cmds[i]));
+	r = ctx ? allow_calls(ctx, allowed, sizeof(allowed) / sizeof(*allowed))
+		: -ENOMEM;
 	for (size_t i = 0;
 	     r == 0 && i < sizeof(ioctl_reqs) / sizeof(*ioctl_reqs); i++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
 				     arg_eq(1, ioctl_reqs[i]));
+	if (r == 0)
+		r = seccomp_load(ctx);
+	seccomp_release(ctx);
+	return r;
+}
+
+/* What the metrics listener's threads use once libmicrohttpd runs: its
+ * polling thread accepts, reads and answers connections and asks
+ * greygated on the socket pair; the main thread waits for a signal and
+ * stops it. No open, connect, socket, exec, fork or clone. */
+static const int metrics_allowed[] = {
+	SCMP_SYS(read),		  SCMP_SYS(write),
+	SCMP_SYS(writev),	  SCMP_SYS(sendto),
+	SCMP_SYS(sendmsg),	  SCMP_SYS(recvfrom),
+	SCMP_SYS(recvmsg),	  SCMP_SYS(accept),
+	SCMP_SYS(accept4),	  SCMP_SYS(shutdown),
+	SCMP_SYS(close),	  SCMP_SYS(setsockopt),
+	SCMP_SYS(getsockopt),	  SCMP_SYS(getsockname),
+	SCMP_SYS(getpeername),	  SCMP_SYS(epoll_wait),
+	SCMP_SYS(epoll_pwait),	  SCMP_SYS(epoll_ctl),
+	SCMP_SYS(poll),		  SCMP_SYS(ppoll),
+	SCMP_SYS(mmap),		  SCMP_SYS(munmap),
+	SCMP_SYS(mremap),	  SCMP_SYS(mprotect),
+	SCMP_SYS(brk),		  SCMP_SYS(madvise),
+	SCMP_SYS(futex),	  SCMP_SYS(clock_gettime),
+	SCMP_SYS(gettimeofday),	  SCMP_SYS(time),
+	SCMP_SYS(nanosleep),	  SCMP_SYS(clock_nanosleep),
+	SCMP_SYS(rt_sigtimedwait), SCMP_SYS(rt_sigprocmask),
+	SCMP_SYS(rt_sigreturn),	  SCMP_SYS(getpid),
+	SCMP_SYS(gettid),	  SCMP_SYS(exit),
+	SCMP_SYS(exit_group),	  SCMP_SYS(restart_syscall),
+	SCMP_SYS(getrandom),	  SCMP_SYS(fstat),
+	SCMP_SYS(newfstatat),	  SCMP_SYS(sched_yield),
+	SCMP_SYS(lseek),	  SCMP_SYS(sched_getaffinity),
+	/* a thread's own start (glibc), in case the polling thread starts
+	 * after the filter is in */
+	SCMP_SYS(rseq),		  SCMP_SYS(set_robust_list),
+	SCMP_SYS(sigaltstack),
+};
+
+int
+sandbox_seccomp_metrics(void)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	int r = ctx ? 0 : -ENOMEM;
+
+	/* (every thread: the polling thread runs already) */
+	if (r == 0)
+		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+	if (r == 0)
+		r = allow_calls(ctx, metrics_allowed,
+				sizeof(metrics_allowed) /
+					sizeof(*metrics_allowed));
+	/* the thread naming itself ("MHD-single") */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
+				     arg_eq(0, PR_SET_NAME));
+	/* glibc's malloc reads the number of CPUs from /sys for a thread's
+	 * arena: told it may not open, it counts otherwise */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
+				     SCMP_SYS(openat), 0);
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
+				     SCMP_SYS(open), 0);
 	if (r == 0)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The child's sandbox: its own user with no capabilities, and a seccomp
+/* The child's sandbox (and the metrics listener's): its own user with no capabilities, and a seccomp
  * filter that leaves it only what the sensor, the tarpit, the loop and
  * malloc use. Assume the child is compromised: it must not open a socket
  * (greygatectl's included), connect anywhere, or write a byte on its
@@ -26,5 +26,14 @@ int sandbox_drop_to_user(const char *user, char *err);
  * Return: 0 or -errno.
  */
 int sandbox_seccomp(int capture_fd);
+
+/*
+ * sandbox_seccomp_metrics - the metrics listener's filter, on all its
+ * threads (libmicrohttpd's polling thread runs already): sockets it has
+ * may be used, none opened or connected; anything else kills it
+ * (greygated starts it again, and says so).
+ * Return: 0 or -errno.
+ */
+int sandbox_seccomp_metrics(void);
 
 #endif

@@ -70,7 +70,10 @@ listener=$(pgrep -P "$GG_PID" -f -- "--metrics-http") || fail "no listener proce
 [ "$(ps -o user= -p "$listener")" = greygate ] || fail "the listener runs as $(ps -o user= -p "$listener")"
 [ "$(awk '/^CapEff/{print $2}' "/proc/$listener/status")" = 0000000000000000 ] ||
 	fail "the listener has capabilities: $(grep Cap "/proc/$listener/status")"
-echo "ok: HTTP from process $listener as greygate, no capabilities; 404 elsewhere, 405 for POST"
+for task in /proc/"$listener"/task/*; do
+	grep -q "^Seccomp:\s*2" "$task/status" || fail "listener thread ${task##*/} has no seccomp filter"
+done
+echo "ok: HTTP from process $listener as greygate, no capabilities, a seccomp filter on each of its threads; 404 elsewhere, 405 for POST"
 
 # A real Prometheus scrapes it every second.
 mkdir -p "$NETNS_TMP/prometheus"
@@ -128,6 +131,11 @@ sleep 2.5
 	fail "Prometheus saw a counter reset"
 [ "$(query 'greygate_child_restarts_total')" = 1 ] || fail "Prometheus: no child restart"
 echo "ok: the child killed between scrapes: tarpit connections $before -> $after, no reset seen by Prometheus"
+# Every scrape above (a second apart, 404s and 405s too) within the
+# listener's filter: still the same process, never restarted.
+[ "$(pgrep -P "$GG_PID" -f -- "--metrics-http")" = "$listener" ] ||
+	fail "the listener was restarted: $(grep "metrics: the listener" "$log")"
+! grep "metrics: the listener" "$log" || fail "the listener ended"
 
 # --- the policy door alone (gateway = no), as root: greygated drops every
 # capability, so a listener that died cannot be started again as the
