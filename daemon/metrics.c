@@ -100,6 +100,8 @@ static const struct metric registry[] = {
          AT(shared.from_known)},
         {"shared", "passes_known", "# passes known", "shared_passes_known",
          NULL, GAUGE, AT(shared.passes_known)},
+        {"shared", "name_clash", NULL, "shared_name_clash", NULL, GAUGE,
+         AT(shared.name_clash)},
         {"shared", "busy", "# busy", "shared_busy_total", NULL, COUNTER,
          AT(shared.busy)},
         {"shared", "writes", "# written", "shared_writes_total",
@@ -278,6 +280,10 @@ static const struct family {
         {"shared_passes_known",
          "Every gateway's passes known here, for decisions while Redis is "
          "away",
+         GAUGE},
+        {"shared_name_clash",
+         "1 while another gateway uses this one's hostname in the shared "
+         "store",
          GAUGE},
         {"shared_busy_total",
          "Attempts given the plain deferral: too many decisions under way",
@@ -570,10 +576,15 @@ metrics_status_text(struct gateway *gw, FILE *out)
 		/* The sets' counts come from the LMDB store: none here. */
 		fprintf(out, "\nstore:     %s, ", s.shared.where);
 		if (s.shared.up)
-			fprintf(out, "connected, stream %s (lag %" PRId64
-			             " ms)",
-			        s.shared.following ? "followed" : "not followed",
-			        s.shared.lag_ms);
+			fprintf(out,
+			        "connected, stream %s (lag %" PRId64 " ms)%s",
+			        s.shared.following ? "followed"
+			                           : "not followed",
+			        s.shared.lag_ms,
+			        s.shared.name_clash
+			                ? "; ANOTHER GATEWAY USES THIS "
+			                  "ONE'S NAME (hostname)"
+			                : "");
 		else
 			fprintf(out, "AWAY for %" PRId64 " s: %s",
 			        s.shared.down_since

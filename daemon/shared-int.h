@@ -28,6 +28,9 @@ struct shared {
 	bool disagreed; /* the store holds other keys */
 	bool closing;
 	bool refused_said;
+	char instance[17]; /* this gateway's id (store_dir/instance-id) */
+	bool name_clash;   /* another instance holds this gateway's name */
+	int64_t claimed_at, clash_said;
 	bool report_unsent, report_writing; /* the site's report
 					       (site_report.c) */
 	char last_error[256];

@@ -4,10 +4,13 @@
  * writes that wait while Redis is away. The sets' side (the stream and
  * the rebuild from the keys) is shared_follow.c. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "allow.h"
 #include "gateway-int.h"
@@ -47,6 +50,83 @@ struct shared_write {
 	struct grey_records before, after;
 };
 
+/* --- this gateway's name --- */
+
+#define CLAIM_EVERY_SEC 30
+#define CLAIM_TTL_SEC 90
+#define CLASH_SAY_AGAIN_SEC 3600
+
+/* This gateway's instance: an id kept in store_dir, so that a restart
+ * is the same gateway (a new one, if it cannot be kept). */
+static void
+instance_id(const char *dir, char out[17])
+{
+	char path[4200], text[17] = "";
+	uint8_t raw[8] = {0};
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/instance-id", dir);
+	f = fopen(path, "re");
+	if (f) {
+		bool ok = fscanf(f, "%16[0-9a-f]", text) == 1 &&
+		          strlen(text) == 16;
+
+		fclose(f);
+		if (ok) {
+			memcpy(out, text, 17);
+			return;
+		}
+	}
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		snprintf(out, 17, "%016llx", (unsigned long long)getpid());
+	else
+		for (size_t i = 0; i < sizeof(raw); i++)
+			snprintf(out + 2 * i, 3, "%02x", raw[i]);
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	          0644);
+	if (fd < 0 || write(fd, out, 16) != 16 || write(fd, "\n", 1) != 1)
+		log_warnx("store: %s cannot be written: a restart will count "
+		          "as another gateway for a minute and a half",
+		          path);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void
+on_claimed(int err, const char *other, void *ctx)
+{
+	struct shared *sh = ctx;
+	int64_t now = loop_wall_sec(sh->gw->loop);
+
+	if (err == -EEXIST) {
+		if (!sh->name_clash ||
+		    now - sh->clash_said >= CLASH_SAY_AGAIN_SEC) {
+			sh->clash_said = now;
+			log_warnx("store: another gateway (instance %.16s) "
+			          "uses the name %s in the shared store: give "
+			          "each gateway a hostname of its own, or the "
+			          "site's report and the stream's figures mix "
+			          "them up",
+			          other, sh->gw->cfg->hostname);
+		}
+		sh->name_clash = true;
+	} else if (err == 0 && sh->name_clash) {
+		sh->name_clash = false;
+		log_info("store: the name %s is this gateway's alone again",
+		         sh->gw->cfg->hostname);
+	}
+}
+
+static void
+claim_name(struct shared *sh)
+{
+	sh->claimed_at = loop_wall_sec(sh->gw->loop);
+	store_redis_claim_name(sh->c, SHARED_PREFIX, sh->gw->cfg->hostname,
+	                       sh->instance, CLAIM_TTL_SEC, on_claimed, sh);
+}
+
 /* --- what is said --- */
 
 static void
@@ -72,6 +152,8 @@ on_minute(struct loop *loop, struct loop_timer *t, void *ctx)
 	struct shared *sh = ctx;
 	int64_t now = loop_wall_sec(loop);
 
+	if (sh->agreed && now - sh->claimed_at >= CLAIM_EVERY_SEC)
+		claim_name(sh);
 	if (now - sh->passes_purged >= 60) {
 		sh->passes_purged = now;
 		shared_passes_purge(sh->passes, now);
@@ -548,6 +630,7 @@ on_agreed(int err, const char *why, void *ctx)
 		log_info("store: connected to Redis at %s", sh->gw->cfg->store);
 	sh->down_since = 0;
 	sh->last_error[0] = 0;
+	claim_name(sh);
 	send_waiting(sh);
 	send_waiting_allows(sh);
 	shared_follow_agreed(sh);
@@ -591,6 +674,7 @@ shared_open(struct gateway *gw, char *err)
 	if (!sh->passes)
 		return -ENOMEM;
 	sh->passes_purged = loop_wall_sec(gw->loop);
+	instance_id(cfg->store_dir, sh->instance);
 	if (cfg->store_password_file[0]) {
 		r = store_password_read(cfg->store_password_file, sh->password,
 		                        sizeof(sh->password), err);
@@ -676,6 +760,7 @@ shared_get_status(const struct shared *sh, struct shared_status *out)
 	out->from_nothing = sh->k.from_nothing;
 	out->from_known = sh->k.from_known;
 	out->passes_known = shared_passes_count(sh->passes);
+	out->name_clash = sh->name_clash;
 	out->busy = sh->k.busy;
 	out->writes = sh->k.writes;
 	out->writes_failed = sh->k.writes_failed;

@@ -95,6 +95,7 @@ struct shared_status {
 	uint64_t decisions, from_nothing, busy;
 	uint64_t from_known;  /* of from_nothing: a pass known here found */
 	uint64_t passes_known; /* every gateway's passes, known here */
+	uint64_t name_clash;   /* 1: another gateway uses this one's name */
 	uint64_t writes, writes_failed, waiting, waiting_dropped;
 	uint64_t records_bad;
 	uint64_t events, own_events, reconciles, reconciled;

@@ -180,6 +180,22 @@ int store_redis_scan_allows(struct rconn *c, const char *prefix,
                             store_redis_allow_fn *fn,
                             store_redis_scanned_fn *done, void *ctx);
 
+/* Told whether the name is this instance's: err 0, -EEXIST (another
+ * instance holds it: other), -EIO (no answer) or -EPROTO. */
+typedef void store_redis_claimed_fn(int err, const char *other, void *ctx);
+
+/*
+ * store_redis_claim_name - claim PREFIXgateway:GATEWAY for instance (an
+ * id this gateway keeps across restarts) for ttl_sec, unless another
+ * instance holds it: two gateways under one name cannot be told apart
+ * (the report's shares, the stream's own events).
+ * Return: 0 (under way: done is called once), or -errno.
+ */
+int store_redis_claim_name(struct rconn *c, const char *prefix,
+                           const char *gateway, const char *instance,
+                           unsigned ttl_sec, store_redis_claimed_fn *done,
+                           void *ctx);
+
 /* The longest gateway name in a key (a host name's). */
 #define STORE_REDIS_GATEWAY_MAX 255
 

@@ -10,7 +10,7 @@
 #    holds the sender's network too; the mail is delivered, and later
 #    mail goes straight through either gateway;
 #  - a gateway whose client_prefix4 differs refuses to start, naming the
-#    key and both values;
+#    key and both values; one under another's name starts and says so;
 #  - mx1 killed with -9 while mx2 passes a client and allows a network:
 #    restarted, mx1 rebuilds its sets from the keys and holds both; an
 #    allow entry made at mx1 (greygatectl allow) is in mx2's set within
@@ -173,6 +173,25 @@ refusal=$(grep "cannot start" <<<"$out") || fail "no refusal (status $rc): $out"
 [[ "$refusal" == *"client_prefix4 is 16 here but 24 in the shared store (set by mx1.test)"* ]] ||
 	fail "the refusal does not name the key and both values: $out"
 echo "ok: a disagreeing gateway refuses to start: ${refusal#*cannot start: }"
+
+# --- a second gateway under mx1's name is said, not refused ---
+gg_conf twin 198.51.100.2 "[policy]
+listen = unix:$NETNS_TMP/twin/policy.sock"
+sed -i -e 's/^interface = any$/gateway = no/' -e 's/^hostname = twin.test$/hostname = mx1.test/' \
+	"$NETNS_TMP/twin/greygate.conf"
+netns_spawn mx1 "$GREYGATE_BUILD/daemon/greygated" --foreground \
+	--config "$NETNS_TMP/twin/greygate.conf" >>"$(gg_log twin)" 2>&1
+GG_PID[twin]=$SPAWNED
+wait_for 10 gg_up_again twin 0 || { cat "$(gg_log twin)"; fail "the twin did not start"; }
+wait_for 5 logged twin "store: another gateway (instance $(cat "$NETNS_TMP/mx1/store/instance-id")) uses the name mx1.test in the shared store" ||
+	fail "the twin did not say its name is taken: $(grep store: "$(gg_log twin)" | tail -3)"
+ggctl twin status | grep "^store: .*ANOTHER GATEWAY USES THIS ONE'S NAME" >/dev/null ||
+	fail "the twin's status does not say it: $(ggctl twin status | grep store:)"
+ggctl twin metrics | grep -x "greygate_shared_name_clash 1" >/dev/null || fail "no greygate_shared_name_clash 1"
+ggctl mx1 metrics | grep -x "greygate_shared_name_clash 0" >/dev/null || fail "mx1 says its name clashes already"
+kill "${GG_PID[twin]}"
+wait "${GG_PID[twin]}" || fail "the twin did not stop cleanly"
+echo "ok: a second gateway under mx1's name says so (log, status, metrics)"
 
 # --- the first attempt at mx1, the retry at mx2 ---
 postfix_new rx1 mx1 "203.0.113.1"

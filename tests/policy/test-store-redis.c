@@ -703,6 +703,48 @@ test_report_figures(void)
 	redis(1, flush);
 }
 
+/* --- a gateway's name --- */
+
+static int claim_err = 1;
+static char claim_other[32];
+
+static void
+on_claim(int err, const char *other, void *ctx)
+{
+	claim_err = err;
+	snprintf(claim_other, sizeof(claim_other), "%s", other ? other : "");
+}
+
+static int
+claim(const char *gateway, const char *instance, unsigned ttl)
+{
+	claim_err = 1;
+	CHECK_INT(store_redis_claim_name(conn, "gg:", gateway, instance, ttl,
+	                                 on_claim, NULL),
+	          0);
+	RUN_UNTIL(claim_err != 1, 2000);
+	return claim_err;
+}
+
+/* A name is its instance's while it claims it again; another instance
+ * under it is told who holds it; a claim that ended frees the name. */
+static void
+test_gateway_names(void)
+{
+	const char *flush[] = {"FLUSHALL"};
+
+	redis(1, flush);
+	CHECK_INT(claim("mx1.test", "aaaa", 90), 0);
+	CHECK_INT(claim("mx1.test", "aaaa", 90), 0);
+	CHECK_INT(claim("mx2.test", "bbbb", 90), 0);
+	CHECK_INT(claim("mx1.test", "cccc", 90), -EEXIST);
+	CHECK_STR(claim_other, "aaaa");
+	CHECK_INT(claim("mx2.test", "bbbb", 1), 0);
+	usleep(1100 * 1000);
+	CHECK_INT(claim("mx2.test", "cccc", 90), 0);
+	redis(1, flush);
+}
+
 /* --- a client forgotten at every gateway --- */
 
 static bool forgot;
@@ -991,6 +1033,7 @@ main(void)
 	RUN(test_allow_entries);
 	RUN(test_forget);
 	RUN(test_report_figures);
+	RUN(test_gateway_names);
 	RUN(test_scan_every_pass);
 	RUN(test_copy_both_ways);
 	RUN(test_server_stopped);
