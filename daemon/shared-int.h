@@ -63,6 +63,11 @@ struct shared {
 	} k;
 };
 
+/* shared_share_allow_list - this gateway's run-time allow entries the
+ * store lacks, written (at every agreement, and at start once the list
+ * is read). */
+void shared_share_allow_list(struct shared *sh);
+
 /* shared_follow_stop - the stream is no longer read. */
 void shared_follow_stop(struct shared *sh);
 

@@ -417,9 +417,9 @@ allow_waits(struct shared_allow_entry *a)
 
 	grey_client_format(&a->net, cidr, sizeof(cidr));
 	if (sh->closing) {
-		log_warnx("allow %s: not written to the shared store "
-		          "(greygated stopped): the other gateways do not have "
-		          "it",
+		log_warnx("allow %s: not written to the shared store yet "
+		          "(greygated stopped): written at its next start if "
+		          "the store lacks it",
 		          cidr);
 		free(a);
 		return;
@@ -510,6 +510,59 @@ send_waiting_allows(struct shared *sh)
 		send_allow(a);
 		a = next;
 	}
+}
+
+/* This gateway's run-time list into a store that lacks some of it (a
+ * new or emptied Redis, entries made while it was away and kept over a
+ * restart): at every agreement, each entry written only if absent. */
+struct allow_share {
+	struct shared *sh;
+	unsigned waiting, written;
+};
+
+static void
+on_allow_shared(int err, bool written, void *ctx)
+{
+	struct allow_share *as = ctx;
+
+	if (err == 0 && written) {
+		as->written++;
+		as->sh->k.allows_sent++;
+	}
+	if (--as->waiting)
+		return;
+	if (as->written)
+		log_info("allow: %u run-time entr%s the shared store lacked "
+		         "written from this gateway's list",
+		         as->written, as->written == 1 ? "y" : "ies");
+	free(as);
+}
+
+void
+shared_share_allow_list(struct shared *sh)
+{
+	struct gateway *gw = sh->gw;
+	int64_t now = loop_wall_sec(gw->loop);
+	struct allow_share *as;
+
+	if (!gw->nruntime || !(as = calloc(1, sizeof(*as))))
+		return;
+	as->sh = sh;
+	as->waiting = 1; /* held until every entry is sent */
+	for (size_t i = 0; i < gw->nruntime; i++) {
+		const struct allow_runtime *e = &gw->runtime[i];
+		struct grey_client net;
+
+		if ((e->expires && e->expires <= now) ||
+		    grey_cidr_parse(e->cidr, &net) < 0 ||
+		    store_redis_allow_if_absent(sh->c, SHARED_PREFIX, &net,
+		                                e->expires, e->comment,
+		                                gw->cfg->hostname,
+		                                on_allow_shared, as) < 0)
+			continue;
+		as->waiting++;
+	}
+	on_allow_shared(-EAGAIN, false, as); /* (the hold let go) */
 }
 
 void
@@ -633,6 +686,7 @@ on_agreed(int err, const char *why, void *ctx)
 	claim_name(sh);
 	send_waiting(sh);
 	send_waiting_allows(sh);
+	shared_share_allow_list(sh);
 	shared_follow_agreed(sh);
 }
 

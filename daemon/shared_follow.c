@@ -257,6 +257,9 @@ shared_follow_start(struct gateway *gw)
 {
 	struct shared *sh = gw->shared;
 
+	/* (agreed before the run-time allow list was read: shared now) */
+	if (sh->agreed)
+		shared_share_allow_list(sh);
 	sh->follow = store_redis_follow_new(gw->loop, &sh->rcfg, SHARED_PREFIX,
 	                                    "", on_event, on_gap, sh);
 	return sh->follow ? 0 : -errno;

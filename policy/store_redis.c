@@ -530,8 +530,12 @@ store_redis_agree(struct rconn *c, const char *prefix,
 /* --- run-time allow entries --- */
 
 /* KEYS: the entry, the stream. ARGV: expires (0: never), comment,
- * gateway, CIDR. */
+ * gateway, CIDR, "nx" (only if the store lacks the entry) or "". Returns
+ * OK (written) or KEPT. */
 static const char allow_script[] =
+        "if ARGV[5] == 'nx' and redis.call('EXISTS', KEYS[1]) == 1 then\n"
+        "  return 'KEPT'\n"
+        "end\n"
         "redis.call('HSET', KEYS[1], 'expires', ARGV[1], 'comment', "
         "ARGV[2], 'by', ARGV[3])\n"
         "if tonumber(ARGV[1]) > 0 then\n"
@@ -544,25 +548,92 @@ static const char allow_script[] =
         "ARGV[2], 'by', ARGV[3])\n"
         "return 'OK'\n";
 
+/* The allow script's words into argv (10), its buffers the caller's.
+ * Return: 0 or -ENAMETOOLONG. */
+static int
+allow_words(const char *prefix, const struct grey_client *net,
+            int64_t expires, const char *comment, const char *gateway,
+            bool if_absent, char (*bufs)[STORE_REDIS_KEY_MAX],
+            const char **argv)
+{
+	char *key = bufs[0], *stream = bufs[1], *cidr = bufs[2], *exp = bufs[3];
+
+	grey_client_format(net, cidr, 64);
+	if (snprintf(key, STORE_REDIS_KEY_MAX, "%sallow:%s", prefix, cidr) >=
+	            STORE_REDIS_KEY_MAX ||
+	    snprintf(stream, STORE_REDIS_KEY_MAX, "%sstream", prefix) >=
+	            STORE_REDIS_KEY_MAX)
+		return -ENAMETOOLONG;
+	snprintf(exp, 24, "%lld", (long long)expires);
+	argv[0] = "EVAL";
+	argv[1] = allow_script;
+	argv[2] = "2";
+	argv[3] = key;
+	argv[4] = stream;
+	argv[5] = exp;
+	argv[6] = comment;
+	argv[7] = gateway;
+	argv[8] = cidr;
+	argv[9] = if_absent ? "nx" : "";
+	return 0;
+}
+
 int
 store_redis_allow(struct rconn *c, const char *prefix,
                   const struct grey_client *net, int64_t expires,
                   const char *comment, const char *gateway,
                   store_redis_applied_fn *done, void *ctx)
 {
-	char key[STORE_REDIS_KEY_MAX], stream[STORE_REDIS_KEY_MAX], cidr[64];
-	char exp[24];
-	const char *argv[] = {"EVAL", allow_script, "2",     key,  stream,
-	                      exp,    comment,      gateway, cidr};
+	char bufs[4][STORE_REDIS_KEY_MAX];
+	const char *argv[10];
+	int r = allow_words(prefix, net, expires, comment, gateway, false,
+	                    bufs, argv);
 
-	grey_client_format(net, cidr, sizeof(cidr));
-	if (snprintf(key, sizeof(key), "%sallow:%s", prefix, cidr) >=
-	            (int)sizeof(key) ||
-	    snprintf(stream, sizeof(stream), "%sstream", prefix) >=
-	            (int)sizeof(stream))
-		return -ENAMETOOLONG;
-	snprintf(exp, sizeof(exp), "%lld", (long long)expires);
-	return send_write(c, 9, argv, NULL, done, ctx);
+	return r < 0 ? r : send_write(c, 10, argv, NULL, done, ctx);
+}
+
+struct allow_if_absent {
+	store_redis_written_fn *done;
+	void *ctx;
+};
+
+static void
+on_allow_if_absent(struct redisReply *reply, void *ctx)
+{
+	struct allow_if_absent *a = ctx;
+
+	if (!reply)
+		a->done(-EIO, false, a->ctx);
+	else if (reply->type != REDIS_REPLY_STATUS &&
+	         reply->type != REDIS_REPLY_STRING)
+		a->done(-EPROTO, false, a->ctx);
+	else
+		a->done(0, strcmp(reply->str, "KEPT") != 0, a->ctx);
+	free(a);
+}
+
+int
+store_redis_allow_if_absent(struct rconn *c, const char *prefix,
+                            const struct grey_client *net, int64_t expires,
+                            const char *comment, const char *gateway,
+                            store_redis_written_fn *done, void *ctx)
+{
+	char bufs[4][STORE_REDIS_KEY_MAX];
+	const char *argv[10];
+	struct allow_if_absent *a;
+	int r = allow_words(prefix, net, expires, comment, gateway, true, bufs,
+	                    argv);
+
+	if (r < 0)
+		return r;
+	a = malloc(sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*a = (struct allow_if_absent){done, ctx};
+	r = rconn_command(c, on_allow_if_absent, a, 10, argv, NULL);
+	if (r < 0)
+		free(a);
+	return r;
 }
 
 /* --- the gateways' report figures --- */

@@ -16,6 +16,7 @@
 #ifndef GREYGATE_STORE_REDIS_H
 #define GREYGATE_STORE_REDIS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -128,6 +129,19 @@ int store_redis_allow(struct rconn *c, const char *prefix,
                       const struct grey_client *net, int64_t expires,
                       const char *comment, const char *gateway,
                       store_redis_applied_fn *done, void *ctx);
+
+/* Told whether a write was made: err 0 with written (false: the store
+ * had it already), or -EIO or -EPROTO. */
+typedef void store_redis_written_fn(int err, bool written, void *ctx);
+
+/* store_redis_allow_if_absent - the same, only if the store lacks an
+ * entry for that network (a gateway sharing its list with a new or
+ * emptied Redis, or one that missed what it made). */
+int store_redis_allow_if_absent(struct rconn *c, const char *prefix,
+                                const struct grey_client *net,
+                                int64_t expires, const char *comment,
+                                const char *gateway,
+                                store_redis_written_fn *done, void *ctx);
 
 /* Told when a forget is done: err 0 with the keys deleted, or -EIO or
  * -EPROTO. */

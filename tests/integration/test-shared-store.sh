@@ -335,6 +335,12 @@ for gw in mx2; do
 done
 wait_for 10 eval '[ "$(rcli HGET gg:config delay)" = 3 ]' || fail "the keys were not agreed again"
 kill -0 "${GG_PID[mx2]}" || fail "mx2 died"
+# (mx2's run-time allow list, its own entries and those it took, back in
+# the store)
+wait_for 5 logged mx2 "allow: 3 run-time entries the shared store lacked written from this gateway's list" ||
+	fail "mx2 did not share its allow list with the emptied Redis: $(grep allow: "$(gg_log mx2)" | tail -3)"
+[ "$(rcli HGET gg:allow:2001:db8:77::/48 comment)" = "a bank, allowed at mx2" ] ||
+	fail "mx2's allow entry is not in the emptied Redis again"
 in_pass4 mx2 203.0.113.0/24 || fail "mx2's passes went with the emptied Redis"
 out_send after-empty
 wait_for 20 mail_delivered rx2 after-empty || fail "a passed client's mail did not go straight through after Redis was emptied"

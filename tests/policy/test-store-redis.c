@@ -551,6 +551,31 @@ on_allow_found(const struct grey_client *net, int64_t expires,
 	snprintf(allow_comment, sizeof(allow_comment), "%s", comment);
 }
 
+static bool written_told, written;
+static int written_err;
+
+static void
+on_written_if(int err, bool was_written, void *ctx)
+{
+	written_told = true;
+	written_err = err;
+	written = was_written;
+}
+
+/* Return: whether the entry was written. */
+static bool
+allow_if_absent(const struct grey_client *net, const char *comment)
+{
+	written_told = false;
+	CHECK_INT(store_redis_allow_if_absent(conn, "gg:", net, 0, comment,
+	                                      "mx3", on_written_if, NULL),
+	          0);
+	RUN_UNTIL(written_told, 2000);
+	CHECK(written_told);
+	CHECK_INT(written_err, 0);
+	return written;
+}
+
 static int scanned_err = 1;
 static struct store_redis_scan_counts scanned_counts;
 
@@ -610,12 +635,16 @@ test_allow_entries(void)
 	          0);
 	LOOP_UNTIL(loop, allow_written, 3000);
 	CHECK_INT(allow_err, 0);
+	/* written only where the store lacks the network's entry */
+	CHECK(!allow_if_absent(&net, "again"));
+	CHECK_INT(grey_cidr_parse("203.0.113.128/25", &net), 0);
+	CHECK(allow_if_absent(&net, "absent"));
 	redis(4, bad);
 	allows_seen = 0;
 	scanned_err = 1;
 	walked(store_redis_scan_allows(conn, "gg:", on_allow_found, on_scanned,
 	                               NULL));
-	CHECK_INT(allows_seen, 2);
+	CHECK_INT(allows_seen, 3);
 	CHECK_INT(scanned_counts.bad, 1);
 	redis(1, flush);
 }
