@@ -548,16 +548,15 @@ static const char allow_script[] =
         "ARGV[2], 'by', ARGV[3])\n"
         "return 'OK'\n";
 
-/* The allow script's words into argv (10), its buffers the caller's.
+/* The allow script's words into argv (10), the buffers the caller's (each of its own: key and
+ * stream STORE_REDIS_KEY_MAX, cidr 64, exp 24 bytes).
  * Return: 0 or -ENAMETOOLONG. */
 static int
 allow_words(const char *prefix, const struct grey_client *net,
             int64_t expires, const char *comment, const char *gateway,
-            bool if_absent, char (*bufs)[STORE_REDIS_KEY_MAX],
+            bool if_absent, char *key, char *stream, char *cidr, char *exp,
             const char **argv)
 {
-	char *key = bufs[0], *stream = bufs[1], *cidr = bufs[2], *exp = bufs[3];
-
 	grey_client_format(net, cidr, 64);
 	if (snprintf(key, STORE_REDIS_KEY_MAX, "%sallow:%s", prefix, cidr) >=
 	            STORE_REDIS_KEY_MAX ||
@@ -584,10 +583,11 @@ store_redis_allow(struct rconn *c, const char *prefix,
                   const char *comment, const char *gateway,
                   store_redis_applied_fn *done, void *ctx)
 {
-	char bufs[4][STORE_REDIS_KEY_MAX];
+	char key[STORE_REDIS_KEY_MAX], stream[STORE_REDIS_KEY_MAX], cidr[64];
+	char exp[24];
 	const char *argv[10];
-	int r = allow_words(prefix, net, expires, comment, gateway, false,
-	                    bufs, argv);
+	int r = allow_words(prefix, net, expires, comment, gateway, false, key,
+	                    stream, cidr, exp, argv);
 
 	return r < 0 ? r : send_write(c, 10, argv, NULL, done, ctx);
 }
@@ -618,11 +618,12 @@ store_redis_allow_if_absent(struct rconn *c, const char *prefix,
                             const char *comment, const char *gateway,
                             store_redis_written_fn *done, void *ctx)
 {
-	char bufs[4][STORE_REDIS_KEY_MAX];
+	char key[STORE_REDIS_KEY_MAX], stream[STORE_REDIS_KEY_MAX], cidr[64];
+	char exp[24];
 	const char *argv[10];
 	struct allow_if_absent *a;
-	int r = allow_words(prefix, net, expires, comment, gateway, true, bufs,
-	                    argv);
+	int r = allow_words(prefix, net, expires, comment, gateway, true, key,
+	                    stream, cidr, exp, argv);
 
 	if (r < 0)
 		return r;
