@@ -564,6 +564,15 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 		grey->counters.allow_listed++;
 		return;
 	}
+	/* The fast path is the sensor's word (from the unprivileged child):
+	 * it may refresh a passed client or trap it, never pass a client or
+	 * touch one that is not passed (one that reached the MTA by a site's
+	 * mark, or an allow entry made elsewhere, is not ours to decide). */
+	if (path == GREY_PATH_FAST && !live_pass(now, w)) {
+		out->client = w->pass_key;
+		decide(out, GREY_ACTION_NONE, GREY_REASON_NONE);
+		return;
+	}
 	if (check_trapped(now, w, out) ||
 	    str_list_match(&grey->traps, w->rcpt)) {
 		if (out->action != GREY_TRAP)
@@ -574,13 +583,6 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 	if (check_passed(grey, now, path,
 			 delivered && path != GREY_PATH_TARPIT, w, out)) {
 		note_retry(grey, now, w, delivered && path != GREY_PATH_TARPIT);
-		return;
-	}
-	if (path == GREY_PATH_FAST) {
-		/* Reached the MTA without a pass of ours: a site mark, an
-		 * allow entry made elsewhere, or a pass that expired in the
-		 * kernel first. Not ours to decide. */
-		decide(out, GREY_ACTION_NONE, GREY_REASON_NONE);
 		return;
 	}
 	/* An exempt recipient: the MTA asks for it alone, so it is let

@@ -561,6 +561,42 @@ test_trap_wins_over_all_but_allow_list(void)
 	teardown();
 }
 
+/* What the sensor saw on the fast path (it comes from the unprivileged
+ * child) may refresh a passed client or trap it, never pass a client nor
+ * trap one that is not passed, however often it is said. */
+static void
+test_fast_path_never_passes(void)
+{
+	struct grey_decision d;
+
+	setup();
+	CHECK_INT(grey_trap_add(grey, "spamtrap@b.test"), 0);
+	/* An unknown client "retrying" on the fast path, past the delay and
+	 * within the window, is not passed: nothing is recorded for it. */
+	for (int64_t t = T0; t <= T0 + 3600; t += 600) {
+		d = rcpt_at(t, "203.0.113.66", "x@a.test", "y@b.test",
+			    GREY_PATH_FAST, 250);
+		CHECK_INT(d.action, GREY_ACTION_NONE);
+	}
+	d = tarpit(T0 + 3600, "203.0.113.66", "x@a.test", "y@b.test");
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	/* Nor trapped by the sensor's word when it is not passed ... */
+	d = rcpt_at(T0 + 10, "198.51.100.20", "x@a.test", "spamtrap@b.test",
+		    GREY_PATH_FAST, 250);
+	CHECK_INT(d.action, GREY_ACTION_NONE);
+	d = tarpit(T0 + 20, "198.51.100.20", "x@a.test", "y@b.test");
+	CHECK_INT(d.action, GREY_GREYLIST);
+	/* ... but a passed client writing to a trap on the fast path is. */
+	tarpit(T0, "198.51.100.7", "a@a.test", "b@b.test");
+	d = tarpit(T0 + 300, "198.51.100.7", "a@a.test", "b@b.test");
+	CHECK_INT(d.action, GREY_PASS);
+	d = rcpt_at(T0 + 400, "198.51.100.7", "x@a.test", "spamtrap@b.test",
+		    GREY_PATH_FAST, 250);
+	CHECK_INT(d.action, GREY_TRAP);
+	teardown();
+}
+
 static void
 check_sender(const char *in, const char *want)
 {
@@ -854,6 +890,7 @@ main(void)
 	RUN(test_fast_path_refresh_is_rate_limited);
 	RUN(test_allow_exempt_starttls);
 	RUN(test_trap_wins_over_all_but_allow_list);
+	RUN(test_fast_path_never_passes);
 	RUN(test_normalisation);
 	RUN(test_cidr_parse_format);
 	RUN(test_stats_saved_and_restored);
