@@ -28,6 +28,14 @@
  * so they are at most max_connections). */
 #define QUEUE_EVENTS_MAX 4096
 
+/* A record waiting to go up, with the descriptor that goes with it (a
+ * session's socket, duplicated: the session may end, and its number be
+ * reused, before the record is sent), or -1. */
+struct up_record {
+	struct ipc_record rec;
+	int fd;
+};
+
 struct child {
 	struct loop *loop;
 	struct ipc_config cfg;
@@ -41,7 +49,7 @@ struct child {
 	bool want_out; /* the socket is watched for room */
 	uint64_t events_dropped;
 	/* records waiting to go up, a ring that grows */
-	struct ipc_record *queue;
+	struct up_record *queue;
 	size_t head, len, size;
 };
 
@@ -76,6 +84,13 @@ child_exec(const struct child_handles *h)
 		    dup2(high[1 + i], IPC_FD_LISTEN + i) < 0)
 			return;
 	close_range(IPC_FD_LISTEN + IPC_LISTEN_MAX, ~0u, 0);
+#ifdef GREYGATE_TEST_SEAM
+	/* Only in the tests' greygated-seam (tests/meson.build), never in
+	 * the installed greygated: a program of the test's in the child's
+	 * place, playing a compromised child. */
+	if (getenv("GREYGATE_TEST_CHILD"))
+		execv(getenv("GREYGATE_TEST_CHILD"), argv);
+#endif
 	execv("/proc/self/exe", argv);
 }
 
@@ -116,13 +131,16 @@ log_to_parent(enum log_level level, const char *line, void *ctx)
 		parent_gone(c);
 }
 
-/* Room at the end of the queue for one more record (NULL: no memory). */
-static struct ipc_record *
+/* Room at the end of the queue for one more record, with no descriptor
+ * (NULL: no memory). */
+static struct up_record *
 queue_push(struct child *c)
 {
+	struct up_record *u;
+
 	if (c->len == c->size) {
 		size_t size = c->size ? c->size * 2 : 256;
-		struct ipc_record *q = malloc(size * sizeof(*q));
+		struct up_record *q = malloc(size * sizeof(*q));
 
 		if (!q)
 			return NULL;
@@ -134,7 +152,18 @@ queue_push(struct child *c)
 		c->head = 0;
 		c->size = size;
 	}
-	return &c->queue[(c->head + c->len++) % c->size];
+	u = &c->queue[(c->head + c->len++) % c->size];
+	u->fd = -1;
+	return u;
+}
+
+/* Sent at the end of this turn of the loop, with the others queued in
+ * it: one system call for the lot. */
+static void
+flush_soon(struct child *c)
+{
+	if (!loop_timer_is_armed(&c->flush))
+		loop_timer_arm(c->loop, &c->flush, loop_now_ms(c->loop));
 }
 
 static void on_parent(struct loop *loop, int fd, uint32_t events, void *ctx);
@@ -147,17 +176,24 @@ flush_queue(struct child *c)
 	while (c->len && !c->parent_gone) {
 		struct mmsghdr msgs[SEND_BATCH];
 		struct iovec iov[SEND_BATCH];
+		union ipc_fd_control control[SEND_BATCH];
 		unsigned n = 0;
 		int sent;
 
 		/* up to the ring's end or a batch, whichever is first */
 		while (n < SEND_BATCH && n < c->len &&
 		       c->head + n < c->size) {
-			iov[n].iov_base = &c->queue[c->head + n];
-			iov[n].iov_len = sizeof(*c->queue);
+			struct up_record *u = &c->queue[c->head + n];
+			struct msghdr *m = &msgs[n].msg_hdr;
+
+			u->rec.version = IPC_VERSION;
+			iov[n].iov_base = &u->rec;
+			iov[n].iov_len = sizeof(u->rec);
 			memset(&msgs[n], 0, sizeof(msgs[n]));
-			msgs[n].msg_hdr.msg_iov = &iov[n];
-			msgs[n].msg_hdr.msg_iovlen = 1;
+			m->msg_iov = &iov[n];
+			m->msg_iovlen = 1;
+			if (u->fd >= 0)
+				ipc_attach_fd(m, &control[n], u->fd);
 			n++;
 		}
 		sent = sendmmsg(c->sock, msgs, n, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -167,6 +203,13 @@ flush_queue(struct child *c)
 			else if (errno != EAGAIN && errno != EINTR)
 				log_warn("child: sending to greygated");
 			break;
+		}
+		for (int i = 0; i < sent; i++) {
+			struct up_record *u = &c->queue[c->head + (size_t)i];
+
+			/* greygated has its own copy now */
+			if (u->fd >= 0)
+				close(u->fd);
 		}
 		c->head = (c->head + (size_t)sent) % c->size;
 		c->len -= (size_t)sent;
@@ -182,19 +225,19 @@ static void
 on_sensor_event(const struct sensor_event *ev, void *ctx)
 {
 	struct child *c = ctx;
-	struct ipc_record *rec;
+	struct up_record *u;
 
 	/* The tarpit speaks for its own sessions: the sensor's view is of
-	 * the fast path. */
+	 * the fast path (greygated takes nothing else from it). */
 	if ((ev->type != SENSOR_EV_RCPT && ev->type != SENSOR_EV_STARTTLS &&
 	     ev->type != SENSOR_EV_HELO) ||
-	    ev->path == SENSOR_PATH_TARPIT)
+	    ev->path != SENSOR_PATH_FAST)
 		return;
-	if (c->len >= QUEUE_EVENTS_MAX || !(rec = queue_push(c))) {
+	if (c->len >= QUEUE_EVENTS_MAX || !(u = queue_push(c))) {
 		c->events_dropped++;
 		return;
 	}
-	ipc_fill_event(rec, ev);
+	ipc_fill_event(&u->rec, ev);
 }
 
 /* A tarpit session asks: queued whatever the queue holds (never dropped:
@@ -203,16 +246,49 @@ static int
 ask_parent(const struct tarpit_attempt *a, void *ctx)
 {
 	struct child *c = ctx;
-	struct ipc_record *rec = queue_push(c);
+	struct up_record *u = queue_push(c);
 
-	if (!rec)
+	if (!u)
 		return -ENOMEM;
-	ipc_fill_attempt(rec, a);
-	/* Sent at the end of this turn of the loop, with the others asked
-	 * in it: one system call for the lot. */
-	if (!loop_timer_is_armed(&c->flush))
-		loop_timer_arm(c->loop, &c->flush, loop_now_ms(c->loop));
+	ipc_fill_attempt(&u->rec, a);
+	flush_soon(c);
 	return 0;
+}
+
+/* A tarpit session begins: its socket goes up once, so that greygated
+ * reads who the client is from the kernel, never from us. A session
+ * whose socket cannot go up asks in vain (greygated refuses its
+ * questions: the plain deferral). */
+static void
+session_opened(uint64_t session, int fd, void *ctx)
+{
+	struct child *c = ctx;
+	struct up_record *u;
+	int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+
+	if (dup_fd < 0 || !(u = queue_push(c))) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		log_warnx("child: session %llu cannot be told to greygated: "
+			  "%s",
+			  (unsigned long long)session, strerror(errno));
+		return;
+	}
+	ipc_fill_session(&u->rec, IPC_OPEN, session);
+	u->fd = dup_fd;
+	flush_soon(c);
+}
+
+static void
+session_closed(uint64_t session, int fd, void *ctx)
+{
+	struct child *c = ctx;
+	struct up_record *u = queue_push(c);
+
+	if (!u)
+		return;
+	ipc_fill_session(&u->rec, IPC_CLOSE, session);
+	flush_soon(c);
 }
 
 static void
@@ -270,35 +346,6 @@ set_ehlo(struct child *c, const struct ipc_caps *caps)
 	tarpit_set_ehlo(c->tarpit, c->cfg.capabilities, caps->starttls != 0);
 }
 
-/* One record from the parent, and the descriptor that came with it (a
- * hand-off's connection to the MTA), if any. */
-static ssize_t
-recv_verdict(int fd, struct ipc_record *rec, int *passed_fd)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = {rec, sizeof(*rec)};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = control.buf,
-			     .msg_controllen = sizeof(control.buf)};
-	ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-
-	if (n < 0)
-		return n;
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm;
-	     cm = CMSG_NXTHDR(&msg, cm))
-		if (cm->cmsg_level == SOL_SOCKET &&
-		    cm->cmsg_type == SCM_RIGHTS &&
-		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(passed_fd, CMSG_DATA(cm), sizeof(int));
-	/* More than one descriptor would not fit: MSG_CTRUNC, and the
-	 * kernel closed what did not. */
-	return n;
-}
-
 /* Verdicts from the parent; its end closed (or it died): nothing left to
  * serve. Room to send: what waits goes up. */
 static void
@@ -313,12 +360,15 @@ on_parent(struct loop *loop, int fd, uint32_t events, void *ctx)
 	for (int i = 0; i < 256; i++) {
 		struct ipc_record rec;
 		struct tarpit_verdict v;
-		int passed_fd = -1;
-		ssize_t n = recv_verdict(fd, &rec, &passed_fd);
+		int passed_fd;
+		bool extra;
+		ssize_t n = ipc_recv(fd, &rec, &passed_fd, &extra);
 
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		if (n == -EAGAIN || n == -EINTR)
 			return;
 		if (n <= 0) {
+			if (passed_fd >= 0)
+				close(passed_fd);
 			parent_gone(c);
 			return;
 		}
@@ -346,7 +396,8 @@ on_parent(struct loop *loop, int fd, uint32_t events, void *ctx)
 		v.greeted = rec.u.verdict.greeted != 0;
 		/* A session gone meanwhile has nobody to answer (the tarpit
 		 * closes the connection that came for it). */
-		tarpit_verdict(c->tarpit, rec.u.verdict.session, &v);
+		tarpit_verdict(c->tarpit, rec.u.verdict.session,
+			       rec.u.verdict.question, &v);
 	}
 }
 
@@ -396,7 +447,12 @@ child_setup(struct child *c)
 	c->sensor = sensor_new(&c->cfg.sensor, on_sensor_event, c);
 	if (!c->tarpit || !c->sensor)
 		return -ENOMEM;
-	tarpit_set_asker(c->tarpit, ask_parent, c, c->cfg.verdict_wait_ms);
+	tarpit_set_asker(c->tarpit,
+			 &(struct tarpit_asker){.ask = ask_parent,
+						.opened = session_opened,
+						.closed = session_closed,
+						.ctx = c,
+						.wait_ms = c->cfg.verdict_wait_ms});
 	tarpit_set_handoff(c->tarpit, c->cfg.handoff_ms);
 	for (int i = 0; i < IPC_LISTEN_MAX; i++)
 		if (c->cfg.listen[i] &&

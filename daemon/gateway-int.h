@@ -14,6 +14,7 @@
 #include "ipc.h"
 #include "loop.h"
 #include "metrics.h"
+#include "sessions.h"
 #include "shared.h"
 
 struct control;
@@ -64,16 +65,26 @@ struct gateway {
 	pid_t drops_child;
 	uint64_t drops_warned_at_count;
 	int64_t drops_warned;
-	uint64_t records_bad;
+	/* the tarpit's sessions, their addresses read from their sockets
+	 * (sessions.h) */
+	struct sessions *sessions;
+	/* records of the child's refused (ipc_take_up), and how many were
+	 * said in the log this minute */
+	uint64_t records_refused;
+	int64_t refusals_minute;
+	unsigned refusals_said;
+	uint64_t refusals_unsaid;
 	uint64_t verdicts_unsent; /* lost: no child, or the queue full */
 	/* verdicts waiting for room in the child's socket, a ring */
 	struct queued_verdict {
 		uint64_t session;
+		uint32_t question;
 		struct tarpit_verdict v; /* its handoff_fd held until sent */
 	} *vq;
 	size_t vq_head, vq_len, vq_size;
 	bool verdicts_batching; /* queued, sent at the batch's end */
 	bool vq_watching;       /* the child's socket watched for room */
+	bool caps_pending;      /* what the tarpit's EHLO lists, to be told */
 	/* hand-offs under way (handoff.c) */
 	struct handoff *handoffs;
 	uint64_t handoffs_started, handoffs_failed;
@@ -179,11 +190,16 @@ int supervise_start(struct gateway *gw, char *err);
 void supervise_stop(struct gateway *gw);
 void supervise_restart(struct gateway *gw);
 
+/* supervise_flush - send the child what waits for it (what its EHLO
+ * lists, verdicts), as far as its socket takes it now; the rest when
+ * there is room. */
+void supervise_flush(struct gateway *gw);
+
 /* supervise_send_verdict - a waiting session's answer to the child, with
  * its hand-off connection if it has one (v->handoff_fd: closed here once
  * sent). */
 void supervise_send_verdict(struct gateway *gw, uint64_t session,
-			    const struct tarpit_verdict *v);
+			    uint32_t question, const struct tarpit_verdict *v);
 
 /* The control socket (control.c) hands each request to this; a command
  * with a long answer writes its start to out and leaves the rest to

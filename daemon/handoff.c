@@ -36,6 +36,7 @@ struct handoff {
 	struct gateway *gw;
 	bool probe; /* no client: the MTA's EHLO is read, then QUIT */
 	uint64_t session;
+	uint32_t question;
 	struct tarpit_verdict v;
 	enum ho_state state;
 	int fd;
@@ -70,7 +71,7 @@ finish(struct handoff *h, bool greeted)
 	unlink_handoff(h);
 	h->v.handoff_fd = h->fd;
 	h->v.greeted = greeted;
-	supervise_send_verdict(gw, h->session, &h->v);
+	supervise_send_verdict(gw, h->session, h->question, &h->v);
 	free(h);
 }
 
@@ -119,17 +120,24 @@ learn_ehlo(struct gateway *gw, const char *in, size_t len)
 void
 handoff_send_caps(struct gateway *gw)
 {
-	struct ipc_record rec = {.version = IPC_VERSION, .type = IPC_CAPS};
-
 	if (!gw->mta_known || gw->child_sock < 0)
 		return;
-	snprintf(rec.u.caps.capabilities, sizeof(rec.u.caps.capabilities),
+	/* Down with the verdicts, never blocking: a child that does not
+	 * read gets the latest once it does. */
+	gw->caps_pending = true;
+	supervise_flush(gw);
+}
+
+void
+handoff_fill_caps(const struct gateway *gw, struct ipc_record *rec)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->version = IPC_VERSION;
+	rec->type = IPC_CAPS;
+	snprintf(rec->u.caps.capabilities, sizeof(rec->u.caps.capabilities),
 		 "%s", gw->mta_caps);
-	rec.u.caps.starttls = gw->mta_starttls && gw->cfg->tarpit.offer_starttls;
-	if (send(gw->child_sock, &rec, sizeof(rec),
-		 MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(rec))
-		log_warnx("hand-off: the tarpit's EHLO could not be told to "
-			  "the child: %s", strerror(errno));
+	rec->u.caps.starttls =
+		gw->mta_starttls && gw->cfg->tarpit.offer_starttls;
 }
 
 /* The verdict without a connection: the client hears the plain 451 and
@@ -151,7 +159,7 @@ fail(struct handoff *h, const char *why)
 	          "back",
 	          h->client_text, gw->cfg->handoff.address, why);
 	h->v.handoff_fd = -1;
-	supervise_send_verdict(gw, h->session, &h->v);
+	supervise_send_verdict(gw, h->session, h->question, &h->v);
 	free(h);
 }
 
@@ -360,41 +368,28 @@ on_deadline(struct loop *loop, struct loop_timer *t, void *ctx)
 	fail(ctx, "no answer in time");
 }
 
-/* The client's address and port, and where it connected to, from what
- * the child sent (the destination is what the child found; an unknown
- * one is the hand-off address). */
+/* The client's address and port, and where it connected to, as greygated
+ * read them from the session's socket (sessions.h; never from what the
+ * child says). A destination the kernel could not tell is the hand-off
+ * address. */
 static void
-endpoints(struct handoff *h, const struct ipc_event *e)
+endpoints(struct handoff *h, const struct session_ends *ends)
 {
 	const struct handoff_config *hc = &h->gw->cfg->handoff;
+	const void *addr;
 
-	memset(&h->client, 0, sizeof(h->client));
-	memset(&h->dst, 0, sizeof(h->dst));
-	if (e->family == AF_INET) {
-		struct sockaddr_in *c = (void *)&h->client,
-		                   *d = (void *)&h->dst;
-
-		c->sin_family = d->sin_family = AF_INET;
-		memcpy(&c->sin_addr, e->client, 4);
-		memcpy(&d->sin_addr, e->server, 4);
-		c->sin_port = htons(e->client_port);
-		d->sin_port = htons(e->server_port);
-		inet_ntop(AF_INET, e->client, h->client_text,
-		          sizeof(h->client_text));
-	} else {
-		struct sockaddr_in6 *c = (void *)&h->client,
-		                    *d = (void *)&h->dst;
-
-		c->sin6_family = d->sin6_family = AF_INET6;
-		memcpy(&c->sin6_addr, e->client, 16);
-		memcpy(&d->sin6_addr, e->server, 16);
-		c->sin6_port = htons(e->client_port);
-		d->sin6_port = htons(e->server_port);
-		inet_ntop(AF_INET6, e->client, h->client_text,
-		          sizeof(h->client_text));
-	}
-	if (!e->server_port && hc->addr.ss_family == e->family)
+	h->client = ends->client;
+	h->dst = ends->dst;
+	if (!h->dst.ss_family && hc->addr.ss_family == h->client.ss_family)
 		memcpy(&h->dst, &hc->addr, hc->addr_len);
+	addr = h->client.ss_family == AF_INET
+		       ? (const void *)&((struct sockaddr_in *)&h->client)
+				 ->sin_addr
+		       : (const void *)&((struct sockaddr_in6 *)&h->client)
+				 ->sin6_addr;
+	if (!inet_ntop(h->client.ss_family, addr, h->client_text,
+		       sizeof(h->client_text)))
+		snprintf(h->client_text, sizeof(h->client_text), "?");
 }
 
 /* A hand-off that could not even start: said, counted, undone.
@@ -475,16 +470,41 @@ bind_as_client(struct handoff *h)
 
 /* Where h connects: the hand-off address; in transparent mode where the
  * client itself was going (the MTA's port, here or behind a router), so
- * an IPv6 client is handed over IPv6 whatever the address says. */
+ * an IPv6 client is handed over IPv6 whatever the address says; but only
+ * to the port greygate's own rule redirects (smtp_port): greygated,
+ * which may connect from any address, connects to no other (NULL). */
 static const struct sockaddr_storage *
 destination(const struct handoff *h)
 {
 	const struct handoff_config *hc = &h->gw->cfg->handoff;
 
-	if (hc->mode == HANDOFF_TRANSPARENT && !h->probe &&
-	    sockaddr_port(&h->dst))
-		return &h->dst;
-	return &hc->addr;
+	if (hc->mode != HANDOFF_TRANSPARENT || h->probe ||
+	    !sockaddr_port(&h->dst))
+		return &hc->addr;
+	if (sockaddr_port(&h->dst) != h->gw->cfg->nft.smtp_port)
+		return NULL;
+	return &h->dst;
+}
+
+/* Its own end is on a port of the kernel's choosing, never one of the
+ * tarpit's: a socket on a tarpit port is taken for a session's own when
+ * the child sends it up (sessions.h), and this one goes down to the
+ * child. Return: 0 or -EADDRINUSE. */
+static int
+not_on_tarpit_port(const struct handoff *h)
+{
+	const struct config *cfg = h->gw->cfg;
+	struct sockaddr_storage got;
+	socklen_t len = sizeof(got);
+	uint16_t port;
+
+	if (getsockname(h->fd, (struct sockaddr *)&got, &len) < 0)
+		return -errno;
+	port = sockaddr_port(&got);
+	return port == cfg->nft.tarpit_port ||
+			       (cfg->nft.trap_port && port == cfg->nft.trap_port)
+		       ? -EADDRINUSE
+		       : 0;
 }
 
 /* h's connection to the MTA, under way on the loop with its deadline.
@@ -498,6 +518,13 @@ open_connection(struct handoff *h)
 	char where[128];
 	int r;
 
+	if (!to) {
+		snprintf(where, sizeof(where),
+			 "refused: the client was going to port %u, not to "
+			 "smtp_port %u (the port greygate redirects)",
+			 sockaddr_port(&h->dst), gw->cfg->nft.smtp_port);
+		return not_started(h, where, EPERM);
+	}
 	if (hc->mode == HANDOFF_TRANSPARENT && !h->probe &&
 	    h->client.ss_family != to->ss_family)
 		return not_started(h, "to an MTA of the other family",
@@ -528,6 +555,9 @@ open_connection(struct handoff *h)
 		         to == &hc->addr ? hc->address : "the MTA's port");
 		return not_started(h, where, err);
 	}
+	r = not_on_tarpit_port(h);
+	if (r < 0)
+		return not_started(h, "from a tarpit port", -r);
 	r = loop_add_fd(gw->loop, h->fd, EPOLLOUT, on_mta, h);
 	if (r < 0)
 		return not_started(h, "watch", -r);
@@ -540,8 +570,9 @@ open_connection(struct handoff *h)
 }
 
 int
-handoff_begin(struct gateway *gw, const struct ipc_event *e,
-              const struct tarpit_verdict *v)
+handoff_begin(struct gateway *gw, uint64_t session, uint32_t question,
+	      const struct session_ends *ends, const char *helo,
+	      const struct tarpit_verdict *v)
 {
 	struct handoff *h = calloc(1, sizeof(*h));
 
@@ -549,10 +580,12 @@ handoff_begin(struct gateway *gw, const struct ipc_event *e,
 		return -ENOMEM;
 	gw->handoffs_started++;
 	h->gw = gw;
-	h->session = e->session;
+	h->session = session;
+	h->question = question;
 	h->v = *v;
-	snprintf(h->helo, sizeof(h->helo), "%s", e->helo);
-	endpoints(h, e);
+	h->fd = -1;
+	snprintf(h->helo, sizeof(h->helo), "%s", helo);
+	endpoints(h, ends);
 	return open_connection(h);
 }
 
@@ -640,17 +673,36 @@ handoff_route_close(struct gateway *gw)
 		          rc.mark, rc.table, strerror(-r));
 }
 
+/* Ends the hand-offs under way (of sessions, or probes too). */
+static void
+abort_handoffs(struct gateway *gw, bool probes)
+{
+	struct handoff **pp = &gw->handoffs;
+
+	while (*pp) {
+		struct handoff *h = *pp;
+
+		if (h->probe && !probes) {
+			pp = &h->next;
+			continue;
+		}
+		unlink_handoff(h);
+		close(h->fd);
+		free(h);
+	}
+}
+
+void
+handoff_abort_sessions(struct gateway *gw)
+{
+	abort_handoffs(gw, false);
+}
+
 void
 handoff_abort_all(struct gateway *gw)
 {
 	if (gw->probing)
 		loop_timer_cancel(gw->loop, &gw->probe_timer);
 	gw->probing = false;
-	while (gw->handoffs) {
-		struct handoff *h = gw->handoffs;
-
-		unlink_handoff(h);
-		close(h->fd);
-		free(h);
-	}
+	abort_handoffs(gw, true);
 }

@@ -18,22 +18,33 @@
 #include <sys/socket.h>
 
 struct gateway;
-struct ipc_event;
+struct session_ends;
 struct tarpit_verdict;
 
 /* The longest PROXY v2 header (IPv6, no TLVs). */
 #define HANDOFF_PROXY_MAX 52
 
 /*
- * handoff_begin - open the hand-off of the session e asked about; the
- * verdict v goes to the child once the MTA knows the client, or without
- * a connection if that fails.
- * Return: 0 (under way), or -errno (nothing started: the caller sends v).
+ * handoff_begin - open the hand-off of session's question: who the client
+ * is and where it was going come from ends (read from the session's
+ * socket, never from the child; in transparent mode only the port
+ * greygate redirects is connected to); helo is the client's own word,
+ * for XCLIENT. The verdict v goes to the child once the MTA knows the
+ * client, or without a connection if that fails.
+ * Return: 0 (under way), or -errno (nothing started, said and counted:
+ * the caller sends v).
  */
-int handoff_begin(struct gateway *gw, const struct ipc_event *e,
-                  const struct tarpit_verdict *v);
+int handoff_begin(struct gateway *gw, uint64_t session, uint32_t question,
+		  const struct session_ends *ends, const char *helo,
+		  const struct tarpit_verdict *v);
 
-/* handoff_abort_all - end every hand-off under way (greygated stops). */
+/* handoff_abort_sessions - end the hand-offs of sessions under way (the
+ * child is gone: its sessions are too, and a new child's sessions are
+ * numbered again from 1). */
+void handoff_abort_sessions(struct gateway *gw);
+
+/* handoff_abort_all - end every hand-off under way, and the MTA's probe
+ * (greygated stops). */
 void handoff_abort_all(struct gateway *gw);
 
 /*
@@ -85,7 +96,12 @@ int handoff_route_open(struct gateway *gw, char *err);
 void handoff_route_close(struct gateway *gw);
 
 /* handoff_send_caps - tell the child what its EHLO lists (after a spawn;
- * nothing if the MTA's was never read). */
+ * nothing if the MTA's was never read), with the verdicts: never
+ * blocking, the latest kept while the child does not read. */
 void handoff_send_caps(struct gateway *gw);
+
+/* handoff_fill_caps - rec as IPC_CAPS: what the tarpit's EHLO lists now. */
+struct ipc_record;
+void handoff_fill_caps(const struct gateway *gw, struct ipc_record *rec);
 
 #endif

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The records between greygated and its child (see ipc.h): made on one
- * side, checked on the other, in one place. */
+ * side, checked and taken on the other, in one place. */
 #include <errno.h>
+#include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "ipc.h"
 
@@ -13,35 +15,124 @@ end_string(char *s, size_t size)
 	s[size - 1] = 0;
 }
 
-int
-ipc_check_up(struct ipc_record *rec, size_t len)
+/* Refused, and why. */
+static int
+refuse(struct ipc_up *out, const char *why)
 {
-	struct ipc_event *e = &rec->u.ev;
+	out->why = why;
+	return -EPROTO;
+}
 
-	if (len != sizeof(*rec) || rec->version != IPC_VERSION)
-		return -EPROTO;
+static int
+check_event(struct ipc_event *e, struct ipc_up *out)
+{
+	/* The sensor tells of EHLO (a visit), RCPT and STARTTLS on the fast
+	 * path; the tarpit speaks for its own sessions, and only a replay
+	 * has no path: from the child, anything else could pass a client
+	 * (the policy passes on a retry it is shown off the fast path). */
+	if (e->family != AF_INET && e->family != AF_INET6)
+		return refuse(out, "an event of no address family");
+	if (e->type != SENSOR_EV_RCPT && e->type != SENSOR_EV_STARTTLS &&
+	    e->type != SENSOR_EV_HELO)
+		return refuse(out, "an event of an unknown type");
+	if (e->path != SENSOR_PATH_FAST)
+		return refuse(out, "an event that is not of the fast path");
+	end_string(e->helo, sizeof(e->helo));
+	end_string(e->from, sizeof(e->from));
+	end_string(e->to, sizeof(e->to));
+	return IPC_UP_EVENT;
+}
+
+static int
+take_attempt(struct sessions *s, struct ipc_attempt *at, struct ipc_up *out)
+{
+	struct session_info *si = sessions_find(s, at->session);
+
+	if (at->kind != TARPIT_ASK_RCPT && at->kind != TARPIT_ASK_STARTTLS)
+		return refuse(out, "a question of an unknown kind");
+	if (!si)
+		return refuse(out, "a question of a session that is not open "
+				   "(never opened, or ended)");
+	if (si->handed)
+		return refuse(out, "a question of a session handed to the "
+				   "MTA");
+	if (at->question <= si->last_question)
+		return refuse(out, "a question number asked before");
+	if (si->in_flight >= SESSION_IN_FLIGHT_MAX)
+		return refuse(out, "too many questions of one session waiting");
+	if (si->questions >= TARPIT_ASKS_MAX)
+		return refuse(out, "too many questions of one session");
+	end_string(at->helo, sizeof(at->helo));
+	end_string(at->from, sizeof(at->from));
+	end_string(at->to, sizeof(at->to));
+	si->last_question = at->question;
+	si->questions++;
+	si->in_flight++;
+	out->session = si;
+	return IPC_UP_ATTEMPT;
+}
+
+int
+ipc_take_up(struct sessions *s, struct ipc_record *rec, size_t len, int fd,
+	    struct ipc_up *out)
+{
+	int r;
+
+	out->session = NULL;
+	out->why = NULL;
+	if (len != sizeof(*rec) || rec->version != IPC_VERSION) {
+		r = refuse(out, "a record of another size or version");
+		goto done;
+	}
+	if (fd >= 0 && rec->type != IPC_OPEN) {
+		r = refuse(out, "a descriptor with a record that takes none");
+		goto done;
+	}
 	switch (rec->type) {
-	case IPC_EVENT:
+	case IPC_OPEN:
+		if (fd < 0) {
+			r = refuse(out, "a session opened without its socket");
+			break;
+		}
+		r = sessions_open(s, rec->u.session.session, fd, &out->why);
+		r = r < 0 ? -EPROTO : IPC_UP_DONE;
+		break;
+	case IPC_CLOSE:
+		r = sessions_close(s, rec->u.session.session) < 0
+			    ? refuse(out, "a session closed that is not open")
+			    : IPC_UP_DONE;
+		break;
 	case IPC_ATTEMPT:
-		/* The sensor also tells of EHLO on the fast path (a
-		 * visit); a tarpit session asks at RCPT and STARTTLS. */
-		if ((e->family != AF_INET && e->family != AF_INET6) ||
-		    (e->type != SENSOR_EV_RCPT &&
-		     e->type != SENSOR_EV_STARTTLS &&
-		     !(e->type == SENSOR_EV_HELO && rec->type == IPC_EVENT)))
-			return -EPROTO;
-		end_string(e->helo, sizeof(e->helo));
-		end_string(e->from, sizeof(e->from));
-		end_string(e->to, sizeof(e->to));
-		return 0;
+		r = take_attempt(s, &rec->u.attempt, out);
+		break;
+	case IPC_EVENT:
+		r = check_event(&rec->u.ev, out);
+		break;
 	case IPC_LOG:
 		end_string(rec->u.log.text, sizeof(rec->u.log.text));
-		return rec->u.log.level <= 2 ? 0 : -EPROTO;
+		r = rec->u.log.level <= 2 ? IPC_UP_LOG
+					  : refuse(out, "a log line of no level");
+		break;
 	case IPC_STATS:
-		return 0;
+		r = IPC_UP_STATS;
+		break;
 	default:
-		return -EPROTO;
+		r = refuse(out, "a record of a type the child may not send");
+		break;
 	}
+done:
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+void
+ipc_answered(struct sessions *s, uint64_t session)
+{
+	struct session_info *si = sessions_find(s, session);
+
+	if (si && si->in_flight)
+		si->in_flight--;
 }
 
 void
@@ -102,33 +193,105 @@ ipc_fill_event(struct ipc_record *rec, const struct sensor_event *ev)
 }
 
 void
-ipc_fill_attempt(struct ipc_record *rec, const struct tarpit_attempt *a)
+ipc_attempt_view(const struct ipc_attempt *at, const struct session_ends *ends,
+		 struct grey_attempt *a)
 {
-	struct ipc_event *e = &rec->u.ev;
+	const struct sockaddr_storage *c = &ends->client;
 
-	start(rec, IPC_ATTEMPT);
-	e->session = a->session;
-	e->type = a->kind == TARPIT_ASK_STARTTLS ? SENSOR_EV_STARTTLS
-	                                         : SENSOR_EV_RCPT;
-	e->path = SENSOR_PATH_TARPIT;
-	e->family = a->family;
-	memcpy(e->client, a->client, 16);
-	e->client_port = a->client_port;
-	memcpy(e->server, a->server, 16);
-	e->server_port = a->server_port;
-	copy_text(e->helo, sizeof(e->helo), a->helo);
-	copy_text(e->from, sizeof(e->from), a->sender);
-	copy_text(e->to, sizeof(e->to), a->rcpt);
+	memset(a, 0, sizeof(*a));
+	a->kind = at->kind == TARPIT_ASK_STARTTLS ? GREY_ATTEMPT_STARTTLS
+						  : GREY_ATTEMPT_RCPT;
+	a->client.family = (uint8_t)c->ss_family;
+	if (c->ss_family == AF_INET)
+		memcpy(a->client.bytes,
+		       &((const struct sockaddr_in *)c)->sin_addr, 4);
+	else
+		memcpy(a->client.bytes,
+		       &((const struct sockaddr_in6 *)c)->sin6_addr, 16);
+	a->helo = at->helo;
+	a->sender = at->from;
+	a->rcpt = at->to;
+	a->path = GREY_PATH_TARPIT;
 }
 
 void
-ipc_fill_verdict(struct ipc_record *rec, uint64_t session,
-                 const struct tarpit_verdict *v)
+ipc_fill_attempt(struct ipc_record *rec, const struct tarpit_attempt *a)
+{
+	struct ipc_attempt *at = &rec->u.attempt;
+
+	start(rec, IPC_ATTEMPT);
+	at->session = a->session;
+	at->question = a->question;
+	at->kind = (uint8_t)a->kind;
+	copy_text(at->helo, sizeof(at->helo), a->helo);
+	copy_text(at->from, sizeof(at->from), a->sender);
+	copy_text(at->to, sizeof(at->to), a->rcpt);
+}
+
+void
+ipc_fill_session(struct ipc_record *rec, enum ipc_type type, uint64_t session)
+{
+	start(rec, type);
+	rec->u.session.session = session;
+}
+
+void
+ipc_fill_verdict(struct ipc_record *rec, uint64_t session, uint32_t question,
+		 const struct tarpit_verdict *v)
 {
 	start(rec, IPC_VERDICT);
 	rec->u.verdict.session = session;
+	rec->u.verdict.question = question;
 	rec->u.verdict.action = (uint8_t)v->action;
 	rec->u.verdict.wait_sec = v->wait_sec;
 	rec->u.verdict.handoff = v->handoff_fd >= 0;
 	rec->u.verdict.greeted = v->greeted;
+}
+
+void
+ipc_attach_fd(struct msghdr *m, union ipc_fd_control *control, int fd)
+{
+	struct cmsghdr *cm;
+
+	memset(control, 0, sizeof(*control));
+	m->msg_control = control->buf;
+	m->msg_controllen = sizeof(control->buf);
+	cm = CMSG_FIRSTHDR(m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+}
+
+ssize_t
+ipc_recv(int sock, struct ipc_record *rec, int *fd, bool *extra)
+{
+	union ipc_fd_control control;
+	struct iovec iov = {rec, sizeof(*rec)};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf)};
+	ssize_t n = recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+	*fd = -1;
+	*extra = false;
+	if (n < 0)
+		return -errno;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm;
+	     cm = CMSG_NXTHDR(&msg, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)) && *fd < 0)
+			memcpy(fd, CMSG_DATA(cm), sizeof(int));
+		else
+			*extra = true;
+	}
+	/* More descriptors than fit: the kernel closed what did not. */
+	if (msg.msg_flags & MSG_CTRUNC)
+		*extra = true;
+	/* A longer record than ours was cut: said as longer. */
+	if (msg.msg_flags & MSG_TRUNC)
+		return (ssize_t)sizeof(*rec) + 1;
+	return n;
 }

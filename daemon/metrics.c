@@ -29,7 +29,7 @@ struct snapshot {
 	uint64_t sets[NFTSET_KINDS][2]; /* kind, v4/v6 */
 	uint64_t triplets, passes, traps;
 	uint64_t child_restarts, handoffs_started, handoffs_failed;
-	uint64_t verdicts_unsent, records_bad;
+	uint64_t verdicts_unsent, records_refused;
 	struct shared_status shared; /* a shared store's (zero: none) */
 	uint64_t shared_up;
 	bool sets_uncounted; /* passes and traps: kept in no count here */
@@ -54,6 +54,8 @@ struct metric {
 static const struct metric registry[] = {
         {"child", "restarts", NULL, "child_restarts_total", NULL, COUNTER,
          AT(child_restarts)},
+        {"child", "records_refused", NULL, "child_records_refused_total",
+         NULL, COUNTER, AT(records_refused)},
 
         {"sets", "allow4", "allow4 #", "set_elements", "set=\"allow4\"", GAUGE,
          AT(sets[NFTSET_ALLOW][0])},
@@ -86,8 +88,6 @@ static const struct metric registry[] = {
          NULL, COUNTER, AT(store.write_errors)},
         {"store", "replayed", "# transactions redone",
          "store_transactions_redone_total", NULL, COUNTER, AT(store.replayed)},
-        {"store", "records_bad", "# unreadable records skipped",
-         "store_records_bad_total", NULL, COUNTER, AT(records_bad)},
 
         {"shared", "up", NULL, "shared_store_up", NULL, GAUGE, AT(shared_up)},
         {"shared", "decisions", "# decisions", "shared_decisions_total", NULL,
@@ -264,10 +264,6 @@ static const struct family {
          "Store transactions redone after "
          "a failure (nothing lost)",
          COUNTER},
-        {"store_records_bad_total",
-         "Store records that could not be read, "
-         "skipped",
-         COUNTER},
         {"shared_store_up",
          "1 while the shared store answers and agrees on the keys", GAUGE},
         {"shared_decisions_total", "Decisions made on the shared store",
@@ -372,6 +368,10 @@ static const struct family {
         {"sensor_flows_open", "Flows followed now", GAUGE},
         {"sensor_rcpts_total", "RCPT commands the sensor read", COUNTER},
         {"child_restarts_total", "Times greygated started its child again",
+         COUNTER},
+        {"child_records_refused_total",
+         "Records from the child refused: malformed, or naming a session "
+         "that is not open",
          COUNTER},
 };
 
@@ -499,7 +499,7 @@ take_snapshot(struct gateway *gw, struct snapshot *s)
 	s->handoffs_started = gw->handoffs_started;
 	s->handoffs_failed = gw->handoffs_failed;
 	s->verdicts_unsent = gw->verdicts_unsent;
-	s->records_bad = gw->records_bad;
+	s->records_refused = gw->records_refused;
 	if (gw->shared) {
 		shared_get_status(gw->shared, &s->shared);
 		s->shared_up = s->shared.up;
@@ -558,14 +558,14 @@ metrics_status_text(struct gateway *gw, FILE *out)
 	else if (gw->child_pid > 0)
 		fprintf(out,
 		        "child:     pid %d, up %" PRId64 " s, started %u "
-		        "time(s)\n",
+		        "time(s), %" PRIu64 " records refused\n",
 		        (int)gw->child_pid, now - gw->child_since,
-		        gw->child_starts);
+		        gw->child_starts, s.records_refused);
 	else
 		fprintf(out,
 		        "child:     down (restarting), started %u "
-		        "time(s)\n",
-		        gw->child_starts);
+		        "time(s), %" PRIu64 " records refused\n",
+		        gw->child_starts, s.records_refused);
 	fputs("sets:      ", out);
 	text_figures(&s, "sets", out);
 	if (s.sets_uncounted)

@@ -86,10 +86,12 @@ static const int sends[] = {
 	SCMP_SYS(sendmsg), SCMP_SYS(sendmmsg), SCMP_SYS(setsockopt),
 };
 
-/* fcntl commands allowed: flags only; F_DUPFD and the like would put the
- * capture socket under another number. */
+/* fcntl commands allowed: flags, and F_DUPFD_CLOEXEC (a tarpit session's
+ * socket is duplicated to go up to greygated once: ipc.h), which the
+ * guard forbids on the capture socket: under another number it would
+ * escape the guard. F_DUPFD and dup* stay forbidden. */
 static const unsigned long fcntl_cmds[] = {F_GETFL, F_SETFL, F_GETFD,
-					   F_SETFD};
+					   F_SETFD, F_DUPFD_CLOEXEC};
 
 /* ioctls libpcap and the tarpit ask: is the interface up, bytes waiting */
 static const unsigned long ioctl_reqs[] = {SIOCGIFFLAGS, FIONREAD};
@@ -102,7 +104,8 @@ arg_eq(unsigned arg, uint64_t value)
 				     .datum_a = value, .datum_b = 0};
 }
 
-/* The guard: any of sends on the capture socket kills. A descriptor is an
+/* The guard: any of sends on the capture socket kills, and so does
+ * duplicating it. A descriptor is an
  * unsigned int to the kernel, which drops an argument's high 32 bits: the
  * low 32 are compared. libseccomp cannot say "allowed but on this one" in
  * one filter (an unconditional rule wins, and one argument is compared
@@ -121,6 +124,10 @@ load_guard(int capture_fd)
 	for (size_t i = 0; r == 0 && i < sizeof(sends) / sizeof(*sends); i++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, sends[i], 1,
 				     is_capture);
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(fcntl),
+				     2, is_capture,
+				     arg_eq(1, F_DUPFD_CLOEXEC));
 	if (r == 0)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);

@@ -47,12 +47,17 @@ static void
 close_child_sock(struct gateway *gw)
 {
 	drop_queued_verdicts(gw);
+	/* A new child numbers its sessions from 1 again: nothing of the
+	 * old one's may reach it. */
+	sessions_reset(gw->sessions);
+	handoff_abort_sessions(gw);
 	if (gw->child_sock < 0)
 		return;
 	loop_del_fd(gw->loop, gw->child_sock);
 	close(gw->child_sock);
 	gw->child_sock = -1;
 	gw->vq_watching = false;
+	gw->caps_pending = false;
 }
 
 /* A capture that loses packets (its ring full: a burst, or a child short
@@ -84,77 +89,86 @@ warn_capture_losses(struct gateway *gw)
 	gw->drops_warned = now;
 }
 
+/* A question waiting for its decision (on a shared store, until Redis
+ * answers). */
+struct pending_attempt {
+	struct ipc_attempt at;
+	unsigned child; /* the child that asked (gw->child_starts): session
+			   ids start again with each */
+};
+
 /* A tarpit session's question: decided, and answered (an answer the
  * child's socket cannot take is lost: the session times out to the plain
- * deferral, nothing else). */
+ * deferral, nothing else). Who the client is comes from the session's
+ * socket (sessions.h); a session that ended meanwhile hears nothing. */
 static void
 on_attempt_decided(struct gateway *gw, int r, const struct grey_attempt *a,
 		   const struct grey_decision *d, void *ctx)
 {
-	struct ipc_event *e = ctx;
+	struct pending_attempt *p = ctx;
+	const struct ipc_attempt *at = &p->at;
+	struct session_info *si = p->child == gw->child_starts
+					  ? sessions_find(gw->sessions,
+							  at->session)
+					  : NULL;
 	struct tarpit_verdict v;
 
 	gateway_verdict_of(gw, r, d, &v);
-	/* A pass is handed to the MTA on its own connection, when the
-	 * hand-off is on; the verdict goes with the connection then. */
-	if (v.action == TARPIT_PASS && gw->cfg->handoff.mode != HANDOFF_OFF &&
-	    handoff_begin(gw, e, &v) == 0) {
-		free(e);
+	if (!si) {
+		free(p);
 		return;
 	}
-	supervise_send_verdict(gw, e->session, &v);
-	free(e);
+	/* A pass is handed to the MTA on its own connection, when the
+	 * hand-off is on (once a session); the verdict goes with the
+	 * connection then. */
+	if (v.action == TARPIT_PASS && gw->cfg->handoff.mode != HANDOFF_OFF &&
+	    !si->handed) {
+		si->handed = true;
+		if (handoff_begin(gw, at->session, at->question, &si->ends,
+				  at->helo, &v) == 0) {
+			free(p);
+			return;
+		}
+	}
+	supervise_send_verdict(gw, at->session, at->question, &v);
+	free(p);
 }
 
 static void
-on_attempt(struct gateway *gw, const struct ipc_event *e)
+on_attempt(struct gateway *gw, const struct ipc_attempt *at,
+	   const struct session_info *si)
 {
-	struct sensor_event ev;
 	struct grey_attempt a;
 	/* The session waits; on a shared store the answer comes later. */
-	struct ipc_event *asked = malloc(sizeof(*asked));
+	struct pending_attempt *p = malloc(sizeof(*p));
 
-	if (!asked) {
+	if (!p) {
 		struct tarpit_verdict v;
 
 		gateway_verdict_of(gw, -ENOMEM, NULL, &v);
-		supervise_send_verdict(gw, e->session, &v);
+		supervise_send_verdict(gw, at->session, at->question, &v);
 		return;
 	}
-	*asked = *e;
-	ipc_event_view(asked, &ev);
-	attempt_of_event(&ev, 0, &a);
-	a.path = GREY_PATH_TARPIT;
-	gateway_decide_async(gw, &a, true, on_attempt_decided, asked);
+	p->at = *at;
+	p->child = gw->child_starts;
+	ipc_attempt_view(&p->at, &si->ends, &a);
+	gateway_decide_async(gw, &a, true, on_attempt_decided, p);
 }
 
 /* One verdict to the child, with its connection to the MTA if any.
  * Return: 0, -EAGAIN (no room now), or another -errno. */
 static int
-send_verdict_now(struct gateway *gw, uint64_t session,
+send_verdict_now(struct gateway *gw, uint64_t session, uint32_t question,
 		 const struct tarpit_verdict *v)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} control;
+	union ipc_fd_control control;
 	struct ipc_record rec;
 	struct iovec iov = {&rec, sizeof(rec)};
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
 
-	ipc_fill_verdict(&rec, session, v);
-	if (v->handoff_fd >= 0) {
-		struct cmsghdr *cm;
-
-		memset(&control, 0, sizeof(control));
-		msg.msg_control = control.buf;
-		msg.msg_controllen = sizeof(control.buf);
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &v->handoff_fd, sizeof(int));
-	}
+	ipc_fill_verdict(&rec, session, question, v);
+	if (v->handoff_fd >= 0)
+		ipc_attach_fd(&msg, &control, v->handoff_fd);
 	if (sendmsg(gw->child_sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) !=
 	    sizeof(rec))
 		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN
@@ -162,21 +176,46 @@ send_verdict_now(struct gateway *gw, uint64_t session,
 	return 0;
 }
 
-/* Sends what waits, in order and up to 64 a system call, as far as the
- * socket takes it; watches for room while some is left. */
-static void
-flush_verdicts(struct gateway *gw)
+/* What the tarpit's EHLO lists, if it changed since it was last told
+ * (handoff_send_caps). Return: false while there is no room for it. */
+static bool
+flush_caps(struct gateway *gw)
+{
+	struct ipc_record rec;
+
+	if (!gw->caps_pending)
+		return true;
+	handoff_fill_caps(gw, &rec);
+	if (send(gw->child_sock, &rec, sizeof(rec),
+		 MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof(rec)) {
+		gw->caps_pending = false;
+		return true;
+	}
+	if (errno == EAGAIN || errno == EWOULDBLOCK)
+		return false;
+	log_warnx("hand-off: the tarpit's EHLO could not be told to the "
+		  "child: %s", strerror(errno));
+	gw->caps_pending = false;
+	return true;
+}
+
+/* Sends what waits (what the EHLO lists first, then the verdicts in
+ * order, up to 64 a system call) as far as the socket takes it; watches
+ * for room while some is left. Never waits. */
+void
+supervise_flush(struct gateway *gw)
 {
 	enum { BATCH = 64 };
 	static struct ipc_record recs[BATCH];
-	static union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} control[BATCH];
+	static union ipc_fd_control control[BATCH];
 	struct mmsghdr msgs[BATCH];
 	struct iovec iov[BATCH];
+	bool waiting;
 
-	while (gw->vq_len && gw->child_sock >= 0) {
+	if (gw->child_sock < 0)
+		return;
+	waiting = !flush_caps(gw);
+	while (!waiting && gw->vq_len) {
 		unsigned n = 0;
 		int sent;
 
@@ -185,24 +224,14 @@ flush_verdicts(struct gateway *gw)
 				&gw->vq[(gw->vq_head + n) % gw->vq_size];
 			struct msghdr *m = &msgs[n].msg_hdr;
 
-			ipc_fill_verdict(&recs[n], q->session, &q->v);
+			ipc_fill_verdict(&recs[n], q->session, q->question,
+					 &q->v);
 			iov[n] = (struct iovec){&recs[n], sizeof(recs[n])};
 			memset(&msgs[n], 0, sizeof(msgs[n]));
 			m->msg_iov = &iov[n];
 			m->msg_iovlen = 1;
-			if (q->v.handoff_fd >= 0) {
-				struct cmsghdr *cm;
-
-				memset(&control[n], 0, sizeof(control[n]));
-				m->msg_control = control[n].buf;
-				m->msg_controllen = sizeof(control[n].buf);
-				cm = CMSG_FIRSTHDR(m);
-				cm->cmsg_level = SOL_SOCKET;
-				cm->cmsg_type = SCM_RIGHTS;
-				cm->cmsg_len = CMSG_LEN(sizeof(int));
-				memcpy(CMSG_DATA(cm), &q->v.handoff_fd,
-				       sizeof(int));
-			}
+			if (q->v.handoff_fd >= 0)
+				ipc_attach_fd(m, &control[n], q->v.handoff_fd);
 		}
 		sent = sendmmsg(gw->child_sock, msgs, n,
 				MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -225,10 +254,11 @@ flush_verdicts(struct gateway *gw)
 		if ((unsigned)sent < n)
 			break;
 	}
-	if (gw->child_sock >= 0 && gw->vq_watching != (gw->vq_len > 0)) {
-		gw->vq_watching = gw->vq_len > 0;
+	waiting = waiting || gw->vq_len > 0;
+	if (gw->vq_watching != waiting) {
+		gw->vq_watching = waiting;
 		loop_mod_fd(gw->loop, gw->child_sock,
-			    EPOLLIN | (gw->vq_watching ? EPOLLOUT : 0));
+			    EPOLLIN | (waiting ? EPOLLOUT : 0));
 	}
 }
 
@@ -255,23 +285,26 @@ queue_verdict(struct gateway *gw)
 
 void
 supervise_send_verdict(struct gateway *gw, uint64_t session,
-		       const struct tarpit_verdict *v)
+		       uint32_t question, const struct tarpit_verdict *v)
 {
 	struct queued_verdict *q;
 	int r = -EAGAIN;
 
+	/* Answered, as far as greygated goes: the session may ask again. */
+	ipc_answered(gw->sessions, session);
 	if (gw->child_sock < 0) {
 		r = -ENOTCONN;
 	} else if (!gw->vq_len && !gw->verdicts_batching) {
-		r = send_verdict_now(gw, session, v);
+		r = send_verdict_now(gw, session, question, v);
 	}
 	if (r == -EAGAIN && (q = queue_verdict(gw))) {
 		/* It goes with its batch, or when there is room (the
 		 * descriptor with it). */
 		q->session = session;
+		q->question = question;
 		q->v = *v;
 		if (!gw->verdicts_batching)
-			flush_verdicts(gw);
+			supervise_flush(gw);
 		return;
 	}
 	if (r < 0)
@@ -287,7 +320,8 @@ nothing_to_answer(struct gateway *gw, int r, const struct grey_attempt *a,
 {
 }
 
-/* What the sensor saw on the fast path: decided, nobody waits. */
+/* What the sensor saw on the fast path (ipc_take_up let nothing else
+ * through): decided, nobody waits. */
 static void
 on_fast_event(struct gateway *gw, const struct ipc_event *e)
 {
@@ -295,10 +329,47 @@ on_fast_event(struct gateway *gw, const struct ipc_event *e)
 	struct grey_attempt a;
 
 	ipc_event_view(e, &ev);
-	/* The tarpit speaks for its own sessions. */
-	if (ev.path == SENSOR_PATH_TARPIT || !attempt_of_event(&ev, 0, &a))
+	if (!attempt_of_event(&ev, 0, &a))
 		return;
 	gateway_decide_async(gw, &a, true, nothing_to_answer, NULL);
+}
+
+/* A record greygated will not act on: counted, and said (every one, up
+ * to REFUSALS_LOGGED a minute, then how many more once the minute is
+ * over: a child that floods them must not flood the log). */
+#define REFUSALS_LOGGED 60
+
+static void
+refused(struct gateway *gw, const struct ipc_record *rec, const char *why)
+{
+	int64_t now = loop_wall_sec(gw->loop);
+
+	gw->records_refused++;
+	if (now - gw->refusals_minute >= 60) {
+		if (gw->refusals_unsaid)
+			log_warnx("child: %llu more records refused in the "
+				  "last minute",
+				  (unsigned long long)gw->refusals_unsaid);
+		gw->refusals_minute = now;
+		gw->refusals_said = 0;
+		gw->refusals_unsaid = 0;
+	}
+	if (gw->refusals_said >= REFUSALS_LOGGED) {
+		gw->refusals_unsaid++;
+		return;
+	}
+	gw->refusals_said++;
+	if (rec->version == IPC_VERSION &&
+	    (rec->type == IPC_OPEN || rec->type == IPC_CLOSE ||
+	     rec->type == IPC_ATTEMPT))
+		log_warnx("child: record refused (type %u, session %llu): %s; "
+			  "nothing done with it",
+			  rec->type,
+			  (unsigned long long)rec->u.session.session, why);
+	else
+		log_warnx("child: record refused (type %u): %s; nothing done "
+			  "with it",
+			  rec->type, why);
 }
 
 static void
@@ -308,50 +379,60 @@ on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 	struct ipc_record rec;
 
 	if (events & EPOLLOUT)
-		flush_verdicts(gw);
+		supervise_flush(gw);
 	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 		return;
 	/* The verdicts of this batch go down together at its end. */
 	gw->verdicts_batching = true;
 	for (int i = 0; i < 256; i++) {
-		ssize_t n = recv(fd, &rec, sizeof(rec), MSG_DONTWAIT);
+		struct ipc_up up;
+		int passed_fd, r;
+		bool extra;
+		ssize_t n = ipc_recv(fd, &rec, &passed_fd, &extra);
 
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		if (n == -EAGAIN || n == -EINTR)
 			break;
 		if (n <= 0) {
+			if (passed_fd >= 0)
+				close(passed_fd);
 			/* The child is gone; SIGCHLD tells how. */
 			gw->verdicts_batching = false;
 			close_child_sock(gw);
 			return;
 		}
-		if (ipc_check_up(&rec, (size_t)n) < 0) {
-			if (gw->records_bad++ == 0)
-				log_warnx("child: record of %zd bytes, version "
-					  "%u, type %u dropped (want %zu, %u)",
-					  n, rec.version, rec.type, sizeof(rec),
-					  IPC_VERSION);
+		if (extra) {
+			if (passed_fd >= 0)
+				close(passed_fd);
+			refused(gw, &rec, "more than one descriptor came with "
+					  "it");
 			continue;
 		}
-		switch (rec.type) {
-		case IPC_LOG:
+		r = ipc_take_up(gw->sessions, &rec, (size_t)n, passed_fd, &up);
+		switch (r) {
+		case IPC_UP_LOG:
 			/* The child's words, said as the child's. */
 			log_line((enum log_level)rec.u.log.level, "child: ",
 				 rec.u.log.text);
 			break;
-		case IPC_ATTEMPT:
-			on_attempt(gw, &rec.u.ev);
+		case IPC_UP_ATTEMPT:
+			on_attempt(gw, &rec.u.attempt, up.session);
 			break;
-		case IPC_EVENT:
+		case IPC_UP_EVENT:
 			on_fast_event(gw, &rec.u.ev);
 			break;
-		case IPC_STATS:
+		case IPC_UP_STATS:
 			gw->child_stats = rec.u.stats;
 			warn_capture_losses(gw);
+			break;
+		case IPC_UP_DONE:
+			break;
+		default:
+			refused(gw, &rec, up.why);
 			break;
 		}
 	}
 	gw->verdicts_batching = false;
-	flush_verdicts(gw);
+	supervise_flush(gw);
 }
 
 int
@@ -413,6 +494,17 @@ spawn(struct gateway *gw, char *err)
 	pid_t pid;
 
 	memcpy(h.listen_fd, gw->listen_fd, sizeof(h.listen_fd));
+	/* Its sessions, as many as the tarpit holds (its own and those
+	 * handed to the MTA), and some to spare for the ends in flight. */
+	sessions_free(gw->sessions);
+	gw->sessions = sessions_new(gw->cfg->tarpit.max_conns * 2 + 64,
+				    (const uint16_t[]){gw->cfg->nft.tarpit_port,
+						       gw->cfg->nft.trap_port},
+				    gw->cfg->nft.trap_port ? 2 : 1);
+	if (!gw->sessions) {
+		snprintf(err, 512, "the sessions' table: no memory");
+		return -ENOMEM;
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		r = -errno;
 		snprintf(err, 512, "socketpair: %s", strerror(-r));
@@ -568,6 +660,8 @@ supervise_stop(struct gateway *gw)
 {
 	end_child(gw);
 	drop_queued_verdicts(gw);
+	sessions_free(gw->sessions);
+	gw->sessions = NULL;
 	free(gw->vq);
 	gw->vq = NULL;
 	gw->vq_size = 0;

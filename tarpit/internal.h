@@ -20,6 +20,7 @@ struct conn {
 	struct conn *hash_next;
 	struct conn *id_next; /* in the table by session id */
 	uint64_t id;          /* the session's id */
+	uint32_t question;    /* its last question's number */
 	struct loop_timer timer;
 	uint64_t idle_due_ms;
 	uint64_t session_due_ms;
@@ -72,9 +73,7 @@ struct tarpit {
 	size_t recent_next;
 	struct tarpit_counters counters;
 	/* questions to greygated */
-	tarpit_ask_fn *ask;
-	void *ask_ctx;
-	uint32_t ask_wait_ms;
+	struct tarpit_asker asker; /* .ask NULL: none */
 	uint32_t handoff_ms; /* a hand-off's replay, at most */
 	uint64_t next_id;
 	struct conn **ids;   /* nbuckets chains by session id */

@@ -365,7 +365,7 @@ join_begin(struct conn *c, int fd, bool greeted)
 		/* No hand-off: the plain answer of a pass. */
 		close(fd);
 		tp->counters.handoffs_failed++;
-		tarpit_verdict(tp, c->id, &plain);
+		tarpit_verdict(tp, c->id, c->question, &plain);
 		return;
 	}
 	c->join = j;

@@ -17,16 +17,6 @@
 #include "loop.h"
 #include "internal.h"
 
-/* <linux/netfilter_ipv4.h> and <linux/netfilter_ipv6/ip6_tables.h>
- * collide with <netinet/in.h>: their numbers, for the address a
- * redirected connection was made to (conntrack's original destination). */
-#ifndef SO_ORIGINAL_DST
-#define SO_ORIGINAL_DST 80
-#endif
-#ifndef IP6T_SO_ORIGINAL_DST
-#define IP6T_SO_ORIGINAL_DST 80
-#endif
-
 #define ACCEPT_BATCH 64
 #define RECENT_KEEP_MS 10000  /* closed connections remembered this long */
 #define EMFILE_BACKOFF_MS 1000
@@ -102,12 +92,9 @@ tarpit_new(const struct tarpit_config *cfg, struct loop *loop)
 }
 
 void
-tarpit_set_asker(struct tarpit *tp, tarpit_ask_fn *fn, void *ctx,
-		 uint32_t wait_ms)
+tarpit_set_asker(struct tarpit *tp, const struct tarpit_asker *asker)
 {
-	tp->ask = fn;
-	tp->ask_ctx = ctx;
-	tp->ask_wait_ms = wait_ms;
+	tp->asker = *asker;
 }
 
 static struct conn **
@@ -151,6 +138,8 @@ conn_close(struct conn *c)
 	if (*pp)
 		*pp = c->hash_next;
 	unlink_id(c);
+	if (tp->asker.closed)
+		tp->asker.closed(c->id, -1, tp->asker.ctx);
 	join_end(c);
 	free(c->helo);
 	free(c->helo_line);
@@ -447,35 +436,6 @@ keep_said(struct conn *c, const char *line, size_t len)
 	}
 }
 
-/* Where the client connected before the redirect sent it here (for a
- * PROXY header's destination); zero if it cannot be told. */
-static void
-original_destination(const struct conn *c, uint8_t *addr, uint16_t *port)
-{
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	int r = c->family == AF_INET
-			? getsockopt(c->fd, SOL_IP, SO_ORIGINAL_DST, &ss, &sl)
-			: getsockopt(c->fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &ss,
-				     &sl);
-
-	memset(addr, 0, 16);
-	*port = 0;
-	if (r < 0)
-		return;
-	if (ss.ss_family == AF_INET) {
-		const struct sockaddr_in *in = (const void *)&ss;
-
-		memcpy(addr, &in->sin_addr, 4);
-		*port = ntohs(in->sin_port);
-	} else if (ss.ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const void *)&ss;
-
-		memcpy(addr, &in6->sin6_addr, 16);
-		*port = ntohs(in6->sin6_port);
-	}
-}
-
 /* Asks greygated about the command that asked. Return: 0 (the session
  * waits), or -1 (it could not be asked: answer now). */
 static int
@@ -484,29 +444,21 @@ ask(struct conn *c)
 	struct tarpit *tp = c->tp;
 	struct tarpit_attempt a;
 
-	/* Each question its own id: a verdict that comes after its
+	/* Each question its own number: a verdict that comes after its
 	 * question was answered without it (too late) finds nobody, never
 	 * the next question. */
-	unlink_id(c);
-	c->id = ++tp->next_id;
-	c->id_next = *id_bucket(tp, c->id);
-	*id_bucket(tp, c->id) = c;
 	a = (struct tarpit_attempt){
 		.session = c->id,
+		.question = ++c->question,
 		.kind = (enum tarpit_ask)c->dlg.asking,
-		.family = c->family,
-		.client_port = c->port,
 		.helo = c->helo ? c->helo : "",
 		.sender = c->sender ? c->sender : "",
 		.rcpt = c->rcpt ? c->rcpt : "",
 	};
-
-	memcpy(a.client, c->addr, 16);
-	original_destination(c, a.server, &a.server_port);
 	tp->counters.asked++;
-	if (tp->ask(&a, tp->ask_ctx) < 0)
+	if (tp->asker.ask(&a, tp->asker.ctx) < 0)
 		return -1;
-	c->verdict_due_ms = loop_now_ms(tp->loop) + tp->ask_wait_ms;
+	c->verdict_due_ms = loop_now_ms(tp->loop) + tp->asker.wait_ms;
 	return 0;
 }
 
@@ -628,7 +580,7 @@ handoff_fits(const struct conn *c)
 }
 
 int
-tarpit_verdict(struct tarpit *tp, uint64_t session,
+tarpit_verdict(struct tarpit *tp, uint64_t session, uint32_t question,
 	       const struct tarpit_verdict *v)
 {
 	struct conn *c = *id_bucket(tp, session);
@@ -636,7 +588,7 @@ tarpit_verdict(struct tarpit *tp, uint64_t session,
 
 	while (c && c->id != session)
 		c = c->id_next;
-	if (!c || !c->dlg.asking || c->join) {
+	if (!c || !c->dlg.asking || c->join || c->question != question) {
 		if (v->handoff_fd >= 0)
 			close(v->handoff_fd);
 		return -ENOENT;
@@ -785,7 +737,7 @@ conn_start(struct tarpit *tp, int fd, const struct sockaddr_storage *ss,
 		return;
 	}
 	tarpit_dialogue_init(&c->dlg, &tp->cfg);
-	c->dlg.ask = tp->ask != NULL;
+	c->dlg.ask = tp->asker.ask != NULL;
 	c->id = ++tp->next_id;
 	loop_timer_init(&c->timer, on_conn_timer, c);
 	c->stutter = stutter && tp->cfg.stutter_ms;
@@ -803,6 +755,10 @@ conn_start(struct tarpit *tp, int fd, const struct sockaddr_storage *ss,
 	*id_bucket(tp, c->id) = c;
 	tp->counters.open++;
 	tp->counters.connections++;
+	/* Greygated learns who the client is from the socket itself, before
+	 * the session can ask anything. */
+	if (tp->asker.opened)
+		tp->asker.opened(c->id, fd, tp->asker.ctx);
 	if (!tp->counters.stressed && tp->cfg.stress_high &&
 	    tp->counters.open >= tp->cfg.stress_high)
 		enter_stress(tp);

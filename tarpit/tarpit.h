@@ -2,8 +2,9 @@
 /* The tarpit: a tiny SMTP responder that tells every unproven client to
  * try again later (451 at RCPT), cheaply and in a way every real MTA reads
  * as a deferral. It knows nothing of the greylist: with an asker set, each
- * session asks at RCPT and STARTTLS (its session id, the client, what it
- * said) and waits, a bounded time, for the verdict that comes back, while
+ * session is told of when it begins (with its socket) and ends, and asks
+ * at RCPT and STARTTLS (its session id and what the client said, never an
+ * address) and waits, a bounded time, for the verdict that comes back, while
  * the others go on; one question at a time per session, so one client's
  * flood of recipients slows only that client. It also tells which client
  * connections it holds, so the sensor can tell its flows from the fast
@@ -195,17 +196,14 @@ int tarpit_adopt(struct tarpit *tarpit, int fd, bool stutter);
 bool tarpit_holds(const struct tarpit *tarpit, int family,
 		  const uint8_t *addr, uint16_t port);
 
-/* A question of a session, for greygated (strings valid for the call). */
+/* A question of a session, for greygated (strings valid for the call).
+ * It names the session, never an address: greygated knows the client from
+ * the session's socket (tarpit_asker.opened). */
 struct tarpit_attempt {
-	uint64_t session;          /* the question's id, for tarpit_verdict
-				      (new each question) */
+	uint64_t session;          /* the session (tarpit_asker.opened) */
+	uint32_t question;         /* its number in the session, for
+				      tarpit_verdict (new each question) */
 	enum tarpit_ask kind;
-	uint8_t family;            /* AF_INET or AF_INET6 */
-	uint8_t client[16];        /* the client's address */
-	uint16_t client_port;      /* host order */
-	uint8_t server[16];        /* where it connected (before the
-				      redirect), zero if unknown */
-	uint16_t server_port;
 	const char *helo;          /* its HELO/EHLO argument ("" if none) */
 	const char *sender;        /* MAIL FROM path ("" for <>) */
 	const char *rcpt;          /* RCPT TO path (RCPT only) */
@@ -215,13 +213,24 @@ struct tarpit_attempt {
  * (the session gets the plain deferral at once). */
 typedef int tarpit_ask_fn(const struct tarpit_attempt *a, void *ctx);
 
-/*
- * tarpit_set_asker - sessions ask fn at RCPT and STARTTLS and wait for
- * the verdict at most wait_ms (then the plain 451: nothing is lost, the
- * client retries).
- */
-void tarpit_set_asker(struct tarpit *tarpit, tarpit_ask_fn *fn, void *ctx,
-		      uint32_t wait_ms);
+/* A session begins (fd its socket, borrowed for the call) or ends (fd
+ * -1). */
+typedef void tarpit_session_fn(uint64_t session, int fd, void *ctx);
+
+/* Who sessions ask, and how long they wait. */
+struct tarpit_asker {
+	tarpit_ask_fn *ask;          /* at RCPT and STARTTLS */
+	tarpit_session_fn *opened;   /* at accept, before the banner (or
+					NULL) */
+	tarpit_session_fn *closed;   /* when it ends (or NULL) */
+	void *ctx;
+	uint32_t wait_ms; /* a verdict, at most; then the plain 451 (nothing
+			     is lost: the client retries) */
+};
+
+/* tarpit_set_asker - sessions ask asker->ask at RCPT and STARTTLS and
+ * wait for the verdict (asker copied). */
+void tarpit_set_asker(struct tarpit *tarpit, const struct tarpit_asker *asker);
 
 /* tarpit_set_ehlo - what EHLO lists from now on (caps borrowed, as in
  * tarpit_config), STARTTLS or not: with the hand-off, what the MTA
@@ -235,8 +244,9 @@ void tarpit_set_handoff(struct tarpit *tarpit, uint32_t ms);
 /* tarpit_verdict - the answer to session's question; a verdict with a
  * handoff_fd hands the session to the MTA on it (the tarpit owns it, and
  * closes it if the session is gone).
- * Return: 0, or -ENOENT (the session is gone, or asked nothing). */
-int tarpit_verdict(struct tarpit *tarpit, uint64_t session,
+ * Return: 0, or -ENOENT (the session is gone, or is not waiting for an
+ * answer to that question). */
+int tarpit_verdict(struct tarpit *tarpit, uint64_t session, uint32_t question,
 		   const struct tarpit_verdict *v);
 
 /* tarpit_get_counters - counters since tarpit_new. */

@@ -114,6 +114,15 @@ main(int argc, char **argv)
 		int copy = fcntl(fd, F_DUPFD, 100);
 
 		n = copy < 0 ? -1 : write(copy, frame, len);
+	} else if (!strcmp(action, "dup-cloexec")) {
+		/* allowed on the tarpit's sockets, never on the capture */
+		int copy = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+
+		n = copy < 0 ? -1 : write(copy, frame, len);
+	} else if (!strcmp(action, "dup-other")) {
+		int copy = fcntl(1, F_DUPFD_CLOEXEC, 100);
+
+		n = copy < 0 ? -1 : close(copy);
 	} else if (!strcmp(action, "unix-socket")) {
 		n = socket(AF_UNIX, SOCK_STREAM, 0);
 	} else if (!strcmp(action, "connect") && argc > 4) {

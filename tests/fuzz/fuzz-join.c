@@ -24,12 +24,14 @@ static struct tarpit *tp;
 static struct tarpit_config cfg;
 static uint16_t port;
 static uint64_t session;
+static uint32_t question;
 static int asked;
 
 static int
 on_ask(const struct tarpit_attempt *a, void *ctx)
 {
 	session = a->session;
+	question = a->question;
 	asked = 1;
 	return 0;
 }
@@ -49,7 +51,8 @@ setup(void)
 	tp = tarpit_new(&cfg, loop);
 	if (!loop || !tp)
 		abort();
-	tarpit_set_asker(tp, on_ask, NULL, 60000);
+	tarpit_set_asker(tp, &(struct tarpit_asker){.ask = on_ask,
+						    .wait_ms = 60000});
 	tarpit_set_handoff(tp, 60000);
 	fd = tarpit_bind((struct sockaddr *)&sin, sizeof(sin));
 	if (fd < 0 || getsockname(fd, (struct sockaddr *)&sin, &sl) < 0 ||
@@ -108,7 +111,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	v.handoff_fd = sv[0];
 	v.greeted = data[0] & 2;
-	if (tarpit_verdict(tp, session, &v) < 0)
+	if (tarpit_verdict(tp, session, question, &v) < 0)
 		abort();
 	/* The chunks: [who | close | len (6 bits)] then len bytes. */
 	for (i = 1; i < size;) {

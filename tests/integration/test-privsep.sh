@@ -136,7 +136,7 @@ nsx gw "$probe" --no-sandbox "$dev" greygate forge | grep "^done: forge returned
 wait_for 5 grep -q "198.51.100.66.4000 > 203.0.113.10.9" "$NETNS_TMP/forged.txt" ||
 	fail "the control frame did not arrive"
 : >"$NETNS_TMP/forged.txt"
-for action in forge forge-write forge-high dup unix-socket "connect $NETNS_TMP/control.sock"; do
+for action in forge forge-write forge-high dup dup-cloexec unix-socket "connect $NETNS_TMP/control.sock"; do
 	rc=0
 	out=$(nsx gw "$probe" "$dev" greygate $action 2>&1) || rc=$?
 	[ "$rc" = $(( 128 + 31 )) ] || fail "sandboxed $action: exit $rc ($out), want SIGSYS"
@@ -144,4 +144,8 @@ done
 sleep 1
 [ ! -s "$NETNS_TMP/forged.txt" ] || fail "a forged frame left the sandbox: $(cat "$NETNS_TMP/forged.txt")"
 nsx gw "$probe" "$dev" greygate read | grep "^done: read" >/dev/null || fail "the sandbox stops reading the capture"
+# A tarpit session's socket is duplicated to go up to greygated: allowed on
+# any descriptor but the capture.
+nsx gw "$probe" "$dev" greygate dup-other | grep "^done: dup-other returned 0$" >/dev/null ||
+	fail "the sandbox refuses F_DUPFD_CLOEXEC on a descriptor other than the capture"
 echo "ok: in the child's sandbox the capture socket reads but sends nothing; no socket opens or connects"

@@ -7,6 +7,8 @@
 #   ggctl ARGS              greygatectl on the test's socket
 #   greygated_start         starts it on gw in the foreground, logging to
 #                           $GG_LOG; sets GG_PID; waits until it is up
+#                           ($GG_BIN instead of the build's greygated,
+#                           when set)
 GG_LOG=""
 GG_PID=""
 GG_SOCK=""
@@ -31,7 +33,7 @@ greygated_start() {
 	GG_LOG=$NETNS_TMP/greygated.log
 	[ -f "$GG_LOG" ] || : >"$GG_LOG"
 	before=$(greygated_ups)
-	netns_spawn gw "$GREYGATE_BUILD/daemon/greygated" --foreground \
+	netns_spawn gw "${GG_BIN:-$GREYGATE_BUILD/daemon/greygated}" --foreground \
 		--config "$NETNS_TMP/greygate.conf" >>"$GG_LOG" 2>&1
 	GG_PID=$SPAWNED
 	wait_for 10 eval '[ "$(greygated_ups)" -gt "$before" ]' ||

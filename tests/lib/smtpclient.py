@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # A scripted SMTP client's connection, for the hand-off's test
 # (tests/lib/smtp-session.py) and benchmark (bench/handoff-load.py): from
-# a chosen source address to HOST:25, replies read whole (multi-line ones
-# too, several in one segment).
+# a chosen source address to HOST:25 (or $SMTP_PORT), replies read whole
+# (multi-line ones too, several in one segment).
+import os
 import socket
 
 
@@ -12,7 +13,7 @@ class Connection:
         self.s = socket.socket(fam, socket.SOCK_STREAM)
         self.s.settimeout(timeout)
         self.s.bind((src, 0))
-        self.s.connect((host, 25))
+        self.s.connect((host, int(os.environ.get("SMTP_PORT", "25"))))
         self.buf = b""
 
     def reply(self):

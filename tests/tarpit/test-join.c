@@ -23,7 +23,8 @@ struct fixture {
 	struct tarpit *tp;
 	struct tarpit_config cfg;
 	uint16_t port;
-	uint64_t session; /* the last question's */
+	uint64_t session; /* the last question's session */
+	uint32_t question; /* ... and its number */
 	enum tarpit_ask kind;
 	int asks;
 };
@@ -34,6 +35,7 @@ static int
 on_ask(const struct tarpit_attempt *a, void *ctx)
 {
 	f.session = a->session;
+	f.question = a->question;
 	f.kind = a->kind;
 	f.asks++;
 	return 0;
@@ -54,7 +56,8 @@ setup(uint32_t wait_ms, uint32_t handoff_ms)
 	f.cfg.null_sender_at_data = true;
 	f.tp = tarpit_new(&f.cfg, f.loop);
 	CHECK(f.loop && f.tp);
-	tarpit_set_asker(f.tp, on_ask, NULL, wait_ms);
+	tarpit_set_asker(f.tp,
+			 &(struct tarpit_asker){.ask = on_ask, .wait_ms = wait_ms});
 	tarpit_set_handoff(f.tp, handoff_ms);
 	fd = tarpit_bind((struct sockaddr *)&sin, sizeof(sin));
 	CHECK(fd >= 0);
@@ -185,7 +188,7 @@ hand_off(bool greeted)
 
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0);
 	v.handoff_fd = sv[0];
-	CHECK_INT(tarpit_verdict(f.tp, f.session, &v), 0);
+	CHECK_INT(tarpit_verdict(f.tp, f.session, f.question, &v), 0);
 	return sv[1];
 }
 
@@ -431,7 +434,7 @@ test_null_sender_not_handed(void)
 
 	setup(5000, 2000);
 	c = client_at_rcpt("MAIL FROM:<>\r\n");
-	CHECK_INT(tarpit_verdict(f.tp, f.session, &grey), 0);
+	CHECK_INT(tarpit_verdict(f.tp, f.session, f.question, &grey), 0);
 	CHECK_STR(line_from(c), "250 2.1.5 Ok");
 	f.kind = TARPIT_ASK_NONE;
 	put(c, "RCPT TO:<c@b.test>\r\n");
@@ -455,22 +458,22 @@ static void
 test_late_verdict_finds_nobody(void)
 {
 	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, false};
-	uint64_t first;
+	uint32_t first;
 	int c, sv[2];
 
 	setup(100, 2000);
 	c = client_at_rcpt("MAIL FROM:<a@a.test>\r\n");
-	first = f.session;
+	first = f.question;
 	CHECK(strncmp(line_from(c), "451 4.7.1 <b@b.test>: Greylisted", 32) ==
 	      0);
 	f.kind = TARPIT_ASK_NONE;
 	put(c, "RCPT TO:<c@b.test>\r\n");
 	spin(20);
 	CHECK_INT(f.kind, TARPIT_ASK_RCPT);
-	CHECK(f.session != first);
+	CHECK(f.question != first);
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0);
 	v.handoff_fd = sv[0];
-	CHECK_INT(tarpit_verdict(f.tp, first, &v), -ENOENT);
+	CHECK_INT(tarpit_verdict(f.tp, f.session, first, &v), -ENOENT);
 	CHECK(closed(sv[1]));
 	close(sv[1]);
 	close(c);

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The tarpit's sessions as greygated knows them (see sessions.h): a hash
+ * table by session id, each entry the addresses read from the session's
+ * socket. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "sessions.h"
+
+/* <linux/netfilter_ipv4.h> and <linux/netfilter_ipv6/ip6_tables.h>
+ * collide with <netinet/in.h>: their numbers, for the address a
+ * redirected connection was made to (conntrack's original destination). */
+#ifndef SO_ORIGINAL_DST
+#define SO_ORIGINAL_DST 80
+#endif
+#ifndef IP6T_SO_ORIGINAL_DST
+#define IP6T_SO_ORIGINAL_DST 80
+#endif
+
+#define PORTS_MAX 8
+
+struct entry {
+	struct entry *next;
+	uint64_t id;
+	struct session_info info;
+};
+
+struct sessions {
+	struct entry **buckets;
+	size_t nbuckets; /* a power of two */
+	size_t count, max;
+	uint64_t last_id; /* the highest id opened: a new one is above it */
+	uint16_t ports[PORTS_MAX];
+	size_t nports;
+};
+
+struct sessions *
+sessions_new(uint32_t max, const uint16_t *ports, size_t nports)
+{
+	struct sessions *s = calloc(1, sizeof(*s));
+	size_t n = 64;
+
+	if (!s)
+		return NULL;
+	while (n < max && n < 65536)
+		n *= 2;
+	s->buckets = calloc(n, sizeof(*s->buckets));
+	if (!s->buckets) {
+		free(s);
+		return NULL;
+	}
+	s->nbuckets = n;
+	s->max = max;
+	s->nports = nports < PORTS_MAX ? nports : PORTS_MAX;
+	memcpy(s->ports, ports, s->nports * sizeof(*ports));
+	return s;
+}
+
+void
+sessions_reset(struct sessions *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nbuckets; i++)
+		while (s->buckets[i]) {
+			struct entry *e = s->buckets[i];
+
+			s->buckets[i] = e->next;
+			free(e);
+		}
+	s->count = 0;
+	s->last_id = 0;
+}
+
+void
+sessions_free(struct sessions *s)
+{
+	if (!s)
+		return;
+	sessions_reset(s);
+	free(s->buckets);
+	free(s);
+}
+
+static struct entry **
+bucket(const struct sessions *s, uint64_t id)
+{
+	return &s->buckets[(id * 0x9e3779b97f4a7c15ull >> 32) &
+			   (s->nbuckets - 1)];
+}
+
+static int
+sockopt_int(int fd, int level, int name, int *out)
+{
+	socklen_t len = sizeof(*out);
+
+	return getsockopt(fd, level, name, out, &len) < 0 ? -errno : 0;
+}
+
+static uint16_t
+port_of(const struct sockaddr_storage *ss)
+{
+	/* sin_port and sin6_port lie at the same offset. */
+	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+}
+
+static bool
+is_tarpit_port(const uint16_t *ports, size_t nports, uint16_t port)
+{
+	for (size_t i = 0; i < nports; i++)
+		if (ports[i] == port)
+			return true;
+	return false;
+}
+
+/* Where a redirected connection was going; family 0 if it was not
+ * redirected (or conntrack cannot say). */
+static void
+original_destination(int fd, int family, struct sockaddr_storage *dst)
+{
+	socklen_t len = sizeof(*dst);
+	int r = family == AF_INET
+			? getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, dst, &len)
+			: getsockopt(fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, dst,
+				     &len);
+
+	if (r < 0 || dst->ss_family != family)
+		memset(dst, 0, sizeof(*dst));
+}
+
+int
+session_ends_read(int fd, const uint16_t *ports, size_t nports,
+		  struct session_ends *out, const char **why)
+{
+	socklen_t len;
+	int domain, type, protocol, listening;
+
+	memset(out, 0, sizeof(*out));
+	if (sockopt_int(fd, SOL_SOCKET, SO_DOMAIN, &domain) < 0 ||
+	    sockopt_int(fd, SOL_SOCKET, SO_TYPE, &type) < 0 ||
+	    sockopt_int(fd, SOL_SOCKET, SO_PROTOCOL, &protocol) < 0 ||
+	    sockopt_int(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening) < 0) {
+		*why = "not a socket";
+		return -ENOTSOCK;
+	}
+	if ((domain != AF_INET && domain != AF_INET6) ||
+	    type != SOCK_STREAM || protocol != IPPROTO_TCP) {
+		*why = "not a TCP socket";
+		return -EPROTONOSUPPORT;
+	}
+	if (listening) {
+		*why = "a listening socket";
+		return -EINVAL;
+	}
+	len = sizeof(out->client);
+	if (getpeername(fd, (struct sockaddr *)&out->client, &len) < 0) {
+		*why = "not connected";
+		return -ENOTCONN;
+	}
+	len = sizeof(out->local);
+	if (getsockname(fd, (struct sockaddr *)&out->local, &len) < 0 ||
+	    out->client.ss_family != domain || out->local.ss_family != domain) {
+		*why = "no address of its own";
+		return -ENOTCONN;
+	}
+	/* Only the tarpit's listeners are on these ports: a connection
+	 * greygated opened to the MTA, passed down with a verdict, is not
+	 * (its own end is on a port of the kernel's choosing, never one of
+	 * these: see handoff.c). */
+	if (!is_tarpit_port(ports, nports, port_of(&out->local))) {
+		*why = "not accepted on a tarpit port";
+		return -EADDRNOTAVAIL;
+	}
+	original_destination(fd, domain, &out->dst);
+	return 0;
+}
+
+int
+sessions_open(struct sessions *s, uint64_t id, int fd, const char **why)
+{
+	struct session_ends ends;
+	struct entry *e, **b;
+	int r;
+
+	if (id <= s->last_id) {
+		*why = "its id is not new (reused, or out of order)";
+		return -EEXIST;
+	}
+	if (s->count >= s->max) {
+		*why = "too many sessions open";
+		return -ENOSPC;
+	}
+	r = session_ends_read(fd, s->ports, s->nports, &ends, why);
+	if (r < 0)
+		return r;
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		*why = "no memory";
+		return -ENOMEM;
+	}
+	e->id = id;
+	e->info.ends = ends;
+	b = bucket(s, id);
+	e->next = *b;
+	*b = e;
+	s->count++;
+	s->last_id = id;
+	return 0;
+}
+
+struct session_info *
+sessions_find(struct sessions *s, uint64_t id)
+{
+	if (!s)
+		return NULL;
+	for (struct entry *e = *bucket(s, id); e; e = e->next)
+		if (e->id == id)
+			return &e->info;
+	return NULL;
+}
+
+int
+sessions_close(struct sessions *s, uint64_t id)
+{
+	for (struct entry **pp = bucket(s, id); *pp; pp = &(*pp)->next) {
+		struct entry *e = *pp;
+
+		if (e->id != id)
+			continue;
+		*pp = e->next;
+		free(e);
+		s->count--;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+size_t
+sessions_count(const struct sessions *s)
+{
+	return s->count;
+}
