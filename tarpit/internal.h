@@ -82,6 +82,13 @@ struct tarpit {
 
 /* server.c */
 void conn_close(struct conn *c);
+/* conn_close_gently - close c once what was sent to it went out: our end
+ * is shut, what the client still sends is read and dropped until it
+ * closes too (or a few seconds), so that the kernel never resets the
+ * connection before the client read our last reply (a close with unread
+ * input sends a reset, and drops what was not yet delivered). A hand-off
+ * it is in ends first. */
+void conn_close_gently(struct conn *c);
 /* conn_room - c->in made if it is not yet. Return: false (no memory). */
 bool conn_room(struct conn *c);
 bool conn_send(struct conn *c, const char *buf, size_t len);

@@ -46,8 +46,9 @@ enum join_step {
 struct pipe_buf {
 	char *data;
 	size_t len, off;
-	bool eof;  /* its source said no more */
+	bool eof;  /* its source said no more (or broke) */
 	bool shut; /* ... and that was passed on */
+	bool dead; /* its destination broke: what comes is dropped */
 };
 
 struct join {
@@ -183,70 +184,79 @@ on_replay_reply(struct conn *c)
 	return true;
 }
 
-/* Moves what each side sent to the other, as far as they take it; reads
- * only into room; passes an end on once its bytes are through. */
+/* One way's turn: what waits written, what came read (into room), an end
+ * passed on once its bytes are through. A side that breaks ends only its
+ * own way's writing: what the other side said still reaches it (the MTA
+ * that accepted a message and went away: its 250 reaches the client).
+ * Return: whether anything moved. */
+static bool
+pump_way(struct pipe_buf *b, int from, int to)
+{
+	bool progress = false;
+	ssize_t n;
+
+	if (b->len > b->off) {
+		n = send(to, b->data + b->off, b->len - b->off,
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0) {
+			b->off += (size_t)n;
+			progress = true;
+		} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			b->dead = true;
+			progress = true;
+		}
+		if (b->off == b->len || b->dead)
+			b->off = b->len = 0;
+	}
+	if (!b->eof && b->len < JOIN_BUF) {
+		n = recv(from, b->data + b->len, JOIN_BUF - b->len,
+			 MSG_DONTWAIT);
+		if (n > 0 && !b->dead)
+			b->len += (size_t)n;
+		if (n > 0)
+			progress = true;
+		else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			b->eof = progress = true; /* a reset too: what came
+						     before it goes on */
+	}
+	if (b->eof && !b->shut && b->len == b->off) {
+		if (!b->dead)
+			shutdown(to, SHUT_WR);
+		b->shut = true;
+	}
+	return progress;
+}
+
+/* Moves what each side sent to the other, as far as they take it, until
+ * both are done; a client that still sends once the MTA is gone and all
+ * it said was passed on is closed gently (conn_close_gently), never
+ * reset before it read the MTA's last words. */
 static void
 pump(struct conn *c)
 {
 	struct join *j = c->join;
-	struct pipe_buf *ways[2] = {&j->up, &j->down};
-	int from[2] = {c->fd, j->fd}, to[2] = {j->fd, c->fd};
 	bool progress = true;
 
 	while (progress) {
-		progress = false;
-		for (int w = 0; w < 2; w++) {
-			struct pipe_buf *b = ways[w];
-			ssize_t n;
-
-			if (b->len > b->off) {
-				n = send(to[w], b->data + b->off,
-				         b->len - b->off,
-				         MSG_NOSIGNAL | MSG_DONTWAIT);
-				if (n < 0 && errno != EAGAIN &&
-				    errno != EINTR) {
-					conn_close(c);
-					return;
-				}
-				if (n > 0) {
-					b->off += (size_t)n;
-					progress = true;
-				}
-				if (b->off == b->len)
-					b->off = b->len = 0;
-			}
-			if (!b->eof && b->len < JOIN_BUF) {
-				n = recv(from[w], b->data + b->len,
-				         JOIN_BUF - b->len, MSG_DONTWAIT);
-				if (n > 0) {
-					b->len += (size_t)n;
-					progress = true;
-				} else if (n == 0) {
-					b->eof = true;
-					progress = true;
-				} else if (errno != EAGAIN && errno != EINTR) {
-					conn_close(c);
-					return;
-				}
-			}
-			if (b->eof && !b->shut && b->len == b->off) {
-				shutdown(to[w], SHUT_WR);
-				b->shut = true;
-			}
-		}
+		progress = pump_way(&j->up, c->fd, j->fd);
+		progress |= pump_way(&j->down, j->fd, c->fd);
 	}
 	if (j->up.shut && j->down.shut) {
 		conn_close(c);
 		return;
 	}
+	if (j->up.dead && j->down.shut) {
+		conn_close_gently(c);
+		return;
+	}
 	/* Watch for what moves next: room to write where bytes wait, bytes
 	 * to read where there is room. */
 	loop_mod_fd(c->tp->loop, c->fd,
-	            (j->up.eof || j->up.len >= JOIN_BUF ? 0 : EPOLLIN) |
-	                    (j->down.len > j->down.off ? EPOLLOUT : 0));
+		    (j->up.eof || j->up.len >= JOIN_BUF ? 0 : EPOLLIN) |
+			    (j->down.len > j->down.off ? EPOLLOUT : 0));
 	loop_mod_fd(c->tp->loop, j->fd,
-	            (j->down.eof || j->down.len >= JOIN_BUF ? 0 : EPOLLIN) |
-	                    (j->up.len > j->up.off ? EPOLLOUT : 0));
+		    (j->down.eof || j->down.len >= JOIN_BUF ? 0 : EPOLLIN) |
+			    (j->up.len > j->up.off ? EPOLLOUT : 0));
 	c->idle_due_ms = loop_now_ms(c->tp->loop) + JOIN_IDLE_MS;
 	conn_arm_timer(c);
 }
@@ -348,7 +358,7 @@ join_fail(struct conn *c, const char *why)
 	          client_text(c), why, out);
 	if (n > 0)
 		conn_send(c, out, (size_t)n);
-	conn_close(c);
+	conn_close_gently(c);
 }
 
 void

@@ -162,6 +162,45 @@ conn_close(struct conn *c)
 	free(c);
 }
 
+/* A gently closed connection lingers this long at most for its client to
+ * close too. */
+#define LINGER_MS 2000
+
+static void
+on_linger_readable(struct loop *loop, int fd, uint32_t events, void *ctx)
+{
+	char buf[4096];
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+		;
+	if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		conn_close(ctx);
+}
+
+static void
+on_linger_over(struct loop *loop, struct loop_timer *timer, void *ctx)
+{
+	conn_close(ctx);
+}
+
+void
+conn_close_gently(struct conn *c)
+{
+	struct loop *loop = c->tp->loop;
+
+	join_end(c);
+	shutdown(c->fd, SHUT_WR);
+	loop_del_fd(loop, c->fd);
+	loop_timer_cancel(loop, &c->timer);
+	loop_timer_init(&c->timer, on_linger_over, c);
+	if (loop_add_fd(loop, c->fd, EPOLLIN, on_linger_readable, c) < 0) {
+		conn_close(c);
+		return;
+	}
+	loop_timer_arm(loop, &c->timer, loop_now_ms(loop) + LINGER_MS);
+}
+
 void
 tarpit_free(struct tarpit *tp)
 {

@@ -384,8 +384,10 @@ test_refused_in_replay(void)
 	CHECK(closed(m));
 	CHECK_INT(tarpit_get_counters(f.tp)->handoffs_failed, 1);
 	CHECK_INT(tarpit_get_counters(f.tp)->handoffs_joined, 0);
-	CHECK_INT(tarpit_get_counters(f.tp)->open, 0);
+	/* Held until the client's end (a gentle close), then gone. */
 	close(c);
+	spin(20);
+	CHECK_INT(tarpit_get_counters(f.tp)->open, 0);
 	close(m);
 	teardown();
 }
@@ -480,6 +482,94 @@ test_late_verdict_finds_nobody(void)
 	teardown();
 }
 
+/* Did the other side of fd close cleanly (an end, never a reset), all
+ * it sent read? */
+static bool
+closed_cleanly(int fd)
+{
+	char buf[256];
+
+	for (int t = 0; t < 3000; t++) {
+		ssize_t r;
+
+		loop_run_once(f.loop, 1);
+		r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (r == 0)
+			return true;
+		if (r < 0 && errno != EAGAIN)
+			return false;
+	}
+	return false;
+}
+
+/* The MTA accepts the message and goes away at once, while the client,
+ * pipelining, still sends: the MTA's 250 reaches the client whole, and
+ * the connection ends cleanly, never with a reset that could cost the
+ * client that reply (it would send the message again). Before, the
+ * failed write toward the MTA closed the session at once, the 250 still
+ * in the tarpit's buffer. */
+static void
+test_mta_gone_after_data(void)
+{
+	int c, m;
+
+	setup(5000, 2000);
+	c = client_at_rcpt("MAIL FROM:<a@a.test>\r\n");
+	m = hand_off(true);
+	mta_replays(m, true, "MAIL FROM:<a@a.test>");
+	put(m, "250 ok\r\n");
+	CHECK_STR(line_from(c), "250 ok");
+	put(c, "DATA\r\n");
+	CHECK_STR(line_from(m), "DATA");
+	put(m, "354 go\r\n");
+	CHECK_STR(line_from(c), "354 go");
+	put(c, "Subject: x\r\n\r\nbody\r\n.\r\n");
+	CHECK_STR(line_from(m), "Subject: x");
+	CHECK_STR(line_from(m), "");
+	CHECK_STR(line_from(m), "body");
+	CHECK_STR(line_from(m), ".");
+	/* The client's next commands cross the MTA's 250 (they are with
+	 * the tarpit first), and the MTA is gone. */
+	put(c, "MAIL FROM:<a@a.test>\r\nRCPT TO:<b@b.test>\r\nDATA\r\n");
+	usleep(100 * 1000);
+	put(m, "250 2.0.0 Ok: queued as 4711\r\n");
+	close(m);
+	CHECK_STR(line_from(c), "250 2.0.0 Ok: queued as 4711");
+	CHECK(closed_cleanly(c));
+	close(c);
+	spin(50);
+	CHECK_INT(tarpit_get_counters(f.tp)->joined_open, 0);
+	CHECK_INT(tarpit_get_counters(f.tp)->open, 0);
+	teardown();
+}
+
+/* A replay the MTA refuses while the client pipelines after its RCPT:
+ * the client reads the plain deferral, then a clean end. */
+static void
+test_refused_replay_closes_cleanly(void)
+{
+	int c, m;
+
+	setup(5000, 2000);
+	c = client_after_ehlo();
+	put(c, "MAIL FROM:<a@a.test>\r\nRCPT TO:<b@b.test>\r\nDATA\r\n");
+	CHECK_STR(line_from(c), "250 2.1.0 Ok");
+	spin(20);
+	CHECK_INT(f.kind, TARPIT_ASK_RCPT);
+	m = hand_off(true);
+	CHECK_STR(line_from(m), "EHLO c.test");
+	/* More than the tarpit reads while it replays (a line's worth). */
+	for (int i = 0; i < 40; i++)
+		put(c, "a line of the message, pipelined after DATA\r\n");
+	usleep(100 * 1000);
+	put(m, "421 mta going away\r\n");
+	CHECK(strncmp(line_from(c), "451 4.7.1 <b@b.test>: Passed", 28) == 0);
+	CHECK(closed_cleanly(c));
+	close(c);
+	close(m);
+	teardown();
+}
+
 int
 main(void)
 {
@@ -492,5 +582,7 @@ main(void)
 	RUN(test_client_gone_in_replay);
 	RUN(test_null_sender_not_handed);
 	RUN(test_late_verdict_finds_nobody);
+	RUN(test_refused_replay_closes_cleanly);
+	RUN(test_mta_gone_after_data);
 	return 0;
 }
