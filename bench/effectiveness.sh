@@ -81,7 +81,6 @@ echo "'delayed': those delivered later than their first attempt."
 		for bots in 0 30; do
 			handoff off yes "$legit" "$bots"
 			handoff on yes "$legit" "$bots"
-			handoff on no "$legit" "$bots"
 			handoff on strict "$legit" "$bots"
 		done
 	done

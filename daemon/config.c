@@ -1054,12 +1054,26 @@ check_together(struct load_state *st, config_warn_fn *warn, void *ctx)
 			      "needs [handoff] mode and [policy] mta_asks = yes "
 			      "(the MTA asking the door with "
 			      "check_policy_service)");
+	/* greygate never makes plaintext a session the MTA alone would run
+	 * in TLS: without STARTTLS at the tarpit, the attempt that passes
+	 * would be handed over, and delivered, in the clear. */
+	if (c->tls_mode == CONFIG_TLS_NO && c->handoff.mode != HANDOFF_OFF)
+		return refuse(st, "tls_pass", "mode",
+			      "tls_pass = no with the hand-off on would "
+			      "deliver the passing attempt in the clear where "
+			      "the MTA offers STARTTLS: choose tls_pass = strict "
+			      "(a STARTTLS client handed to the MTA in TLS "
+			      "unpassed, greylisted by the MTA asking the policy "
+			      "door: [policy] listen, mta_asks = yes), tls_pass "
+			      "= yes (passed at STARTTLS, bots too), or "
+			      "[handoff] mode = off");
 	if (c->handoff.mode != HANDOFF_OFF && g->tls_pass)
 		tell(warn, ctx,
 		     "[handoff] with tls_pass = yes: a client that says "
 		     "STARTTLS is delivered on its first attempt, so bots "
 		     "that say it are not greylisted at all (bench/RESULTS.md "
-		     "measures it; tls_pass = no keeps them out)");
+		     "measures it; tls_pass = strict keeps them out and the "
+		     "mail in TLS, the MTA asking the policy door)");
 	if (c->handoff.mode == HANDOFF_PROXY_V2 &&
 	    handoff_port(&c->handoff) == c->nft.smtp_port)
 		tell(warn, ctx,

@@ -249,11 +249,13 @@ tarpit_dialogue_verdict(struct tarpit_dialogue *d,
 	d->asking = TARPIT_ASK_NONE;
 	*out_len = 0;
 	if (asked == TARPIT_ASK_STARTTLS) {
-		/* No TLS here: the client goes on in plain text (and with
-		 * tls_pass, its next connection goes through). */
-		*out_len = reply(out, "454 4.7.0 TLS not available due to "
-				      "temporary reason\r\n");
-		return 0;
+		/* No TLS here, and a client that asked for it must not go on
+		 * in the clear: any reply but 220 lets it (Postfix and the
+		 * others then send MAIL and RCPT in plain text). The session
+		 * ends without one; the client takes it for a lost
+		 * connection and comes back (with tls_pass, passed: on the
+		 * fast path, in TLS with the MTA). */
+		return TARPIT_CLOSE;
 	}
 	if (asked != TARPIT_ASK_RCPT)
 		return 0;

@@ -337,27 +337,31 @@ on_timer(struct loop *loop, struct loop_timer *t, void *ctx)
 	join_fail(c, "the MTA did not answer in time");
 }
 
-/* The plain deferral for the command that asked, and a clean close. */
+/* The plain deferral for the command that asked, and a clean close; a
+ * STARTTLS gets no answer (any but 220 would let the client go on in
+ * the clear: see tarpit_dialogue_verdict). */
 static void
 join_fail(struct conn *c, const char *why)
 {
 	char out[TARPIT_REPLY_MAX];
-	int n;
+	int n = 0;
 
 	c->tp->counters.handoffs_failed++;
 	if (c->join->starttls)
-		n = snprintf(out, sizeof(out),
-		             "454 4.7.0 TLS not available "
-		             "due to temporary reason\r\n");
+		log_warnx("%s: hand-off at STARTTLS: %s; the session ends "
+			  "unanswered and the client comes back",
+			  client_text(c), why);
 	else
 		n = snprintf(out, sizeof(out),
 		             "451 4.7.1 <%.256s>: Passed greylisting, please "
 		             "try again now\r\n",
 		             c->rcpt ? c->rcpt : "");
-	log_warnx("%s: hand-off: %s; the client hears %.3s and comes back",
-	          client_text(c), why, out);
-	if (n > 0)
+	if (n > 0) {
+		log_warnx("%s: hand-off: %s; the client hears 451 and comes "
+			  "back",
+			  client_text(c), why);
 		conn_send(c, out, (size_t)n);
+	}
 	conn_close_gently(c);
 }
 

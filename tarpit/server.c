@@ -589,6 +589,12 @@ answer_verdict(struct conn *c, const struct tarpit_verdict *v)
 
 	free(c->rcpt);
 	c->rcpt = NULL;
+	/* Ended unanswered (a STARTTLS not handed over): cleanly, whatever
+	 * the client still sends. */
+	if (r == TARPIT_CLOSE && !len) {
+		conn_close_gently(c);
+		return;
+	}
 	switch (conn_reply(c, out, len, r == TARPIT_CLOSE)) {
 	case REPLY_CLOSED:
 	case REPLY_PAUSED: /* the stutter goes on from there itself */

@@ -34,7 +34,9 @@ struct tarpit_config {
 	const char *hostname;      /* in the banner and EHLO (borrowed) */
 	uint32_t retry_sec;        /* N in "try again in N seconds" */
 	const char *capabilities;  /* EHLO keywords, ','-separated */
-	bool offer_starttls;       /* list STARTTLS (answered with 454) */
+	bool offer_starttls;       /* list STARTTLS: asked about (then
+				      handed to the MTA's TLS, or the session
+				      ends unanswered: never on in clear) */
 	bool null_sender_at_data;  /* <>: 250 at RCPT, 451 at DATA */
 	uint32_t max_conns;        /* over it: 421 and close */
 	uint32_t max_per_client;   /* per client address */

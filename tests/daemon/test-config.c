@@ -177,9 +177,21 @@ test_handoff(void)
 	CHECK(strstr(warned, "that listener must expect a PROXY header"));
 	CHECK(strstr(warned, "with tls_pass = yes: a client that says STARTTLS "
 	                     "is delivered on its first attempt"));
-	CHECK_INT(load("[greylist]\ntls_pass = no\n[handoff]\nmode = xclient\n"
-	               "address = 127.0.0.1:25\n"),
-	          0);
+	CHECK(strstr(warned, "tls_pass = strict keeps them out and the mail "
+	                     "in TLS"));
+	/* No STARTTLS at the tarpit, the hand-off on: the passing attempt
+	 * would be delivered in the clear. Refused, naming the choices. */
+	CHECK(load("[greylist]\ntls_pass = no\n[handoff]\nmode = xclient\n"
+	           "address = 127.0.0.1:25\n") < 0);
+	CHECK_STR(why(), ":4: tls_pass = no with the hand-off on would deliver "
+	                 "the passing attempt in the clear where the MTA "
+	                 "offers STARTTLS: choose tls_pass = strict (a "
+	                 "STARTTLS client handed to the MTA in TLS unpassed, "
+	                 "greylisted by the MTA asking the policy door: "
+	                 "[policy] listen, mta_asks = yes), tls_pass = yes "
+	                 "(passed at STARTTLS, bots too), or [handoff] mode = "
+	                 "off");
+	CHECK_INT(load("[greylist]\ntls_pass = no\n"), 0);
 	CHECK_STR(warned, "");
 	CHECK(load("[handoff]\ntimeout = 100ms\n") < 0);
 }

@@ -84,7 +84,7 @@ check "$out" '.sim.legit_delivered == 1 and .sim.legit_delayed == 0 and .sim.met
 echo "ok: with the hand-off, a STARTTLS sender is delivered on its first attempt"
 
 # Shares: every bot says STARTTLS; with tls_pass and the hand-off each is
-# delivered, without the hand-off none, with tls_pass off none.
+# delivered, without the hand-off none, with tls_pass strict none.
 bots="starttls_bots = 100%
 [class bots]
 kind = bot
@@ -96,9 +96,17 @@ check "$out" '.sim.unwanted_delivered == 50 and .sim.unwanted_by_tls == 50' "TLS
 out=$(run "$bots")
 check "$out" '.sim.unwanted_delivered == 0' "TLS bots, no hand-off"
 out=$(run "$bots" "[greylist]
-tls_pass = no
-$handoff")
-check "$out" '.sim.unwanted_delivered == 0' "TLS bots, hand-off, tls_pass off"
+tls_pass = strict
+$handoff
+[policy]
+listen = inet:127.0.0.1:10023
+mta_asks = yes")
+check "$out" '.sim.unwanted_delivered == 0' "TLS bots, hand-off, tls_pass strict"
+# tls_pass = no with the hand-off would deliver in the clear: refused.
+printf '[greylist]\ntls_pass = no\n%s\n' "$handoff" >"$tmp/c.conf"
+! "$sim" --config "$tmp/c.conf" --json >/dev/null 2>"$tmp/err" || fail "tls_pass = no with the hand-off was taken"
+grep -q "tls_pass = no with the hand-off on would deliver the passing attempt in the clear" "$tmp/err" ||
+	fail "the refusal does not say why: $(cat "$tmp/err")"
 out=$(run "starttls_legit = 0%
 $tls" "$handoff")
 check "$out" '.sim.delay.max == 300' "starttls_legit = 0% overrides the class"

@@ -188,6 +188,7 @@ test_asks_and_verdicts(void)
 	struct tarpit_verdict pass = {TARPIT_PASS, 0, -1, false};
 	struct tarpit_verdict trap = {TARPIT_TRAP, 0, -1, false};
 	const char *line;
+	size_t n;
 
 	start();
 	dlg.ask = true;
@@ -235,12 +236,18 @@ test_asks_and_verdicts(void)
 	CHECK_STR(out, "451 4.7.1 Greylisted, please try again in 217 "
 		       "seconds\r\n");
 
-	/* STARTTLS asks too, and is refused whatever the verdict. */
+	/* STARTTLS asks too; without a hand-off to the MTA's TLS the
+	 * session ends unanswered whatever the verdict (any reply but 220
+	 * would let the client go on in the clear). */
 	CHECK_INT(say_ask("STARTTLS"), TARPIT_ASK);
 	CHECK_INT(dlg.asking, TARPIT_ASK_STARTTLS);
-	verdict(&pass, "");
-	CHECK_STR(out, "454 4.7.0 TLS not available due to temporary "
-		       "reason\r\n");
+	CHECK_INT(tarpit_dialogue_verdict(&dlg, &pass, "", out, &n),
+		  TARPIT_CLOSE);
+	CHECK_INT(n, 0);
+	CHECK_INT(say_ask("STARTTLS"), TARPIT_ASK);
+	CHECK_INT(tarpit_dialogue_verdict(&dlg, NULL, "", out, &n),
+		  TARPIT_CLOSE);
+	CHECK_INT(n, 0);
 }
 
 static void

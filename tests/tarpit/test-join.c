@@ -482,6 +482,55 @@ test_late_verdict_finds_nobody(void)
 	teardown();
 }
 
+/* What came on fd until its other side closed cleanly ("" if nothing;
+ * NULL if it was reset, or did not close within 3 s). */
+static const char *
+all_until_closed(int fd)
+{
+	static char got[1024];
+	size_t n = 0;
+
+	for (int t = 0; t < 3000; t++) {
+		ssize_t r;
+
+		loop_run_once(f.loop, 1);
+		r = recv(fd, got + n, sizeof(got) - 1 - n, MSG_DONTWAIT);
+		if (r > 0)
+			n += (size_t)r;
+		if (r == 0) {
+			got[n] = 0;
+			return got;
+		}
+		if (r < 0 && errno != EAGAIN)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* A STARTTLS whose hand-off fails gets no answer at all: any reply but
+ * the MTA's 220 would let the client go on in the clear (Postfix, at
+ * smtp_tls_security_level = may, sends MAIL and RCPT in plain text after
+ * a 454); an unanswered STARTTLS is a lost connection, and the client
+ * comes back. */
+static void
+test_starttls_handoff_fails_unanswered(void)
+{
+	int c, m;
+
+	setup(5000, 2000);
+	c = client_after_ehlo();
+	put(c, "STARTTLS\r\n");
+	spin(20);
+	CHECK_INT(f.kind, TARPIT_ASK_STARTTLS);
+	m = hand_off(false);
+	put(m, "421 4.3.2 going away\r\n");
+	CHECK_STR(all_until_closed(c), "");
+	CHECK_INT(tarpit_get_counters(f.tp)->handoffs_failed, 1);
+	close(c);
+	close(m);
+	teardown();
+}
+
 /* Did the other side of fd close cleanly (an end, never a reset), all
  * it sent read? */
 static bool
@@ -577,6 +626,7 @@ main(void)
 	RUN(test_bulk_both_ways);
 	RUN(test_pipelined_after_rcpt);
 	RUN(test_starttls_handed);
+	RUN(test_starttls_handoff_fails_unanswered);
 	RUN(test_refused_in_replay);
 	RUN(test_mta_silent);
 	RUN(test_client_gone_in_replay);

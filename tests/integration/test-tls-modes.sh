@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# greygate never makes plaintext a session the MTA alone would run in TLS.
+# A sending Postfix at smtp_tls_security_level = may, a receiving Postfix
+# that offers STARTTLS with a certificate made here (port 25 with XCLIENT
+# for greygate's source, a PROXY listener on loopback, the policy door
+# asked at RCPT); for every tls_pass mode with every hand-off mode that
+# greygated takes, a message is sent through a fresh greylist. Asserted
+# for each: delivered once, its Received header says ESMTPS, the MTA
+# logged the TLS session, and the wire between the sender and the gateway
+# (captured there) never carries MAIL FROM or RCPT TO in the clear after a
+# STARTTLS the sender asked for. tls_pass = no with the hand-off on (which
+# would deliver in the clear) is refused by --check-config and at start,
+# naming the choices.
+set -euo pipefail
+here=$(dirname "$0")
+. "$here/../lib/netns.sh"
+. "$here/../lib/postfix.sh"
+. "$here/../lib/greygated.sh"
+
+netns_init
+netns_sender_gw
+
+postfix_tls_cert
+postfix_new mx gw "203.0.113.1, 127.0.0.1" "
+smtpd_authorized_xclient_hosts = 127.0.0.2
+smtpd_recipient_restrictions = check_policy_service inet:127.0.0.1:10023, permit_mynetworks, reject_unauth_destination
+$POSTFIX_TLS_SMTPD"
+echo "127.0.0.1:10025 inet n - n - - smtpd -o smtpd_upstream_proxy_protocol=haproxy" \
+	>>"$(postfix_dir mx)/master.cf"
+postfix_start mx
+postfix_wait_listening mx 203.0.113.1 || fail "mx is not listening"
+postfix_relay out sender 203.0.113.1 "smtp_tls_security_level = may
+smtp_tls_loglevel = 1"
+mbox=$(postfix_mailbox mx)
+copies() { # SUBJECT: how many messages with it the MTA delivered
+	[ -f "$mbox" ] || { echo 0; return; }
+	grep -c "^Subject: $1\$" "$mbox" || true
+}
+mxlog=$(postfix_log mx)
+dev=$(netns_dev sender gw)
+
+handoff_conf() { # MODE
+	case "$1" in
+	off) ;;
+	transparent) printf '[handoff]\nmode = transparent\naddress = 203.0.113.1:25\n' ;;
+	proxy-v2) printf '[handoff]\nmode = proxy-v2\naddress = 127.0.0.1:10025\n' ;;
+	xclient) printf '[handoff]\nmode = xclient\naddress = 127.0.0.1:25\nsource = 127.0.0.2\n' ;;
+	esac
+}
+
+mode_conf() { # HANDOFF TLS_PASS: greygate.conf for the pair, a fresh store
+	rm -rf "$NETNS_TMP/store"
+	mkdir -p "$NETNS_TMP/store"
+	greygated_conf "[greylist]
+delay = 2
+tls_pass = $2
+$(handoff_conf "$1")
+[policy]
+listen = inet:127.0.0.1:10023
+mta_asks = yes"
+}
+
+# tls_pass = no with the hand-off on: refused, naming the choices.
+for mode in transparent proxy-v2 xclient; do
+	mode_conf "$mode" no
+	out=$(nsx gw "$GREYGATE_BUILD/daemon/greygated" --config "$NETNS_TMP/greygate.conf" --check-config 2>&1) &&
+		fail "$mode: tls_pass = no with the hand-off was taken"
+	grep -q "tls_pass = no with the hand-off on would deliver the passing attempt in the clear.*choose tls_pass = strict" <<<"$out" ||
+		fail "$mode: the refusal does not say why: $out"
+done
+echo "ok: tls_pass = no with the hand-off on is refused, naming tls_pass = strict, yes, or the hand-off off"
+
+run() { # HANDOFF TLS_PASS
+	local what="$1, tls_pass = $2" subject="tls-$1-$2-$NETNS_RUN" cap tls0 out
+	cap=$NETNS_TMP/wire-$1-$2.pcap
+	mode_conf "$1" "$2"
+	netns_spawn sender tcpdump -i "$dev" -U -n -w "$cap" 'tcp port 25' 2>"$cap.err"
+	local dump=$SPAWNED
+	wait_for 5 grep -q "listening on" "$cap.err" || fail "$what: tcpdump did not start"
+	greygated_start
+	[ "$1" = off ] || wait_for 10 grep -q "hand-off: the MTA at .* offers STARTTLS: yes" "$GG_LOG" ||
+		{ tail "$GG_LOG"; fail "$what: the MTA's EHLO was not learnt"; }
+	tls0=$(grep -c "TLS connection established from unknown\[203.0.113.10\]" "$mxlog" || true)
+	printf 'Subject: %s\n\nhello\n' "$subject" |
+		nsx sender /usr/sbin/sendmail -C "$(postfix_dir out)" -f alice@sender.test bob@example.org
+	wait_for 60 eval '[ "$(copies "$subject")" -ge 1 ]' ||
+		{ tail -n 20 "$GG_LOG" "$(postfix_log out)"; fail "$what: not delivered"; }
+	sleep 1
+	kill "$GG_PID"
+	wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "$what: greygated did not stop"
+	kill "$dump"
+	wait "$dump" 2>/dev/null || true
+	[ "$(copies "$subject")" = 1 ] || fail "$what: delivered more than once"
+	awk -v s="Subject: $subject" '/^From /{h=""} {h=h"\n"$0} $0==s{print h; exit}' "$mbox" |
+		grep -q "with ESMTPS id" ||
+		fail "$what: the Received header does not say ESMTPS"
+	[ "$(grep -c "TLS connection established from unknown\[203.0.113.10\]" "$mxlog" || true)" -gt "$tls0" ] ||
+		fail "$what: the MTA logged no TLS session with the sender"
+	out=$(python3 "$here/../lib/clear-envelope.py" "$cap") ||
+		{ echo "$out"; fail "$what: the envelope crossed in the clear after STARTTLS"; }
+	echo "ok: $what: delivered once in ESMTPS; on the wire: $(tail -1 <<<"$out")"
+}
+
+for pair in off:yes off:no transparent:yes transparent:strict proxy-v2:yes \
+	proxy-v2:strict xclient:yes xclient:strict; do
+	run "${pair%%:*}" "${pair#*:}"
+done
