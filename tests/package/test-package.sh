@@ -76,7 +76,9 @@ cp "$deb" "$3" "$t/root/tmp/"
 chroot "$t/root" sh "/tmp/$(basename "$3")" "$deb"
 SH
 mkdir "$tmp/root"
-unshare -m --propagation private sh "$tmp/overlay.sh" "$tmp/root" "$deb" "$tmp/in-root.sh"
+# Its own PID namespace too (its /proc shows only its processes): a
+# greygated running elsewhere on the machine is none of its business.
+unshare -m -p -f --propagation private sh "$tmp/overlay.sh" "$tmp/root" "$deb" "$tmp/in-root.sh"
 # Nothing of it reached this machine.
 [ ! -e /etc/greygate/greygate.conf ] || [ -n "$(dpkg-query -W greygate 2>/dev/null)" ] ||
 	fail "the throw-away root's files reached the machine"
