@@ -29,11 +29,13 @@
 #define QUEUE_EVENTS_MAX 4096
 
 /* A record waiting to go up, with the descriptor that goes with it (a
- * session's socket, duplicated: the session may end, and its number be
- * reused, before the record is sent), or -1. */
+ * session's socket), or -1. The session's own descriptor is borrowed
+ * while the session lasts; if it ends first, the record goes at once, or
+ * holds a duplicate (the number may be reused by the next accept). */
 struct up_record {
 	struct ipc_record rec;
 	int fd;
+	bool borrowed; /* fd is the session's own: not ours to close */
 };
 
 struct child {
@@ -51,6 +53,7 @@ struct child {
 	/* records waiting to go up, a ring that grows */
 	struct up_record *queue;
 	size_t head, len, size;
+	size_t borrowed; /* of them, holding a session's own socket */
 };
 
 /* --- before the exec, in the forked copy of greygated --- */
@@ -154,6 +157,7 @@ queue_push(struct child *c)
 	}
 	u = &c->queue[(c->head + c->len++) % c->size];
 	u->fd = -1;
+	u->borrowed = false;
 	return u;
 }
 
@@ -208,7 +212,9 @@ flush_queue(struct child *c)
 			struct up_record *u = &c->queue[c->head + (size_t)i];
 
 			/* greygated has its own copy now */
-			if (u->fd >= 0)
+			if (u->borrowed)
+				c->borrowed--;
+			else if (u->fd >= 0)
 				close(u->fd);
 		}
 		c->head = (c->head + (size_t)sent) % c->size;
@@ -255,6 +261,17 @@ ask_parent(const struct tarpit_attempt *a, void *ctx)
 	return 0;
 }
 
+/* A session's opening or end waits for the next batch that goes up (its
+ * first question's, or the next second's): greygated needs it before the
+ * session's first question only, which comes after it in the queue, and
+ * each batch is one wake-up of greygated. A full batch goes at once. */
+static void
+queued_session_record(struct child *c)
+{
+	if (c->len >= SEND_BATCH)
+		flush_soon(c);
+}
+
 /* A tarpit session begins: its socket goes up once, so that greygated
  * reads who the client is from the kernel, never from us. A session
  * whose socket cannot go up asks in vain (greygated refuses its
@@ -263,32 +280,55 @@ static void
 session_opened(uint64_t session, int fd, void *ctx)
 {
 	struct child *c = ctx;
-	struct up_record *u;
-	int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	struct up_record *u = queue_push(c);
 
-	if (dup_fd < 0 || !(u = queue_push(c))) {
-		if (dup_fd >= 0)
-			close(dup_fd);
+	if (!u) {
 		log_warnx("child: session %llu cannot be told to greygated: "
-			  "%s",
-			  (unsigned long long)session, strerror(errno));
+			  "no memory",
+			  (unsigned long long)session);
 		return;
 	}
 	ipc_fill_session(&u->rec, IPC_OPEN, session);
-	u->fd = dup_fd;
-	flush_soon(c);
+	u->fd = fd;
+	u->borrowed = true;
+	c->borrowed++;
+	queued_session_record(c);
+}
+
+/* A session ends while its opening may still wait to go up, holding its
+ * socket: sent now, or given a duplicate of it to hold. */
+static void
+unborrow(struct child *c, uint64_t session)
+{
+	if (!c->borrowed)
+		return;
+	flush_queue(c);
+	for (size_t i = 0; c->borrowed && i < c->len; i++) {
+		struct up_record *u = &c->queue[(c->head + i) % c->size];
+
+		if (!u->borrowed || u->rec.u.session.session != session)
+			continue;
+		u->borrowed = false;
+		c->borrowed--;
+		u->fd = fcntl(u->fd, F_DUPFD_CLOEXEC, 0);
+		if (u->fd < 0)
+			log_warn("child: session %llu's socket for greygated",
+				 (unsigned long long)session);
+	}
 }
 
 static void
 session_closed(uint64_t session, int fd, void *ctx)
 {
 	struct child *c = ctx;
-	struct up_record *u = queue_push(c);
+	struct up_record *u;
 
+	unborrow(c, session);
+	u = queue_push(c);
 	if (!u)
 		return;
 	ipc_fill_session(&u->rec, IPC_CLOSE, session);
-	flush_soon(c);
+	queued_session_record(c);
 }
 
 static void

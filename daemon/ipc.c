@@ -263,6 +263,31 @@ ipc_attach_fd(struct msghdr *m, union ipc_fd_control *control, int fd)
 	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
 }
 
+/* What came with a message received into m (n bytes): its descriptor,
+ * whether more came, and its length as ipc_recv says it. */
+static ssize_t
+took(struct msghdr *m, ssize_t n, int *fd, bool *extra)
+{
+	*fd = -1;
+	*extra = false;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(m); cm;
+	     cm = CMSG_NXTHDR(m, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)) && *fd < 0)
+			memcpy(fd, CMSG_DATA(cm), sizeof(int));
+		else
+			*extra = true;
+	}
+	/* More descriptors than fit: the kernel closed what did not. */
+	if (m->msg_flags & MSG_CTRUNC)
+		*extra = true;
+	/* A longer record than ours was cut: said as longer. */
+	if (m->msg_flags & MSG_TRUNC)
+		return (ssize_t)sizeof(struct ipc_record) + 1;
+	return n;
+}
+
 ssize_t
 ipc_recv(int sock, struct ipc_record *rec, int *fd, bool *extra)
 {
@@ -278,20 +303,30 @@ ipc_recv(int sock, struct ipc_record *rec, int *fd, bool *extra)
 	*extra = false;
 	if (n < 0)
 		return -errno;
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm;
-	     cm = CMSG_NXTHDR(&msg, cm)) {
-		if (cm->cmsg_level == SOL_SOCKET &&
-		    cm->cmsg_type == SCM_RIGHTS &&
-		    cm->cmsg_len == CMSG_LEN(sizeof(int)) && *fd < 0)
-			memcpy(fd, CMSG_DATA(cm), sizeof(int));
-		else
-			*extra = true;
+	return took(&msg, n, fd, extra);
+}
+
+int
+ipc_recv_batch(int sock, struct ipc_batch *b)
+{
+	int n;
+
+	for (int i = 0; i < IPC_BATCH; i++) {
+		struct msghdr *m = &b->msgs[i].msg_hdr;
+
+		b->iov[i] = (struct iovec){&b->rec[i], sizeof(b->rec[i])};
+		memset(m, 0, sizeof(*m));
+		m->msg_iov = &b->iov[i];
+		m->msg_iovlen = 1;
+		m->msg_control = b->control[i].buf;
+		m->msg_controllen = sizeof(b->control[i].buf);
 	}
-	/* More descriptors than fit: the kernel closed what did not. */
-	if (msg.msg_flags & MSG_CTRUNC)
-		*extra = true;
-	/* A longer record than ours was cut: said as longer. */
-	if (msg.msg_flags & MSG_TRUNC)
-		return (ssize_t)sizeof(*rec) + 1;
+	n = recvmmsg(sock, b->msgs, IPC_BATCH, MSG_DONTWAIT | MSG_CMSG_CLOEXEC,
+		     NULL);
+	if (n < 0)
+		return -errno;
+	for (int i = 0; i < n; i++)
+		b->len[i] = took(&b->msgs[i].msg_hdr, b->msgs[i].msg_len,
+				 &b->fd[i], &b->extra[i]);
 	return n;
 }

@@ -225,6 +225,26 @@ void ipc_attach_fd(struct msghdr *m, union ipc_fd_control *control, int fd);
  */
 ssize_t ipc_recv(int sock, struct ipc_record *rec, int *fd, bool *extra);
 
+/* Records received at once (ipc_recv_batch). */
+#define IPC_BATCH 64
+
+struct ipc_batch {
+	struct ipc_record rec[IPC_BATCH];
+	ssize_t len[IPC_BATCH]; /* each record's length, as ipc_recv says */
+	int fd[IPC_BATCH];      /* ... the descriptor that came with it */
+	bool extra[IPC_BATCH];  /* ... and whether more came */
+	union ipc_fd_control control[IPC_BATCH];
+	struct mmsghdr msgs[IPC_BATCH];
+	struct iovec iov[IPC_BATCH];
+};
+
+/*
+ * ipc_recv_batch - as ipc_recv, up to IPC_BATCH records in one call, into
+ * b (b->rec[i], len[i], fd[i], extra[i]).
+ * Return: the number received (0: the other end closed), or -errno.
+ */
+int ipc_recv_batch(int sock, struct ipc_batch *b);
+
 /* ipc_fill_verdict - rec as IPC_VERDICT. */
 void ipc_fill_verdict(struct ipc_record *rec, uint64_t session,
 		      uint32_t question, const struct tarpit_verdict *v);

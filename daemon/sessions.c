@@ -35,6 +35,7 @@ struct sessions {
 	uint64_t last_id; /* the highest id opened: a new one is above it */
 	uint16_t ports[PORTS_MAX];
 	size_t nports;
+	bool want_dst; /* read SO_ORIGINAL_DST */
 };
 
 struct sessions *
@@ -56,7 +57,14 @@ sessions_new(uint32_t max, const uint16_t *ports, size_t nports)
 	s->max = max;
 	s->nports = nports < PORTS_MAX ? nports : PORTS_MAX;
 	memcpy(s->ports, ports, s->nports * sizeof(*ports));
+	s->want_dst = true;
 	return s;
+}
+
+void
+sessions_want_destination(struct sessions *s, bool want)
+{
+	s->want_dst = want;
 }
 
 void
@@ -131,50 +139,47 @@ original_destination(int fd, int family, struct sockaddr_storage *dst)
 		memset(dst, 0, sizeof(*dst));
 }
 
-int
-session_ends_read(int fd, const uint16_t *ports, size_t nports,
-		  struct session_ends *out, const char **why)
+/* What the kernel says of a connection the tarpit accepted: a connected
+ * TCP socket (IPv4 or IPv6) whose own port is one of the tarpit's. fd is
+ * borrowed. Return: 0, or -errno with *why saying what it is instead. */
+static int
+session_ends_read(const struct sessions *s, int fd, struct session_ends *out,
+		  const char **why)
 {
-	socklen_t len;
-	int domain, type, protocol, listening;
+	socklen_t len = sizeof(out->local);
+	int protocol;
 
+	/* Few calls: one per session, on greygated's loop. A socket's own
+	 * address says its family (a pipe has none); TCP says a stream; a
+	 * peer says connected (a listener has none). */
 	memset(out, 0, sizeof(*out));
-	if (sockopt_int(fd, SOL_SOCKET, SO_DOMAIN, &domain) < 0 ||
-	    sockopt_int(fd, SOL_SOCKET, SO_TYPE, &type) < 0 ||
-	    sockopt_int(fd, SOL_SOCKET, SO_PROTOCOL, &protocol) < 0 ||
-	    sockopt_int(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening) < 0) {
+	if (getsockname(fd, (struct sockaddr *)&out->local, &len) < 0) {
 		*why = "not a socket";
 		return -ENOTSOCK;
 	}
-	if ((domain != AF_INET && domain != AF_INET6) ||
-	    type != SOCK_STREAM || protocol != IPPROTO_TCP) {
+	if ((out->local.ss_family != AF_INET &&
+	     out->local.ss_family != AF_INET6) ||
+	    sockopt_int(fd, SOL_SOCKET, SO_PROTOCOL, &protocol) < 0 ||
+	    protocol != IPPROTO_TCP) {
 		*why = "not a TCP socket";
 		return -EPROTONOSUPPORT;
 	}
-	if (listening) {
-		*why = "a listening socket";
-		return -EINVAL;
-	}
 	len = sizeof(out->client);
-	if (getpeername(fd, (struct sockaddr *)&out->client, &len) < 0) {
-		*why = "not connected";
-		return -ENOTCONN;
-	}
-	len = sizeof(out->local);
-	if (getsockname(fd, (struct sockaddr *)&out->local, &len) < 0 ||
-	    out->client.ss_family != domain || out->local.ss_family != domain) {
-		*why = "no address of its own";
+	if (getpeername(fd, (struct sockaddr *)&out->client, &len) < 0 ||
+	    out->client.ss_family != out->local.ss_family) {
+		*why = "not connected (a listener, or a socket of nothing)";
 		return -ENOTCONN;
 	}
 	/* Only the tarpit's listeners are on these ports: a connection
 	 * greygated opened to the MTA, passed down with a verdict, is not
 	 * (its own end is on a port of the kernel's choosing, never one of
 	 * these: see handoff.c). */
-	if (!is_tarpit_port(ports, nports, port_of(&out->local))) {
+	if (!is_tarpit_port(s->ports, s->nports, port_of(&out->local))) {
 		*why = "not accepted on a tarpit port";
 		return -EADDRNOTAVAIL;
 	}
-	original_destination(fd, domain, &out->dst);
+	if (s->want_dst)
+		original_destination(fd, out->local.ss_family, &out->dst);
 	return 0;
 }
 
@@ -193,7 +198,7 @@ sessions_open(struct sessions *s, uint64_t id, int fd, const char **why)
 		*why = "too many sessions open";
 		return -ENOSPC;
 	}
-	r = session_ends_read(fd, s->ports, s->nports, &ends, why);
+	r = session_ends_read(s, fd, &ends, why);
 	if (r < 0)
 		return r;
 	e = calloc(1, sizeof(*e));

@@ -56,15 +56,10 @@ void sessions_free(struct sessions *s);
  * numbers its sessions from 1 again); NULL is fine. */
 void sessions_reset(struct sessions *s);
 
-/*
- * session_ends_read - what the kernel says of a connection the tarpit
- * accepted: a connected TCP socket (IPv4 or IPv6, not listening) whose
- * own port is one of ports.
- * @fd: borrowed
- * Return: 0, or -errno with *why saying what it is instead.
- */
-int session_ends_read(int fd, const uint16_t *ports, size_t nports,
-		      struct session_ends *out, const char **why);
+/* sessions_want_destination - read where each new session's client was
+ * going (SO_ORIGINAL_DST: a conntrack lookup) or not (on by default; the
+ * hand-off's PROXY header and transparent mode want it). */
+void sessions_want_destination(struct sessions *s, bool want);
 
 /*
  * sessions_open - session id begins, on the socket fd (borrowed: the
@@ -73,8 +68,9 @@ int session_ends_read(int fd, const uint16_t *ports, size_t nports,
  *   -EEXIST: id is not above every id opened before (reused, or out of
  *            order)
  *   -ENOSPC: max sessions are open
- *   another: the descriptor is not a connection the tarpit accepted
- *            (session_ends_read)
+ *   another: the descriptor is not a connection the tarpit accepted (a
+ *            connected TCP socket, IPv4 or IPv6, whose own port is one of
+ *            the tarpit's)
  */
 int sessions_open(struct sessions *s, uint64_t id, int fd, const char **why);
 

@@ -372,64 +372,72 @@ refused(struct gateway *gw, const struct ipc_record *rec, const char *why)
 			  rec->type, why);
 }
 
+/* One record from the child, as ipc_take_up takes it. */
+static void
+on_record(struct gateway *gw, struct ipc_record *rec, ssize_t len,
+	  int passed_fd, bool extra)
+{
+	struct ipc_up up;
+
+	if (extra) {
+		if (passed_fd >= 0)
+			close(passed_fd);
+		refused(gw, rec, "more than one descriptor came with it");
+		return;
+	}
+	switch (ipc_take_up(gw->sessions, rec, (size_t)len, passed_fd, &up)) {
+	case IPC_UP_LOG:
+		/* The child's words, said as the child's. */
+		log_line((enum log_level)rec->u.log.level, "child: ",
+			 rec->u.log.text);
+		break;
+	case IPC_UP_ATTEMPT:
+		on_attempt(gw, &rec->u.attempt, up.session);
+		break;
+	case IPC_UP_EVENT:
+		on_fast_event(gw, &rec->u.ev);
+		break;
+	case IPC_UP_STATS:
+		gw->child_stats = rec->u.stats;
+		warn_capture_losses(gw);
+		break;
+	case IPC_UP_DONE:
+		break;
+	default:
+		refused(gw, rec, up.why);
+		break;
+	}
+}
+
 static void
 on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 {
 	struct gateway *gw = ctx;
-	struct ipc_record rec;
+	/* (big: not on the stack; one loop, one call at a time) */
+	static struct ipc_batch b;
 
 	if (events & EPOLLOUT)
 		supervise_flush(gw);
 	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 		return;
-	/* The verdicts of this batch go down together at its end. */
+	/* The verdicts of these records go down together at the end; at most
+	 * 256 records a turn, so that the rest of the loop gets its turn. */
 	gw->verdicts_batching = true;
-	for (int i = 0; i < 256; i++) {
-		struct ipc_up up;
-		int passed_fd, r;
-		bool extra;
-		ssize_t n = ipc_recv(fd, &rec, &passed_fd, &extra);
+	for (int turn = 0; turn < 256 / IPC_BATCH; turn++) {
+		int n = ipc_recv_batch(fd, &b);
 
 		if (n == -EAGAIN || n == -EINTR)
 			break;
 		if (n <= 0) {
-			if (passed_fd >= 0)
-				close(passed_fd);
 			/* The child is gone; SIGCHLD tells how. */
 			gw->verdicts_batching = false;
 			close_child_sock(gw);
 			return;
 		}
-		if (extra) {
-			if (passed_fd >= 0)
-				close(passed_fd);
-			refused(gw, &rec, "more than one descriptor came with "
-					  "it");
-			continue;
-		}
-		r = ipc_take_up(gw->sessions, &rec, (size_t)n, passed_fd, &up);
-		switch (r) {
-		case IPC_UP_LOG:
-			/* The child's words, said as the child's. */
-			log_line((enum log_level)rec.u.log.level, "child: ",
-				 rec.u.log.text);
+		for (int i = 0; i < n; i++)
+			on_record(gw, &b.rec[i], b.len[i], b.fd[i], b.extra[i]);
+		if (n < IPC_BATCH)
 			break;
-		case IPC_UP_ATTEMPT:
-			on_attempt(gw, &rec.u.attempt, up.session);
-			break;
-		case IPC_UP_EVENT:
-			on_fast_event(gw, &rec.u.ev);
-			break;
-		case IPC_UP_STATS:
-			gw->child_stats = rec.u.stats;
-			warn_capture_losses(gw);
-			break;
-		case IPC_UP_DONE:
-			break;
-		default:
-			refused(gw, &rec, up.why);
-			break;
-		}
 	}
 	gw->verdicts_batching = false;
 	supervise_flush(gw);
@@ -505,6 +513,12 @@ spawn(struct gateway *gw, char *err)
 		snprintf(err, 512, "the sessions' table: no memory");
 		return -ENOMEM;
 	}
+	/* Where each client was going: a PROXY header's destination, and a
+	 * transparent hand-off's. */
+	sessions_want_destination(gw->sessions,
+				  gw->cfg->handoff.mode == HANDOFF_PROXY_V2 ||
+					  gw->cfg->handoff.mode ==
+						  HANDOFF_TRANSPARENT);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		r = -errno;
 		snprintf(err, 512, "socketpair: %s", strerror(-r));

@@ -119,8 +119,8 @@ test_not_a_session_socket(void)
 	CHECK_STR(why, "not a TCP socket");
 	CHECK_INT(sessions_open(s, 2, udp, &why), -EPROTONOSUPPORT);
 	CHECK_INT(sessions_open(s, 3, pipefd[0], &why), -ENOTSOCK);
-	CHECK_INT(sessions_open(s, 4, p.listener, &why), -EINVAL);
-	CHECK_STR(why, "a listening socket");
+	CHECK_INT(sessions_open(s, 4, p.listener, &why), -ENOTCONN);
+	CHECK_STR(why, "not connected (a listener, or a socket of nothing)");
 	/* The client's end (what greygated's own connection to the MTA
 	 * looks like): its port is the kernel's, not the tarpit's. */
 	CHECK_INT(sessions_open(s, 5, p.client, &why), -EADDRNOTAVAIL);
