@@ -246,4 +246,11 @@ out_send "xclient-$NETNS_RUN"
 sent_by_the_pass xclient mx "xclient-$NETNS_RUN" 203.0.113.10 203.0.113.10
 wait_for 10 eval '[ "$(child_fds)" = "$fds0" ]' || fail "xclient: the child holds $(child_fds) descriptors, not $fds0"
 echo "ok: XCLIENT on port 25: delivered once by the retry that passed, Received names 203.0.113.10"
+# Joined, the client (or a child that speaks for it) cannot name itself
+# anyone else: the MTA checks each XCLIENT against the address the last
+# one set, the client's, which may not use it.
+session try 2001:db8:d::10 2001:db8:5::1 | grep "^RCPT 451" >/dev/null || fail "xclient: not greylisted first"
+sleep 5
+out=$(session xclient 2001:db8:d::10 2001:db8:5::1) || { echo "$out"; fail "xclient: a joined session named itself 127.0.0.1"; }
+echo "ok: XCLIENT on port 25: a joined session that says XCLIENT ADDR=127.0.0.1 hears $(grep "^XCLIENT" <<<"$out" | cut -c9-20)"
 child_never_died

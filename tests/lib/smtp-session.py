@@ -19,6 +19,9 @@
 #   hold SRC HOST SECONDS SUBJECT  a delivery that stays open: after RCPT
 #                                  (250), a NOOP every half second for
 #                                  SECONDS (each 250), then the message
+#   xclient SRC HOST               after RCPT (250): RSET, then XCLIENT
+#                                  ADDR=127.0.0.1, which must be refused
+#                                  (5xx); prints its reply
 import os
 import sys
 import time
@@ -73,6 +76,11 @@ def main():
             s.cmd(b"QUIT")
         except OSError:
             pass  # closed after its answer (a failed hand-off's 451)
+        return
+    if mode == "xclient":
+        s.expect("RCPT", rcpt, "250")
+        s.expect("RSET", s.cmd(b"RSET"), "250")
+        s.expect("XCLIENT", s.cmd(b"XCLIENT ADDR=127.0.0.1"), "5")
         return
     if mode == "hold":
         s.expect("RCPT", rcpt, "250")
