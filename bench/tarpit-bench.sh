@@ -13,7 +13,9 @@
 # spent per 1,000 sessions: steadier than the rate on a shared machine.
 # And memory with 10,000 idle connections held
 # (measured first, on fresh servers; for greygate twice, to see whether it
-# is given back), with a well-behaved client served meanwhile.
+# is given back), with a well-behaved client served meanwhile. With
+# GREYGATE_REF_BUILD set to another build (of an earlier commit, say),
+# greygate whole is run again from that build, as its reference.
 # Run as root after a build:  bench/tarpit-bench.sh [SECONDS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../tests/integration" && pwd)
@@ -151,6 +153,23 @@ release
 sleep 2
 run_load "greygate whole" 25 "$child" "$GG_PID"
 ggctl status --json | jq -c '{sensor: .sensor, tarpit: .tarpit}'
+if [ -n "${GREYGATE_REF_BUILD:-}" ]; then
+	# Each freshly started, with an empty store, in turns: the same
+	# conditions for both (the runs above follow the memory tests).
+	echo "== greygate whole, this build and the reference build ($GREYGATE_REF_BUILD), fresh, in turns"
+	whole_fresh() { # NAME BUILD
+		kill "$GG_PID"
+		wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "greygated did not stop"
+		rm -rf "$NETNS_TMP/store"
+		mkdir -p "$NETNS_TMP/store"
+		GG_BIN=$2/daemon/greygated greygated_start
+		run_load "$1" 25 "$(ggctl status --json | jq -r .child.pid)" "$GG_PID"
+	}
+	for turn in 1 2; do
+		whole_fresh "greygate whole, ref" "$GREYGATE_REF_BUILD"
+		whole_fresh "greygate whole, fresh" "$GREYGATE_BUILD"
+	done
+fi
 echo
 printf 'memory (PSS) with %d idle connections opened at once, before the load runs:\n' "$HOLD"
 printf '  postfix:  %s greeted; all its processes %d KiB (%d KiB idle); a good client meanwhile: %s\n' \
