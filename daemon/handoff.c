@@ -62,12 +62,24 @@ unlink_handoff(struct handoff *h)
 	loop_del_fd(h->gw->loop, h->fd);
 }
 
+/* The session's hand-off is over (the verdict goes down now): another
+ * may begin. */
+static void
+handing_over(struct handoff *h)
+{
+	struct session_info *si = sessions_find(h->gw->sessions, h->session);
+
+	if (si)
+		si->handing = false;
+}
+
 /* The MTA knows the client: the connection goes down with the verdict. */
 static void
 finish(struct handoff *h, bool greeted)
 {
 	struct gateway *gw = h->gw;
 
+	handing_over(h);
 	unlink_handoff(h);
 	h->v.handoff_fd = h->fd;
 	h->v.greeted = greeted;
@@ -158,6 +170,7 @@ fail(struct handoff *h, const char *why)
 	log_warnx("%s: hand-off to %s: %s; the client hears 451 and comes "
 	          "back",
 	          h->client_text, gw->cfg->handoff.address, why);
+	handing_over(h);
 	h->v.handoff_fd = -1;
 	supervise_send_verdict(gw, h->session, h->question, &h->v);
 	free(h);

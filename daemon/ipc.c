@@ -53,9 +53,6 @@ take_attempt(struct sessions *s, struct ipc_attempt *at, struct ipc_up *out)
 	if (!si)
 		return refuse(out, "a question of a session that is not open "
 				   "(never opened, or ended)");
-	if (si->handed)
-		return refuse(out, "a question of a session handed to the "
-				   "MTA");
 	if (at->question <= si->last_question)
 		return refuse(out, "a question number asked before");
 	if (si->in_flight >= SESSION_IN_FLIGHT_MAX)

@@ -173,8 +173,8 @@ struct ipc_up {
  * its field (ended in place); an event of the fast path alone; a session
  * opened with its socket (read here: sessions_open) under a new id;
  * closed, or asking, only while open, asking with a new question number,
- * not after its hand-off, at most SESSION_IN_FLIGHT_MAX at once and
- * TARPIT_ASKS_MAX in all; a descriptor with no other record.
+ * at most SESSION_IN_FLIGHT_MAX at once and TARPIT_ASKS_MAX in all; a
+ * descriptor with no other record.
  * @fd: the descriptor that came with the record, or -1 (closed here)
  * Return: an enum ipc_up_kind, or -EPROTO: refused, out->why says why,
  * and nothing is to be done with it.

@@ -30,7 +30,7 @@ struct session_info {
 	uint32_t last_question; /* the highest question number asked */
 	uint32_t questions;     /* questions asked */
 	uint8_t in_flight;      /* questions not yet answered */
-	bool handed;            /* a hand-off was started for it */
+	bool handing;           /* its hand-off is under way (one at a time) */
 };
 
 /* Questions one session may have waiting at once: the tarpit asks one at

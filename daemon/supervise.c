@@ -119,16 +119,18 @@ on_attempt_decided(struct gateway *gw, int r, const struct grey_attempt *a,
 		return;
 	}
 	/* A pass is handed to the MTA on its own connection, when the
-	 * hand-off is on (once a session); the verdict goes with the
+	 * hand-off is on (one at a time a session: a child asking again
+	 * meanwhile gets no second connection); the verdict goes with the
 	 * connection then. */
 	if (v.action == TARPIT_PASS && gw->cfg->handoff.mode != HANDOFF_OFF &&
-	    !si->handed) {
-		si->handed = true;
+	    !si->handing) {
+		si->handing = true;
 		if (handoff_begin(gw, at->session, at->question, &si->ends,
 				  at->helo, &v) == 0) {
 			free(p);
 			return;
 		}
+		si->handing = false;
 	}
 	supervise_send_verdict(gw, at->session, at->question, &v);
 	free(p);

@@ -244,10 +244,6 @@ test_take_up(void)
 	CHECK(strstr(up.why, "waiting"));
 	ipc_answered(s, 1);
 	CHECK_INT(take(s, question(1, 11), -1, &up), IPC_UP_ATTEMPT);
-	/* Handed to the MTA: it asks no more. */
-	sessions_find(s, 1)->handed = true;
-	ipc_answered(s, 1);
-	CHECK_INT(take(s, question(1, 12), -1, &up), -EPROTO);
 	/* Closed: its questions are refused, and so is a second close and
 	 * its id used again. */
 	CHECK_INT(take(s, record(IPC_CLOSE, 1), -1, &up), IPC_UP_DONE);
