@@ -61,6 +61,7 @@ struct join {
 	size_t reply_len;
 	struct pipe_buf up;   /* client -> MTA */
 	struct pipe_buf down; /* MTA -> client */
+	bool client_hup, mta_hup; /* hung up (or reset): see hung_up() */
 	uint8_t local[16];    /* this side of the MTA connection */
 	uint16_t local_port;
 	uint8_t local_family;
@@ -227,6 +228,15 @@ pump_way(struct pipe_buf *b, int from, int to)
 	return progress;
 }
 
+static void
+watch(struct conn *c, int fd, bool hung_up, uint32_t events)
+{
+	if (hung_up)
+		loop_del_fd(c->tp->loop, fd);
+	else
+		loop_mod_fd(c->tp->loop, fd, events);
+}
+
 /* Moves what each side sent to the other, as far as they take it, until
  * both are done; a client that still sends once the MTA is gone and all
  * it said was passed on is closed gently (conn_close_gently), never
@@ -241,6 +251,18 @@ pump(struct conn *c)
 		progress = pump_way(&j->up, c->fd, j->fd);
 		progress |= pump_way(&j->down, j->fd, c->fd);
 	}
+	/* A side that hung up has been read to its end: nothing can be
+	 * written to it any more. */
+	if (j->client_hup && !j->down.dead) {
+		j->down.dead = true;
+		j->down.len = j->down.off = 0;
+		pump_way(&j->down, j->fd, c->fd);
+	}
+	if (j->mta_hup && !j->up.dead) {
+		j->up.dead = true;
+		j->up.len = j->up.off = 0;
+		pump_way(&j->up, c->fd, j->fd);
+	}
 	if (j->up.shut && j->down.shut) {
 		conn_close(c);
 		return;
@@ -250,13 +272,15 @@ pump(struct conn *c)
 		return;
 	}
 	/* Watch for what moves next: room to write where bytes wait, bytes
-	 * to read where there is room. */
-	loop_mod_fd(c->tp->loop, c->fd,
-		    (j->up.eof || j->up.len >= JOIN_BUF ? 0 : EPOLLIN) |
-			    (j->down.len > j->down.off ? EPOLLOUT : 0));
-	loop_mod_fd(c->tp->loop, j->fd,
-		    (j->down.eof || j->down.len >= JOIN_BUF ? 0 : EPOLLIN) |
-			    (j->up.len > j->up.off ? EPOLLOUT : 0));
+	 * to read where there is room. A side that hung up is not watched:
+	 * the kernel reports a hang-up whatever one asks for, and would
+	 * wake the loop for ever (what it left was read above). */
+	watch(c, c->fd, j->client_hup,
+	      (j->up.eof || j->up.len >= JOIN_BUF ? 0 : EPOLLIN) |
+		      (j->down.len > j->down.off ? EPOLLOUT : 0));
+	watch(c, j->fd, j->mta_hup,
+	      (j->down.eof || j->down.len >= JOIN_BUF ? 0 : EPOLLIN) |
+		      (j->up.len > j->up.off ? EPOLLOUT : 0));
 	c->idle_due_ms = loop_now_ms(c->tp->loop) + JOIN_IDLE_MS;
 	conn_arm_timer(c);
 }
@@ -269,6 +293,8 @@ on_mta(struct loop *loop, int fd, uint32_t events, void *ctx)
 	ssize_t n;
 
 	if (j->step == J_JOINED) {
+		if (events & (EPOLLERR | EPOLLHUP))
+			j->mta_hup = true;
 		pump(c);
 		return;
 	}
@@ -296,6 +322,8 @@ on_client(struct loop *loop, int fd, uint32_t events, void *ctx)
 	ssize_t n;
 
 	if (c->join->step == J_JOINED) {
+		if (events & (EPOLLERR | EPOLLHUP))
+			c->join->client_hup = true;
 		pump(c);
 		return;
 	}

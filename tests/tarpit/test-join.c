@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -619,6 +620,47 @@ test_refused_replay_closes_cleanly(void)
 	teardown();
 }
 
+/* A joined client that half-closes and then resets, the MTA silent:
+ * the join drops the client and waits for the MTA's end without a spin
+ * (before, the hang-up the kernel reports whatever one watches for woke
+ * the loop at once, every turn, until the MTA closed: a core at 100%). */
+static void
+test_client_reset_after_half_close(void)
+{
+	struct linger reset = {1, 0};
+	struct timespec t0, t;
+	long turns = 0;
+	int c, m;
+
+	setup(5000, 2000);
+	c = client_at_rcpt("MAIL FROM:<a@a.test>\r\n");
+	m = hand_off(true);
+	mta_replays(m, true, "MAIL FROM:<a@a.test>");
+	put(m, "250 ok\r\n");
+	CHECK_STR(line_from(c), "250 ok");
+	shutdown(c, SHUT_WR);
+	CHECK(closed(m)); /* the half-close passed on */
+	CHECK(setsockopt(c, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset)) ==
+	      0);
+	close(c);
+	/* 300 ms of the loop: each turn waits for something to happen (up
+	 * to 1 ms), unless something is always ready. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		loop_run_once(f.loop, 1);
+		turns++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 +
+			 (t.tv_nsec - t0.tv_nsec) / 1000000 <
+		 300);
+	CHECK(turns < 1000);
+	CHECK_INT(tarpit_get_counters(f.tp)->joined_open, 1);
+	close(m);
+	spin(50);
+	CHECK_INT(tarpit_get_counters(f.tp)->joined_open, 0);
+	teardown();
+}
+
 int
 main(void)
 {
@@ -634,5 +676,6 @@ main(void)
 	RUN(test_late_verdict_finds_nobody);
 	RUN(test_refused_replay_closes_cleanly);
 	RUN(test_mta_gone_after_data);
+	RUN(test_client_reset_after_half_close);
 	return 0;
 }
