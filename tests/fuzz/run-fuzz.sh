@@ -8,5 +8,8 @@ target=$1 seeds=$2 seconds=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
+# -error_exitcode=1: libFuzzer's own default, 77, is what meson takes for
+# a skipped test, and a crash would pass for one.
 "$target" -max_total_time="$seconds" -max_len=4096 -print_final_stats=1 \
+	-error_exitcode=1 \
 	-artifact_prefix="$work/" "$work" "$seeds"
