@@ -320,6 +320,31 @@ open_policy(struct gateway *gw, char *err)
 	return 0;
 }
 
+/* A tarpit port held at start is waited for this long: the child of a
+ * greygated killed a moment ago still holds it until its parent-death
+ * signal is through, and a supervisor starts greygated again at once. */
+#define PORT_WAIT_MS 5000
+
+/* tarpit_bind, waiting up to PORT_WAIT_MS for a port held by another;
+ * said when it waited. Return: as tarpit_bind. */
+static int
+bind_waiting(const struct sockaddr *addr, socklen_t len, uint16_t port)
+{
+	struct timespec pause = {0, 100 * 1000 * 1000};
+	int fd, waited_ms = 0;
+
+	while ((fd = tarpit_bind(addr, len)) == -EADDRINUSE &&
+	       waited_ms < PORT_WAIT_MS) {
+		nanosleep(&pause, NULL);
+		waited_ms += 100;
+	}
+	if (fd >= 0 && waited_ms)
+		log_info("tarpit port %u was held by another (a greygated that "
+			 "had just died?): bound after %d ms",
+			 port, waited_ms);
+	return fd;
+}
+
 /* The tarpit's listeners are bound here, while greygated may still bind
  * any port; the child serves them, and a restarted child the same ones.
  * slot: 0 for the tarpit's port, 2 for the stutter's. */
@@ -333,13 +358,14 @@ bind_port(struct gateway *gw, uint16_t port, int slot, char *err)
 
 	in4.sin_port = htons(port);
 	in6.sin6_port = in4.sin_port;
-	fd = tarpit_bind((struct sockaddr *)&in4, sizeof(in4));
+	fd = bind_waiting((struct sockaddr *)&in4, sizeof(in4), port);
 	if (fd < 0) {
-		snprintf(err, 512, "tarpit port %u: %s", port, strerror(-fd));
+		snprintf(err, 512, "tarpit port %u: %s%s", port, strerror(-fd),
+			 fd == -EADDRINUSE ? " (still, after 5 s)" : "");
 		return fd;
 	}
 	gw->listen_fd[slot] = fd;
-	fd = tarpit_bind((struct sockaddr *)&in6, sizeof(in6));
+	fd = bind_waiting((struct sockaddr *)&in6, sizeof(in6), port);
 	if (fd == -EAFNOSUPPORT || fd == -EADDRNOTAVAIL)
 		return 0; /* no IPv6 on this host */
 	if (fd < 0) {

@@ -144,10 +144,40 @@ echo "$out" | grep "already exists and is not ours" >/dev/null || fail "foreign 
 nsx gw nft list table inet greygate >/dev/null || fail "the foreign table was removed"
 echo "ok: foreign table: $out"
 
+# A tarpit port held at start, as the child of a greygated killed a moment
+# ago holds it until its parent-death signal is through: waited for (it
+# used to refuse at once, so a supervisor's restart failed one time in
+# three), and refused only once held past 5 s.
+nsx gw nft delete table inet greygate
+write_conf ""
+hold_port() { # SECONDS: port 2525 listened on by another process
+	netns_spawn gw python3 -c 'import socket, sys, time
+s = socket.socket()
+s.bind(("0.0.0.0", 2525))
+s.listen()
+print("held", flush=True)
+time.sleep(float(sys.argv[1]))' "$1" >"$NETNS_TMP/hold.out"
+	wait_for 5 grep -q held "$NETNS_TMP/hold.out" || fail "the port was not held"
+}
+hold_port 2
+netns_spawn gw "$greygated" --config "$conf" --foreground >"$NETNS_TMP/held.log" 2>&1
+gg=$SPAWNED
+wait_for 15 grep -q "greygated .* up" "$NETNS_TMP/held.log" || { cat "$NETNS_TMP/held.log"; fail "did not start once the port was free"; }
+grep -q "tarpit port 2525 was held by another (a greygated that had just died?): bound after [0-9]* ms" "$NETNS_TMP/held.log" ||
+	fail "the wait for the port was not said: $(cat "$NETNS_TMP/held.log")"
+kill "$gg"
+wait "$gg" || true
+echo "ok: a tarpit port held for 2 s at start: waited for, then started"
+hold_port 9
+holder=$SPAWNED
+expect_refusal "a tarpit port held past 5 s" "tarpit port 2525: Address already in use (still, after 5 s)" \
+	"$greygated" --config "$conf" --foreground
+kill "$holder" 2>/dev/null || true
+
 # greygated as a container's first process (PID 1 of its own PID
 # namespace): its child must know its parent by pid, not by "not 1" (it
 # used to exit at once, and again after every restart).
-nsx gw nft delete table inet greygate
+nsx gw nft delete table inet greygate 2>/dev/null || true
 write_conf ""
 netns_spawn gw unshare --pid --fork "$greygated" --config "$conf" --foreground \
 	>"$NETNS_TMP/pid1.log" 2>&1
