@@ -179,6 +179,18 @@ client_at_rcpt(const char *mail)
 	return c;
 }
 
+/* A client that said EHLO and asked at STARTTLS. */
+static int
+client_at_starttls(void)
+{
+	int c = client_after_ehlo();
+
+	put(c, "STARTTLS\r\n");
+	spin(20);
+	CHECK_INT(f.kind, TARPIT_ASK_STARTTLS);
+	return c;
+}
+
 /* The verdict PASS with a new connection to the "MTA"; returns the
  * MTA's end. */
 static int
@@ -345,10 +357,7 @@ test_starttls_handed(void)
 	int c, m;
 
 	setup(5000, 2000);
-	c = client_after_ehlo();
-	put(c, "STARTTLS\r\n");
-	spin(20);
-	CHECK_INT(f.kind, TARPIT_ASK_STARTTLS);
+	c = client_at_starttls();
 	m = hand_off(false);
 	put(m, "220 mta\r\n");
 	CHECK_STR(line_from(m), "EHLO c.test");
@@ -520,10 +529,7 @@ test_starttls_handoff_fails_unanswered(void)
 	int c, m;
 
 	setup(5000, 2000);
-	c = client_after_ehlo();
-	put(c, "STARTTLS\r\n");
-	spin(20);
-	CHECK_INT(f.kind, TARPIT_ASK_STARTTLS);
+	c = client_at_starttls();
 	m = hand_off(false);
 	put(m, "421 4.3.2 going away\r\n");
 	CHECK_STR(all_until_closed(c), "");
