@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* hiredis's async API on common/loop (see redis_loop.h). Replies come in
  * the order commands were sent, so the commands waiting are a queue and
- * one timer watches the oldest: when it is late the connection is
- * dropped, which fails every command waiting, and made again. */
+ * one timer watches the oldest, from its sending or the reply before it,
+ * whichever is later: when it is late the connection is dropped, which
+ * fails every command waiting, and made again. */
 #include <errno.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
@@ -218,10 +219,18 @@ on_reply(redisAsyncContext *ac, void *r, void *privdata)
 	struct pending *p = privdata;
 	redisReply *reply = r;
 
-	/* In order: it is the oldest. */
+	/* In order: it is the oldest. The next has its timeout from now
+	 * on: a backlog answered at Redis's pace is not a Redis that
+	 * stopped answering. */
 	c->head = p->next;
-	if (!c->head)
+	if (!c->head) {
 		c->tail = NULL;
+	} else {
+		uint64_t from_now = loop_now_ms(c->loop) + c->cfg.timeout_ms;
+
+		if (c->head->deadline_ms < from_now)
+			c->head->deadline_ms = from_now;
+	}
 	if (!reply && p->fn)
 		c->k.failed++;
 	if (p->fn) {

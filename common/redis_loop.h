@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A connection to Redis on greygate's own event loop: hiredis's async API
  * driven by common/loop, with what hiredis 0.14 lacks: a deadline on
- * connecting and on every command (a Redis that stops answering fails
- * the commands waiting, and the connection is made again), AUTH after
+ * connecting and on every reply (timeout_ms from the command's sending or
+ * the reply before it, whichever is later: a Redis that stops answering
+ * fails the commands waiting, and the connection is made again; a long
+ * backlog answered steadily does not), AUTH after
  * each connect, and reconnection with backoff (1 s doubling to 30 s, or
  * the config's maximum).
  * The loop never blocks on Redis. */

@@ -204,6 +204,48 @@ test_server_that_stops_answering(void)
 	rconn_free(c);
 }
 
+/* Issue 29 D4/R3: a backlog answered at Redis's pace (each reply within
+ * the deadline of the one before, all of them past it) is not a server
+ * that stopped answering: the deadline runs from the last reply. */
+static void
+test_deadline_from_the_last_reply(void)
+{
+	static const char busy[] =
+	        "local t = redis.call('TIME')\n"
+	        "local s = t[1] * 1000000 + t[2]\n"
+	        "repeat\n"
+	        "  local u = redis.call('TIME')\n"
+	        "  if u[1] * 1000000 + u[2] - s >= 100000 then break end\n"
+	        "until false\n"
+	        "return 1\n";
+	struct rconn *c = connect_with(PASSWORD, 1000);
+	struct answer a[15];
+	/* (each command larger than Redis reads at once: it answers each
+	 * as it is done, not the whole pipeline together) */
+	static char script[15][64 * 1024];
+	uint64_t sent;
+
+	CHECK(c);
+	RUN_UNTIL(rconn_up(c), 2000);
+	CHECK(rconn_up(c));
+	for (int i = 0; i < 15; i++) {
+		int n = snprintf(script[i], sizeof(script[i]), "%s-- %d ",
+		                 busy, i);
+
+		memset(script[i] + n, 'x', sizeof(script[i]) - n - 1);
+	}
+	sent = loop_now_ms(loop);
+	for (int i = 0; i < 15; i++)
+		CHECK_INT(cmd(c, &a[i], "EVAL", script[i], "0"), 0);
+	RUN_UNTIL(a[14].got, 5000);
+	CHECK(loop_now_ms(loop) - sent >= 1500);
+	for (int i = 0; i < 15; i++)
+		CHECK(a[i].got && !a[i].failed);
+	CHECK_INT(rconn_get_counters(c)->timeouts, 0);
+	CHECK(rconn_up(c));
+	rconn_free(c);
+}
+
 static void
 test_server_gone_and_back(void)
 {
@@ -243,6 +285,7 @@ main(void)
 	RUN(test_wrong_password_refused);
 	RUN(test_database_selected);
 	RUN(test_server_that_stops_answering);
+	RUN(test_deadline_from_the_last_reply);
 	RUN(test_server_gone_and_back);
 	loop_free(loop);
 	return 0;
