@@ -31,13 +31,13 @@ struct agreement {
 };
 
 static void
-on_agreed(int err, const char *why, void *ctx)
+on_agreed(const struct store_redis_agreement *ag, void *ctx)
 {
 	struct agreement *a = ctx;
 
 	a->told = true;
-	a->err = err;
-	snprintf(a->why, sizeof(a->why), "%s", why);
+	a->err = ag->err;
+	snprintf(a->why, sizeof(a->why), "%s", ag->why);
 }
 
 static void
@@ -166,8 +166,8 @@ copy(const struct config *cfg, bool to_redis, struct loop *loop,
 		        rconn_why(c)[0] ? rconn_why(c) : "no answer");
 		return 1;
 	}
-	r = store_redis_agree(c, "gg:", &cfg->grey, cfg->hostname, on_agreed,
-	                      &agreed);
+	r = store_redis_agree(c, "gg:", &cfg->grey, cfg->hostname, 0,
+	                      on_agreed, &agreed);
 	if (r == 0)
 		wait_until(loop, &agreed.told);
 	if (r < 0 || !agreed.told || agreed.err < 0) {

@@ -31,7 +31,7 @@ struct snapshot {
 	uint64_t child_restarts, handoffs_started, handoffs_failed;
 	uint64_t verdicts_unsent, records_refused;
 	struct shared_status shared; /* a shared store's (zero: none) */
-	uint64_t shared_up;
+	uint64_t shared_up, shared_disagreed;
 	bool sets_uncounted; /* passes and traps: kept in no count here */
 };
 
@@ -102,6 +102,10 @@ static const struct metric registry[] = {
          NULL, GAUGE, AT(shared.passes_known)},
         {"shared", "name_clash", NULL, "shared_name_clash", NULL, GAUGE,
          AT(shared.name_clash)},
+        {"shared", "disagrees", NULL, "shared_settings_disagree", NULL, GAUGE,
+         AT(shared_disagreed)},
+        {"shared", "restored", "# passes written back",
+         "shared_passes_restored_total", NULL, COUNTER, AT(shared.restored)},
         {"shared", "busy", "# busy", "shared_busy_total", NULL, COUNTER,
          AT(shared.busy)},
         {"shared", "writes", "# written", "shared_writes_total",
@@ -277,6 +281,14 @@ static const struct family {
          "Every gateway's passes known here, for decisions while Redis is "
          "away",
          GAUGE},
+        {"shared_settings_disagree",
+         "1 while the shared store holds other settings than this "
+         "gateway's: it writes nothing there and decides from what it knows",
+         GAUGE},
+        {"shared_passes_restored_total",
+         "Passes known here written back into a shared store that lacked "
+         "them (emptied)",
+         COUNTER},
         {"shared_name_clash",
          "1 while another gateway uses this one's hostname in the shared "
          "store",
@@ -503,6 +515,7 @@ take_snapshot(struct gateway *gw, struct snapshot *s)
 	if (gw->shared) {
 		shared_get_status(gw->shared, &s->shared);
 		s->shared_up = s->shared.up;
+		s->shared_disagreed = s->shared.disagreed;
 		s->sets_uncounted = true;
 	}
 }
@@ -585,6 +598,11 @@ metrics_status_text(struct gateway *gw, FILE *out)
 			                ? "; ANOTHER GATEWAY USES THIS "
 			                  "ONE'S NAME (hostname)"
 			                : "");
+		else if (s.shared.disagreed)
+			fprintf(out,
+			        "SETTINGS DISAGREE, this gateway yields "
+			        "(writes nothing there): %s",
+			        s.shared.last_error);
 		else
 			fprintf(out, "AWAY for %" PRId64 " s: %s",
 			        s.shared.down_since

@@ -14,6 +14,7 @@
 
 struct shared_write;
 struct shared_allow_entry;
+struct shared_restore;
 
 /* Run-time allow entries kept while Redis is away, at most. */
 #define ALLOWS_WAITING_MAX 1000
@@ -25,7 +26,16 @@ struct shared {
 	char password[256];
 	bool opening;   /* shared_open waits for the agreement */
 	bool agreed;    /* connected, and the keys agreed: decide from it */
-	bool disagreed; /* the store holds other keys */
+	bool disagreed; /* the store holds other settings: not written to */
+	bool agreeing;  /* an agreement asked, not yet answered */
+	bool answer_said; /* an error reply to the agreement, said */
+	int64_t agreed_asked; /* when the last agreement was asked (s) */
+	int64_t disagreed_said;
+	/* the site's settings this gateway agreed with (the store's clock;
+	 * 0: none yet, a newcomer), and when the store's were last written
+	 * from nothing (another value: it was emptied meanwhile) */
+	int64_t site_since, store_created;
+	struct loop_timer agree_again;
 	bool closing;
 	bool refused_said;
 	char instance[17]; /* this gateway's id (store_dir/instance-id) */
@@ -39,9 +49,12 @@ struct shared {
 	/* decisions under way (cancel and close walk them) */
 	struct shared_decision *decisions, *starting;
 	size_t in_flight;
-	/* writes waiting for Redis, oldest first */
+	/* writes waiting for Redis, or for room in the window, oldest
+	 * first; writes sent and not yet answered */
 	struct shared_write *waiting_head, *waiting_tail;
-	size_t nwaiting;
+	size_t nwaiting, writes_out;
+	/* the passes known here, written back into an emptied store */
+	struct shared_restore *restore;
 	struct store_redis_counters bad;
 	/* run-time allow entries made here while Redis was away, oldest
 	 * first (shared.c) */
@@ -60,6 +73,7 @@ struct shared {
 		uint64_t events, own_events, reconciles, reconciled;
 		uint64_t scan_bad;
 		uint64_t allows_sent, allows_failed, allows_taken;
+		uint64_t restored;
 	} k;
 };
 

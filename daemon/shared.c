@@ -25,9 +25,17 @@
 /* Writes kept while Redis is away (about 1.2 KB each): a day of a small
  * site's first sights; past it the oldest is dropped and counted. */
 #define WAITING_MAX 50000
+/* Writes sent and not yet answered, at most: a backlog (a long outage's,
+ * an emptied store's passes) goes out at the pace Redis answers. */
+#define WRITE_WINDOW 256
 #define COMMAND_TIMEOUT_MS 1000
 #define START_WAIT_MS 3000
 #define SAY_AGAIN_SEC 60
+/* The settings are agreed again this often (an emptied store refilled by
+ * another gateway, a newcomer's settings to put back), and an error
+ * reply to them (-LOADING) is asked again this soon. */
+#define AGREE_EVERY_SEC 10
+#define AGREE_RETRY_MS 500
 /* Reconnections back off from 1 s to at most this: a pass made elsewhere
  * while Redis was away reaches the sets this long after it is back. */
 #define RECONNECT_MAX_MS 4000
@@ -146,6 +154,9 @@ say_down(struct shared *sh)
 	}
 }
 
+static void agree(struct shared *sh);
+static void say_disagreed(struct shared *sh);
+
 static void
 on_minute(struct loop *loop, struct loop_timer *t, void *ctx)
 {
@@ -154,11 +165,17 @@ on_minute(struct loop *loop, struct loop_timer *t, void *ctx)
 
 	if (sh->agreed && now - sh->claimed_at >= CLAIM_EVERY_SEC)
 		claim_name(sh);
+	if ((sh->agreed || sh->disagreed) &&
+	    now - sh->agreed_asked >= AGREE_EVERY_SEC)
+		agree(sh);
+	if (sh->disagreed && now - sh->disagreed_said >= SAY_AGAIN_SEC)
+		say_disagreed(sh);
 	if (now - sh->passes_purged >= 60) {
 		sh->passes_purged = now;
 		shared_passes_purge(sh->passes, now);
 	}
-	if (sh->down_since && now - sh->down_said >= SAY_AGAIN_SEC) {
+	if (sh->down_since && !sh->disagreed &&
+	    now - sh->down_said >= SAY_AGAIN_SEC) {
 		sh->down_said = now;
 		log_warnx("store: Redis at %s still away for %" PRId64
 		          " s (%s); %zu decision(s) wait to be written",
@@ -170,8 +187,15 @@ on_minute(struct loop *loop, struct loop_timer *t, void *ctx)
 
 /* --- writes --- */
 
-static void send_write(struct shared_write *wr);
+/* The passes known here, on their way back into an emptied store. */
+struct shared_restore {
+	struct shared_pass *list;
+	size_t n, next;
+};
 
+static void pump(struct shared *sh);
+
+/* Kept until Redis answers and there is room (oldest first). */
 static void
 wait_for_redis(struct shared_write *wr)
 {
@@ -207,9 +231,11 @@ on_written(int err, void *ctx)
 	struct shared_write *wr = ctx;
 	struct shared *sh = wr->sh;
 
+	sh->writes_out--;
 	if (err == -EIO) {
+		/* The connection went: sent again when it is back. */
 		sh->k.writes_failed++;
-		wait_for_redis(wr); /* sent again when it is back */
+		wait_for_redis(wr);
 		return;
 	}
 	if (err < 0) {
@@ -227,39 +253,137 @@ on_written(int err, void *ctx)
 		sh->k.writes++;
 	}
 	free(wr);
+	pump(sh);
 }
 
+/* Sent now. Return: 0, or -errno (not sent: wr is the caller's). */
+static int
+send_now(struct shared_write *wr)
+{
+	struct shared *sh = wr->sh;
+	int r = store_redis_apply(sh->c, SHARED_PREFIX, &wr->before,
+	                          &wr->after,
+	                          sh->gw->cfg->grey.retry_window_sec,
+	                          sh->gw->cfg->hostname, on_written, wr);
+
+	if (r == 0)
+		sh->writes_out++;
+	return r;
+}
+
+/* A decision's writes: sent at once where Redis answers, there is room
+ * and nothing older waits; else kept. */
 static void
 send_write(struct shared_write *wr)
 {
 	struct shared *sh = wr->sh;
 
-	if (!sh->agreed ||
-	    store_redis_apply(sh->c, SHARED_PREFIX, &wr->before, &wr->after,
-	                      sh->gw->cfg->grey.retry_window_sec,
-	                      sh->gw->cfg->hostname, on_written, wr) < 0)
+	if (!sh->agreed || sh->waiting_head ||
+	    sh->writes_out >= WRITE_WINDOW || send_now(wr) < 0)
 		wait_for_redis(wr);
+}
+
+/* One known pass as a write: merged into what the store holds (the
+ * earlier since, the later end), on the stream where the store lacked
+ * it. */
+static struct shared_write *
+restore_write(struct shared *sh, const struct shared_pass *p)
+{
+	struct shared_write *wr = calloc(1, sizeof(*wr));
+	uint32_t ttl = sh->gw->cfg->grey.pass_ttl_sec;
+
+	if (!wr)
+		return NULL;
+	wr->sh = sh;
+	wr->before.pass_key = p->key;
+	wr->before.trap_key = p->key;
+	wr->before.pass_found = STORE_FOUND;
+	wr->before.pass.expires = p->expires;
+	wr->before.pass.since = p->since ? p->since : p->expires - ttl;
+	wr->before.pass.refreshed = p->expires - ttl;
+	wr->after = wr->before;
+	wr->after.pass_dirty = true;
+	return wr;
+}
+
+static void
+restore_done(struct shared *sh)
+{
+	struct shared_restore *rs = sh->restore;
+
+	log_info("store: %zu pass(es) known here written back into the "
+	         "shared store",
+	         rs->next);
+	free(rs->list);
+	free(rs);
+	sh->restore = NULL;
+}
+
+/* What waits goes, oldest first, then an emptied store's passes, while
+ * there is room in the window. */
+static void
+pump(struct shared *sh)
+{
+	while (sh->agreed && !sh->closing && sh->writes_out < WRITE_WINDOW) {
+		struct shared_write *wr = sh->waiting_head;
+
+		if (wr) {
+			if (send_now(wr) < 0)
+				return; /* (the connection is going) */
+			sh->waiting_head = wr->next;
+			if (!sh->waiting_head)
+				sh->waiting_tail = NULL;
+			sh->nwaiting--;
+			continue;
+		}
+		if (!sh->restore)
+			return;
+		if (sh->restore->next == sh->restore->n) {
+			restore_done(sh);
+			return;
+		}
+		wr = restore_write(sh,
+		                   &sh->restore->list[sh->restore->next]);
+		if (!wr || send_now(wr) < 0) {
+			free(wr);
+			return; /* (again at the next agreement) */
+		}
+		sh->restore->next++;
+		sh->k.restored++;
+	}
+}
+
+/* The store was emptied (or is another): every pass known here goes
+ * back into it, paced with the other writes. */
+static void
+restore_passes(struct shared *sh)
+{
+	struct shared_restore *rs = sh->restore;
+
+	if (rs) {
+		rs->next = 0; /* (emptied again: from the first) */
+		return;
+	}
+	rs = calloc(1, sizeof(*rs));
+	if (!rs || shared_passes_list(sh->passes, loop_wall_sec(sh->gw->loop),
+	                              &rs->list, &rs->n) < 0) {
+		free(rs);
+		log_warnx("store: no memory to write the passes known here "
+		          "back into the shared store");
+		return;
+	}
+	sh->restore = rs;
 }
 
 /* Redis is back and agreed: what waited goes, oldest first. */
 static void
 send_waiting(struct shared *sh)
 {
-	struct shared_write *wr = sh->waiting_head;
-	size_t n = sh->nwaiting;
-
-	sh->waiting_head = sh->waiting_tail = NULL;
-	sh->nwaiting = 0;
-	if (n)
+	if (sh->nwaiting)
 		log_info("store: writing %zu decision(s) made while Redis was "
-		         "away",
-		         n);
-	while (wr) {
-		struct shared_write *next = wr->next;
-
-		send_write(wr);
-		wr = next;
-	}
+		         "away, %u at a time",
+		         sh->nwaiting, WRITE_WINDOW);
+	pump(sh);
 }
 
 /* --- decisions --- */
@@ -315,6 +439,20 @@ on_fetched(struct grey_records *w, int err, void *ctx)
 		                       gw->cfg->grey.pass_ttl_sec, &w->pass)) {
 			w->pass_found = STORE_FOUND;
 			sh->k.from_known++;
+		}
+	} else if (w->want_pass &&
+	           (w->pass_found != STORE_FOUND ||
+	            w->pass.expires <= q->a.now)) {
+		/* A pass known here that the store lacks (emptied, or not
+		 * written back yet) is still a pass, and is written back. */
+		struct store_client known;
+
+		if (shared_passes_find(sh->passes, &w->pass_key, q->a.now,
+		                       gw->cfg->grey.pass_ttl_sec, &known)) {
+			w->pass = known;
+			w->pass_found = STORE_FOUND;
+			w->pass_dirty = true;
+			sh->k.restored++;
 		}
 	}
 	wr = malloc(sizeof(*wr));
@@ -655,34 +793,91 @@ shared_forget(struct shared *sh, const struct grey_client *key,
 
 /* --- the connection --- */
 
-static void
-on_agreed(int err, const char *why, void *ctx)
-{
-	struct shared *sh = ctx;
+static void on_agreed(const struct store_redis_agreement *a, void *ctx);
 
-	if (err == -EIO)
-		return; /* the connection went: agreed at the next */
-	if (err < 0) {
-		snprintf(sh->last_error, sizeof(sh->last_error), "%s", why);
-		sh->disagreed = true;
-		if (sh->opening)
-			return; /* shared_open says it */
-		log_warnx("store: %s: stopping (every gateway sharing a store "
-		          "must key and time the greylist alike)",
-		          why);
-		loop_quit(sh->gw->loop, 1);
+/* The settings compared with the store's (and written where absent). */
+static void
+agree(struct shared *sh)
+{
+	int r;
+
+	if (sh->agreeing || sh->closing || !rconn_up(sh->c))
+		return;
+	sh->agreed_asked = loop_wall_sec(sh->gw->loop);
+	r = store_redis_agree(sh->c, SHARED_PREFIX, &sh->gw->cfg->grey,
+	                      sh->gw->cfg->hostname, sh->site_since, on_agreed,
+	                      sh);
+	if (r == 0) {
+		sh->agreeing = true;
 		return;
 	}
+	snprintf(sh->last_error, sizeof(sh->last_error),
+	         "cannot ask for the settings: %s", strerror(-r));
+	loop_timer_arm(sh->gw->loop, &sh->agree_again,
+	               loop_now_ms(sh->gw->loop) + AGREE_RETRY_MS);
+}
+
+static void
+on_agree_again(struct loop *loop, struct loop_timer *t, void *ctx)
+{
+	agree(ctx);
+}
+
+static void
+say_disagreed(struct shared *sh)
+{
+	sh->disagreed_said = loop_wall_sec(sh->gw->loop);
+	log_warnx("store: %s; this gateway yields: it writes nothing to the "
+	          "shared store and decides from what it knows here until "
+	          "its settings agree (correct them and restart it)",
+	          sh->last_error);
+}
+
+/* Agreed (again): whatever waited for it goes. */
+static void
+agreed_now(struct shared *sh, const struct store_redis_agreement *a)
+{
+	bool emptied = sh->store_created && a->created_at != sh->store_created;
+	bool was = sh->agreed;
+
+	sh->store_created = a->created_at;
+	sh->site_since = a->since;
+	if (a->took_over)
+		log_warnx("store: the shared store held other settings, "
+		          "written by a gateway that agreed later than this "
+		          "site: this site's are back, and that gateway yields");
+	if (emptied)
+		log_warnx("store: Redis at %s was emptied since this gateway "
+		          "last agreed (its settings were gone; %s): %zu "
+		          "pass(es) known here and the run-time allow list "
+		          "are written back",
+		          sh->gw->cfg->store,
+		          a->created ? "written back from here"
+		                     : "written back by another gateway",
+		          shared_passes_count(sh->passes));
+	if (sh->disagreed) {
+		sh->disagreed = false;
+		log_info("store: this gateway's settings agree with the shared "
+		         "store's again");
+	}
 	sh->agreed = true;
+	sh->last_error[0] = 0;
+	if (emptied) {
+		sh->report_unsent = true;
+		restore_passes(sh);
+	}
+	if (was && !emptied) {
+		pump(sh);
+		return;
+	}
 	sh->report_unsent = true; /* (a Redis restarted empty lost it) */
 	if (sh->down_since)
 		log_info("store: Redis at %s is back after %" PRId64 " s",
 		         sh->gw->cfg->store,
 		         loop_wall_sec(sh->gw->loop) - sh->down_since);
-	else if (!sh->opening)
+	else if (!sh->opening && !was)
 		log_info("store: connected to Redis at %s", sh->gw->cfg->store);
 	sh->down_since = 0;
-	sh->last_error[0] = 0;
 	claim_name(sh);
 	send_waiting(sh);
 	send_waiting_allows(sh);
@@ -691,23 +886,61 @@ on_agreed(int err, const char *why, void *ctx)
 }
 
 static void
+on_agreed(const struct store_redis_agreement *a, void *ctx)
+{
+	struct shared *sh = ctx;
+
+	sh->agreeing = false;
+	if (a->err == -EIO)
+		return; /* the connection went: agreed at the next */
+	if (a->err == -EAGAIN) {
+		/* Redis is up but says no (still loading its data): asked
+		 * again on the same connection, not waited out. */
+		snprintf(sh->last_error, sizeof(sh->last_error), "%s", a->why);
+		if (!sh->answer_said && !sh->opening)
+			log_warnx("store: Redis at %s: %s: asked again every "
+			          "%u ms",
+			          sh->gw->cfg->store, a->why, AGREE_RETRY_MS);
+		sh->answer_said = true;
+		if (sh->agreed) {
+			sh->agreed = false;
+			say_down(sh);
+		}
+		loop_timer_arm(sh->gw->loop, &sh->agree_again,
+		               loop_now_ms(sh->gw->loop) + AGREE_RETRY_MS);
+		return;
+	}
+	sh->answer_said = false;
+	if (a->err < 0) {
+		/* A running gateway never stops for what another wrote: it
+		 * yields (writes nothing) and says so, every minute. */
+		bool was_said = sh->disagreed;
+
+		snprintf(sh->last_error, sizeof(sh->last_error), "%s", a->why);
+		sh->disagreed = true;
+		sh->agreed = false;
+		if (!sh->opening && !was_said)
+			say_disagreed(sh);
+		return;
+	}
+	agreed_now(sh, a);
+}
+
+static void
 on_state(struct rconn *c, bool up, const char *why, void *ctx)
 {
 	struct shared *sh = ctx;
-	int r;
 
 	if (!up) {
 		sh->agreed = false;
+		sh->agreeing = false; /* (its answer came back NULL) */
+		loop_timer_cancel(sh->gw->loop, &sh->agree_again);
 		snprintf(sh->last_error, sizeof(sh->last_error), "%s", why);
-		if (!sh->opening)
+		if (!sh->opening && !sh->disagreed)
 			say_down(sh);
 		return;
 	}
-	r = store_redis_agree(c, SHARED_PREFIX, &sh->gw->cfg->grey,
-	                      sh->gw->cfg->hostname, on_agreed, sh);
-	if (r < 0)
-		snprintf(sh->last_error, sizeof(sh->last_error),
-		         "cannot ask for the keys: %s", strerror(-r));
+	agree(sh);
 }
 
 int
@@ -724,6 +957,7 @@ shared_open(struct gateway *gw, char *err)
 	gw->shared = sh;
 	sh->gw = gw;
 	loop_timer_init(&sh->minute, on_minute, sh);
+	loop_timer_init(&sh->agree_again, on_agree_again, sh);
 	sh->passes = shared_passes_new();
 	if (!sh->passes)
 		return -ENOMEM;
@@ -776,6 +1010,7 @@ shared_close(struct shared *sh)
 	sh->closing = true;
 	shared_follow_stop(sh);
 	loop_timer_cancel(sh->gw->loop, &sh->minute);
+	loop_timer_cancel(sh->gw->loop, &sh->agree_again);
 	/* What waits fails (-ECANCELED to its caller) as the connection
 	 * goes. */
 	rconn_free(sh->c);
@@ -796,6 +1031,10 @@ shared_close(struct shared *sh)
 		sh->allows_waiting = a->next;
 		allow_waits(a); /* (closing: said, freed) */
 	}
+	if (sh->restore) {
+		free(sh->restore->list);
+		free(sh->restore);
+	}
 	explicit_bzero(sh->password, sizeof(sh->password));
 	shared_passes_free(sh->passes);
 	free(sh);
@@ -807,6 +1046,8 @@ shared_get_status(const struct shared *sh, struct shared_status *out)
 	memset(out, 0, sizeof(*out));
 	out->where = sh->gw->cfg->store;
 	out->up = sh->agreed;
+	out->disagreed = sh->disagreed;
+	out->restored = sh->k.restored;
 	out->following = sh->follow != NULL;
 	out->last_error = sh->last_error;
 	out->down_since = sh->down_since;

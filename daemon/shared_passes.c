@@ -107,46 +107,54 @@ shared_passes_find(const struct shared_passes *p, const struct grey_client *key,
 	out->expires = k->expires;
 	/* (a shared store keeps the earliest since: never later than it) */
 	out->since = k->since ? k->since : k->expires - (int64_t)pass_ttl_sec;
+	/* A pass ends pass_ttl after it was made or last refreshed: so a
+	 * decision from it refreshes no more often than the store's would. */
+	out->refreshed = k->expires - (int64_t)pass_ttl_sec;
+	if (out->refreshed < out->since)
+		out->refreshed = out->since;
 	return true;
 }
 
-/* The walk's gathering of the ended (twalk_r's closure). */
-struct ended {
+/* The walk's gathering of the ended, or of the live (twalk_r's
+ * closure). */
+struct gathered {
 	int64_t now;
+	bool live;
 	struct known_pass **keys;
 	size_t n, alloc;
 	bool failed;
 };
 
 static void
-gather_ended(const void *node, VISIT which, void *ctx)
+gather(const void *node, VISIT which, void *ctx)
 {
 	const struct known_pass *k = *(struct known_pass *const *)node;
-	struct ended *e = ctx;
+	struct gathered *g = ctx;
 
-	if ((which != postorder && which != leaf) || k->expires > e->now ||
-	    e->failed)
+	if ((which != postorder && which != leaf) ||
+	    (k->expires > g->now) != g->live || g->failed)
 		return;
-	if (e->n == e->alloc) {
-		size_t alloc = e->alloc ? 2 * e->alloc : 64;
-		void *keys = realloc(e->keys, alloc * sizeof(*e->keys));
+	if (g->n == g->alloc) {
+		size_t alloc = g->alloc ? 2 * g->alloc : 64;
+		void *keys = realloc(g->keys, alloc * sizeof(*g->keys));
 
 		if (!keys) {
-			e->failed = true; /* the rest at the next purge */
+			g->failed = true;
 			return;
 		}
-		e->keys = keys;
-		e->alloc = alloc;
+		g->keys = keys;
+		g->alloc = alloc;
 	}
-	e->keys[e->n++] = (struct known_pass *)k;
+	g->keys[g->n++] = (struct known_pass *)k;
 }
 
 size_t
 shared_passes_purge(struct shared_passes *p, int64_t now)
 {
-	struct ended e = {.now = now};
+	struct gathered e = {.now = now, .live = false};
 
-	twalk_r(p->root, gather_ended, &e);
+	/* (out of memory: the rest at the next purge) */
+	twalk_r(p->root, gather, &e);
 	for (size_t i = 0; i < e.n; i++) {
 		tdelete(e.keys[i], &p->root, cmp_key);
 		free(e.keys[i]);
@@ -154,6 +162,28 @@ shared_passes_purge(struct shared_passes *p, int64_t now)
 	p->count -= e.n;
 	free(e.keys);
 	return e.n;
+}
+
+int
+shared_passes_list(const struct shared_passes *p, int64_t now,
+                   struct shared_pass **out, size_t *n)
+{
+	struct gathered l = {.now = now, .live = true};
+	struct shared_pass *list;
+
+	twalk_r(p->root, gather, &l);
+	list = l.failed ? NULL : calloc(l.n ? l.n : 1, sizeof(*list));
+	if (!list) {
+		free(l.keys);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < l.n; i++)
+		list[i] = (struct shared_pass){l.keys[i]->key, l.keys[i]->since,
+		                               l.keys[i]->expires};
+	free(l.keys);
+	*out = list;
+	*n = l.n;
+	return 0;
 }
 
 size_t

@@ -34,7 +34,8 @@ void shared_passes_forget(struct shared_passes *p,
 
 /* shared_passes_find - key's pass if it lasts past now, as the record
  * the policy decides from: since (if not known, what it must have been
- * at the latest: expires less pass_ttl), expires; the rest 0.
+ * at the latest: expires less pass_ttl), expires, refreshed (expires
+ * less pass_ttl: when it was made or last refreshed); the counts 0.
  * Return: true if found. */
 bool shared_passes_find(const struct shared_passes *p,
                         const struct grey_client *key, int64_t now,
@@ -42,6 +43,17 @@ bool shared_passes_find(const struct shared_passes *p,
 
 /* shared_passes_purge - the ended ones dropped. Return: how many. */
 size_t shared_passes_purge(struct shared_passes *p, int64_t now);
+
+/* One known pass, as listed. */
+struct shared_pass {
+	struct grey_client key;
+	int64_t since, expires;
+};
+
+/* shared_passes_list - every pass lasting past now, in a new array (the
+ * caller frees it). Return: 0 or -ENOMEM. */
+int shared_passes_list(const struct shared_passes *p, int64_t now,
+                       struct shared_pass **out, size_t *n);
 
 /* shared_passes_count - how many are known. */
 size_t shared_passes_count(const struct shared_passes *p);

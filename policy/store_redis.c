@@ -431,12 +431,53 @@ store_redis_apply(struct rconn *c, const char *prefix,
 
 /* --- the keys every gateway must share --- */
 
-/* The first gateway's values stay; the hash comes back whole. */
+/* KEYS: the settings' hash. ARGV: since (the site's settings this
+ * gateway agreed with, as the store's clock told it; 0: a newcomer),
+ * the gateway's name, then the settings as name, value pairs.
+ * Absent (a new or emptied store): ours are written, with since (ours,
+ * or now) and created (now), times in microseconds of the store's clock
+ * (two gateways a moment apart are told apart). Present: a gateway that agreed earlier
+ * than the one who wrote them (their since is later) puts its own
+ * back; a newcomer never replaces them. Returns {state, the hash}:
+ * state 1 written from nothing, 2 ours replaced a later gateway's
+ * others, 0 found. */
 static const char agree_script[] =
-        "for i = 1, #ARGV - 1, 2 do\n"
-        "  redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1])\n"
+        "local function all()\n"
+        "  local h = redis.call('HGETALL', KEYS[1])\n"
+        "  local t = {}\n"
+        "  for i = 1, #h, 2 do t[h[i]] = h[i + 1] end\n"
+        "  return h, t\n"
         "end\n"
-        "return redis.call('HGETALL', KEYS[1])\n";
+        "local h, cur = all()\n"
+        "local ours = tonumber(ARGV[1]) or 0\n"
+        "local t = redis.call('TIME')\n"
+        "local now = t[1] .. string.format('%06d', tonumber(t[2]))\n"
+        "local state = 0\n"
+        "if #h == 0 then\n"
+        "  redis.call('HSET', KEYS[1], 'since', ours > 0 and ARGV[1] or now,\n"
+        "             'created', now, 'by', ARGV[2], unpack(ARGV, 3))\n"
+        "  state = 1\n"
+        "else\n"
+        "  local differ = false\n"
+        "  for i = 3, #ARGV - 1, 2 do\n"
+        "    if cur[ARGV[i]] ~= ARGV[i + 1] then differ = true end\n"
+        "  end\n"
+        "  local theirs = tonumber(cur['since'] or '')\n"
+        "  if ours > 0 and theirs and theirs > ours then\n"
+        "    redis.call('HSET', KEYS[1], 'since', ARGV[1], unpack(ARGV, 3))\n"
+        "    if differ then\n"
+        "      redis.call('HSET', KEYS[1], 'by', ARGV[2])\n"
+        "      state = 2\n"
+        "    end\n"
+        "  elseif not theirs and not differ then\n"
+        "    redis.call('HSET', KEYS[1], 'since', now)\n"
+        "  end\n"
+        "  if not cur['created'] then\n"
+        "    redis.call('HSET', KEYS[1], 'created', now)\n"
+        "  end\n"
+        "end\n"
+        "h = all()\n"
+        "return {state, h}\n";
 
 struct agree {
 	store_redis_agreed_fn *done;
@@ -459,45 +500,84 @@ hash_value(const redisReply *r, const char *name)
 	return NULL;
 }
 
+/* A time in the hash (0: absent or not a number). */
+static int64_t
+hash_time(const redisReply *r, const char *name)
+{
+	const char *v = hash_value(r, name);
+	char *end;
+	long long t;
+
+	if (!v)
+		return 0;
+	t = strtoll(v, &end, 10);
+	return end != v && !*end && t > 0 ? t : 0;
+}
+
+/* The script's answer: {state, hash}, or NULL. */
+static const redisReply *
+agreement_hash(const redisReply *reply, long long *state)
+{
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+	    reply->element[0]->type != REDIS_REPLY_INTEGER ||
+	    reply->element[1]->type != REDIS_REPLY_ARRAY)
+		return NULL;
+	*state = reply->element[0]->integer;
+	return reply->element[1];
+}
+
 static void
 on_agreed(struct redisReply *reply, void *ctx)
 {
 	struct agree *a = ctx;
-	char why[256] = "";
-	int err = 0;
+	struct store_redis_agreement out = {0};
+	const redisReply *h = NULL;
+	long long state = 0;
 
 	if (!reply) {
-		err = -EIO;
-		snprintf(why, sizeof(why), "the store did not answer");
-	} else if (reply->type != REDIS_REPLY_ARRAY) {
-		err = -EIO;
-		snprintf(why, sizeof(why), "the store refused: %s",
-		         reply->type == REDIS_REPLY_ERROR ? reply->str : "?");
+		out.err = -EIO;
+		snprintf(out.why, sizeof(out.why), "the store did not answer");
+	} else if (!(h = agreement_hash(reply, &state))) {
+		/* (a Redis still loading its data answers -LOADING) */
+		out.err = -EAGAIN;
+		snprintf(out.why, sizeof(out.why), "the store answered %s%s",
+		         reply->type == REDIS_REPLY_ERROR ? "" : "otherwise than "
+		                                                 "asked",
+		         reply->type == REDIS_REPLY_ERROR ? reply->str : "");
 	}
-	for (size_t i = 0; !err && i < 5; i++) {
-		const char *theirs = hash_value(reply, agreed_keys[i]);
-		const char *by = hash_value(reply, "by");
+	for (size_t i = 0; !out.err && i < 5; i++) {
+		const char *theirs = hash_value(h, agreed_keys[i]);
+		const char *by = hash_value(h, "by");
 
 		if (theirs && !strcmp(theirs, a->ours[i]))
 			continue;
-		err = -EINVAL;
-		snprintf(why, sizeof(why),
+		out.err = -EINVAL;
+		snprintf(out.why, sizeof(out.why),
 		         "%s is %s here but %s in the shared store (set by "
 		         "%s): every gateway sharing it must have the same",
 		         agreed_keys[i], a->ours[i],
 		         theirs ? theirs : "nothing", by ? by : "?");
 	}
-	a->done(err, why, a->ctx);
+	if (h) {
+		const char *by = hash_value(h, "by");
+
+		out.created = state == 1;
+		out.took_over = state == 2;
+		out.since = hash_time(h, "since");
+		out.created_at = hash_time(h, "created");
+		snprintf(out.by, sizeof(out.by), "%s", by ? by : "?");
+	}
+	a->done(&out, a->ctx);
 	free(a);
 }
 
 int
 store_redis_agree(struct rconn *c, const char *prefix,
                   const struct grey_config *cfg, const char *gateway,
-                  store_redis_agreed_fn *done, void *ctx)
+                  int64_t since, store_redis_agreed_fn *done, void *ctx)
 {
-	char key[STORE_REDIS_KEY_MAX];
-	const char *argv[4 + 2 * 6];
+	char key[STORE_REDIS_KEY_MAX], since_text[24];
+	const char *argv[4 + 2 + 2 * 5];
 	struct agree *a;
 	uint32_t values[5] = {cfg->prefix4, cfg->prefix6, cfg->delay_sec,
 	                      cfg->retry_window_sec, cfg->pass_ttl_sec};
@@ -510,17 +590,19 @@ store_redis_agree(struct rconn *c, const char *prefix,
 		return -ENOMEM;
 	a->done = done;
 	a->ctx = ctx;
+	snprintf(since_text, sizeof(since_text), "%lld",
+	         (long long)(since > 0 ? since : 0));
 	argv[0] = "EVAL";
 	argv[1] = agree_script;
 	argv[2] = "1";
 	argv[3] = key;
+	argv[4] = since_text;
+	argv[5] = gateway;
 	for (int i = 0; i < 5; i++) {
 		snprintf(a->ours[i], sizeof(a->ours[i]), "%u", values[i]);
-		argv[4 + 2 * i] = agreed_keys[i];
-		argv[5 + 2 * i] = a->ours[i];
+		argv[6 + 2 * i] = agreed_keys[i];
+		argv[7 + 2 * i] = a->ours[i];
 	}
-	argv[14] = "by";
-	argv[15] = gateway;
 	r = rconn_command(c, on_agreed, a, 16, argv, NULL);
 	if (r < 0)
 		free(a);

@@ -100,22 +100,43 @@ int store_redis_apply(struct rconn *c, const char *prefix,
                       uint32_t retry_window_sec, const char *gateway,
                       store_redis_applied_fn *done, void *ctx);
 
-/* Told whether this gateway's keys agree with the store's: err 0, or
- * -EINVAL with why naming the first key that differs and both values,
- * or -EIO (the connection failed). */
-typedef void store_redis_agreed_fn(int err, const char *why, void *ctx);
+/* What the store's settings say against this gateway's. */
+struct store_redis_agreement {
+	/* 0 (agreed), -EINVAL (they differ: why names the first key and
+	 * both values), -EAGAIN (Redis answered an error, -LOADING while it
+	 * reads its data: ask again), -EIO (the connection failed) */
+	int err;
+	char why[256];
+	bool created;   /* they were absent: ours written (a new or emptied
+	                   store) */
+	bool took_over; /* ours replaced those of a gateway that agreed later */
+	int64_t since;      /* when the site's settings were first agreed
+	                       (microseconds, the store's clock) */
+	int64_t created_at; /* when the store's settings were written from
+	                       nothing: another value later means it was
+	                       emptied meanwhile */
+	char by[64];        /* the gateway that wrote them */
+};
+
+typedef void store_redis_agreed_fn(const struct store_redis_agreement *a,
+                                   void *ctx);
 
 /*
  * store_redis_agree - every gateway sharing a store must key and time
  * the greylist alike: client_prefix4, client_prefix6, delay,
- * retry_window and pass_ttl are kept in the hash PREFIXconfig, written
- * by the first gateway (with its name in "by") and compared by every
- * later one, atomically.
+ * retry_window and pass_ttl are kept in the hash PREFIXconfig with
+ * "since" (when the site agreed on them), "created" and "by",
+ * atomically compared and, where absent, written. A gateway never stops
+ * another: one that agreed earlier than whoever wrote the settings puts
+ * its own back (an emptied store refilled by a newcomer), and a newcomer
+ * (since 0) never replaces them: it is the one that yields.
+ * @since: the since of the settings this gateway agreed with (0: none
+ *         yet)
  * Return: 0 (under way: done is called once), or -errno.
  */
 int store_redis_agree(struct rconn *c, const char *prefix,
                       const struct grey_config *cfg, const char *gateway,
-                      store_redis_agreed_fn *done, void *ctx);
+                      int64_t since, store_redis_agreed_fn *done, void *ctx);
 
 /*
  * store_redis_allow - a run-time allow entry (greygatectl allow) for

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Following the shared store's stream of passes and traps (see
  * store_redis.h): on each connection, first where the stream stands
- * against the last id applied (a gap is told, for a reconcile from the
- * keys), then XREAD BLOCK from that id, again and again. */
+ * against the last id applied, and when the store's settings were
+ * written (a gap is told, for a reconcile from the keys, and whether
+ * Redis was emptied or the stream trimmed), then XREAD BLOCK from that
+ * id, again and again. An error reply (-LOADING while Redis reads its
+ * data) is asked again a moment later, from the check. */
 #include <errno.h>
 #include <hiredis/hiredis.h>
 #include <inttypes.h>
@@ -10,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loop.h"
 #include "redis_loop.h"
 #include "store_redis.h"
 
@@ -17,11 +21,19 @@
 #define BLOCK_TEXT "1000" /* the same, for XREAD */
 #define BATCH "1000"
 #define ID_MAX 48
+#define AGAIN_MS 500
 
 struct store_redis_follow {
+	struct loop *loop;
 	struct rconn *c;
-	char stream[STORE_REDIS_KEY_MAX];
+	struct loop_timer again;
+	char stream[STORE_REDIS_KEY_MAX], config[STORE_REDIS_KEY_MAX];
 	char last_id[ID_MAX];
+	/* at the check: nothing applied yet; the stream's first entry */
+	bool fresh, empty, trimmed;
+	/* the store's settings' "created" at the last check ("-": absent;
+	 * "": not checked yet) */
+	char created[32];
 	store_redis_event_fn *fn;
 	store_redis_gap_fn *gap;
 	void *ctx;
@@ -120,6 +132,27 @@ entry(struct store_redis_follow *f, const redisReply *e)
 	return 0;
 }
 
+static void check(struct store_redis_follow *f);
+
+/* An error reply: the check again, a moment later. */
+static bool
+refused(struct store_redis_follow *f, const redisReply *r)
+{
+	if (r->type != REDIS_REPLY_ERROR)
+		return false;
+	loop_timer_arm(f->loop, &f->again, loop_now_ms(f->loop) + AGAIN_MS);
+	return true;
+}
+
+static void
+on_again(struct loop *loop, struct loop_timer *t, void *ctx)
+{
+	struct store_redis_follow *f = ctx;
+
+	if (rconn_up(f->c))
+		check(f);
+}
+
 /* XREAD's answer: nil (nothing new in BLOCK_MS), or [[stream,
  * [entry, ...]]]. */
 static void
@@ -127,8 +160,8 @@ on_read(struct redisReply *r, void *ctx)
 {
 	struct store_redis_follow *f = ctx;
 
-	if (!r)
-		return; /* the connection is lost; on_state starts again */
+	if (!r || refused(f, r))
+		return; /* (lost: on_state starts again) */
 	if (r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
 	    r->element[0]->type == REDIS_REPLY_ARRAY &&
 	    r->element[0]->elements == 2 &&
@@ -157,15 +190,11 @@ on_first(struct redisReply *r, void *ctx)
 	struct store_redis_follow *f = ctx;
 	const char *first;
 
-	if (!r)
-		return;
+	if (!r || r->type == REDIS_REPLY_ERROR)
+		return; /* (on_created tells) */
 	first = only_id(r);
-	if (!first)
-		f->gap("the stream is empty: a new or emptied Redis", f->ctx);
-	else if (id_after(first, f->last_id))
-		f->gap("the stream was trimmed past the last entry applied",
-		       f->ctx);
-	read_more(f);
+	f->empty = !first;
+	f->trimmed = first && id_after(first, f->last_id);
 }
 
 /* Where the stream ends (XREVRANGE + - COUNT 1): a first start goes on
@@ -176,12 +205,65 @@ on_last(struct redisReply *r, void *ctx)
 	struct store_redis_follow *f = ctx;
 	const char *last;
 
-	if (!r)
-		return;
+	if (!r || r->type == REDIS_REPLY_ERROR)
+		return; /* (on_created tells) */
 	last = only_id(r);
 	snprintf(f->last_id, sizeof(f->last_id), "%s", last ? last : "0-0");
-	f->gap("no entry applied yet", f->ctx);
+}
+
+/* When the settings were written (asked after the stream, on the same
+ * connection: answered after it): the gap, told as what it is. */
+static void
+on_created(struct redisReply *r, void *ctx)
+{
+	struct store_redis_follow *f = ctx;
+	const char *now;
+	bool first_start = !f->created[0], emptied;
+
+	if (!r || refused(f, r))
+		return;
+	now = r->type == REDIS_REPLY_STRING ? r->str : "-";
+	emptied = !first_start && strcmp(now, f->created) != 0;
+	snprintf(f->created, sizeof(f->created), "%s", now);
+	if (f->fresh)
+		f->gap("no entry applied yet", f->ctx);
+	else if (emptied && !strcmp(now, "-"))
+		f->gap("Redis was emptied (its settings are gone too)",
+		       f->ctx);
+	else if (emptied)
+		f->gap("Redis was emptied and written anew since (its "
+		       "settings are new)",
+		       f->ctx);
+	else if (f->empty)
+		f->gap("the stream is empty: trimmed to nothing, or a new "
+		       "Redis",
+		       f->ctx);
+	else if (f->trimmed)
+		f->gap("the stream was trimmed past the last entry applied",
+		       f->ctx);
 	read_more(f);
+}
+
+static void
+check(struct store_redis_follow *f)
+{
+	const char *created[] = {"HGET", f->config, "created"};
+
+	loop_timer_cancel(f->loop, &f->again);
+	f->empty = f->trimmed = false;
+	f->fresh = !f->last_id[0];
+	if (f->fresh) {
+		const char *argv[] = {"XREVRANGE", f->stream, "+",
+		                      "-",         "COUNT",   "1"};
+
+		rconn_command(f->c, on_last, f, 6, argv, NULL);
+	} else {
+		const char *argv[] = {"XRANGE", f->stream, "-",
+		                      "+",      "COUNT",   "1"};
+
+		rconn_command(f->c, on_first, f, 6, argv, NULL);
+	}
+	rconn_command(f->c, on_created, f, 3, created, NULL);
 }
 
 static void
@@ -189,19 +271,10 @@ on_state(struct rconn *c, bool up, const char *why, void *ctx)
 {
 	struct store_redis_follow *f = ctx;
 
-	if (!up)
-		return;
-	if (!f->last_id[0]) {
-		const char *argv[] = {"XREVRANGE", f->stream, "+",
-		                      "-",         "COUNT",   "1"};
-
-		rconn_command(c, on_last, f, 6, argv, NULL);
-	} else {
-		const char *argv[] = {"XRANGE", f->stream, "-",
-		                      "+",      "COUNT",   "1"};
-
-		rconn_command(c, on_first, f, 6, argv, NULL);
-	}
+	if (up)
+		check(f);
+	else
+		loop_timer_cancel(f->loop, &f->again);
 }
 
 struct store_redis_follow *
@@ -217,6 +290,8 @@ store_redis_follow_new(struct loop *loop, const struct rconn_config *cfg,
 		return NULL;
 	if (snprintf(f->stream, sizeof(f->stream), "%sstream", prefix) >=
 	            (int)sizeof(f->stream) ||
+	    snprintf(f->config, sizeof(f->config), "%sconfig", prefix) >=
+	            (int)sizeof(f->config) ||
 	    (last_id && strlen(last_id) >= sizeof(f->last_id))) {
 		free(f);
 		errno = ENAMETOOLONG;
@@ -226,6 +301,8 @@ store_redis_follow_new(struct loop *loop, const struct rconn_config *cfg,
 	f->fn = fn;
 	f->gap = gap;
 	f->ctx = ctx;
+	f->loop = loop;
+	loop_timer_init(&f->again, on_again, f);
 	/* A read blocks up to BLOCK_MS: its deadline is beyond that. */
 	mine.timeout_ms = cfg->timeout_ms + BLOCK_MS;
 	f->c = rconn_new(loop, &mine, on_state, f);
@@ -241,6 +318,7 @@ store_redis_follow_free(struct store_redis_follow *f)
 {
 	if (!f)
 		return;
+	loop_timer_cancel(f->loop, &f->again);
 	rconn_free(f->c);
 	free(f);
 }

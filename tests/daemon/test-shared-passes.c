@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "check.h"
 #include "policy.h"
@@ -48,6 +49,56 @@ test_found_while_it_lasts(void)
 	CHECK_INT(rec.since, T0 - 500);
 	CHECK_INT(rec.expires, T0 + 900);
 	CHECK_INT(shared_passes_count(p), 1);
+	shared_passes_free(p);
+}
+
+/* Issue 29 D3: a pass known here was made or last refreshed pass_ttl
+ * before its end: a delivery decided from it (Redis away) refreshes it
+ * at most once per refresh_interval, as the store's record would. */
+static void
+test_refresh_interval_holds(void)
+{
+	struct shared_passes *p = shared_passes_new();
+	struct grey_config cfg;
+	struct grey *bare;
+	struct grey_attempt a = {.kind = GREY_ATTEMPT_RCPT, .now = T0,
+	                         .helo = "", .sender = "a@example.org",
+	                         .rcpt = "b@example.net",
+	                         .path = GREY_PATH_FAST, .reply = 250};
+	struct grey_records w;
+	struct grey_decision d;
+
+	CHECK(p);
+	grey_config_defaults(&cfg); /* refresh_interval: an hour */
+	bare = grey_new(&cfg, NULL);
+	CHECK(bare);
+	a.client.family = AF_INET;
+	memcpy(a.client.bytes, (uint8_t[]){198, 51, 100, 7}, 4);
+	grey_records_prepare(bare, &a, &w);
+	/* passed 10 minutes ago */
+	CHECK_INT(shared_passes_put(p, &w.pass_key, T0 - 600,
+	                            T0 - 600 + cfg.pass_ttl_sec),
+	          0);
+	CHECK(shared_passes_find(p, &w.pass_key, T0, cfg.pass_ttl_sec,
+	                         &w.pass));
+	CHECK_INT(w.pass.refreshed, T0 - 600);
+	w.pass_found = STORE_FOUND;
+	CHECK_INT(grey_decide_records(bare, &a, &w, &d), 0);
+	CHECK_INT(d.action, GREY_PASS); /* not a refresh */
+	/* refreshed 2 hours ago (its end moved on): refreshed now */
+	a.now = T0 + 7200;
+	CHECK_INT(shared_passes_put(p, &w.pass_key, 0,
+	                            T0 + cfg.pass_ttl_sec),
+	          0);
+	grey_records_prepare(bare, &a, &w);
+	CHECK(shared_passes_find(p, &w.pass_key, a.now, cfg.pass_ttl_sec,
+	                         &w.pass));
+	CHECK_INT(w.pass.refreshed, T0);
+	CHECK_INT(w.pass.since, T0 - 600);
+	w.pass_found = STORE_FOUND;
+	CHECK_INT(grey_decide_records(bare, &a, &w, &d), 0);
+	CHECK_INT(d.action, GREY_REFRESH);
+	grey_free(bare);
 	shared_passes_free(p);
 }
 
@@ -141,6 +192,7 @@ main(void)
 {
 	RUN(test_found_while_it_lasts);
 	RUN(test_start_not_known);
+	RUN(test_refresh_interval_holds);
 	RUN(test_keys_told_apart);
 	RUN(test_purge);
 	return 0;

@@ -379,27 +379,35 @@ test_two_gateways(void)
 }
 
 static bool agreed;
-static int agree_err;
-static char agree_why[256];
+static struct store_redis_agreement agreement;
 
 static void
-on_agreed(int err, const char *why, void *ctx)
+on_agreed(const struct store_redis_agreement *a, void *ctx)
 {
 	agreed = true;
-	agree_err = err;
-	snprintf(agree_why, sizeof(agree_why), "%s", why);
+	agreement = *a;
+}
+
+/* A gateway's agreement, as one that agreed at since (0: a newcomer). */
+static int
+agree_since(const struct grey_config *cfg, const char *gateway, int64_t since)
+{
+	agreed = false;
+	CHECK_INT(store_redis_agree(conn, "gg:", cfg, gateway, since,
+	                            on_agreed, NULL),
+	          0);
+	LOOP_UNTIL(loop, agreed, 2000);
+	CHECK(agreed);
+	return agreement.err;
 }
 
 static int
 agree(const struct grey_config *cfg, const char *gateway)
 {
-	agreed = false;
-	CHECK_INT(store_redis_agree(conn, "gg:", cfg, gateway, on_agreed, NULL),
-	          0);
-	LOOP_UNTIL(loop, agreed, 2000);
-	CHECK(agreed);
-	return agree_err;
+	return agree_since(cfg, gateway, 0);
 }
+
+#define agree_why agreement.why
 
 /* The first gateway's keys stand; one that differs is told which key
  * and both values. */
@@ -412,7 +420,9 @@ test_gateways_agree_on_keys(void)
 	redis(2, del);
 	grey_config_defaults(&cfg);
 	CHECK_INT(agree(&cfg, "mx1"), 0);
+	CHECK(agreement.created);
 	CHECK_INT(agree(&cfg, "mx2"), 0);
+	CHECK(!agreement.created);
 	cfg.prefix4 = 16;
 	CHECK_INT(agree(&cfg, "mx3"), -EINVAL);
 	CHECK_STR(agree_why, "client_prefix4 is 16 here but 24 in the shared "
@@ -422,6 +432,67 @@ test_gateways_agree_on_keys(void)
 	cfg.delay_sec = 60;
 	CHECK_INT(agree(&cfg, "mx3"), -EINVAL);
 	CHECK(strstr(agree_why, "delay is 60 here but 300"));
+}
+
+/* Issue 29 D1: a newcomer that finds an emptied store first writes its
+ * own settings; the gateways that agreed before put the site's back,
+ * and the newcomer is the one that disagrees (no gateway of the site is
+ * told to stop). The emptying shows in created. */
+static void
+test_site_settings_survive_a_newcomer(void)
+{
+	const char *del[] = {"DEL", "gg:config"};
+	struct grey_config site, rogue;
+	int64_t since, created;
+
+	redis(2, del);
+	grey_config_defaults(&site);
+	grey_config_defaults(&rogue);
+	rogue.delay_sec = 5;
+	CHECK_INT(agree(&site, "mx1"), 0);
+	since = agreement.since;
+	created = agreement.created_at;
+	CHECK(since > 0);
+	CHECK(created > 0);
+	/* Emptied; the newcomer is first. */
+	redis(2, del);
+	CHECK_INT(agree(&rogue, "rogue"), 0);
+	CHECK(agreement.created);
+	CHECK(agreement.since > since);
+	CHECK(agreement.created_at != created);
+	/* mx1, agreed earlier: the site's settings are back. */
+	CHECK_INT(agree_since(&site, "mx1", since), 0);
+	CHECK(agreement.took_over);
+	CHECK(agreement.since == since);
+	CHECK_STR(agreement.by, "mx1");
+	/* mx2 (agreed with the site too) agrees; the newcomer does not. */
+	CHECK_INT(agree_since(&site, "mx2", since), 0);
+	CHECK(!agreement.took_over);
+	CHECK_INT(agree(&rogue, "rogue"), -EINVAL);
+	CHECK(strstr(agree_why, "delay is 5 here but 300"));
+	/* A newcomer with the site's settings takes the site's since. */
+	CHECK_INT(agree(&site, "mx3"), 0);
+	CHECK(agreement.since == since);
+	/* Settings older than a gateway's own are never replaced. */
+	CHECK_INT(agree_since(&rogue, "rogue", since + 1000000), -EINVAL);
+}
+
+/* Issue 29 R1: an error reply (Redis loading, a key of another type)
+ * is not a lost connection: the caller is told to ask again. */
+static void
+test_agreement_error_reply_is_asked_again(void)
+{
+	const char *wrong[] = {"SET", "gg:config", "text"};
+	const char *del[] = {"DEL", "gg:config"};
+	struct grey_config cfg;
+
+	grey_config_defaults(&cfg);
+	redis(3, wrong);
+	CHECK_INT(agree(&cfg, "mx1"), -EAGAIN);
+	CHECK(strstr(agree_why, "WRONGTYPE"));
+	CHECK(rconn_up(conn));
+	redis(2, del);
+	CHECK_INT(agree(&cfg, "mx1"), 0);
 }
 
 static int events, gaps;
@@ -508,7 +579,8 @@ test_follow_the_stream(void)
 	CHECK(f);
 	LOOP_UNTIL(loop, gaps == 1, 3000);
 	CHECK_INT(gaps, 1);
-	CHECK_STR(last_gap, "the stream is empty: a new or emptied Redis");
+	CHECK_STR(last_gap,
+	          "the stream is empty: trimmed to nothing, or a new Redis");
 	/* What comes after, comes. */
 	redis(11, good);
 	LOOP_UNTIL(loop, events == 2, 3000);
@@ -524,6 +596,47 @@ test_follow_the_stream(void)
 	CHECK_STR(last_gap, "the stream was trimmed past the last entry "
 	                    "applied");
 	CHECK_INT(events, 3); /* and what it still holds is read */
+	store_redis_follow_free(f);
+}
+
+/* Issue 29 D5: a follower that comes back to an emptied Redis says so,
+ * not "trimmed": the store's settings are gone, or written anew. */
+static void
+test_follow_tells_an_emptied_redis(void)
+{
+	const char *flush[] = {"FLUSHALL"};
+	const char *del[] = {"DEL", "gg:config"};
+	const char *kill_others[] = {"CLIENT", "KILL", "SKIPME", "yes",
+	                             "TYPE",   "normal"};
+	struct rconn_config rc = {.unix_path = server.sock,
+	                          .password = REDIS_TEST_PASSWORD,
+	                          .timeout_ms = 300};
+	struct store_redis_follow *f;
+	struct grey_config cfg;
+
+	grey_config_defaults(&cfg);
+	redis(1, flush);
+	CHECK_INT(agree(&cfg, "mx1"), 0);
+	gaps = 0;
+	f = store_redis_follow_new(loop, &rc, "gg:", NULL, on_event, on_gap,
+	                           NULL);
+	CHECK(f);
+	LOOP_UNTIL(loop, gaps == 1, 3000);
+	CHECK_STR(last_gap, "no entry applied yet");
+	/* Emptied and agreed anew while it was away. */
+	redis(2, del);
+	CHECK_INT(agree(&cfg, "mx2"), 0);
+	redis(6, kill_others);
+	LOOP_UNTIL(loop, gaps == 2, 4000);
+	CHECK_INT(gaps, 2);
+	CHECK_STR(last_gap, "Redis was emptied and written anew since (its "
+	                    "settings are new)");
+	/* Emptied, nobody back yet. */
+	redis(2, del);
+	redis(6, kill_others);
+	LOOP_UNTIL(loop, gaps == 3, 4000);
+	CHECK_INT(gaps, 3);
+	CHECK_STR(last_gap, "Redis was emptied (its settings are gone too)");
 	store_redis_follow_free(f);
 }
 
@@ -1058,7 +1171,10 @@ main(void)
 	RUN(test_bad_records_are_absent);
 	RUN(test_two_gateways);
 	RUN(test_gateways_agree_on_keys);
+	RUN(test_site_settings_survive_a_newcomer);
+	RUN(test_agreement_error_reply_is_asked_again);
 	RUN(test_follow_the_stream);
+	RUN(test_follow_tells_an_emptied_redis);
 	RUN(test_allow_entries);
 	RUN(test_forget);
 	RUN(test_report_figures);

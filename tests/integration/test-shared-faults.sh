@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A site of gateways on one real redis-server through the faults an
+# outside tester found (issue 29), all real parts: three gateways (the
+# policy door, asked by a real Postfix on mx1 and by hand), Redis on a
+# host of its own. Asserted:
+#  - D2: a pass a gateway holds is never answered "Greylisted" by it: the
+#    pass deleted from Redis, the client's mail from a new sender through
+#    mx1's Postfix is accepted at once, and the pass is written back;
+#  - R1: Redis restarted and answering -LOADING for seconds: the gateway
+#    asks again on the same connection and is back within seconds of the
+#    load's end (it stayed AWAY for good);
+#  - D1, D5: mx1 and mx2 cut off from Redis (an nft drop in their
+#    namespaces), Redis emptied, a newcomer with another delay reaches it
+#    first and writes its settings; healed: mx1 and mx2 keep running, say
+#    Redis was emptied (not "trimmed"), put the site's settings and the
+#    passes they hold back; the newcomer yields (log, status, metric) and
+#    keeps running.
+set -euo pipefail
+here=$(dirname "$0")
+. "$here/../lib/netns.sh"
+. "$here/../lib/postfix.sh"
+
+[ -x /usr/bin/redis-server ] || { echo "no redis-server (scripts/deps installs it): skipped"; exit 77; }
+
+netns_init
+for host in sender mx1 mx2 mx3 redis; do netns_host $host; done
+netns_link sender 203.0.113.10/28 mx1 203.0.113.1/28
+netns_link mx1 198.51.100.1/28 redis 198.51.100.2/28
+netns_link mx2 198.51.100.17/28 redis 198.51.100.18/28
+netns_link mx3 198.51.100.33/28 redis 198.51.100.34/28
+
+. "$here/../lib/shared-site.sh"
+redis_setup 198.51.100.2 198.51.100.18 198.51.100.34
+
+# Each gateway the policy door alone (no capture: nothing but the store
+# to share), delay 1 s.
+site_conf() { # NAME REDIS_ADDRESS [DELAY]
+	gg_conf "$1" "$2" "[policy]
+listen = inet:127.0.0.1:10023"
+	sed -i -e 's/^interface = any$/gateway = no/' -e "s/^delay = 3\$/delay = ${3:-1}/" \
+		"$NETNS_TMP/$1/greygate.conf"
+}
+site_conf mx1 198.51.100.2
+site_conf mx2 198.51.100.18
+gg_start mx1
+gg_start mx2
+client=203.0.113.10
+net=203.0.113.0/24
+
+postfix_new rx1 mx1 "203.0.113.1" "
+smtpd_recipient_restrictions = check_policy_service inet:127.0.0.1:10023, permit_mynetworks, reject"
+postfix_start rx1
+postfix_wait_listening rx1 203.0.113.1 || fail "mx1's Postfix is not listening"
+rcpt() { # [SENDER]
+	SMTP_SENDER=${1:-alice@client.test} nsx sender python3 "$here/../lib/smtp-session.py" \
+		try "$client" 203.0.113.1 || true
+}
+
+# The client passes at mx1: greylisted, then its retry after the delay.
+[[ "$(rcpt)" == *"RCPT 450"* ]] || fail "the first attempt was not greylisted"
+sleep 1.2
+reply=$(rcpt)
+[[ "$reply" == *"RCPT 250"* ]] || fail "the retry did not pass: $reply"
+wait_for 5 eval '[ "$(ggctl mx2 status --json | jq .shared.passes_known)" -ge 1 ]' ||
+	fail "mx2 did not hear of the pass"
+echo "ok: a client passed at mx1, mx2 knows of it"
+
+# --- D2: the store lacks a pass a gateway holds ---
+[ "$(rcli DEL "gg:pass:$net")" = 1 ] || fail "no pass key in Redis"
+reply=$(rcpt new-sender@client.test)
+[[ "$reply" == *"RCPT 250"* ]] || fail "a pass mx1 holds, gone from Redis, was answered: $reply"
+[ "$(rcli EXISTS "gg:pass:$net")" = 1 ] || fail "the pass was not written back"
+echo "ok: a pass gone from Redis is still a pass at the gateway that holds it, and is written back"
+
+# --- R1: Redis answers -LOADING for seconds after a restart ---
+for i in $(seq 1 2000); do echo "SET filler:$i x"; done | rcli >/dev/null
+rcli SAVE >/dev/null
+redis_stop
+cp "$rdir/redis.conf" "$rdir/redis.conf.plain"
+printf 'loading-process-events-interval-bytes 1024\nkey-load-delay 1500\n' >>"$rdir/redis.conf"
+netns_spawn redis /usr/bin/redis-server "$rdir/redis.conf"
+REDIS_PID=$SPAWNED
+wait_for 10 logged mx1 "LOADING" || fail "mx1 did not say Redis answers LOADING: $(grep store: "$(gg_log mx1)" | tail -3)"
+wait_for 20 grep -q "Done loading" "$rdir/redis.log" || fail "Redis did not load"
+wait_for 3 eval 'ggctl mx1 status | grep -q "^store: .*connected"' ||
+	fail "mx1 not back 3 s after Redis loaded: $(ggctl mx1 status | grep store:)"
+echo "ok: Redis loading its data for $(grep -o 'loaded from disk: [0-9.]* seconds' "$rdir/redis.log" | grep -o '[0-9.]*') s: mx1 asked again and came back"
+
+# --- D1, D5: a newcomer with other settings first at an emptied Redis ---
+cut() { nsx "$1" nft -f - <<NFT
+table inet cut {
+	chain out { type filter hook output priority 0; ip daddr $2 drop; }
+}
+NFT
+}
+cut mx1 198.51.100.2
+cut mx2 198.51.100.18
+redis_stop
+mv "$rdir/redis.conf.plain" "$rdir/redis.conf"
+rm -f "$rdir/dump.rdb"
+redis_start
+site_conf mx3 198.51.100.34 5
+gg_start mx3
+[ "$(rcli HGET gg:config delay)" = 5 ] || fail "the newcomer did not write its settings into the empty store"
+nsx mx1 nft delete table inet cut
+nsx mx2 nft delete table inet cut
+# (an attempt meets the old connection's end at once)
+ask_door mx1 $client >/dev/null || true
+ask_door mx2 $client >/dev/null || true
+wait_for 15 eval '[ "$(rcli HGET gg:config delay)" = 1 ]' ||
+	fail "the site's settings were not put back: $(rcli HGETALL gg:config | tr '\n' ' ')"
+wait_for 15 logged mx3 "this gateway yields" ||
+	fail "the newcomer did not yield: $(grep store: "$(gg_log mx3)" | tail -3)"
+for gw in mx1 mx2 mx3; do
+	kill -0 "${GG_PID[$gw]}" || fail "$gw stopped: $(tail -3 "$(gg_log $gw)")"
+done
+! grep -h "stopping" "$(gg_log mx1)" "$(gg_log mx2)" || fail "a gateway of the site said it stops"
+logged mx1 "this site's are back" || logged mx2 "this site's are back" ||
+	fail "neither gateway said it put the site's settings back"
+ggctl mx3 status | grep "^store: .*SETTINGS DISAGREE, this gateway yields" >/dev/null ||
+	fail "the newcomer's status: $(ggctl mx3 status | grep store:)"
+ggctl mx3 metrics | grep -x "greygate_shared_settings_disagree 1" >/dev/null ||
+	fail "no greygate_shared_settings_disagree 1"
+ggctl mx1 metrics | grep -x "greygate_shared_settings_disagree 0" >/dev/null ||
+	fail "mx1 says it disagrees"
+echo "ok: the newcomer that wrote delay 5 into the emptied store yields; mx1 and mx2 run on with delay 1"
+for gw in mx1 mx2; do
+	wait_for 5 logged $gw "store: Redis at redis://" ||
+		fail "$gw said nothing of the emptied Redis"
+	logged $gw "was emptied since this gateway last agreed" ||
+		fail "$gw did not say Redis was emptied: $(grep store: "$(gg_log $gw)" | tail -4)"
+	! logged $gw "trimmed past" || fail "$gw called the emptied Redis a trimmed stream"
+done
+wait_for 5 eval '[ "$(rcli EXISTS "gg:pass:$net")" = 1 ]' ||
+	fail "the pass the gateways held was not written back into the emptied store"
+reply=$(rcpt third-sender@client.test)
+[[ "$reply" == *"RCPT 250"* ]] || fail "the passed client after the emptying: $reply"
+echo "ok: mx1 and mx2 say Redis was emptied and write back the pass they hold; the client still passes"
+
+for gw in mx1 mx2 mx3; do
+	kill "${GG_PID[$gw]}"
+	wait "${GG_PID[$gw]}" || fail "$gw did not stop cleanly"
+done
+echo "ok: the three gateways stop cleanly"
