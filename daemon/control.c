@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "accept_pause.h"
 #include "control.h"
 #include "gateway-int.h"
 #include "log.h"
@@ -49,6 +50,7 @@ struct control {
 	struct gateway *gw;
 	struct control_access access;
 	int fd;
+	struct accept_pause pause; /* out of descriptors: rests, no spin */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct control_conn *conns[CONTROL_CONNS_MAX];
 	uint64_t refused;
@@ -345,7 +347,7 @@ on_accept(struct loop *loop, int fd, uint32_t events, void *ctx)
 	char who[128];
 	int slot, cfd;
 
-	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	cfd = accept_pause_accept(&ctl->pause, NULL, NULL);
 	if (cfd < 0)
 		return;
 	slot = free_slot(ctl);
@@ -468,6 +470,7 @@ control_open(const char *path, const struct control_access *access,
 		free(ctl);
 		return r;
 	}
+	accept_pause_init(&ctl->pause, loop, ctl->fd, EPOLLIN);
 	*out = ctl;
 	return 0;
 }
@@ -480,6 +483,7 @@ control_close(struct control *ctl)
 	for (int i = 0; i < CONTROL_CONNS_MAX; i++)
 		if (ctl->conns[i])
 			conn_close(ctl->conns[i]);
+	accept_pause_cancel(&ctl->pause);
 	loop_del_fd(ctl->loop, ctl->fd);
 	close(ctl->fd);
 	unlink(ctl->path);

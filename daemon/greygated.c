@@ -43,22 +43,69 @@ usage(FILE *out)
 		"; without it every key has its default.\n");
 }
 
+/* Descriptors greygated keeps for itself beside the policy door's
+ * connections: the store, nft, the control socket, Redis, the child. */
+#define FD_RESERVE 256
+
 /* Every tarpit connection is a descriptor, and a session handed to the
- * MTA two: make room for max_conns of each and the rest (the soft limit
- * is often 1024). */
-static void
-raise_fd_limit(uint32_t max_conns)
+ * MTA two; every policy door connection one: make room for max_conns of
+ * each and the rest (the soft limit is often 1024). A door that cannot
+ * fit the limit (the hard one, where it cannot be raised) is lowered to
+ * what fits, and said: when descriptors run out, Postfix's requests meet
+ * a listener that cannot accept. checking: only said (--check-config).
+ * Return: 0, or -EMFILE (not even one door connection fits). */
+static int
+fit_fd_limit(struct config *cfg, bool checking,
+             void (*say)(const char *text, void *ctx), void *ctx)
 {
 	struct rlimit rl;
-	rlim_t want = (rlim_t)max_conns * 3 + 1024;
+	rlim_t want = (cfg->gateway ? (rlim_t)cfg->tarpit.max_conns * 3 : 0) +
+	              (cfg->policy.listen[0] ? cfg->policy.max_conns : 0) +
+	              1024;
+	rlim_t have;
+	char text[256];
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
-		return;
-	rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < want)
-		log_warnx("only %llu file descriptors: fewer than max_connections "
-			  "= %u tarpit connections can be open",
-			  (unsigned long long)rl.rlim_cur, max_conns);
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;
+	have = rl.rlim_cur;
+	if (have < want) {
+		have = want < rl.rlim_max ? want : rl.rlim_max;
+		if (!checking) {
+			rl.rlim_cur = have;
+			if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+				getrlimit(RLIMIT_NOFILE, &rl);
+			have = rl.rlim_cur;
+		}
+	}
+	if (have < want && cfg->gateway) {
+		snprintf(text, sizeof(text),
+		         "only %llu file descriptors (RLIMIT_NOFILE): fewer "
+		         "than [tarpit] max_connections = %u connections can "
+		         "be open",
+		         (unsigned long long)have, cfg->tarpit.max_conns);
+		say(text, ctx);
+	}
+	if (cfg->policy.listen[0] &&
+	    (rlim_t)cfg->policy.max_conns + FD_RESERVE > have) {
+		uint32_t fit = have > FD_RESERVE ? (uint32_t)(have - FD_RESERVE)
+		                                 : 0;
+
+		if (!fit)
+			return -EMFILE;
+		snprintf(text, sizeof(text),
+		         "[policy] max_connections = %u cannot fit %llu file "
+		         "descriptors (RLIMIT_NOFILE): %u instead",
+		         cfg->policy.max_conns, (unsigned long long)have, fit);
+		say(text, ctx);
+		cfg->policy.max_conns = fit;
+	}
+	return 0;
+}
+
+static void
+say_fd_limit(const char *text, void *ctx)
+{
+	log_warnx("%s", text);
 }
 
 /* Odd settings are said before anything starts (stderr: the log is not
@@ -232,6 +279,11 @@ main(int argc, char **argv)
 		return copy_store_main(&cfg, store_copy);
 	}
 	if (check) {
+		if (fit_fd_limit(&cfg, true, warn_config, (void *)path) < 0) {
+			fprintf(stderr, "greygated: %s: file descriptors: too "
+			        "few for the policy door\n", path);
+			return 2;
+		}
 		if (check_policy_lists(&cfg, err) < 0) {
 			fprintf(stderr, "greygated: [policy] %s\n", err);
 			return 2;
@@ -260,7 +312,11 @@ main(int argc, char **argv)
 	log_init("greygated", !foreground,
 		 (enum log_level)cfg.log_level);
 
-	raise_fd_limit(cfg.tarpit.max_conns);
+	if (fit_fd_limit(&cfg, false, say_fd_limit, NULL) < 0) {
+		log_warnx("cannot start: file descriptors: too few for the "
+		          "policy door (RLIMIT_NOFILE)");
+		return 2;
+	}
 	loop = loop_new(timesrc_system());
 	if (!loop)
 		fatal("event loop");

@@ -215,6 +215,14 @@ static const struct metric registry[] = {
          COUNTER, AT(door.malformed)},
         {"policy", "refused", "# refused", "policy_refused_total", NULL,
          COUNTER, AT(door.refused)},
+        {"policy", "evicted", "# closed for a newcomer",
+         "policy_connections_closed_total", "why=\"evicted\"", COUNTER,
+         AT(door.evicted)},
+        {"policy", "slow", "# closed: slow request",
+         "policy_connections_closed_total", "why=\"slow\"", COUNTER,
+         AT(door.slow)},
+        {"policy", "no_fd", "# accepts without a descriptor",
+         "policy_accept_failed_total", NULL, COUNTER, AT(door.no_fd)},
 
         {"sensor", "packets", "# packets", "capture_packets_total", NULL,
          COUNTER, CHILD(sensor.packets)},
@@ -369,7 +377,16 @@ static const struct family {
          COUNTER},
         {"policy_refused_total",
          "Policy door connections refused: "
-         "max_connections",
+         "max_connections, every one waiting for its decision",
+         COUNTER},
+        {"policy_connections_closed_total",
+         "Policy door connections closed by greygated: the longest idle "
+         "of the peer holding the most, for a newcomer; or a request not "
+         "whole within 5 s",
+         COUNTER},
+        {"policy_accept_failed_total",
+         "Policy door accepts that found no file descriptor (the listener "
+         "rests a second)",
          COUNTER},
         {"capture_packets_total", "Packets the capture saw", COUNTER},
         {"capture_dropped_total",

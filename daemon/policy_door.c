@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The policy door (see policy_door.h): the listener, its connections
- * (bounded: one request's buffer each, a cap on their number, an idle
- * timeout), and each request made an attempt, decided, answered and
- * logged in postgrey's words. In trouble, as Postfix's protocol asks: log
+ * (bounded: one request's buffer each, a cap on their number, the
+ * longest idle one of the peer holding the most closed for a newcomer
+ * when full, a deadline for each whole request and an idle timeout between
+ * requests; out of descriptors, the listener rests), and each request
+ * made an attempt, decided, answered and logged in postgrey's words. In trouble, as Postfix's protocol asks: log
  * it and close without an answer (Postfix then applies its own default
  * action). */
 #include <arpa/inet.h>
@@ -18,6 +20,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "accept_pause.h"
 #include "config.h"
 #include "gateway-int.h"
 #include "log.h"
@@ -30,11 +33,18 @@
 #define GREYGATE_VERSION "unknown"
 #endif
 
+/* A request must be whole this long after its first byte (Postfix sends
+ * one in a single write): a client that trickles is closed. */
+#define REQUEST_DEADLINE_MS 5000
+
 struct door_conn {
 	struct policy_door *door;
 	int fd;
-	struct loop_timer idle;
+	struct loop_timer idle; /* between requests; a request's deadline */
+	uint64_t active_ms;     /* its last request answered, or accepted */
+	uint64_t request_ms;    /* a partial request's first byte, 0: none */
 	char peer[64];     /* for log lines */
+	char peer_ip[INET6_ADDRSTRLEN]; /* "" for a unix socket's: one peer */
 	char instance[64]; /* the message an X-Greylist was added to */
 	/* A request whose decision is under way (a shared store): the
 	 * connection is not read meanwhile, its buffer stays put (req
@@ -51,6 +61,7 @@ struct door_conn {
 struct policy_door {
 	struct gateway *gw;
 	int fd;
+	struct accept_pause pause;
 	char unix_path[108]; /* removed at close, "" for inet */
 	struct policy_lists *lists; /* postgrey's whitelist files */
 	struct door_conn **conns;
@@ -76,18 +87,52 @@ conn_close(struct door_conn *c)
 	free(c);
 }
 
-static void
-on_idle(struct loop *loop, struct loop_timer *t, void *ctx)
-{
-	conn_close(ctx);
-}
-
 /* The first and every hundredth of a kind of trouble is logged: a
  * client looping on it must not fill the log. */
 static bool
 worth_logging(uint64_t count)
 {
 	return count % 100 == 1;
+}
+
+static void
+on_idle(struct loop *loop, struct loop_timer *t, void *ctx)
+{
+	struct door_conn *c = ctx;
+
+	if (c->request_ms) {
+		struct policy_door *door = c->door;
+
+		if (worth_logging(++door->stats.slow))
+			log_warnx("policy: %s: a request not whole within %u "
+			          "ms, closed (%" PRIu64 " so far)",
+			          c->peer, REQUEST_DEADLINE_MS,
+			          door->stats.slow);
+	}
+	conn_close(c);
+}
+
+/* Between requests, the idle timeout; within one, its deadline, from
+ * its first byte (more bytes do not move it). */
+static void
+arm_timer(struct door_conn *c)
+{
+	struct loop *loop = c->door->gw->loop;
+	uint64_t now = loop_now_ms(loop);
+
+	if (c->waiting)
+		return; /* (its decision ends it) */
+	if (!c->len) {
+		c->request_ms = 0;
+		c->active_ms = now;
+		loop_timer_arm(loop, &c->idle,
+		               now + c->door->gw->cfg->policy.idle_timeout_ms);
+		return;
+	}
+	if (!c->request_ms) {
+		c->request_ms = now;
+		loop_timer_arm(loop, &c->idle, now + REQUEST_DEADLINE_MS);
+	}
 }
 
 /* One line in postgrey's shape: "action=A, reason=R[, extra],
@@ -330,10 +375,13 @@ answer_requests(struct door_conn *c)
 			return false;
 		}
 		c->pos += (size_t)n;
+		c->request_ms = 0; /* (whole: its deadline is met) */
 		decide_request(door, c, &req, &ans);
 		if (c->waiting) {
-			/* Not read until it is answered (on_decided). */
+			/* Not read until it is answered (on_decided), nor
+			 * timed out meanwhile. */
 			loop_mod_fd(door->gw->loop, c->fd, 0);
+			loop_timer_cancel(door->gw->loop, &c->idle);
 			return true;
 		}
 		if (!send_answer(c, &ans))
@@ -361,7 +409,8 @@ on_decided(struct gateway *gw, int r, const struct grey_attempt *a,
 	loop_mod_fd(gw->loop, c->fd, EPOLLIN);
 	/* What came meanwhile is read when the socket says so; what the
 	 * buffer holds already is answered now. */
-	answer_requests(c);
+	if (answer_requests(c))
+		arm_timer(c);
 }
 
 static void
@@ -379,18 +428,18 @@ on_conn(struct loop *loop, int fd, uint32_t events, void *ctx)
 	c->len += (size_t)n;
 	if (!answer_requests(c))
 		return;
-	loop_timer_arm(loop, &c->idle,
-	               loop_now_ms(loop) +
-	                       c->door->gw->cfg->policy.idle_timeout_ms);
+	arm_timer(c);
 }
 
+/* The peer, for log lines (out) and for its share (ip, "" for a unix
+ * socket's: local processes, one peer). */
 static void
-peer_name(int fd, char *out, size_t len)
+peer_name(int fd, char *out, size_t len, char ip[INET6_ADDRSTRLEN])
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	char ip[INET6_ADDRSTRLEN] = "?";
 
+	ip[0] = 0;
 	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0 ||
 	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6)) {
 		snprintf(out, len, "local");
@@ -399,14 +448,66 @@ peer_name(int fd, char *out, size_t len)
 	if (ss.ss_family == AF_INET) {
 		const struct sockaddr_in *in = (const void *)&ss;
 
-		inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
+		inet_ntop(AF_INET, &in->sin_addr, ip, INET6_ADDRSTRLEN);
 		snprintf(out, len, "%s:%u", ip, ntohs(in->sin_port));
 	} else {
 		const struct sockaddr_in6 *in6 = (const void *)&ss;
 
-		inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
+		inet_ntop(AF_INET6, &in6->sin6_addr, ip, INET6_ADDRSTRLEN);
 		snprintf(out, len, "[%s]:%u", ip, ntohs(in6->sin6_port));
 	}
+}
+
+/* How many connections the peer of ip holds. */
+static size_t
+peer_conns(const struct policy_door *door, const char *ip)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < door->nconns; i++)
+		if (!strcmp(door->conns[i]->peer_ip, ip))
+			n++;
+	return n;
+}
+
+/* Full: of the peer holding the most connections (one peer cannot crowd
+ * the others out), the connection idle the longest, else the request
+ * slowest to come whole, is closed for the newcomer (one waiting for its
+ * decision never is). Return: false if none could be. */
+static bool
+evict_one(struct policy_door *door)
+{
+	struct door_conn *idle = NULL, *slow = NULL;
+	const char *heaviest = NULL;
+	size_t most = 0;
+
+	for (size_t i = 0; i < door->nconns; i++) {
+		size_t n = peer_conns(door, door->conns[i]->peer_ip);
+
+		if (n > most) {
+			most = n;
+			heaviest = door->conns[i]->peer_ip;
+		}
+	}
+	for (size_t i = 0; i < door->nconns; i++) {
+		struct door_conn *c = door->conns[i];
+
+		if (c->waiting || strcmp(c->peer_ip, heaviest) != 0)
+			continue;
+		if (!c->request_ms &&
+		    (!idle || c->active_ms < idle->active_ms))
+			idle = c;
+		else if (c->request_ms &&
+		         (!slow || c->request_ms < slow->request_ms))
+			slow = c;
+	}
+	if (!idle)
+		idle = slow;
+	if (!idle)
+		return false;
+	door->stats.evicted++;
+	conn_close(idle);
+	return true;
 }
 
 static void
@@ -415,16 +516,26 @@ on_accept(struct loop *loop, int fd, uint32_t events, void *ctx)
 	struct policy_door *door = ctx;
 	uint32_t max = door->gw->cfg->policy.max_conns;
 	struct door_conn *c;
-	int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	char peer[64], ip[INET6_ADDRSTRLEN];
+	int cfd = accept_pause_accept(&door->pause, NULL, NULL);
 
-	if (cfd < 0)
-		return;
-	if (door->nconns >= max) {
-		if (worth_logging(++door->stats.refused))
-			log_warnx("policy: %u connections open "
-			          "(max_connections): one more closed "
+	if (cfd < 0) {
+		if (cfd != -EAGAIN && cfd != -EINTR &&
+		    worth_logging(++door->stats.no_fd))
+			log_warnx("policy: cannot accept (%s): new connections "
+			          "wait %u ms in the kernel's queue "
 			          "(%" PRIu64 " so far)",
-			          max, door->stats.refused);
+			          strerror(-cfd), ACCEPT_PAUSE_MS,
+			          door->stats.no_fd);
+		return;
+	}
+	peer_name(cfd, peer, sizeof(peer), ip);
+	if (door->nconns >= max && !evict_one(door)) {
+		if (worth_logging(++door->stats.refused))
+			log_warnx("policy: %s: %u connections open "
+			          "(max_connections), each waiting for its "
+			          "decision: closed (%" PRIu64 " so far)",
+			          peer, max, door->stats.refused);
 		close(cfd);
 		return;
 	}
@@ -448,7 +559,8 @@ on_accept(struct loop *loop, int fd, uint32_t events, void *ctx)
 	memset(c, 0, offsetof(struct door_conn, buf));
 	c->door = door;
 	c->fd = cfd;
-	peer_name(cfd, c->peer, sizeof(c->peer));
+	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+	snprintf(c->peer_ip, sizeof(c->peer_ip), "%s", ip);
 	loop_timer_init(&c->idle, on_idle, c);
 	if (loop_add_fd(loop, cfd, EPOLLIN, on_conn, c) < 0) {
 		close(cfd);
@@ -458,9 +570,7 @@ on_accept(struct loop *loop, int fd, uint32_t events, void *ctx)
 	door->conns[door->nconns++] = c;
 	door->stats.connections++;
 	door->stats.open++;
-	loop_timer_arm(loop, &c->idle,
-	               loop_now_ms(loop) +
-	                       door->gw->cfg->policy.idle_timeout_ms);
+	arm_timer(c);
 }
 
 /* A unix socket left by a greygated that is gone is removed; one that
@@ -578,6 +688,7 @@ policy_door_open(struct gateway *gw, struct policy_door **out, char *err)
 		errno = -r;
 		goto fail;
 	}
+	accept_pause_init(&door->pause, gw->loop, door->fd, EPOLLIN);
 	log_info("policy: answering Postfix's check_policy_service on %s",
 	         p->listen);
 	*out = door;
@@ -602,6 +713,7 @@ policy_door_close(struct policy_door *door)
 	while (door->nconns)
 		conn_close(door->conns[0]);
 	free(door->conns);
+	accept_pause_cancel(&door->pause);
 	loop_del_fd(door->gw->loop, door->fd);
 	close(door->fd);
 	if (door->unix_path[0])

@@ -18,7 +18,12 @@ struct policy_door_stats {
 	uint64_t deferred;    /* of those, DEFER_IF_PERMIT */
 	uint64_t whitelisted; /* of those, by postgrey's whitelist files */
 	uint64_t malformed;   /* closed unanswered: a bad request */
-	uint64_t refused;     /* closed at once: max_connections reached */
+	uint64_t refused;     /* closed at once: max_connections reached,
+	                         every one waiting for its decision */
+	uint64_t evicted;     /* closed for a newcomer: the longest idle of
+	                         the peer holding the most */
+	uint64_t slow;        /* closed: a request not whole in time */
+	uint64_t no_fd;       /* accepts that found no descriptor */
 };
 
 /*

@@ -275,24 +275,89 @@ grep "action=pass, reason=client AWL, client_address=203.0.113.10" "$GG_LOG" >/d
 	fail "no client AWL line"
 echo "ok: beside the gateway, one greylist: a pass at the door reaches the pass set, a pass at the tarpit passes at the door"
 
-# Bounded: max_connections at once (one more is closed at once), and a
-# quiet connection closed after idle_timeout.
+# Bounded: max_connections at once (when full, a newcomer closes the
+# longest idle connection of the peer holding the most, and is
+# answered), a quiet connection closed after idle_timeout, and a request
+# trickled in (each byte within idle_timeout: issue 29 R6) closed at its
+# deadline, 5 s after its first byte.
 door <<'PY' || fail "the door's limits"
 import socket, time
-held = [socket.create_connection(("127.0.0.1", 10023)) for _ in range(4)]
+REQ = (b"request=smtpd_access_policy\nprotocol_state=RCPT\n"
+       b"client_address=203.0.113.10\nsender=j@example.com\nrecipient=k@example.org\n\n")
+def conn():
+    return socket.create_connection(("127.0.0.1", 10023))
+held = [conn() for _ in range(4)]
 time.sleep(0.3)
-extra = socket.create_connection(("127.0.0.1", 10023))
-extra.settimeout(2)
-assert extra.recv(10) == b"", "a fifth connection was kept"
+extra = conn()
+held[0].settimeout(3)
+assert held[0].recv(10) == b"", "the longest idle was not closed for a newcomer"
+extra.settimeout(3)
+extra.sendall(REQ)
+assert extra.recv(1000).startswith(b"action="), "the newcomer was not answered"
 t0 = time.time()
-held[0].settimeout(5)
-assert held[0].recv(10) == b"", "an idle connection was not closed"
+held[1].settimeout(5)
+assert held[1].recv(10) == b"", "an idle connection was not closed"
 assert 1.5 < time.time() - t0 < 4, time.time() - t0
+for s in held[2:] + [extra]:
+    s.close()
+slow = conn()
+t0 = time.time()
+closed = None
+for b in REQ[:12]:
+    try:
+        slow.sendall(bytes([b]))
+        slow.settimeout(1)
+        if slow.recv(10) == b"":
+            closed = time.time() - t0
+            break
+    except socket.timeout:
+        pass
+    except OSError:
+        closed = time.time() - t0
+        break
+assert closed is not None, "a request trickled in was never closed"
+assert 4 < closed < 8, closed
 PY
-ggctl status --json | jq -e '.policy.refused == 1' >/dev/null || fail "the refused connection was not counted"
-grep "policy: 4 connections open (max_connections): one more closed" "$GG_LOG" >/dev/null ||
-	fail "the refused connection was not logged"
-echo "ok: the door keeps at most max_connections and closes idle ones after idle_timeout"
+ggctl status --json | jq -e '.policy.evicted == 1 and .policy.slow == 1' >/dev/null ||
+	fail "the closed connections were not counted: $(ggctl status --json | jq -c .policy)"
+grep "policy: 127.0.0.1:[0-9]*: a request not whole within 5000 ms, closed" "$GG_LOG" >/dev/null ||
+	fail "the slow request was not logged"
+echo "ok: the door keeps at most max_connections (a newcomer closes the longest idle), closes idle ones after idle_timeout and a trickled request at 5 s"
+
+# Out of descriptors (issue 29 R5): greygated's soft limit lowered to
+# what it holds and 2 more, 8 connections at once: the listener rests instead of
+# spinning on a queue it cannot accept from, and once they are gone a
+# request is answered again.
+fds=$(ls /proc/$GG_PID/fd | wc -l)
+limit_before=$(prlimit --pid "$GG_PID" --nofile --noheadings --raw --output SOFT,HARD | tr ' ' :)
+prlimit --pid "$GG_PID" --nofile=$(( fds + 2 )):"${limit_before#*:}"
+door "$GG_PID" <<'PY' || { prlimit --pid "$GG_PID" --nofile="$limit_before"; fail "out of descriptors"; }
+import socket, sys, time
+pid = sys.argv[1]
+def cpu():
+    f = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / 100.0
+held = [socket.create_connection(("127.0.0.1", 10023)) for _ in range(8)]
+time.sleep(0.5)
+c0, t0 = cpu(), time.time()
+time.sleep(2)
+used = (cpu() - c0) / (time.time() - t0)
+assert used < 0.3, "greygated spun at %d%% of a core" % (used * 100)
+for s in held:
+    s.close()
+PY
+prlimit --pid "$GG_PID" --nofile="$limit_before"
+door <<'PY' || fail "no answer after the descriptors came back"
+import socket
+s = socket.create_connection(("127.0.0.1", 10023))
+s.settimeout(5)
+s.sendall(b"request=smtpd_access_policy\nprotocol_state=RCPT\n"
+          b"client_address=203.0.113.10\nsender=j@example.com\nrecipient=k@example.org\n\n")
+assert s.recv(1000).startswith(b"action="), "no answer"
+PY
+grep "policy: cannot accept (Too many open files): new connections wait 1000 ms" "$GG_LOG" >/dev/null ||
+	fail "running out of descriptors was not said"
+echo "ok: out of descriptors the door's listener rests (no spin) and answers again after"
 
 # tls_pass = strict: a sender that says STARTTLS at the tarpit is handed
 # to the MTA in TLS without being passed, and the MTA greylists it

@@ -60,6 +60,17 @@ retry_window = 1h"
 expect_refusal "delay past retry_window" \
 	"greygate.conf:7: delay (86400s) must be shorter than retry_window (3600s)" \
 	"$greygated" --config "$conf" --check-config
+# A policy door that cannot fit the descriptor limit is lowered to what
+# fits and said, by --check-config too (issue 29 R5, R10).
+write_conf "gateway = no
+[policy]
+listen = inet:127.0.0.1:10023
+max_connections = 100000"
+out=$(prlimit --nofile=4096:4096 "$greygated" --config "$conf" --check-config 2>&1) ||
+	fail "--check-config refused a door it can lower: $out"
+grep -F "warning: [policy] max_connections = 100000 cannot fit 4096 file descriptors (RLIMIT_NOFILE): 3840 instead" \
+	<<<"$out" >/dev/null || fail "--check-config did not say the door cannot fit: $out"
+echo "ok: a policy door past the descriptor limit is said, and lowered"
 # The child's user must exist and not be root: refused before anything
 # is opened (it used to log "up" while its child died again and again).
 write_conf "user = nosuchuser"
