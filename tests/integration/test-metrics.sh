@@ -75,6 +75,49 @@ for task in /proc/"$listener"/task/*; do
 done
 echo "ok: HTTP from process $listener as greygate, no capabilities, a seccomp filter on each of its threads; 404 elsewhere, 405 for POST"
 
+# 16 connections from 4 addresses (every slot) trickling a request's
+# headers a byte a second (issue 29 R9: the listener's inactivity timeout
+# never fired and scrapes failed for as long as they lasted): ended 5 s
+# after they opened, and a scrape answered.
+nsx gw python3 - <<'PY' || fail "slow connections held the metrics listener"
+import socket, threading, time
+slow = []
+for a in range(1, 5):
+    for _ in range(4):
+        s = socket.create_connection(("127.0.0.1", 9469), source_address=("127.0.0.%d" % a, 0))
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        slow.append(s)
+t0 = time.time()
+stop = False
+def trickle():
+    while not stop:
+        for s in slow:
+            try:
+                s.send(b"x")
+            except OSError:
+                pass
+        time.sleep(1)
+threading.Thread(target=trickle, daemon=True).start()
+answered = None
+while time.time() - t0 < 25:
+    try:
+        c = socket.create_connection(("127.0.0.1", 9469), source_address=("127.0.0.9", 0), timeout=1)
+        c.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+        c.settimeout(2)
+        head = c.recv(12)
+    except OSError:
+        head = b""
+    if head.startswith(b"HTTP/1.") and head.endswith(b" 200"):
+        answered = time.time() - t0
+        break
+    time.sleep(0.5)
+stop = True
+assert answered is not None, "no scrape answered in 25 s"
+assert answered < 11, answered
+print("answered after %.1f s" % answered)
+PY
+echo "ok: connections trickling a request are ended 5 s after they opened; a scrape is answered"
+
 # A real Prometheus scrapes it every second.
 mkdir -p "$NETNS_TMP/prometheus"
 cat >"$NETNS_TMP/prometheus.yml" <<'YML'
