@@ -4,7 +4,8 @@
  * connecting and on every reply (timeout_ms from the command's sending or
  * the reply before it, whichever is later: a Redis that stops answering
  * fails the commands waiting, and the connection is made again; a long
- * backlog answered steadily does not), AUTH after
+ * backlog answered steadily does not), a bound on a reply's size (a bad
+ * or on-path Redis cannot grow greygated without end), AUTH after
  * each connect, and reconnection with backoff (1 s doubling to 30 s, or
  * the config's maximum).
  * The loop never blocks on Redis. */
@@ -29,6 +30,8 @@ struct rconn_config {
 	unsigned db;           /* the database (SELECT after AUTH), 0 */
 	uint32_t backoff_max_ms; /* between reconnections, at most (30 s;
 	                            at least 1 s) */
+	size_t reply_max; /* a reply's size in memory, at most (0: 64 MiB):
+	                     past it the connection is dropped, and said */
 };
 
 /* A command's answer: reply NULL when it failed (not connected, timed

@@ -246,6 +246,68 @@ test_deadline_from_the_last_reply(void)
 	rconn_free(c);
 }
 
+/* Issue 29 R4: a reply past the bound (one huge string; an array of
+ * many small ones) drops the connection, says why, and it comes back. */
+static void
+test_reply_size_bounded(void)
+{
+	struct rconn_config cfg = {.unix_path = server.sock,
+	                           .password = PASSWORD,
+	                           .timeout_ms = 2000,
+	                           .reply_max = 1u << 20};
+	const char *push[3 + 400] = {"RPUSH", "greygate:list"};
+	struct rconn *c;
+	struct answer a;
+
+	ups = downs = 0;
+	c = rconn_new(loop, &cfg, on_state, NULL);
+	CHECK(c);
+	RUN_UNTIL(rconn_up(c), 2000);
+	CHECK(rconn_up(c));
+	/* 2 MB in one string */
+	{
+		const char *argv[4] = {"SETRANGE", "greygate:big", "2000000",
+		                       "x"};
+
+		memset(&a, 0, sizeof(a));
+		CHECK_INT(rconn_command(c, on_answer, &a, 4, argv, NULL), 0);
+		RUN_UNTIL(a.got, 2000);
+		CHECK(!a.failed);
+	}
+	CHECK_INT(cmd(c, &a, "GET", "greygate:big", NULL), 0);
+	RUN_UNTIL(a.got, 3000);
+	CHECK(a.got && a.failed);
+	CHECK(strstr(last_why, "a reply over 1048576 bytes"));
+	RUN_UNTIL(rconn_up(c), 3000);
+	CHECK(rconn_up(c));
+	/* 20,000 small elements */
+	for (int i = 0; i < 400; i++)
+		push[2 + i] = "0";
+	for (int round = 0; round < 50; round++) {
+		memset(&a, 0, sizeof(a));
+		CHECK_INT(rconn_command(c, on_answer, &a, 402, push, NULL), 0);
+		RUN_UNTIL(a.got, 2000);
+		CHECK(!a.failed);
+	}
+	{
+		const char *argv[4] = {"LRANGE", "greygate:list", "0", "-1"};
+
+		memset(&a, 0, sizeof(a));
+		CHECK_INT(rconn_command(c, on_answer, &a, 4, argv, NULL), 0);
+		RUN_UNTIL(a.got, 3000);
+		CHECK(a.failed);
+		CHECK(strstr(last_why, "a reply over 1048576 bytes"));
+	}
+	/* A reply within the bound is read as ever. */
+	RUN_UNTIL(rconn_up(c), 3000);
+	CHECK_INT(cmd(c, &a, "STRLEN", "greygate:big", NULL), 0);
+	RUN_UNTIL(a.got, 2000);
+	CHECK_STR(a.text, "2000001");
+	CHECK_INT(cmd(c, &a, "DEL", "greygate:big", "greygate:list"), 0);
+	RUN_UNTIL(a.got, 2000);
+	rconn_free(c);
+}
+
 static void
 test_server_gone_and_back(void)
 {
@@ -286,6 +348,7 @@ main(void)
 	RUN(test_database_selected);
 	RUN(test_server_that_stops_answering);
 	RUN(test_deadline_from_the_last_reply);
+	RUN(test_reply_size_bounded);
 	RUN(test_server_gone_and_back);
 	loop_free(loop);
 	return 0;
