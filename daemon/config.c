@@ -1213,10 +1213,36 @@ keep_restart_keys(struct config *n, const struct config *old)
 
 		if (!keys[i].restart || memcmp(dst, src, keys[i].size) == 0)
 			continue;
-		log_warnx("reload: %s changed: it takes effect when greygated "
-			  "restarts",
-			  keys[i].name);
+		log_warnx("reload: [%s] %s changed: it takes effect when "
+			  "greygated restarts",
+			  keys[i].section, keys[i].name);
 		memcpy(dst, src, keys[i].size);
+	}
+}
+
+/* On a shared store every gateway times the greylist alike (agreed at
+ * each connection): a reload cannot change that alone, and a change it
+ * keeps changes nothing (the child is not started again for it). */
+static void
+keep_agreed_keys(struct grey_config *now, const struct grey_config *was)
+{
+	const struct {
+		const char *name;
+		uint32_t *now, was;
+	} agreed[] = {{"delay", &now->delay_sec, was->delay_sec},
+	              {"retry_window", &now->retry_window_sec,
+	               was->retry_window_sec},
+	              {"pass_ttl", &now->pass_ttl_sec, was->pass_ttl_sec}};
+
+	for (size_t i = 0; i < sizeof(agreed) / sizeof(*agreed); i++) {
+		if (*agreed[i].now == agreed[i].was)
+			continue;
+		log_warnx("reload: [greylist] %s kept at %u: every gateway "
+		          "sharing the store must have the same (change it in "
+		          "all of them and delete the store's gg:config, then "
+		          "restart them)",
+		          agreed[i].name, agreed[i].was);
+		*agreed[i].now = agreed[i].was;
 	}
 }
 
@@ -1228,7 +1254,7 @@ warn_to_log(const char *text, void *ctx)
 
 int
 config_reload(struct config *cfg, const char *path, bool missing_ok,
-	      char *err)
+	      bool shared_store, char *err)
 {
 	struct config *n = malloc(sizeof(*n));
 	int changed, r;
@@ -1242,6 +1268,8 @@ config_reload(struct config *cfg, const char *path, bool missing_ok,
 		return r;
 	}
 	keep_restart_keys(n, cfg);
+	if (shared_store)
+		keep_agreed_keys(&n->grey, &cfg->grey);
 	config_derive(n);
 	/* The tarpit's strings are compared below, not their pointers. */
 	n->tarpit.hostname = cfg->tarpit.hostname;

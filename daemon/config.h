@@ -138,14 +138,15 @@ int config_check_system(const struct config *cfg, char *err);
 
 /*
  * config_reload - read path again into cfg, in place. Keys that need a
- * restart keep their old values (a warning names each that changed). On
- * error cfg is left as it was.
+ * restart keep their old values (a warning names each that changed), and
+ * so do the keys a shared store agrees on (shared_store). On error cfg is
+ * left as it was.
  * Return: CONFIG_CHILD_CHANGED if the tarpit's or the sensor's settings
  * changed (the child must be started again to take them), 0, or -errno
  * with err set.
  */
 int config_reload(struct config *cfg, const char *path, bool missing_ok,
-		  char *err);
+		  bool shared_store, char *err);
 
 /* config_list_keys - every key, one a line: "SECTION KEY restart" or
  * "SECTION KEY reload" (what a reload does with a change), for the

@@ -525,45 +525,16 @@ fail:
 	return r;
 }
 
-/* On a shared store every gateway times the greylist alike (agreed at
- * each connection): a reload cannot change that alone. */
-static void
-keep_agreed_keys(struct grey_config *now, const struct grey_config *was)
-{
-	const struct {
-		const char *name;
-		uint32_t *now, was;
-	} keys[] = {{"delay", &now->delay_sec, was->delay_sec},
-	            {"retry_window", &now->retry_window_sec,
-	             was->retry_window_sec},
-	            {"pass_ttl", &now->pass_ttl_sec, was->pass_ttl_sec}};
-
-	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
-		if (*keys[i].now == keys[i].was)
-			continue;
-		log_warnx("reload: %s kept at %u: every gateway sharing the "
-		          "store must have the same (change it in all of "
-		          "them and in the store's " SHARED_KEYS "config, then "
-		          "restart them)",
-		          keys[i].name, keys[i].was);
-		*keys[i].now = keys[i].was;
-	}
-}
-
 int
 gateway_reload(struct gateway *gw, char *err)
 {
 	struct config *cfg = gw->cfg;
-	struct grey_config was = cfg->grey;
-	int r = config_reload(cfg, gw->cfg_path, gw->cfg_missing_ok, err);
+	int r = config_reload(cfg, gw->cfg_path, gw->cfg_missing_ok,
+	                      gw->shared != NULL, err);
 
 	if (r < 0) {
 		log_warnx("reload: %s (the running config stays)", err);
 		return r;
-	}
-	if (gw->shared) {
-		keep_agreed_keys(&cfg->grey, &was);
-		cfg->tarpit.retry_sec = cfg->grey.delay_sec;
 	}
 	log_set_level((enum log_level)cfg->log_level);
 	grey_set_config(gw->grey, &cfg->grey);

@@ -92,6 +92,19 @@ printf '%s\n' "$metrics" | promtool check metrics >/dev/null 2>&1 ||
 grep -x "greygate_shared_store_up 1" <<<"$metrics" >/dev/null || fail "no greygate_shared_store_up 1"
 ! grep 'set="pass4"' <<<"$metrics" >/dev/null || fail "a pass4 count it does not keep is exported"
 echo "ok: status and metrics say the store is shared and connected"
+# A reload of a setting the shared store agrees on changes nothing: the
+# value kept and said, the child not started again (issue 29: it was,
+# cutting the sessions it held).
+child_pid() { ggctl "$1" status | sed -n 's/^child: *pid \([0-9]*\),.*/\1/p'; }
+before=$(child_pid mx1)
+[ -n "$before" ] || fail "no child in mx1's status: $(ggctl mx1 status | grep child:)"
+sed -i 's/^delay = 3$/delay = 5/' "$NETNS_TMP/mx1/greygate.conf"
+ggctl mx1 reload >/dev/null || fail "greygatectl reload failed"
+wait_for 5 logged mx1 "reload: [greylist] delay kept at 3" || fail "the kept delay was not said"
+[ "$(child_pid mx1)" = "$before" ] || fail "a refused change started the child again"
+! logged mx1 "starting the child again" || fail "a refused change started the child again (log)"
+sed -i 's/^delay = 5$/delay = 3/' "$NETNS_TMP/mx1/greygate.conf"
+echo "ok: a reload of the shared store's delay keeps it, says so, and leaves the child be"
 
 # --- a gateway that keys clients otherwise refuses to start ---
 # (the policy door alone: no capture, no table to clash with mx1's)
