@@ -13,14 +13,12 @@
 #include <sys/epoll.h>
 
 #include "loop.h"
+#include "redis_bound.h"
 #include "redis_loop.h"
 
 #define BACKOFF_FIRST_MS 1000
 #define BACKOFF_MAX_MS 30000 /* unless the config says less */
 #define REPLY_MAX (64u << 20) /* unless the config says otherwise */
-/* What a reply's element costs in memory beside its bytes (hiredis's
- * redisReply and the pointer to it), for the bound. */
-#define ELEMENT_COST 64
 
 struct pending {
 	struct pending *next;
@@ -47,21 +45,12 @@ struct rconn {
 	struct loop_timer deadline, retry;
 	uint32_t backoff_ms;
 	struct rconn_counters k;
-	size_t reply_size; /* of the reply being read, so far */
+	struct redis_bound bound; /* on each reply's size */
 	char why[192];
 };
 
-/* The connection whose replies hiredis is reading now (one thread: set
- * around each read), for the bound on a reply's size. */
-static struct rconn *reading;
-static redisReplyObjectFunctions *hiredis_fns;
-
 static void connect_now(struct rconn *c);
 static void drop(struct rconn *c);
-
-/* --- a bound on a reply's size: hiredis builds a reply as big as what
- * it is sent (Redis's, or whatever is on the way), its own objects made
- * through these, counted first --- */
 
 static void
 say_too_big(struct rconn *c)
@@ -72,70 +61,6 @@ say_too_big(struct rconn *c)
 	         c->cfg.reply_max);
 }
 
-static bool
-reply_grows(size_t by)
-{
-	struct rconn *c = reading;
-
-	if (!c)
-		return true;
-	c->reply_size += ELEMENT_COST + by;
-	if (c->reply_size <= c->cfg.reply_max)
-		return true;
-	say_too_big(c);
-	return false;
-}
-
-static void *
-bounded_string(const redisReadTask *task, char *str, size_t len)
-{
-	return reply_grows(len) ? hiredis_fns->createString(task, str, len)
-	                        : NULL;
-}
-
-static void *
-bounded_array(const redisReadTask *task, int elements)
-{
-	return reply_grows(elements > 0 ? (size_t)elements * sizeof(void *) : 0)
-	               ? hiredis_fns->createArray(task, elements)
-	               : NULL;
-}
-
-static void *
-bounded_integer(const redisReadTask *task, long long value)
-{
-	return reply_grows(0) ? hiredis_fns->createInteger(task, value) : NULL;
-}
-
-static void *
-bounded_nil(const redisReadTask *task)
-{
-	return reply_grows(0) ? hiredis_fns->createNil(task) : NULL;
-}
-
-static void
-bounded_free(void *reply)
-{
-	hiredis_fns->freeObject(reply);
-}
-
-static redisReplyObjectFunctions bounded_fns = {
-        bounded_string, bounded_array, bounded_integer, bounded_nil,
-        bounded_free};
-
-/* A reply's bytes not yet parsed count too: a single bulk string is
- * buffered whole before it is made an object. */
-static bool
-buffer_over(struct rconn *c)
-{
-	const redisReader *r = c->ac ? c->ac->c.reader : NULL;
-
-	if (!r || r->len - r->pos <= c->cfg.reply_max)
-		return false;
-	say_too_big(c);
-	return true;
-}
-
 /* --- hiredis's event hooks --- */
 
 static void
@@ -144,10 +69,9 @@ on_fd(struct loop *loop, int fd, uint32_t events, void *ctx)
 	struct rconn *c = ctx;
 
 	if (c->ac && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
-		reading = c;
 		redisAsyncHandleRead(c->ac); /* may end the connection */
-		reading = NULL;
-		if (c->ac && buffer_over(c)) {
+		if (c->ac && redis_bound_passed(c->ac->c.reader, &c->bound)) {
+			say_too_big(c);
 			drop(c);
 			return;
 		}
@@ -314,7 +238,7 @@ on_reply(redisAsyncContext *ac, void *r, void *privdata)
 	struct pending *p = privdata;
 	redisReply *reply = r;
 
-	c->reply_size = 0; /* (the next reply is counted from nothing) */
+	redis_bound_next(&c->bound);
 	/* In order: it is the oldest. The next has its timeout from now
 	 * on: a backlog answered at Redis's pace is not a Redis that
 	 * stopped answering. */
@@ -423,7 +347,9 @@ on_disconnect(const redisAsyncContext *ac, int status)
 {
 	struct rconn *c = ac->data;
 
-	if (!c->why[0])
+	if (c->bound.over)
+		say_too_big(c); /* (the reader refused to build it) */
+	else if (!c->why[0])
 		snprintf(c->why, sizeof(c->why), "%s",
 		         status == REDIS_OK ? "the connection was closed"
 		                            : ac->errstr);
@@ -445,10 +371,8 @@ connect_now(struct rconn *c)
 		went_down(c);
 		return;
 	}
-	if (!hiredis_fns)
-		hiredis_fns = ac->c.reader->fn;
-	ac->c.reader->fn = &bounded_fns;
-	c->reply_size = 0;
+	c->bound.max = c->cfg.reply_max;
+	redis_bound_attach(ac->c.reader, &c->bound);
 	ac->data = c;
 	ac->ev.data = c;
 	ac->ev.addRead = ev_add_read;

@@ -482,7 +482,7 @@ static const char agree_script[] =
 struct agree {
 	store_redis_agreed_fn *done;
 	void *ctx;
-	char ours[5][24];
+	char ours[STORE_REDIS_AGREED][24];
 };
 
 static const char *const agreed_keys[] = {"client_prefix4", "client_prefix6",
@@ -526,46 +526,62 @@ agreement_hash(const redisReply *reply, long long *state)
 	return reply->element[1];
 }
 
+void
+store_redis_read_agreement(const redisReply *reply,
+                           const char ours[STORE_REDIS_AGREED][24],
+                           struct store_redis_agreement *out)
+{
+	const redisReply *h;
+	long long state = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!(h = agreement_hash(reply, &state))) {
+		/* (a Redis still loading its data answers -LOADING) */
+		out->err = -EAGAIN;
+		snprintf(out->why, sizeof(out->why), "the store answered %s%.200s",
+		         reply->type == REDIS_REPLY_ERROR ? "" : "otherwise than "
+		                                                 "asked",
+		         reply->type == REDIS_REPLY_ERROR && reply->str
+		                 ? reply->str
+		                 : "");
+		return;
+	}
+	for (size_t i = 0; !out->err && i < STORE_REDIS_AGREED; i++) {
+		const char *theirs = hash_value(h, agreed_keys[i]);
+		const char *by = hash_value(h, "by");
+
+		if (theirs && !strcmp(theirs, ours[i]))
+			continue;
+		out->err = -EINVAL;
+		snprintf(out->why, sizeof(out->why),
+		         "%s is %s here but %.24s in the shared store (set by "
+		         "%.64s): every gateway sharing it must have the same",
+		         agreed_keys[i], ours[i], theirs ? theirs : "nothing",
+		         by ? by : "?");
+	}
+	{
+		const char *by = hash_value(h, "by");
+
+		out->created = state == 1;
+		out->took_over = state == 2;
+		out->since = hash_time(h, "since");
+		out->created_at = hash_time(h, "created");
+		snprintf(out->by, sizeof(out->by), "%s", by ? by : "?");
+	}
+}
+
 static void
 on_agreed(struct redisReply *reply, void *ctx)
 {
 	struct agree *a = ctx;
 	struct store_redis_agreement out = {0};
-	const redisReply *h = NULL;
-	long long state = 0;
 
 	if (!reply) {
 		out.err = -EIO;
 		snprintf(out.why, sizeof(out.why), "the store did not answer");
-	} else if (!(h = agreement_hash(reply, &state))) {
-		/* (a Redis still loading its data answers -LOADING) */
-		out.err = -EAGAIN;
-		snprintf(out.why, sizeof(out.why), "the store answered %s%s",
-		         reply->type == REDIS_REPLY_ERROR ? "" : "otherwise than "
-		                                                 "asked",
-		         reply->type == REDIS_REPLY_ERROR ? reply->str : "");
-	}
-	for (size_t i = 0; !out.err && i < 5; i++) {
-		const char *theirs = hash_value(h, agreed_keys[i]);
-		const char *by = hash_value(h, "by");
-
-		if (theirs && !strcmp(theirs, a->ours[i]))
-			continue;
-		out.err = -EINVAL;
-		snprintf(out.why, sizeof(out.why),
-		         "%s is %s here but %s in the shared store (set by "
-		         "%s): every gateway sharing it must have the same",
-		         agreed_keys[i], a->ours[i],
-		         theirs ? theirs : "nothing", by ? by : "?");
-	}
-	if (h) {
-		const char *by = hash_value(h, "by");
-
-		out.created = state == 1;
-		out.took_over = state == 2;
-		out.since = hash_time(h, "since");
-		out.created_at = hash_time(h, "created");
-		snprintf(out.by, sizeof(out.by), "%s", by ? by : "?");
+	} else {
+		store_redis_read_agreement(reply, (const char(*)[24])a->ours,
+		                           &out);
 	}
 	a->done(&out, a->ctx);
 	free(a);

@@ -22,7 +22,9 @@
 
 #include "policy.h"
 
+struct loop;
 struct rconn;
+struct rconn_config;
 struct redisReply;
 
 /* The longest key: prefix, a client, two addresses. */
@@ -120,6 +122,16 @@ struct store_redis_agreement {
 
 typedef void store_redis_agreed_fn(const struct store_redis_agreement *a,
                                    void *ctx);
+
+/* The settings agreed on: client_prefix4, client_prefix6, delay,
+ * retry_window, pass_ttl, in that order. */
+#define STORE_REDIS_AGREED 5
+
+/* store_redis_read_agreement - the agreement script's reply (any reply:
+ * what is not its shape is -EAGAIN) against ours, the values as text. */
+void store_redis_read_agreement(const struct redisReply *reply,
+                                const char ours[STORE_REDIS_AGREED][24],
+                                struct store_redis_agreement *out);
 
 /*
  * store_redis_agree - every gateway sharing a store must key and time
@@ -282,6 +294,15 @@ struct store_redis_event {
 	const char *by;         /* the gateway that wrote it */
 };
 
+
+/*
+ * store_redis_parse_event - one stream entry, [id, [field, value, ...]],
+ * as the follower reads it (ev's strings point into e).
+ * Return: 0, -EINVAL (an id, but not an entry greygate wrote: skipped),
+ * -EBADMSG (not an entry at all).
+ */
+int store_redis_parse_event(const struct redisReply *e,
+                            struct store_redis_event *ev);
 
 typedef void store_redis_event_fn(const struct store_redis_event *ev,
                                   void *ctx);

@@ -78,55 +78,67 @@ only_id(const redisReply *r)
 	return r->element[0]->element[0]->str;
 }
 
-/* One entry: [id, [field, value, ...]]. Return: 0, or -1 (skipped). */
-static int
-entry(struct store_redis_follow *f, const redisReply *e)
+int
+store_redis_parse_event(const redisReply *e, struct store_redis_event *ev)
 {
-	struct store_redis_event ev = {0};
 	const redisReply *kv;
 	bool have_kind = false, have_key = false, have_exp = false;
 
+	memset(ev, 0, sizeof(*ev));
 	if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
 	    e->element[0]->type != REDIS_REPLY_STRING ||
 	    e->element[1]->type != REDIS_REPLY_ARRAY)
-		return -1;
-	ev.id = e->element[0]->str;
+		return -EBADMSG;
+	ev->id = e->element[0]->str;
 	kv = e->element[1];
-	ev.by = "?";
-	ev.comment = "";
+	ev->by = "?";
+	ev->comment = "";
 	for (size_t i = 0; i + 1 < kv->elements; i += 2) {
 		const char *name = kv->element[i]->str;
 		const redisReply *v = kv->element[i + 1];
 
 		if (kv->element[i]->type != REDIS_REPLY_STRING ||
 		    v->type != REDIS_REPLY_STRING)
-			return -1;
+			return -EINVAL;
 		if (!strcmp(name, "kind")) {
-			ev.forget = !strncmp(v->str, "forget", 6);
-			ev.trap = !strcmp(v->str, "trap") ||
-			          !strcmp(v->str, "forget-trap");
-			ev.allow = !strcmp(v->str, "allow");
-			have_kind = ev.trap || ev.allow ||
+			ev->forget = !strncmp(v->str, "forget", 6);
+			ev->trap = !strcmp(v->str, "trap") ||
+			           !strcmp(v->str, "forget-trap");
+			ev->allow = !strcmp(v->str, "allow");
+			have_kind = ev->trap || ev->allow ||
 			            !strcmp(v->str, "pass") ||
 			            !strcmp(v->str, "forget");
 		} else if (!strcmp(name, "key")) {
-			have_key = grey_cidr_parse(v->str, &ev.key) == 0;
+			have_key = grey_cidr_parse(v->str, &ev->key) == 0;
 		} else if (!strcmp(name, "expires")) {
 			char *end;
 
-			ev.expires = strtoll(v->str, &end, 10);
-			have_exp = end != v->str && !*end && ev.expires >= 0;
+			ev->expires = strtoll(v->str, &end, 10);
+			have_exp = end != v->str && !*end && ev->expires >= 0;
 		} else if (!strcmp(name, "comment")) {
-			ev.comment = v->str;
+			ev->comment = v->str;
 		} else if (!strcmp(name, "by")) {
-			ev.by = v->str;
+			ev->by = v->str;
 		}
 	}
-	/* Where to go on from, even past an entry that does not parse. */
-	snprintf(f->last_id, sizeof(f->last_id), "%s", ev.id);
 	/* (only an allow entry or a forget may have no end) */
 	if (!have_kind || !have_key || !have_exp ||
-	    (!ev.allow && !ev.forget && !ev.expires))
+	    (!ev->allow && !ev->forget && !ev->expires))
+		return -EINVAL;
+	return 0;
+}
+
+/* One entry, applied. Return: 0, or -1 (skipped). */
+static int
+entry(struct store_redis_follow *f, const redisReply *e)
+{
+	struct store_redis_event ev;
+	int r = store_redis_parse_event(e, &ev);
+
+	/* Where to go on from, even past an entry that does not parse. */
+	if (r != -EBADMSG)
+		snprintf(f->last_id, sizeof(f->last_id), "%s", ev.id);
+	if (r < 0)
 		return -1;
 	f->fn(&ev, f->ctx);
 	return 0;
