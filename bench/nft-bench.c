@@ -66,14 +66,18 @@ main(int argc, char **argv)
 		for (size_t i = 0; i < count; i++) {
 			struct nftset_prefix p = addr_n((uint32_t)i, base);
 
-			nftset_add(nft, NFTSET_PASS, &p, 3600000, NULL);
-			if ((i + 1) % batches[b] == 0 &&
-			    nftset_commit(nft, NULL, NULL) != 0) {
-				fprintf(stderr, "nft-bench: commit failed\n");
+			if (nftset_add(nft, NFTSET_PASS, &p, 3600000, NULL) <
+			            0 ||
+			    ((i + 1) % batches[b] == 0 &&
+			     nftset_commit(nft, NULL, NULL) != 0)) {
+				fprintf(stderr, "nft-bench: add failed\n");
 				return 1;
 			}
 		}
-		nftset_commit(nft, NULL, NULL);
+		if (nftset_commit(nft, NULL, NULL) != 0) {
+			fprintf(stderr, "nft-bench: commit failed\n");
+			return 1;
+		}
 		t = now_s() - t0;
 		printf("greygate, batches of %-5zu %9zu elements %8.3f s "
 		       "%10.0f elements/s\n",
@@ -83,8 +87,12 @@ main(int argc, char **argv)
 		struct nftset_prefix p = addr_n((uint32_t)i, 30u << 24);
 		double t0 = now_s();
 
-		nftset_add(nft, NFTSET_PASS, &p, 3600000, "greygate pass");
-		nftset_commit(nft, NULL, NULL);
+		if (nftset_add(nft, NFTSET_PASS, &p, 3600000, "greygate pass") <
+		            0 ||
+		    nftset_commit(nft, NULL, NULL) != 0) {
+			fprintf(stderr, "nft-bench: add failed\n");
+			return 1;
+		}
 		lat[i] = (now_s() - t0) * 1000;
 	}
 	qsort(lat, 1000, sizeof(*lat), cmp_double);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The epoll dispatcher: fd table indexed by fd with a generation count so a
  * handler removed mid-turn never runs, a signalfd for all signals, and a
- * binary min-heap of timers. */
+ * pairing heap of timers, linked through the timers themselves: arming
+ * one never allocates, so it never fails. */
 #include "loop.h"
 
 #include <errno.h>
@@ -35,9 +36,7 @@ struct loop {
 	struct fd_slot *fds;
 	size_t nfds_alloc;
 	struct sig_slot sigs[LOOP_NSIG];
-	struct loop_timer **heap;
-	size_t heap_len;
-	size_t heap_alloc;
+	struct loop_timer *timers; /* the heap's root: the one due first */
 	bool quit;
 	int quit_code;
 };
@@ -72,7 +71,6 @@ loop_free(struct loop *loop)
 		close(loop->sigfd);
 	close(loop->epfd);
 	free(loop->fds);
-	free(loop->heap);
 	free(loop);
 }
 
@@ -198,57 +196,67 @@ loop_add_signal(struct loop *loop, int signo, loop_signal_fn *fn, void *ctx)
 	return 0;
 }
 
-/* --- timers: a binary min-heap on due_ms --- */
+/* --- timers: a pairing heap on due_ms. A timer's prev is its parent
+ * when it is the first child, else the sibling before it. --- */
 
-static void
-heap_set(struct loop *loop, size_t i, struct loop_timer *t)
+/* Two roots (neither with a parent or siblings) as one: the later under
+ * the earlier, as its first child. */
+static struct loop_timer *
+meld(struct loop_timer *a, struct loop_timer *b)
 {
-	loop->heap[i] = t;
-	t->heap_index = i;
+	struct loop_timer *t;
+
+	if (!a)
+		return b;
+	if (!b)
+		return a;
+	if (b->due_ms < a->due_ms) {
+		t = a;
+		a = b;
+		b = t;
+	}
+	b->prev = a;
+	b->sibling = a->child;
+	if (a->child)
+		a->child->prev = b;
+	a->child = b;
+	return a;
 }
 
-static void
-heap_up(struct loop *loop, size_t i)
+/* A list of siblings as one heap: melded in pairs left to right, then
+ * the pairs right to left (no recursion: lists can be long). */
+static struct loop_timer *
+merge_pairs(struct loop_timer *first)
 {
-	struct loop_timer *t = loop->heap[i];
+	struct loop_timer *pairs = NULL, *root = NULL;
 
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
+	while (first) {
+		struct loop_timer *a = first, *b = a->sibling;
 
-		if (loop->heap[parent]->due_ms <= t->due_ms)
-			break;
-		heap_set(loop, i, loop->heap[parent]);
-		i = parent;
+		first = b ? b->sibling : NULL;
+		a->sibling = a->prev = NULL;
+		if (b)
+			b->sibling = b->prev = NULL;
+		a = meld(a, b);
+		a->sibling = pairs; /* (a stack of the pairs) */
+		pairs = a;
 	}
-	heap_set(loop, i, t);
-}
+	while (pairs) {
+		struct loop_timer *next = pairs->sibling;
 
-static void
-heap_down(struct loop *loop, size_t i)
-{
-	struct loop_timer *t = loop->heap[i];
-
-	for (;;) {
-		size_t child = 2 * i + 1;
-
-		if (child >= loop->heap_len)
-			break;
-		if (child + 1 < loop->heap_len &&
-		    loop->heap[child + 1]->due_ms < loop->heap[child]->due_ms)
-			child++;
-		if (t->due_ms <= loop->heap[child]->due_ms)
-			break;
-		heap_set(loop, i, loop->heap[child]);
-		i = child;
+		pairs->sibling = NULL;
+		root = meld(root, pairs);
+		pairs = next;
 	}
-	heap_set(loop, i, t);
+	return root;
 }
 
 void
 loop_timer_init(struct loop_timer *timer, loop_timer_fn *fn, void *ctx)
 {
 	timer->due_ms = 0;
-	timer->heap_index = SIZE_MAX;
+	timer->armed = false;
+	timer->child = timer->sibling = timer->prev = NULL;
 	timer->fn = fn;
 	timer->ctx = ctx;
 }
@@ -256,43 +264,41 @@ loop_timer_init(struct loop_timer *timer, loop_timer_fn *fn, void *ctx)
 bool
 loop_timer_is_armed(const struct loop_timer *timer)
 {
-	return timer->heap_index != SIZE_MAX;
+	return timer->armed;
 }
 
 void
 loop_timer_cancel(struct loop *loop, struct loop_timer *timer)
 {
-	size_t i = timer->heap_index;
-	struct loop_timer *last;
+	struct loop_timer *below;
 
-	if (i == SIZE_MAX)
+	if (!timer->armed)
 		return;
-	timer->heap_index = SIZE_MAX;
-	last = loop->heap[--loop->heap_len];
-	if (last == timer)
+	timer->armed = false;
+	below = merge_pairs(timer->child);
+	timer->child = NULL;
+	if (timer == loop->timers) {
+		loop->timers = below;
 		return;
-	heap_set(loop, i, last);
-	heap_up(loop, i);
-	heap_down(loop, last->heap_index);
+	}
+	if (timer->prev->child == timer)
+		timer->prev->child = timer->sibling;
+	else
+		timer->prev->sibling = timer->sibling;
+	if (timer->sibling)
+		timer->sibling->prev = timer->prev;
+	timer->prev = timer->sibling = NULL;
+	loop->timers = meld(loop->timers, below);
 }
 
 int
 loop_timer_arm(struct loop *loop, struct loop_timer *timer, uint64_t due_ms)
 {
 	loop_timer_cancel(loop, timer);
-	if (loop->heap_len == loop->heap_alloc) {
-		size_t n = loop->heap_alloc ? loop->heap_alloc * 2 : 16;
-		struct loop_timer **grown =
-			realloc(loop->heap, n * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		loop->heap = grown;
-		loop->heap_alloc = n;
-	}
 	timer->due_ms = due_ms;
-	heap_set(loop, loop->heap_len++, timer);
-	heap_up(loop, timer->heap_index);
+	timer->armed = true;
+	timer->child = timer->sibling = timer->prev = NULL;
+	loop->timers = meld(loop->timers, timer);
 	return 0;
 }
 
@@ -314,8 +320,8 @@ fire_due_timers(struct loop *loop)
 	uint64_t now = loop_now_ms(loop);
 	int fired = 0;
 
-	while (loop->heap_len > 0 && loop->heap[0]->due_ms <= now) {
-		struct loop_timer *t = loop->heap[0];
+	while (loop->timers && loop->timers->due_ms <= now) {
+		struct loop_timer *t = loop->timers;
 
 		loop_timer_cancel(loop, t);
 		t->fn(loop, t, t->ctx);
@@ -329,10 +335,10 @@ wait_budget_ms(struct loop *loop, int max_wait_ms)
 {
 	uint64_t now, due;
 
-	if (loop->heap_len == 0)
+	if (!loop->timers)
 		return max_wait_ms;
 	now = loop_now_ms(loop);
-	due = loop->heap[0]->due_ms;
+	due = loop->timers->due_ms;
 	if (due <= now)
 		return 0;
 	if (max_wait_ms >= 0 && (uint64_t)max_wait_ms < due - now)

@@ -20,10 +20,13 @@ typedef void loop_signal_fn(struct loop *loop, int signo, void *ctx);
 typedef void loop_timer_fn(struct loop *loop, struct loop_timer *timer,
 			   void *ctx);
 
-/* A timer lives inside its owner's struct; the loop only points at it. */
+/* A timer lives inside its owner's struct; the loop only points at it
+ * (the timers waiting are linked through themselves: nothing is
+ * allocated to arm one). */
 struct loop_timer {
 	uint64_t due_ms;   /* monotonic deadline while armed */
-	size_t heap_index; /* position in the loop's heap, SIZE_MAX if idle */
+	bool armed;
+	struct loop_timer *child, *sibling, *prev; /* the loop's, while armed */
 	loop_timer_fn *fn; /* called once when due_ms has passed */
 	void *ctx;         /* handed to fn */
 };
@@ -61,8 +64,8 @@ int loop_add_signal(struct loop *loop, int signo, loop_signal_fn *fn,
 
 /* loop_timer_init - make an idle timer that will call fn(ctx). */
 void loop_timer_init(struct loop_timer *timer, loop_timer_fn *fn, void *ctx);
-/* loop_timer_arm - (re)arm timer to fire at monotonic due_ms.
- * Return: 0 or -ENOMEM. */
+/* loop_timer_arm - (re)arm timer to fire at monotonic due_ms. It cannot
+ * fail (nothing is allocated). Return: 0. */
 int loop_timer_arm(struct loop *loop, struct loop_timer *timer,
 		   uint64_t due_ms);
 /* loop_timer_cancel - disarm; an idle timer is left as it is. */

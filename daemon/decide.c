@@ -8,6 +8,7 @@
  * enough writes or time piled up. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "gateway-int.h"
@@ -27,14 +28,45 @@ gateway_prefix_of(const struct grey_client *c, struct nftset_prefix *p)
 	memcpy(p->bytes, c->bytes, 16);
 }
 
+/* What a client sees when a change of the kind's set does not reach the
+ * kernel. */
+static const char *
+consequence(const char *what)
+{
+	if (!strcmp(what, "pass"))
+		return "it meets the tarpit again until one of its attempts "
+		       "puts it back";
+	if (!strcmp(what, "trap"))
+		return "it is greylisted, not trapped, until it is trapped "
+		       "again";
+	if (!strcmp(what, "forget"))
+		return "it stays passed until its element times out";
+	return "that network is greylisted until the next reload or "
+	       "allow puts it back";
+}
+
+void
+gateway_set_failed(struct gateway *gw, const char *what, const char *key,
+                   int err)
+{
+	if (++gw->set_changes_failed % 100 != 1)
+		return;
+	log_warnx("nft: %s of %s did not reach the kernel's set (%s): %s "
+	          "(%" PRIu64 " set change(s) failed so far)",
+	          what, key, strerror(-err), consequence(what),
+	          gw->set_changes_failed);
+}
+
 static void
 on_nft_refused(enum nftset_kind kind, const struct ip_range *range, int err,
                void *ctx)
 {
 	char text[IP_RANGE_TEXT_MAX];
 
-	log_warnx("nft: %s refused in set %s: %s", ip_range_format(range, text),
-	          nftset_set_name(kind, range->family), strerror(-err));
+	gateway_set_failed(ctx, kind == NFTSET_PASS   ? "pass"
+	                        : kind == NFTSET_TRAP ? "trap"
+	                                              : "allow",
+	                   ip_range_format(range, text), err);
 }
 
 /* Sends the queued set changes now (a pass must reach the kernel at
@@ -47,9 +79,17 @@ commit_now(struct gateway *gw, bool force)
 	int r;
 
 	if (gw->nft && nftset_queued(gw->nft)) {
-		r = nftset_commit(gw->nft, on_nft_refused, NULL);
-		if (r < 0)
-			log_warnx("nft: batch not sent: %s", strerror(-r));
+		size_t queued = nftset_queued(gw->nft);
+
+		r = nftset_commit(gw->nft, on_nft_refused, gw);
+		if (r < 0) {
+			gw->set_changes_failed += queued;
+			log_warnx("nft: %zu set change(s) not sent (%s): the "
+			          "passed clients among them meet the tarpit "
+			          "again until one of their attempts puts them "
+			          "back",
+			          queued, strerror(-r));
+		}
 	}
 	if (store_pending(gw->store) &&
 	    (force || gw->must_commit ||
@@ -156,6 +196,7 @@ apply(struct gateway *gw, const struct grey_decision *d, int64_t now)
 {
 	struct nftset_prefix p;
 	uint64_t ttl_ms;
+	int r = 0;
 
 	gateway_prefix_of(&d->client, &p);
 	ttl_ms = d->expires > now ? (uint64_t)(d->expires - now) * 1000 : 0;
@@ -167,9 +208,20 @@ apply(struct gateway *gw, const struct grey_decision *d, int64_t now)
 	/* Already passed, yet here: the kernel lost it (its timeout ran
 	 * out first, or a race): put it back with the time it has left. */
 	if (d->action == GREY_PASS || d->action == GREY_REFRESH)
-		nftset_add(gw->nft, NFTSET_PASS, &p, ttl_ms, "greygate pass");
+		r = nftset_add(gw->nft, NFTSET_PASS, &p, ttl_ms,
+		               "greygate pass");
 	else if (d->action == GREY_TRAP)
-		nftset_add(gw->nft, NFTSET_TRAP, &p, ttl_ms, "greygate trap");
+		r = nftset_add(gw->nft, NFTSET_TRAP, &p, ttl_ms,
+		               "greygate trap");
+	if (r < 0) {
+		char key[64];
+
+		gateway_set_failed(gw,
+		                   d->action == GREY_TRAP ? "trap" : "pass",
+		                   grey_client_format(&d->client, key,
+		                                      sizeof(key)),
+		                   r);
+	}
 }
 
 void

@@ -71,6 +71,8 @@ struct gateway {
 	/* records of the child's refused (ipc_take_up), and how many were
 	 * said in the log this minute */
 	uint64_t records_refused;
+	uint64_t set_changes_failed; /* set changes that did not reach the
+	                                kernel (gateway_set_failed) */
 	int64_t refusals_minute;
 	unsigned refusals_said;
 	uint64_t refusals_unsaid;
@@ -137,6 +139,13 @@ void gateway_stats_reset(struct gateway *gw);
 void gateway_verdict_of(const struct gateway *gw, int r,
 			const struct grey_decision *d,
 			struct tarpit_verdict *v);
+
+/* gateway_set_failed - a set change that will not reach the kernel:
+ * counted, and said (the first, then every hundredth) with what the
+ * client sees: what ("pass", "trap", "forget", "allow"), key (the
+ * client's key or network), err (-errno). */
+void gateway_set_failed(struct gateway *gw, const char *what, const char *key,
+                        int err);
 
 /* gateway_prefix_of - a client key as the sets' prefix. */
 void gateway_prefix_of(const struct grey_client *c, struct nftset_prefix *p);

@@ -37,7 +37,7 @@ gateway_forget(struct gateway *gw, const char *client, char *key_out,
 	struct grey_client given, key;
 	struct grey_addr a;
 	struct nftset_prefix p;
-	int r;
+	int r, d;
 
 	if (grey_cidr_parse(client, &given) < 0)
 		return -EINVAL;
@@ -75,12 +75,12 @@ gateway_forget(struct gateway *gw, const char *client, char *key_out,
 			return t;
 		r += t == STORE_FOUND;
 		gateway_prefix_of(&given, &p);
-		if (gw->nft)
-			nftset_del(gw->nft, NFTSET_TRAP, &p);
+		if (gw->nft && (t = nftset_del(gw->nft, NFTSET_TRAP, &p)) < 0)
+			gateway_set_failed(gw, "forget", client, t);
 	}
 	gateway_prefix_of(&key, &p);
-	if (gw->nft)
-		nftset_del(gw->nft, NFTSET_PASS, &p);
+	if (gw->nft && (d = nftset_del(gw->nft, NFTSET_PASS, &p)) < 0)
+		gateway_set_failed(gw, "forget", key_out, d);
 	gw->must_commit = true;
 	gateway_commit(gw);
 	log_info("action=forget, client=%s, key=%s, records=%d", client,

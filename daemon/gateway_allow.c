@@ -69,15 +69,24 @@ gateway_allow_reload(struct gateway *gw)
 		free(ranges);
 		return r;
 	}
-	if (gw->nft)
-		nftset_flush(gw->nft, NFTSET_ALLOW);
-	for (size_t i = 0; i < n && gw->nft; i++)
-		nftset_add_range(gw->nft, &ranges[i].range,
-		                 ranges[i].expires
-		                         ? (uint64_t)(ranges[i].expires - now) *
-		                                   1000
-		                         : 0,
-		                 ranges[i].comment);
+	if (gw->nft && (r = nftset_flush(gw->nft, NFTSET_ALLOW)) < 0)
+		gateway_set_failed(gw, "allow", "the allow sets' old entries",
+		                   r);
+	for (size_t i = 0; i < n && gw->nft; i++) {
+		char text[IP_RANGE_TEXT_MAX];
+
+		r = nftset_add_range(gw->nft, &ranges[i].range,
+		                     ranges[i].expires
+		                             ? (uint64_t)(ranges[i].expires -
+		                                          now) *
+		                                       1000
+		                             : 0,
+		                     ranges[i].comment);
+		if (r < 0)
+			gateway_set_failed(
+			        gw, "allow",
+			        ip_range_format(&ranges[i].range, text), r);
+	}
 	gateway_commit(gw);
 	free(gw->allow);
 	gw->allow = ranges;

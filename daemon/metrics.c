@@ -29,7 +29,7 @@ struct snapshot {
 	uint64_t sets[NFTSET_KINDS][2]; /* kind, v4/v6 */
 	uint64_t triplets, passes, traps;
 	uint64_t child_restarts, handoffs_started, handoffs_failed;
-	uint64_t verdicts_unsent, records_refused;
+	uint64_t verdicts_unsent, records_refused, set_changes_failed;
 	struct shared_status shared; /* a shared store's (zero: none) */
 	uint64_t shared_up, shared_disagreed;
 	bool sets_uncounted; /* passes and traps: kept in no count here */
@@ -69,6 +69,8 @@ static const struct metric registry[] = {
          AT(sets[NFTSET_TRAP][0])},
         {"sets", "trap6", "trap6 #", "set_elements", "set=\"trap6\"", GAUGE,
          AT(sets[NFTSET_TRAP][1])},
+        {"sets", "failed", "# changes that failed", "set_changes_failed_total",
+         NULL, COUNTER, AT(set_changes_failed)},
 
         {"store", "triplets", "# triplets", "store_records", "kind=\"triplet\"",
          GAUGE, AT(triplets)},
@@ -398,6 +400,11 @@ static const struct family {
         {"sensor_rcpts_total", "RCPT commands the sensor read", COUNTER},
         {"child_restarts_total", "Times greygated started its child again",
          COUNTER},
+        {"set_changes_failed_total",
+         "Set changes (a pass, a trap, a forget, an allow entry) that did "
+         "not reach the kernel: their clients see the tarpit or the "
+         "old state until an attempt puts them right",
+         COUNTER},
         {"child_records_refused_total",
          "Records from the child refused: malformed, or naming a session "
          "that is not open",
@@ -529,6 +536,7 @@ take_snapshot(struct gateway *gw, struct snapshot *s)
 	s->handoffs_failed = gw->handoffs_failed;
 	s->verdicts_unsent = gw->verdicts_unsent;
 	s->records_refused = gw->records_refused;
+	s->set_changes_failed = gw->set_changes_failed;
 	if (gw->shared) {
 		shared_get_status(gw->shared, &s->shared);
 		s->shared_up = s->shared.up;

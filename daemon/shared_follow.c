@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "allow.h"
@@ -29,6 +30,16 @@ wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* A pass keyed as this gateway keys clients (another length is no pass
+ * it could find, nor one to write back). */
+static bool
+our_key(const struct shared *sh, const struct grey_client *key)
+{
+	const struct grey_config *g = &sh->gw->cfg->grey;
+
+	return key->prefix == (key->family == AF_INET ? g->prefix4 : g->prefix6);
+}
+
 /* Into the kind's set with the time it has left. Return: 1 if added. */
 static int
 add_to_set(struct shared *sh, bool trap, const struct grey_client *key,
@@ -38,12 +49,25 @@ add_to_set(struct shared *sh, bool trap, const struct grey_client *key,
 	int64_t now = loop_wall_sec(gw->loop);
 	struct nftset_prefix p;
 
+	int r;
+
 	if (expires <= now || !gw->nft)
 		return 0; /* (the policy door alone has no sets) */
 	gateway_prefix_of(key, &p);
-	return nftset_add(gw->nft, trap ? NFTSET_TRAP : NFTSET_PASS, &p,
-	                  (uint64_t)(expires - now) * 1000,
-	                  trap ? "greygate trap" : "greygate pass") == 0;
+	r = nftset_add(gw->nft, trap ? NFTSET_TRAP : NFTSET_PASS, &p,
+	               (uint64_t)(expires - now) * 1000,
+	               trap ? "greygate trap" : "greygate pass");
+	if (r < 0) {
+		/* (another gateway's key of another length: a newcomer with
+		 * other settings, say) */
+		char text[64];
+
+		gateway_set_failed(gw, trap ? "trap" : "pass",
+		                   grey_client_format(key, text, sizeof(text)),
+		                   r);
+		return 0;
+	}
+	return 1;
 }
 
 /* A run-time allow entry from the store, as greygatectl allow would
@@ -102,7 +126,8 @@ on_event(const struct store_redis_event *ev, void *ctx)
 		sh->k.events++;
 	if (ev->forget && !ev->trap)
 		shared_passes_forget(sh->passes, &ev->key);
-	else if (!ev->forget && !ev->trap && !ev->allow)
+	else if (!ev->forget && !ev->trap && !ev->allow &&
+	         our_key(sh, &ev->key))
 		shared_passes_put(sh->passes, &ev->key, 0, ev->expires);
 	if (ev->forget) {
 		struct nftset_prefix p;
@@ -110,8 +135,17 @@ on_event(const struct store_redis_event *ev, void *ctx)
 		/* (deleting what is not there is not an error) */
 		gateway_prefix_of(&ev->key, &p);
 		if (sh->gw->nft) {
-			nftset_del(sh->gw->nft,
-			           ev->trap ? NFTSET_TRAP : NFTSET_PASS, &p);
+			int r = nftset_del(sh->gw->nft,
+			                   ev->trap ? NFTSET_TRAP : NFTSET_PASS,
+			                   &p);
+			char text[64];
+
+			if (r < 0)
+				gateway_set_failed(
+				        sh->gw, "forget",
+				        grey_client_format(&ev->key, text,
+				                           sizeof(text)),
+				        r);
 			gateway_commit_turn(sh->gw);
 		}
 		return;
@@ -143,7 +177,7 @@ on_client(const struct grey_client *key, const struct store_client *rec,
 {
 	struct rebuild *rb = ctx;
 
-	if (rb->walk == 0)
+	if (rb->walk == 0 && our_key(rb->sh, key))
 		shared_passes_put(rb->sh->passes, key, rec->since,
 		                  rec->expires);
 	if (!add_to_set(rb->sh, rb->walk == 1, key, rec->expires))

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "must_check.h"
 #include "iprange.h"
 
 struct nftset;
@@ -97,7 +98,7 @@ const char *nftset_explain(int err);
  * pass set takes networks of exactly pass_prefix4/6 bits, a trap set
  * single addresses), -ENOMEM.
  */
-int nftset_add(struct nftset *nft, enum nftset_kind kind,
+MUST_CHECK int nftset_add(struct nftset *nft, enum nftset_kind kind,
 	       const struct nftset_prefix *prefix, uint64_t timeout_ms,
 	       const char *comment);
 
@@ -105,15 +106,15 @@ int nftset_add(struct nftset *nft, enum nftset_kind kind,
  * to allow4 or allow6 (any range, not only a CIDR). The kernel refuses
  * one that overlaps an element already there: merge before.
  * Return: 0, -EINVAL, -ENOMEM. */
-int nftset_add_range(struct nftset *nft, const struct ip_range *range,
+MUST_CHECK int nftset_add_range(struct nftset *nft, const struct ip_range *range,
 		     uint64_t timeout_ms, const char *comment);
 
 /* nftset_del - queue removing prefix. Return: 0, -EINVAL, -ENOMEM. */
-int nftset_del(struct nftset *nft, enum nftset_kind kind,
+MUST_CHECK int nftset_del(struct nftset *nft, enum nftset_kind kind,
 	       const struct nftset_prefix *prefix);
 
 /* nftset_flush - queue emptying the kind's IPv4 and IPv6 sets. */
-int nftset_flush(struct nftset *nft, enum nftset_kind kind);
+MUST_CHECK int nftset_flush(struct nftset *nft, enum nftset_kind kind);
 
 /* nftset_queued - operations waiting for nftset_commit. */
 size_t nftset_queued(const struct nftset *nft);
@@ -132,7 +133,7 @@ typedef void nftset_fail_fn(enum nftset_kind kind,
  * Return: the number of refused operations (0: all applied), or -errno
  * when the batch could not be sent (the queue is then dropped).
  */
-int nftset_commit(struct nftset *nft, nftset_fail_fn *fail, void *ctx);
+MUST_CHECK int nftset_commit(struct nftset *nft, nftset_fail_fn *fail, void *ctx);
 
 typedef int nftset_elem_fn(const struct nftset_elem *elem, void *ctx);
 

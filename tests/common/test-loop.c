@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -204,6 +205,93 @@ test_fake_clock(void)
 	CHECK_INT(timesrc_wall_sec(&clock.base), 1301);
 }
 
+/* Many timers armed, moved and cancelled in a random order (the heap
+ * links them through themselves: issue 29, arming may never fail): each
+ * armed one fires once, none cancelled does, all in deadline order, and
+ * a timer may re-arm or cancel others from its callback. */
+#define MANY 5000
+
+struct many {
+	struct loop_timer t[MANY];
+	bool armed[MANY];
+	uint64_t due[MANY];
+	int fired[MANY];
+	bool cancelled_by_another[MANY];
+	uint64_t last_due;
+	bool in_order;
+};
+
+static struct many *many;
+
+static void
+on_many(struct loop *loop, struct loop_timer *t, void *ctx)
+{
+	size_t i = (size_t)(uintptr_t)ctx;
+
+	many->fired[i]++;
+	if (t->due_ms < many->last_due)
+		many->in_order = false;
+	many->last_due = t->due_ms;
+	many->armed[i] = false;
+	/* from a callback: cancel a later one, re-arm another later */
+	if (i % 7 == 0 && many->armed[(i + 1) % MANY]) {
+		loop_timer_cancel(loop, &many->t[(i + 1) % MANY]);
+		many->armed[(i + 1) % MANY] = false;
+		many->cancelled_by_another[(i + 1) % MANY] = true;
+	}
+}
+
+static void
+test_many_timers(void)
+{
+	struct timesrc_fake clock;
+	struct loop *loop;
+	uint32_t seed = 12345;
+
+	timesrc_fake_init(&clock, 1000);
+	loop = loop_new(&clock.base);
+	many = calloc(1, sizeof(*many));
+	CHECK(loop && many);
+	many->in_order = true;
+	for (size_t i = 0; i < MANY; i++)
+		loop_timer_init(&many->t[i], on_many, (void *)(uintptr_t)i);
+	for (int op = 0; op < 4 * MANY; op++) {
+		size_t i;
+
+		seed = seed * 1103515245 + 12345;
+		i = (seed >> 8) % MANY;
+		if ((seed >> 4) % 5 == 0) {
+			loop_timer_cancel(loop, &many->t[i]);
+			many->armed[i] = false;
+		} else {
+			many->due[i] = 1 + (seed >> 12) % 100000;
+			CHECK_INT(loop_timer_arm(loop, &many->t[i],
+			                         many->due[i]),
+			          0);
+			many->armed[i] = true;
+		}
+		CHECK(loop_timer_is_armed(&many->t[i]) == many->armed[i]);
+	}
+	{
+		bool want[MANY];
+
+		for (size_t i = 0; i < MANY; i++)
+			want[i] = many->armed[i];
+		for (int step = 0; step < 110; step++) {
+			timesrc_fake_advance_ms(&clock, 1000);
+			loop_run_once(loop, 0);
+		}
+		CHECK(many->in_order);
+		for (size_t i = 0; i < MANY; i++) {
+			CHECK_INT(many->fired[i],
+			          want[i] && !many->cancelled_by_another[i]);
+			CHECK(!loop_timer_is_armed(&many->t[i]));
+		}
+	}
+	free(many);
+	loop_free(loop);
+}
+
 int
 main(void)
 {
@@ -213,5 +301,6 @@ main(void)
 	RUN(test_timer_wakes_real_loop);
 	RUN(test_signal_ends_run);
 	RUN(test_fake_clock);
+	RUN(test_many_timers);
 	return 0;
 }

@@ -105,6 +105,15 @@ wait_for 5 logged mx1 "reload: [greylist] delay kept at 3" || fail "the kept del
 ! logged mx1 "starting the child again" || fail "a refused change started the child again (log)"
 sed -i 's/^delay = 5$/delay = 3/' "$NETNS_TMP/mx1/greygate.conf"
 echo "ok: a reload of the shared store's delay keeps it, says so, and leaves the child be"
+# A pass the kernel's set cannot take (a /16 on the stream, as a gateway
+# keying clients by /16 writes) is said and counted, not dropped unsaid
+# (issue 29: set changes' results were ignored).
+rcli XADD gg:stream '*' kind pass key 198.51.0.0/16 expires $(( $(date +%s) + 3600 )) by odd.test >/dev/null
+wait_for 5 logged mx1 "nft: pass of 198.51.0.0/16 did not reach the kernel's set (Invalid argument): it meets the tarpit again until one of its attempts puts it back" ||
+	fail "a pass the set refused was not said: $(grep nft: "$(gg_log mx1)" | tail -2)"
+ggctl mx1 metrics | grep -x "greygate_set_changes_failed_total 1" >/dev/null ||
+	fail "the failed set change was not counted: $(ggctl mx1 metrics | grep set_changes)"
+echo "ok: a set change the kernel's set cannot take is said with what the client sees, and counted"
 
 # --- a gateway that keys clients otherwise refuses to start ---
 # (the policy door alone: no capture, no table to clash with mx1's)

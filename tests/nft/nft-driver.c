@@ -80,6 +80,15 @@ print_elem(const struct nftset_elem *e, void *ctx)
 	return 0;
 }
 
+/* A change the queue refused is said (the batch's refusals are said at
+ * commit). */
+static void
+queued(int r)
+{
+	if (r < 0)
+		printf("error: not queued: %s\n", strerror(-r));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -130,12 +139,13 @@ main(int argc, char **argv)
 				inet_pton(AF_INET6, "2001:db8:ffff::", b.bytes);
 				b.bytes[14] = (uint8_t)(i >> 8);
 				b.bytes[15] = (uint8_t)i;
-				nftset_add(nft, NFTSET_ALLOW, &b, 0, "bulk");
+				queued(nftset_add(nft, NFTSET_ALLOW, &b, 0,
+				                  "bulk"));
 			}
 		} else if (k < 0) {
 			printf("error: bad kind '%s'\n", kind);
 		} else if (strcmp(cmd, "flush") == 0) {
-			nftset_flush(nft, (enum nftset_kind)k);
+			queued(nftset_flush(nft, (enum nftset_kind)k));
 		} else if (strcmp(cmd, "list") == 0) {
 			r = nftset_list(nft, (enum nftset_kind)k, print_elem,
 					NULL);
@@ -155,17 +165,18 @@ main(int argc, char **argv)
 			memcpy(range.lo, lo.bytes, 16);
 			memcpy(range.hi, hi.bytes, 16);
 			if (!strcmp(cmd, "add"))
-				nftset_add_range(nft, &range, timeout,
-						 comment[0] ? comment : NULL);
+				queued(nftset_add_range(
+				        nft, &range, timeout,
+				        comment[0] ? comment : NULL));
 			else
 				printf("error: ranges are added only\n");
 		} else if (parse_prefix(cidr, &p) < 0) {
 			printf("error: bad prefix '%s'\n", cidr);
 		} else if (strcmp(cmd, "add") == 0) {
-			nftset_add(nft, (enum nftset_kind)k, &p, timeout,
-				   comment[0] ? comment : NULL);
+			queued(nftset_add(nft, (enum nftset_kind)k, &p,
+			                  timeout, comment[0] ? comment : NULL));
 		} else if (strcmp(cmd, "del") == 0) {
-			nftset_del(nft, (enum nftset_kind)k, &p);
+			queued(nftset_del(nft, (enum nftset_kind)k, &p));
 		}
 	}
 	nftset_close(nft);
