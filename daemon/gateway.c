@@ -154,7 +154,10 @@ log_store_events(struct gateway *gw)
 		log_info("store: map grown to %llu MiB (%llu MiB used)",
 			 (unsigned long long)(now->map_bytes >> 20),
 			 (unsigned long long)(now->used_bytes >> 20));
-	if (now->replayed != seen->replayed)
+	/* (redone and saved: nothing lost; redone and failing still: the
+	 * next line says so) */
+	if (now->replayed != seen->replayed &&
+	    now->write_errors == seen->write_errors)
 		log_warnx("store: %llu failed transaction(s) redone from the "
 			  "journal: nothing was lost",
 			  (unsigned long long)(now->replayed - seen->replayed));
@@ -574,8 +577,22 @@ gateway_close(struct gateway *gw)
 	handoff_route_close(gw);
 	nftset_close(gw->nft);
 	if (gw->grey)
-		save_stats(gw); /* store_close commits it */
+		save_stats(gw); /* committed below */
 	grey_free(gw->grey);
+	if (gw->store) {
+		size_t waiting = store_pending(gw->store);
+		int r = store_sync(gw->store);
+
+		/* Said, never dropped unsaid (store_close would try again in
+		 * silence). */
+		if (r < 0)
+			log_warnx("store: %zu write(s) could not be saved at "
+			          "stop (%s): they are lost with this stop; "
+			          "the clients passed among them are "
+			          "greylisted once more after the restart (is "
+			          "the disk full?)",
+			          waiting, strerror(-r));
+	}
 	store_close(gw->store);
 	free(gw->runtime);
 	free(gw);

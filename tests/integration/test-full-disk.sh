@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The LMDB store on a full disk (issue 29 R7), with real parts: greygated
+# (the policy door alone, on a unix socket) keeps its store on a 4 MiB
+# tmpfs mounted in a mount namespace of its own (nothing of the machine's
+# is mounted or touched); the disk is filled while it runs and requests
+# keep coming. Asserted: the failing commits are said while it runs, the
+# door keeps answering, and at the stop the writes that could not be
+# saved are said with what they mean (they were dropped unsaid, after a
+# log line that said nothing was lost).
+set -euo pipefail
+here=$(dirname "$0")
+. "$here/../lib/netns.sh"
+
+netns_init
+small=$NETNS_TMP/small
+mkdir -m 700 "$small"
+mkdir -p "$NETNS_TMP/allow"
+log=$NETNS_TMP/greygated.log
+cat >"$NETNS_TMP/greygate.conf" <<CONF
+[gateway]
+gateway = no
+store_dir = $small/store
+allow_dir = $NETNS_TMP/allow
+control_socket = $NETNS_TMP/control.sock
+[policy]
+listen = unix:$NETNS_TMP/door.sock
+CONF
+unshare -m --propagation private sh -c "mount -t tmpfs -o size=4m,mode=700 tmpfs '$small' &&
+	mkdir -m 700 '$small/store' &&
+	exec '$GREYGATE_BUILD/daemon/greygated' --foreground --config '$NETNS_TMP/greygate.conf'" \
+	>"$log" 2>&1 &
+pid=$!
+netns_on_exit "kill $pid"
+wait_for 10 test -S "$NETNS_TMP/door.sock" || { cat "$log"; fail "greygated did not start"; }
+
+ask() { # FIRST LAST: one request for each sender FIRST..LAST, all answered
+	python3 - "$NETNS_TMP/door.sock" "$1" "$2" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(5)
+for i in range(int(sys.argv[2]), int(sys.argv[3]) + 1):
+    s.sendall(("request=smtpd_access_policy\nprotocol_state=RCPT\n"
+               "client_address=203.0.113.%d\nsender=s%d@example.com\n"
+               "recipient=r@example.org\n\n" % (i % 250 + 1, i)).encode())
+    buf = b""
+    while not buf.endswith(b"\n\n"):
+        buf += s.recv(1000)
+    assert buf.startswith(b"action="), buf
+PY
+}
+ask 1 20 || fail "the door did not answer"
+sleep 0.5
+# The disk filled by another process (in greygated's mount namespace).
+nsenter -t "$pid" -m sh -c "dd if=/dev/zero of='$small/filler' bs=64k 2>/dev/null; true"
+ask 21 400 || fail "the door stopped answering on a full disk"
+wait_for 10 grep -q "store: .* write(s) or commit(s) failed; what they held is kept and tried again (is the disk full?)" "$log" ||
+	fail "the failing commits were not said: $(grep store: "$log" | tail -3)"
+! grep -q "nothing was lost" "$log" || fail "said nothing was lost while the disk was full"
+echo "ok: a full disk is said while greygated runs, and the door answers on"
+kill -TERM "$pid"
+wait "$pid" || true
+grep -E "store: [0-9]+ write\(s\) could not be saved at stop \(No space left on device\): they are lost with this stop" "$log" >/dev/null ||
+	fail "the writes lost at the stop were not said: $(tail -4 "$log")"
+echo "ok: at the stop, the writes a full disk kept from being saved are said: $(grep -o 'store: [0-9]* write(s) could not be saved' "$log")"
