@@ -12,6 +12,7 @@
 #include <ini.h>
 #include <inttypes.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <pwd.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -958,6 +959,93 @@ check_transparent(struct load_state *st)
 	return 0;
 }
 
+/* The port of an inet listener's address (0: none, or a unix one). */
+static uint16_t
+listen_port(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)a)->sin_port);
+	if (a->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
+	return 0;
+}
+
+/* Reached from anywhere? Loopback, private (RFC 1918, fc00::/7) and
+ * link-local addresses are not; the wildcard is. */
+static bool
+public_address(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET) {
+		const uint8_t *b = (const uint8_t *)&(
+		        (const struct sockaddr_in *)a)->sin_addr;
+
+		return !(b[0] == 127 || b[0] == 10 ||
+		         (b[0] == 172 && (b[1] & 0xf0) == 16) ||
+		         (b[0] == 192 && b[1] == 168) ||
+		         (b[0] == 169 && b[1] == 254));
+	}
+	if (a->ss_family == AF_INET6) {
+		const struct in6_addr *in6 =
+		        &((const struct sockaddr_in6 *)a)->sin6_addr;
+
+		return !(IN6_IS_ADDR_LOOPBACK(in6) ||
+		         (in6->s6_addr[0] & 0xfe) == 0xfc ||
+		         IN6_IS_ADDR_LINKLOCAL(in6));
+	}
+	return false;
+}
+
+/* greygated's own listeners (the policy door, the metrics) never on a
+ * port the gateway serves or redirects: on smtp_port one would take the
+ * MTA's port, and the mail with it. */
+static int
+check_listener_ports(struct load_state *st, config_warn_fn *warn, void *ctx)
+{
+	const struct config *c = st->cfg;
+	const struct {
+		const char *key, *what;
+		uint16_t port;
+	} taken[] = {{"smtp_port", "the SMTP port the MTA serves",
+	              c->nft.smtp_port},
+	             {"tarpit_port", "the tarpit's", c->nft.tarpit_port},
+	             {"trap_port", "the stutter's",
+	              c->tarpit.stutter_ms ? c->trap_port : 0}};
+	const struct {
+		const char *key, *name;
+		uint16_t port;
+	} ours[] = {{"listen", "[policy] listen",
+	             c->policy.listen[0] ? listen_port(&c->policy.addr) : 0},
+	            {"metrics_listen", "metrics_listen",
+	             c->metrics_listen[0] ? listen_port(&c->metrics_addr)
+	                                  : 0}};
+
+	for (size_t i = 0; i < 2; i++) {
+		if (!ours[i].port)
+			continue;
+		for (size_t j = 0; j < 3; j++)
+			if (ours[i].port == taken[j].port &&
+			    (j == 0 || c->gateway))
+				return refuse(st, ours[i].key, NULL,
+				              "%s is on port %u, %s (%s): it "
+				              "would take it; choose another "
+				              "port",
+				              ours[i].name, ours[i].port,
+				              taken[j].what, taken[j].key);
+	}
+	if (ours[0].port && ours[0].port == ours[1].port)
+		return refuse(st, "metrics_listen", "listen",
+		              "metrics_listen and [policy] listen are both on "
+		              "port %u: each needs its own",
+		              ours[0].port);
+	if (ours[0].port && public_address(&c->policy.addr))
+		tell(warn, ctx,
+		     "[policy] listen = %s is reached from anywhere: whoever "
+		     "reaches it asks about any client (and passes it by "
+		     "retrying): keep it on loopback or a private network",
+		     c->policy.listen);
+	return 0;
+}
+
 /* The settings together: errors for what can never work, warnings for
  * what is odd. */
 static int
@@ -1100,7 +1188,7 @@ check_together(struct load_state *st, config_warn_fn *warn, void *ctx)
 				"pass opens a network wider than a provider's "
 				"bank (/24, /48 or longer is usual)",
 		     g->prefix4, g->prefix6);
-	return 0;
+	return check_listener_ports(st, warn, ctx);
 }
 
 int
@@ -1158,6 +1246,16 @@ config_check_system(const struct config *cfg, char *err)
 {
 	struct passwd *pw = getpwnam(cfg->user);
 
+	struct stat sb;
+
+	/* The store's folder is greygated's own, never a link (refused at
+	 * start too: said here first). */
+	if (lstat(cfg->store_dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+		snprintf(err, 512, "store_dir = %s: not a folder (a link?): "
+				   "refused",
+			 cfg->store_dir);
+		return -ENOTDIR;
+	}
 	/* No child without the gateway. */
 	if (!cfg->gateway)
 		return 0;

@@ -132,6 +132,36 @@ test_odd_settings_warned(void)
 	CHECK_STR(warned, "");
 }
 
+/* Issue 29 R10: greygated's own listeners on a port the gateway serves
+ * (the door on 25 took the SMTP port at start), on one port together,
+ * or the door open to anyone: said by --check-config. */
+static void
+test_listener_ports(void)
+{
+	CHECK(load("[policy]\nlisten = inet:127.0.0.1:25\n") < 0);
+	CHECK_STR(why(), ":2: [policy] listen is on port 25, the SMTP port the "
+	                 "MTA serves (smtp_port): it would take it; choose "
+	                 "another port");
+	CHECK(load("[gateway]\ngateway = no\nmetrics_listen = 127.0.0.1:25\n"
+	           "[policy]\nlisten = inet:127.0.0.1:10023\n") < 0);
+	CHECK(strstr(why(), "metrics_listen is on port 25"));
+	CHECK(load("[gateway]\nmetrics_listen = 127.0.0.1:2525\n") < 0);
+	CHECK(strstr(why(), "the tarpit's (tarpit_port)"));
+	/* the door alone serves no tarpit: its port is free */
+	CHECK_INT(load("[gateway]\ngateway = no\n[policy]\nlisten = "
+	               "inet:127.0.0.1:2525\n"),
+	          0);
+	CHECK(load("[gateway]\nmetrics_listen = 127.0.0.1:10023\n[policy]\n"
+	           "listen = "
+	           "inet:127.0.0.1:10023\n") < 0);
+	CHECK(strstr(why(), "both on port 10023"));
+	CHECK_INT(load("[policy]\nlisten = inet:0.0.0.0:10023\n"), 0);
+	CHECK(strstr(warned, "[policy] listen = inet:0.0.0.0:10023 is reached "
+	                     "from anywhere"));
+	CHECK_INT(load("[policy]\nlisten = inet:10.1.2.3:10023\n"), 0);
+	CHECK_STR(warned, "");
+}
+
 static void
 test_handoff(void)
 {
@@ -475,6 +505,7 @@ main(void)
 	RUN(test_durations_do_not_overflow);
 	RUN(test_settings_that_stop_all_mail);
 	RUN(test_odd_settings_warned);
+	RUN(test_listener_ports);
 	RUN(test_handoff);
 	RUN(test_handoff_transparent);
 	RUN(test_policy_door);

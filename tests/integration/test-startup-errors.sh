@@ -104,6 +104,9 @@ printf '[gateway]\nstore_dir = %s/linked-store\nallow_dir = %s/allow\ncontrol_so
 	"$NETNS_TMP" "$NETNS_TMP" "$NETNS_TMP" >"$conf"
 expect_refusal "a store folder that is a link" "linked-store: not a folder (a link?): refused" \
 	"$greygated" --config "$conf" --foreground
+# (--check-config says it too: issue 29 R10)
+expect_refusal "a store folder that is a link (check)" "linked-store: not a folder (a link?): refused" \
+	"$greygated" --config "$conf" --check-config
 
 # A damaged store (cut short, empty): an error that says how, never a
 # crash; with store_move_aside it is set aside, said in the log, and
