@@ -73,8 +73,9 @@ rtnl_talk(struct rtnl *r, struct nlmsghdr *nlh, mnl_cb_t cb, void *ctx)
 	return ret < 0 ? -errno : 0;
 }
 
-/* The selector by which greygate's rules are found and removed: mark
- * and table, whatever port a previous run used. */
+/* The selector by which greygate's rules are found and removed: mark,
+ * table and greygate's protocol tag (an admin's rule of the same mark
+ * and table is never touched), whatever port a previous run used. */
 static void
 put_rule_selector(struct nlmsghdr *nlh, int family,
                   const struct markroute_config *c)
@@ -88,6 +89,7 @@ put_rule_selector(struct nlmsghdr *nlh, int family,
 	mnl_attr_put_u32(nlh, FRA_TABLE, c->table);
 	mnl_attr_put_u32(nlh, FRA_FWMARK, c->mark);
 	mnl_attr_put_u32(nlh, FRA_FWMASK, UINT32_MAX);
+	mnl_attr_put_u8(nlh, FRA_PROTOCOL, MARKROUTE_PROTOCOL);
 }
 
 static int
@@ -137,7 +139,7 @@ put_local_route(struct rtnl *r, int family, uint16_t type,
 
 	rtm->rtm_family = (uint8_t)family;
 	rtm->rtm_table = c->table < 256 ? (uint8_t)c->table : RT_TABLE_UNSPEC;
-	rtm->rtm_protocol = RTPROT_STATIC;
+	rtm->rtm_protocol = MARKROUTE_PROTOCOL;
 	rtm->rtm_scope = RT_SCOPE_HOST;
 	rtm->rtm_type = RTN_LOCAL;
 	mnl_attr_put_u32(nlh, RTA_TABLE, c->table);
@@ -167,6 +169,75 @@ remove_all(struct rtnl *r, const struct markroute_config *c)
 	return first_err ? first_err : removed;
 }
 
+struct count_ctx {
+	const struct markroute_config *c;
+	int n;       /* rules of c's mark and table */
+	int foreign; /* rules not greygate's using c's mark or table */
+};
+
+static int
+on_rule_attr(const struct nlattr *a, void *data)
+{
+	const struct nlattr **tb = data;
+	int type = mnl_attr_get_type(a);
+
+	if (type <= FRA_MAX &&
+	    (((type == FRA_FWMARK || type == FRA_TABLE || type == FRA_FWMASK) &&
+	      mnl_attr_get_payload_len(a) >= 4) ||
+	     (type == FRA_PROTOCOL && mnl_attr_get_payload_len(a) >= 1)))
+		tb[type] = a;
+	return MNL_CB_OK;
+}
+
+static int
+on_rule(const struct nlmsghdr *nlh, void *data)
+{
+	struct count_ctx *cc = data;
+	const struct nlattr *tb[FRA_MAX + 1] = {0};
+	const struct fib_rule_hdr *frh = mnl_nlmsg_get_payload(nlh);
+	uint32_t table, mark;
+	bool ours;
+
+	if (mnl_attr_parse(nlh, sizeof(*frh), on_rule_attr, tb) < 0)
+		return MNL_CB_OK;
+	table = tb[FRA_TABLE] ? mnl_attr_get_u32(tb[FRA_TABLE]) : frh->table;
+	mark = tb[FRA_FWMARK] ? mnl_attr_get_u32(tb[FRA_FWMARK]) : 0;
+	ours = tb[FRA_PROTOCOL] &&
+	       mnl_attr_get_u8(tb[FRA_PROTOCOL]) == MARKROUTE_PROTOCOL;
+	if (tb[FRA_FWMARK] && mark == cc->c->mark && table == cc->c->table)
+		cc->n++;
+	if (!ours && ((tb[FRA_FWMARK] && mark == cc->c->mark) ||
+	              (cc->c->table && table == cc->c->table)))
+		cc->foreign++;
+	return MNL_CB_OK;
+}
+
+/* Dump family's rules, each to on_rule. Return: 0 or -errno. */
+static int
+dump_rules(struct rtnl *r, int family, struct count_ctx *cc)
+{
+	struct nlmsghdr *nlh = rtnl_msg(r, RTM_GETRULE, NLM_F_DUMP);
+	struct fib_rule_hdr *frh =
+	        mnl_nlmsg_put_extra_header(nlh, sizeof(*frh));
+
+	frh->family = (uint8_t)family;
+	return rtnl_talk(r, nlh, on_rule, cc);
+}
+
+/* Both families' rules counted into cc. Return: 0 or -errno. */
+static int
+count_rules(struct rtnl *r, struct count_ctx *cc)
+{
+	int err = 0;
+
+	for (int i = 0; !err && i < 2; i++) {
+		err = dump_rules(r, families[i], cc);
+		if (families[i] == AF_INET6 && err == -EAFNOSUPPORT)
+			err = 0;
+	}
+	return err;
+}
+
 int
 markroute_remove(const struct markroute_config *c)
 {
@@ -187,9 +258,20 @@ markroute_install(const struct markroute_config *c,
 	struct rtnl r;
 	int err = rtnl_open(&r);
 
+	struct count_ctx cc = {.c = c};
+
 	memset(out, 0, sizeof(*out));
 	if (err < 0)
 		return err;
+	/* The mark or the table someone else routes by: not ours to
+	 * take (nor to remove at the stop). */
+	err = count_rules(&r, &cc);
+	if (!err && cc.foreign)
+		err = -EADDRINUSE;
+	if (err) {
+		mnl_socket_close(r.nl);
+		return err;
+	}
 	err = remove_all(&r, c);
 	if (err >= 0) {
 		out->stale = (unsigned)err;
@@ -211,52 +293,6 @@ markroute_install(const struct markroute_config *c,
 	return err;
 }
 
-struct count_ctx {
-	const struct markroute_config *c;
-	int n;
-};
-
-static int
-on_rule_attr(const struct nlattr *a, void *data)
-{
-	const struct nlattr **tb = data;
-	int type = mnl_attr_get_type(a);
-
-	if (type <= FRA_MAX && mnl_attr_get_payload_len(a) >= 4 &&
-	    (type == FRA_FWMARK || type == FRA_TABLE || type == FRA_FWMASK))
-		tb[type] = a;
-	return MNL_CB_OK;
-}
-
-static int
-on_rule(const struct nlmsghdr *nlh, void *data)
-{
-	struct count_ctx *cc = data;
-	const struct nlattr *tb[FRA_MAX + 1] = {0};
-	const struct fib_rule_hdr *frh = mnl_nlmsg_get_payload(nlh);
-	uint32_t table;
-
-	if (mnl_attr_parse(nlh, sizeof(*frh), on_rule_attr, tb) < 0)
-		return MNL_CB_OK;
-	table = tb[FRA_TABLE] ? mnl_attr_get_u32(tb[FRA_TABLE]) : frh->table;
-	if (tb[FRA_FWMARK] && mnl_attr_get_u32(tb[FRA_FWMARK]) == cc->c->mark &&
-	    table == cc->c->table)
-		cc->n++;
-	return MNL_CB_OK;
-}
-
-/* Dump family's rules, each to on_rule. Return: 0 or -errno. */
-static int
-dump_rules(struct rtnl *r, int family, struct count_ctx *cc)
-{
-	struct nlmsghdr *nlh = rtnl_msg(r, RTM_GETRULE, NLM_F_DUMP);
-	struct fib_rule_hdr *frh =
-	        mnl_nlmsg_put_extra_header(nlh, sizeof(*frh));
-
-	frh->family = (uint8_t)family;
-	return rtnl_talk(r, nlh, on_rule, cc);
-}
-
 int
 markroute_count(const struct markroute_config *c)
 {
@@ -264,13 +300,10 @@ markroute_count(const struct markroute_config *c)
 	struct rtnl r;
 	int err = rtnl_open(&r);
 
-	for (int i = 0; !err && i < 2; i++) {
-		err = dump_rules(&r, families[i], &cc);
-		if (families[i] == AF_INET6 && err == -EAFNOSUPPORT)
-			err = 0;
-	}
-	if (r.nl)
+	if (!err) {
+		err = count_rules(&r, &cc);
 		mnl_socket_close(r.nl);
+	}
 	return err < 0 ? err : cc.n;
 }
 
@@ -320,6 +353,11 @@ markroute_explain(int err)
 		       "needs it; use proxy-v2 or xclient";
 	case -EEXIST:
 		return "such a rule exists and could not be removed";
+	case -EADDRINUSE:
+		return "another rule (not greygate's: ip rule show) routes by "
+		       "this mark or looks up this table: greygate neither "
+		       "takes nor removes it; choose another [handoff] mark "
+		       "or route_table";
 	default:
 		return "the routing rules could not be changed";
 	}

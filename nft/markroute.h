@@ -7,14 +7,21 @@
  * for the client. IPv4 and IPv6; rtnetlink through libmnl.
  *
  * Unlike the nft table, a rule is not owned by a socket: it outlives a
- * killed greygated. markroute_install therefore first removes every rule
- * of that mark and table a previous run left, so there is never a second
- * one; markroute_remove is called on every orderly exit. */
+ * killed greygated. Greygate's rules and routes carry a protocol of their
+ * own (MARKROUTE_PROTOCOL: `ip rule` shows "proto 165"); markroute_install
+ * first removes those of that mark and table a previous run left, so
+ * there is never a second one, and refuses a mark or a table another
+ * rule uses; markroute_remove is called on every orderly exit. Nothing
+ * without greygate's protocol is ever removed. */
 #ifndef GREYGATE_MARKROUTE_H
 #define GREYGATE_MARKROUTE_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+/* The protocol tag of greygate's rules and routes (unassigned in
+ * iproute2's rt_protos). */
+#define MARKROUTE_PROTOCOL 165
 
 struct markroute_config {
 	uint32_t mark;  /* the packets' mark (exact) */
@@ -29,7 +36,8 @@ struct markroute_result {
 };
 
 /*
- * markroute_install - remove stale rules of c's mark and table, then
+ * markroute_install - refuse a mark or table a rule not greygate's uses
+ * (-EADDRINUSE); remove greygate's stale rules of c's mark and table, then
  * add, for IPv4 and (where the kernel has it) IPv6, the local route in
  * c->table and the rule "fwmark MARK ipproto tcp sport SPORT lookup
  * TABLE". Needs CAP_NET_ADMIN.

@@ -62,6 +62,18 @@ timeout = 5s"
 nsx gw "$GREYGATE_BUILD/daemon/greygated" --config "$NETNS_TMP/greygate.conf" --check-config 2>/dev/null |
 	grep "mode = transparent needs CAP_NET_ADMIN (root), policy routing by mark and port, IP_TRANSPARENT" >/dev/null ||
 	fail "--check-config does not say what transparent mode needs"
+# An admin's own rule of the same mark and table (issue 29 R8: it was
+# deleted, and logged as a previous greygated's leftover): greygated
+# refuses to start and leaves it be.
+nsx gw ip rule add fwmark 0x4767 lookup 4767 priority 100
+rc=0
+out=$(nsx gw timeout 20 "$GREYGATE_BUILD/daemon/greygated" --foreground --config "$NETNS_TMP/greygate.conf" 2>&1) || rc=$?
+[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "greygated started over an admin's rule of its mark and table (status $rc): $out"
+grep -F "another rule (not greygate's: ip rule show) routes by this mark or looks up this table" <<<"$out" >/dev/null ||
+	fail "the refusal does not say why: $out"
+[ "$(nsx gw ip rule show | grep -c "fwmark 0x4767 lookup 4767")" = 1 ] || fail "the admin's rule was touched"
+nsx gw ip rule del fwmark 0x4767 lookup 4767 priority 100
+echo "ok: an admin's rule of the same mark and table: greygated refuses to start and leaves it be"
 greygated_start
 log=$GG_LOG
 rules() { nsx gw ip $1 rule show | grep -c "fwmark 0x4767 ipproto tcp sport 25 lookup 4767" || true; }
