@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Every fuzz target for MINUTES CPU-minutes each (default 60; "30s" for
-# seconds; the test suite's short runs are 10 s), one libFuzzer process per core at a time.
+# seconds; the test suite's short runs are 6 s), one libFuzzer process per
+# core at a time ($FUZZ_JOBS to say otherwise).
 # Each starts from its committed seeds and its kept corpus
 # (tests/fuzz/corpus/TARGET), and what it found is merged back into that
 # corpus, minimised (-merge=1: only inputs that add coverage stay). A
@@ -32,7 +33,7 @@ if [ ${#targets[@]} = 0 ]; then
 	done
 fi
 [ ${#targets[@]} -gt 0 ] || { echo "no fuzz targets in $build/tests/fuzz (build them first)" >&2; exit 2; }
-jobs=$(nproc)
+jobs=${FUZZ_JOBS:-$(nproc)}
 work=$(mktemp -d /tmp/greygate-fuzz.XXXXXX)
 echo "fuzzing ${targets[*]} for $seconds CPU-second(s) each, $jobs at a time; work in $work"
 
