@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "redis_loop.h"
+#include "redis_script.h"
 #include "store_redis.h"
 
 const char *const store_redis_client_fields[STORE_REDIS_NCLIENT] = {
@@ -321,6 +322,7 @@ static const char apply_script[] =
         "  redis.call('EXPIREAT', k, n(last + tonumber(ARGV[3])))\n"
         "end\n"
         "return 'OK'\n";
+static struct redis_script apply_cached = REDIS_SCRIPT(apply_script);
 
 struct apply {
 	store_redis_applied_fn *done;
@@ -347,11 +349,13 @@ num(char (*buf)[24], int *used, int64_t v)
 	return buf[(*used)++];
 }
 
-/* One write sent (lens: NULL for C strings); done told its outcome once
+/* One write sent: script's (its words after the script) or, script
+ * NULL, a command (lens: NULL for C strings); done told its outcome once
  * (on_applied). */
 static int
-send_write(struct rconn *c, int argc, const char **argv, const size_t *lens,
-           store_redis_applied_fn *done, void *ctx)
+send_write(struct rconn *c, struct redis_script *script, int argc,
+           const char **argv, const size_t *lens, store_redis_applied_fn *done,
+           void *ctx)
 {
 	struct apply *a = malloc(sizeof(*a));
 	int r;
@@ -359,7 +363,9 @@ send_write(struct rconn *c, int argc, const char **argv, const size_t *lens,
 	if (!a)
 		return -ENOMEM;
 	*a = (struct apply){done, ctx};
-	r = rconn_command(c, on_applied, a, argc, argv, lens);
+	r = script ? redis_script_eval(c, script, on_applied, a, argc, argv,
+	                               lens)
+	           : rconn_command(c, on_applied, a, argc, argv, lens);
 	if (r < 0)
 		free(a);
 	return r;
@@ -385,7 +391,7 @@ store_redis_apply(struct rconn *c, const char *prefix,
 	int64_t add_ss = before->pass_found == STORE_FOUND
 	                         ? (int64_t)p->sessions - before->pass.sessions
 	                         : p->sessions;
-	const char *argv[3 + 4 + 18];
+	const char *argv[1 + 4 + 18];
 	int used = 0;
 
 	if (!after->trap_dirty && !after->pass_dirty && !after->triplet_dirty) {
@@ -401,32 +407,30 @@ store_redis_apply(struct rconn *c, const char *prefix,
 	    snprintf(keys[3], sizeof(keys[3]), "%sstream", prefix) >=
 	            (int)sizeof(keys[3]))
 		return -ENAMETOOLONG;
-	argv[0] = "EVAL";
-	argv[1] = apply_script;
-	argv[2] = "4";
+	argv[0] = "4";
 	for (int i = 0; i < 4; i++)
-		argv[3 + i] = keys[i];
-	argv[7] = dirty;
-	argv[8] = gateway;
-	argv[9] = num(nums, &used, retry_window_sec);
-	argv[10] =
+		argv[1 + i] = keys[i];
+	argv[5] = dirty;
+	argv[6] = gateway;
+	argv[7] = num(nums, &used, retry_window_sec);
+	argv[8] =
 	        grey_client_format(&after->trap_key, cidr[0], sizeof(cidr[0]));
-	argv[11] =
+	argv[9] =
 	        grey_client_format(&after->pass_key, cidr[1], sizeof(cidr[1]));
-	argv[12] = num(nums, &used, t->since);
-	argv[13] = num(nums, &used, t->expires);
-	argv[14] = num(nums, &used, p->since);
-	argv[15] = num(nums, &used, p->expires);
-	argv[16] = num(nums, &used, p->refreshed);
-	argv[17] = num(nums, &used, p->deliveries);
-	argv[18] = num(nums, &used, p->sessions);
-	argv[19] = num(nums, &used, add_dl);
-	argv[20] = num(nums, &used, add_ss);
-	argv[21] = num(nums, &used, g->first_seen);
-	argv[22] = num(nums, &used, g->last_seen);
-	argv[23] = num(nums, &used, g->attempts);
-	argv[24] = num(nums, &used, g->awaiting);
-	return send_write(c, 25, argv, NULL, done, ctx);
+	argv[10] = num(nums, &used, t->since);
+	argv[11] = num(nums, &used, t->expires);
+	argv[12] = num(nums, &used, p->since);
+	argv[13] = num(nums, &used, p->expires);
+	argv[14] = num(nums, &used, p->refreshed);
+	argv[15] = num(nums, &used, p->deliveries);
+	argv[16] = num(nums, &used, p->sessions);
+	argv[17] = num(nums, &used, add_dl);
+	argv[18] = num(nums, &used, add_ss);
+	argv[19] = num(nums, &used, g->first_seen);
+	argv[20] = num(nums, &used, g->last_seen);
+	argv[21] = num(nums, &used, g->attempts);
+	argv[22] = num(nums, &used, g->awaiting);
+	return send_write(c, &apply_cached, 23, argv, NULL, done, ctx);
 }
 
 /* --- the keys every gateway must share --- */
@@ -436,11 +440,10 @@ store_redis_apply(struct rconn *c, const char *prefix,
  * the gateway's name, then the settings as name, value pairs.
  * Absent (a new or emptied store): ours are written, with since (ours,
  * or now) and created (now), times in microseconds of the store's clock
- * (two gateways a moment apart are told apart). Present: a gateway that agreed earlier
- * than the one who wrote them (their since is later) puts its own
- * back; a newcomer never replaces them. Returns {state, the hash}:
- * state 1 written from nothing, 2 ours replaced a later gateway's
- * others, 0 found. */
+ * (two gateways a moment apart are told apart). Present: a gateway that agreed
+ * earlier than the one who wrote them (their since is later) puts its own back;
+ * a newcomer never replaces them. Returns {state, the hash}: state 1 written
+ * from nothing, 2 ours replaced a later gateway's others, 0 found. */
 static const char agree_script[] =
         "local function all()\n"
         "  local h = redis.call('HGETALL', KEYS[1])\n"
@@ -478,6 +481,7 @@ static const char agree_script[] =
         "end\n"
         "h = all()\n"
         "return {state, h}\n";
+static struct redis_script agree_cached = REDIS_SCRIPT(agree_script);
 
 struct agree {
 	store_redis_agreed_fn *done;
@@ -538,9 +542,11 @@ store_redis_read_agreement(const redisReply *reply,
 	if (!(h = agreement_hash(reply, &state))) {
 		/* (a Redis still loading its data answers -LOADING) */
 		out->err = -EAGAIN;
-		snprintf(out->why, sizeof(out->why), "the store answered %s%.200s",
-		         reply->type == REDIS_REPLY_ERROR ? "" : "otherwise than "
-		                                                 "asked",
+		snprintf(out->why, sizeof(out->why),
+		         "the store answered %s%.200s",
+		         reply->type == REDIS_REPLY_ERROR ? ""
+		                                          : "otherwise than "
+		                                            "asked",
 		         reply->type == REDIS_REPLY_ERROR && reply->str
 		                 ? reply->str
 		                 : "");
@@ -593,7 +599,7 @@ store_redis_agree(struct rconn *c, const char *prefix,
                   int64_t since, store_redis_agreed_fn *done, void *ctx)
 {
 	char key[STORE_REDIS_KEY_MAX], since_text[24];
-	const char *argv[4 + 2 + 2 * 5];
+	const char *argv[2 + 2 + 2 * 5];
 	struct agree *a;
 	uint32_t values[5] = {cfg->prefix4, cfg->prefix6, cfg->delay_sec,
 	                      cfg->retry_window_sec, cfg->pass_ttl_sec};
@@ -608,18 +614,16 @@ store_redis_agree(struct rconn *c, const char *prefix,
 	a->ctx = ctx;
 	snprintf(since_text, sizeof(since_text), "%lld",
 	         (long long)(since > 0 ? since : 0));
-	argv[0] = "EVAL";
-	argv[1] = agree_script;
-	argv[2] = "1";
-	argv[3] = key;
-	argv[4] = since_text;
-	argv[5] = gateway;
+	argv[0] = "1";
+	argv[1] = key;
+	argv[2] = since_text;
+	argv[3] = gateway;
 	for (int i = 0; i < 5; i++) {
 		snprintf(a->ours[i], sizeof(a->ours[i]), "%u", values[i]);
-		argv[6 + 2 * i] = agreed_keys[i];
-		argv[7 + 2 * i] = a->ours[i];
+		argv[4 + 2 * i] = agreed_keys[i];
+		argv[5 + 2 * i] = a->ours[i];
 	}
-	r = rconn_command(c, on_agreed, a, 16, argv, NULL);
+	r = redis_script_eval(c, &agree_cached, on_agreed, a, 14, argv, NULL);
 	if (r < 0)
 		free(a);
 	return r;
@@ -645,15 +649,15 @@ static const char allow_script[] =
         "'kind', 'allow', 'key', ARGV[4], 'expires', ARGV[1], 'comment', "
         "ARGV[2], 'by', ARGV[3])\n"
         "return 'OK'\n";
+static struct redis_script allow_cached = REDIS_SCRIPT(allow_script);
 
-/* The allow script's words into argv (10), the buffers the caller's (each of its own: key and
- * stream STORE_REDIS_KEY_MAX, cidr 64, exp 24 bytes).
- * Return: 0 or -ENAMETOOLONG. */
+/* The allow script's words into argv (8), the buffers the caller's (each of its
+ * own: key and stream STORE_REDIS_KEY_MAX, cidr 64, exp 24 bytes). Return: 0 or
+ * -ENAMETOOLONG. */
 static int
-allow_words(const char *prefix, const struct grey_client *net,
-            int64_t expires, const char *comment, const char *gateway,
-            bool if_absent, char *key, char *stream, char *cidr, char *exp,
-            const char **argv)
+allow_words(const char *prefix, const struct grey_client *net, int64_t expires,
+            const char *comment, const char *gateway, bool if_absent, char *key,
+            char *stream, char *cidr, char *exp, const char **argv)
 {
 	grey_client_format(net, cidr, 64);
 	if (snprintf(key, STORE_REDIS_KEY_MAX, "%sallow:%s", prefix, cidr) >=
@@ -662,16 +666,14 @@ allow_words(const char *prefix, const struct grey_client *net,
 	            STORE_REDIS_KEY_MAX)
 		return -ENAMETOOLONG;
 	snprintf(exp, 24, "%lld", (long long)expires);
-	argv[0] = "EVAL";
-	argv[1] = allow_script;
-	argv[2] = "2";
-	argv[3] = key;
-	argv[4] = stream;
-	argv[5] = exp;
-	argv[6] = comment;
-	argv[7] = gateway;
-	argv[8] = cidr;
-	argv[9] = if_absent ? "nx" : "";
+	argv[0] = "2";
+	argv[1] = key;
+	argv[2] = stream;
+	argv[3] = exp;
+	argv[4] = comment;
+	argv[5] = gateway;
+	argv[6] = cidr;
+	argv[7] = if_absent ? "nx" : "";
 	return 0;
 }
 
@@ -683,11 +685,12 @@ store_redis_allow(struct rconn *c, const char *prefix,
 {
 	char key[STORE_REDIS_KEY_MAX], stream[STORE_REDIS_KEY_MAX], cidr[64];
 	char exp[24];
-	const char *argv[10];
+	const char *argv[8];
 	int r = allow_words(prefix, net, expires, comment, gateway, false, key,
 	                    stream, cidr, exp, argv);
 
-	return r < 0 ? r : send_write(c, 10, argv, NULL, done, ctx);
+	return r < 0 ? r
+	             : send_write(c, &allow_cached, 8, argv, NULL, done, ctx);
 }
 
 struct allow_if_absent {
@@ -718,7 +721,7 @@ store_redis_allow_if_absent(struct rconn *c, const char *prefix,
 {
 	char key[STORE_REDIS_KEY_MAX], stream[STORE_REDIS_KEY_MAX], cidr[64];
 	char exp[24];
-	const char *argv[10];
+	const char *argv[8];
 	struct allow_if_absent *a;
 	int r = allow_words(prefix, net, expires, comment, gateway, true, key,
 	                    stream, cidr, exp, argv);
@@ -729,7 +732,8 @@ store_redis_allow_if_absent(struct rconn *c, const char *prefix,
 	if (!a)
 		return -ENOMEM;
 	*a = (struct allow_if_absent){done, ctx};
-	r = rconn_command(c, on_allow_if_absent, a, 10, argv, NULL);
+	r = redis_script_eval(c, &allow_cached, on_allow_if_absent, a, 8, argv,
+	                      NULL);
 	if (r < 0)
 		free(a);
 	return r;
@@ -738,10 +742,9 @@ store_redis_allow_if_absent(struct rconn *c, const char *prefix,
 /* --- the gateways' report figures --- */
 
 int
-store_redis_put_report(struct rconn *c, const char *prefix,
-                       const char *gateway, const void *figures, size_t len,
-                       int64_t updated, store_redis_applied_fn *done,
-                       void *ctx)
+store_redis_put_report(struct rconn *c, const char *prefix, const char *gateway,
+                       const void *figures, size_t len, int64_t updated,
+                       store_redis_applied_fn *done, void *ctx)
 {
 	char key[STORE_REDIS_KEY_MAX], when[24];
 	const char *argv[] = {"HSET", key, "figures", figures, "updated", when};
@@ -754,7 +757,7 @@ store_redis_put_report(struct rconn *c, const char *prefix,
 	snprintf(when, sizeof(when), "%lld", (long long)updated);
 	for (size_t i = 0; i < 6; i++)
 		lens[i] = i == 3 ? len : strlen(argv[i]);
-	return send_write(c, 6, argv, lens, done, ctx);
+	return send_write(c, NULL, 6, argv, lens, done, ctx);
 }
 
 /* --- forgetting a client --- */
@@ -773,6 +776,7 @@ static const char forget_script[] =
         "ARGV[3])\n"
         "end\n"
         "return n\n";
+static struct redis_script forget_cached = REDIS_SCRIPT(forget_script);
 
 struct forget {
 	store_redis_forgot_fn *done;
@@ -800,8 +804,8 @@ store_redis_forget(struct rconn *c, const char *prefix,
                    store_redis_forgot_fn *done, void *ctx)
 {
 	char keys[3][STORE_REDIS_KEY_MAX], cidr[64], addr[64] = "";
-	const char *argv[] = {"EVAL",  forget_script, "3",  keys[0], keys[1],
-	                      keys[2], cidr,          addr, gateway};
+	const char *argv[] = {"3",  keys[0], keys[1], keys[2],
+	                      cidr, addr,    gateway};
 	struct forget *f;
 	int r;
 
@@ -819,7 +823,7 @@ store_redis_forget(struct rconn *c, const char *prefix,
 	if (!f)
 		return -ENOMEM;
 	*f = (struct forget){done, ctx};
-	r = rconn_command(c, on_forgot, f, 9, argv, NULL);
+	r = redis_script_eval(c, &forget_cached, on_forgot, f, 7, argv, NULL);
 	if (r < 0)
 		free(f);
 	return r;

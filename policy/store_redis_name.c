@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "redis_loop.h"
+#include "redis_script.h"
 #include "store_redis.h"
 
 /* KEYS: the name's key. ARGV: this instance, seconds the claim lasts.
@@ -19,6 +20,7 @@ static const char claim_script[] =
         "if holder and holder ~= ARGV[1] then return holder end\n"
         "redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])\n"
         "return {ok = 'OK'}\n";
+static struct redis_script claim_cached = REDIS_SCRIPT(claim_script);
 
 struct claim {
 	store_redis_claimed_fn *done;
@@ -42,13 +44,12 @@ on_claimed(struct redisReply *reply, void *ctx)
 }
 
 int
-store_redis_claim_name(struct rconn *c, const char *prefix,
-                       const char *gateway, const char *instance,
-                       unsigned ttl_sec, store_redis_claimed_fn *done,
-                       void *ctx)
+store_redis_claim_name(struct rconn *c, const char *prefix, const char *gateway,
+                       const char *instance, unsigned ttl_sec,
+                       store_redis_claimed_fn *done, void *ctx)
 {
 	char key[STORE_REDIS_KEY_MAX], ttl[16];
-	const char *argv[] = {"EVAL", claim_script, "1", key, instance, ttl};
+	const char *argv[] = {"1", key, instance, ttl};
 	struct claim *cl;
 	int n = snprintf(key, sizeof(key), "%sgateway:%s", prefix, gateway);
 	int r;
@@ -60,7 +61,7 @@ store_redis_claim_name(struct rconn *c, const char *prefix,
 	if (!cl)
 		return -ENOMEM;
 	*cl = (struct claim){done, ctx};
-	r = rconn_command(c, on_claimed, cl, 6, argv, NULL);
+	r = redis_script_eval(c, &claim_cached, on_claimed, cl, 4, argv, NULL);
 	if (r < 0)
 		free(cl);
 	return r;

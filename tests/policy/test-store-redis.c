@@ -1152,6 +1152,86 @@ test_server_stopped(void)
 	grey_free(bare);
 }
 
+/* How many times Redis ran a command since its counters were reset
+ * (INFO commandstats: "cmdstat_NAME:calls=N,..."). */
+static long calls;
+
+static void
+on_stats(struct redisReply *reply, void *ctx)
+{
+	const char *name = ctx, *at;
+	char want[64];
+
+	done_sent = true;
+	calls = -1;
+	CHECK(reply && reply->type == REDIS_REPLY_STRING);
+	snprintf(want, sizeof(want), "cmdstat_%s:calls=", name);
+	at = strstr(reply->str, want);
+	calls = at ? strtol(at + strlen(want), NULL, 10) : 0;
+}
+
+static long
+calls_of(const char *name)
+{
+	const char *info[] = {"INFO", "commandstats"};
+
+	done_sent = false;
+	CHECK_INT(rconn_command(conn, on_stats, (void *)name, 2, info, NULL),
+	          0);
+	RUN_UNTIL(done_sent, 2000);
+	CHECK(done_sent);
+	return calls;
+}
+
+/* Issue 29 D4: a decision's write goes by the script's SHA1 (EVALSHA),
+ * not the 2 KB script each time (EVAL); a Redis that lost its scripts
+ * (SCRIPT FLUSH, as after a restart) still takes every write. */
+static void
+test_writes_by_sha(void)
+{
+	const char *flush[] = {"FLUSHALL"};
+	const char *reset[] = {"CONFIG", "RESETSTAT"};
+	const char *forget_scripts[] = {"SCRIPT", "FLUSH"};
+	struct grey_config cfg;
+	struct grey *g;
+	int64_t now = time(NULL);
+
+	redis(1, flush);
+	redis(2, forget_scripts);
+	redis(2, reset);
+	grey_config_defaults(&cfg);
+	g = grey_new(&cfg, NULL);
+	CHECK(g);
+	for (int i = 0; i < 20; i++) {
+		struct grey_attempt a = rcpt(now);
+
+		a.client.bytes[2] = (uint8_t)i;
+		CHECK_INT(turn(conn, g, &a, "mx1").reason, GREY_REASON_NEW);
+	}
+	CHECK(calls_of("eval") <= 1);
+	CHECK(calls_of("evalsha") >= 19);
+	/* Redis forgets the scripts: each write still lands. */
+	redis(2, forget_scripts);
+	for (int i = 20; i < 25; i++) {
+		struct grey_attempt a = rcpt(now);
+
+		a.client.bytes[2] = (uint8_t)i;
+		CHECK_INT(turn(conn, g, &a, "mx1").reason, GREY_REASON_NEW);
+	}
+	{
+		struct grey_attempt a = rcpt(now + 1);
+		struct grey_records w;
+
+		a.client.bytes[2] = 24;
+		grey_records_prepare(g, &a, &w);
+		CHECK_INT(fetch(&w, NULL), 0);
+		CHECK_INT(w.triplet_found, STORE_FOUND);
+	}
+	CHECK(calls_of("eval") <= 2);
+	CHECK(calls_of("evalsha") >= 23);
+	grey_free(g);
+}
+
 int
 main(void)
 {
@@ -1170,6 +1250,7 @@ main(void)
 	RUN(test_fetch_and_decide);
 	RUN(test_bad_records_are_absent);
 	RUN(test_two_gateways);
+	RUN(test_writes_by_sha);
 	RUN(test_gateways_agree_on_keys);
 	RUN(test_site_settings_survive_a_newcomer);
 	RUN(test_agreement_error_reply_is_asked_again);
