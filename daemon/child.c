@@ -48,6 +48,11 @@ struct child {
 	struct loop_timer flush; /* the end of this turn: questions go up */
 	int sock;
 	bool parent_gone;
+	/* handing over to a new child (IPC_DRAIN): since when, and how many
+	 * sessions handed to the MTA it waited for */
+	bool draining;
+	uint64_t drain_since_ms;
+	size_t drain_waited;
 	bool want_out; /* the socket is watched for room */
 	uint64_t events_dropped;
 	/* records waiting to go up, a ring that grows */
@@ -357,11 +362,62 @@ on_capture(struct loop *loop, int fd, uint32_t events, void *ctx)
 	flush_queue(c);
 }
 
+/* Handing over: done when the last session handed to the MTA is, or
+ * at the bound. Return: true (over: the loop ends). */
+static bool
+drain_over(struct child *c)
+{
+	size_t left = tarpit_handed_open(c->tarpit);
+	uint64_t sec = (loop_now_ms(c->loop) - c->drain_since_ms) / 1000;
+
+	if (!left) {
+		log_info("drained: %zu session(s) handed to the MTA finished, "
+			 "in %llu s",
+			 c->drain_waited, (unsigned long long)sec);
+	} else if (sec >= IPC_DRAIN_MAX_SEC) {
+		log_warnx("drain: %zu of %zu session(s) handed to the MTA "
+			  "still open after %u s: ended",
+			  left, c->drain_waited, IPC_DRAIN_MAX_SEC);
+	} else {
+		return false;
+	}
+	loop_quit(c->loop, 0);
+	return true;
+}
+
+/* A new child takes over: this one listens and captures no more, and
+ * ends once the sessions it handed to the MTA are over. */
+static void
+start_drain(struct child *c)
+{
+	if (c->draining)
+		return;
+	c->draining = true;
+	c->drain_since_ms = loop_now_ms(c->loop);
+	loop_del_fd(c->loop, sensor_capture_fd(c->cap));
+	c->drain_waited = tarpit_drain(c->tarpit);
+	if (c->drain_waited)
+		log_info("draining: %zu session(s) handed to the MTA left to "
+			 "finish (at most %u s); the new child takes every "
+			 "new connection",
+			 c->drain_waited, IPC_DRAIN_MAX_SEC);
+	drain_over(c);
+	flush_queue(c);
+}
+
 static void
 on_tick(struct loop *loop, struct loop_timer *t, void *ctx)
 {
 	struct child *c = ctx;
 	struct ipc_record rec = {.type = IPC_STATS};
+
+	if (c->draining) {
+		/* (its counters are the new child's business now) */
+		flush_queue(c);
+		if (!drain_over(c))
+			loop_timer_arm(loop, t, loop_now_ms(loop) + STATS_MS);
+		return;
+	}
 
 	sensor_expire(c->sensor, time(NULL));
 	flush_queue(c);
@@ -411,6 +467,13 @@ on_parent(struct loop *loop, int fd, uint32_t events, void *ctx)
 				close(passed_fd);
 			parent_gone(c);
 			return;
+		}
+		if ((size_t)n == sizeof(rec) && rec.version == IPC_VERSION &&
+		    rec.type == IPC_DRAIN) {
+			if (passed_fd >= 0)
+				close(passed_fd);
+			start_drain(c);
+			continue;
 		}
 		if ((size_t)n == sizeof(rec) && rec.version == IPC_VERSION &&
 		    rec.type == IPC_CAPS) {

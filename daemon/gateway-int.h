@@ -56,6 +56,12 @@ struct gateway {
 	int child_sock; /* the parent's end, -1 while no child */
 	unsigned child_starts;
 	int64_t child_since;
+	/* the child before the last reload, handing over (IPC_DRAIN): its
+	 * sessions handed to the MTA finish there; its log lines are read
+	 * until it ends (0 / -1 / NULL: none) */
+	pid_t retiring_pid;
+	int retiring_sock;
+	struct sessions *retiring_sessions;
 	uint32_t restart_delay_ms;
 	struct loop_timer restart;
 	struct ipc_stats child_stats;

@@ -50,8 +50,17 @@ enum ipc_type {
 	IPC_OPEN = 8,    /* child -> parent: the tarpit accepted a session; its
 			    socket comes in the message's SCM_RIGHTS
 			    (ipc_session) */
-	IPC_CLOSE = 9    /* child -> parent: the session ended (ipc_session) */
+	IPC_CLOSE = 9,   /* child -> parent: the session ended (ipc_session) */
+	IPC_DRAIN = 10   /* parent -> child: a new child takes over: accept
+			    nothing more, end the sessions not handed to the
+			    MTA, and exit once those handed are over (or
+			    after IPC_DRAIN_MAX_SEC) */
 };
+
+/* A child handing over waits this long at most for the sessions handed
+ * to the MTA (a message on a slow link; each also ends on its own after
+ * the join's idle time). */
+#define IPC_DRAIN_MAX_SEC 600
 
 /* What the sensor saw on the fast path: addresses as it read them off the
  * wire. It may refresh or trap a client already passed, never pass one

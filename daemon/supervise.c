@@ -445,6 +445,108 @@ on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 	supervise_flush(gw);
 }
 
+/* --- the child before a reload, handing over --- */
+
+static void
+close_retiring(struct gateway *gw)
+{
+	if (gw->retiring_sock >= 0) {
+		loop_del_fd(gw->loop, gw->retiring_sock);
+		close(gw->retiring_sock);
+		gw->retiring_sock = -1;
+	}
+	sessions_free(gw->retiring_sessions);
+	gw->retiring_sessions = NULL;
+}
+
+/* What the child handing over says goes to the log; nothing else it
+ * sends is acted on (its questions went with its tarpit sessions). */
+static void
+on_retiring_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
+{
+	struct gateway *gw = ctx;
+	static struct ipc_batch b; /* (one loop, one call at a time) */
+	char prefix[64];
+
+	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		return;
+	snprintf(prefix, sizeof(prefix), "child %d (before the reload): ",
+		 (int)gw->retiring_pid);
+	for (int turn = 0; turn < 256 / IPC_BATCH; turn++) {
+		int n = ipc_recv_batch(fd, &b);
+
+		if (n == -EAGAIN || n == -EINTR)
+			return;
+		if (n <= 0) {
+			close_retiring(gw);
+			return;
+		}
+		for (int i = 0; i < n; i++) {
+			struct ipc_up up;
+
+			if (b.extra[i]) {
+				if (b.fd[i] >= 0)
+					close(b.fd[i]);
+				continue;
+			}
+			if (ipc_take_up(gw->retiring_sessions, &b.rec[i],
+					b.len[i], b.fd[i], &up) == IPC_UP_LOG)
+				log_line((enum log_level)b.rec[i].u.log.level,
+					 prefix, b.rec[i].u.log.text);
+		}
+		if (n < IPC_BATCH)
+			return;
+	}
+}
+
+/* A child still handing over when another must (a reload after a
+ * reload): ended, what it still held with it. */
+static void
+end_retiring(struct gateway *gw)
+{
+	if (gw->retiring_pid <= 0)
+		return;
+	log_warnx("child %d (before the reload) is still finishing sessions "
+		  "handed to the MTA: ended for the next one (they are cut; "
+		  "their clients send again)",
+		  (int)gw->retiring_pid);
+	kill(gw->retiring_pid, SIGTERM);
+	close_retiring(gw);
+	gw->retiring_pid = 0; /* (reaped as any other) */
+}
+
+/* The child hands over to a new one: told to drain, it takes no new
+ * connection and keeps its sessions handed to the MTA until they end.
+ * Return: false (it could not be told). */
+static bool
+retire_child(struct gateway *gw)
+{
+	struct ipc_record rec = {.version = IPC_VERSION, .type = IPC_DRAIN};
+
+	if (gw->child_pid <= 0 || gw->child_sock < 0 ||
+	    send(gw->child_sock, &rec, sizeof(rec),
+		 MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(rec))
+		return false;
+	end_retiring(gw);
+	/* What the parent had under way for its sessions goes: they end
+	 * there, and the new child numbers its own from 1. */
+	drop_queued_verdicts(gw);
+	handoff_abort_sessions(gw);
+	loop_del_fd(gw->loop, gw->child_sock);
+	gw->retiring_pid = gw->child_pid;
+	gw->retiring_sock = gw->child_sock;
+	gw->retiring_sessions = gw->sessions;
+	gw->sessions = NULL;
+	gw->child_pid = 0;
+	gw->child_sock = -1;
+	gw->vq_watching = false;
+	gw->caps_pending = false;
+	if (loop_add_fd(gw->loop, gw->retiring_sock, EPOLLIN,
+			on_retiring_sock, gw) < 0)
+		close_retiring(gw); /* (it sees its parent gone, and ends) */
+	return true;
+}
+
 int
 supervise_check_capture(struct gateway *gw, char *err)
 {
@@ -613,6 +715,22 @@ on_sigchld(struct loop *loop, int signo, void *ctx)
 	pid_t pid;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (pid == gw->retiring_pid) {
+			if (gw->retiring_sock >= 0)
+				on_retiring_sock(loop, gw->retiring_sock,
+						 EPOLLIN, gw);
+			close_retiring(gw);
+			gw->retiring_pid = 0;
+			describe_end(status, why, sizeof(why));
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+				log_info("child %d (before the reload) has "
+					 "handed over and ended",
+					 (int)pid);
+			else
+				log_warnx("child %d (before the reload) %s",
+					  (int)pid, why);
+			continue;
+		}
 		if (pid != gw->child_pid)
 			continue;
 		/* Read what it sent before it died, then let go. */
@@ -647,15 +765,10 @@ supervise_start(struct gateway *gw, char *err)
 	return spawn(gw, err);
 }
 
-/* Ends the child and waits for it (SIGKILL after 2 s). */
+/* Ends a child and waits for it (SIGKILL after 2 s). */
 static void
-end_child(struct gateway *gw)
+end_and_wait(pid_t pid)
 {
-	pid_t pid = gw->child_pid;
-
-	if (pid <= 0)
-		return;
-	close_child_sock(gw);
 	kill(pid, SIGTERM);
 	for (int i = 0; i < 200; i++) {
 		if (waitpid(pid, NULL, WNOHANG) == pid) {
@@ -668,6 +781,15 @@ end_child(struct gateway *gw)
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 	}
+}
+
+static void
+end_child(struct gateway *gw)
+{
+	if (gw->child_pid <= 0)
+		return;
+	close_child_sock(gw);
+	end_and_wait(gw->child_pid);
 	gw->child_pid = 0;
 }
 
@@ -675,6 +797,11 @@ void
 supervise_stop(struct gateway *gw)
 {
 	end_child(gw);
+	if (gw->retiring_pid > 0) {
+		close_retiring(gw);
+		end_and_wait(gw->retiring_pid);
+		gw->retiring_pid = 0;
+	}
 	drop_queued_verdicts(gw);
 	sessions_free(gw->sessions);
 	gw->sessions = NULL;
@@ -688,7 +815,9 @@ supervise_stop(struct gateway *gw)
 void
 supervise_restart(struct gateway *gw)
 {
-	end_child(gw);
+	/* Its sessions handed to the MTA finish where they are. */
+	if (!retire_child(gw))
+		end_child(gw);
 	gw->restart_delay_ms = RESTART_FIRST_MS;
 	loop_timer_arm(gw->loop, &gw->restart, loop_now_ms(gw->loop));
 }

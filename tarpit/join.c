@@ -495,3 +495,13 @@ join_holds(const struct tarpit *tp, int family, const uint8_t *addr,
 			return true;
 	return false;
 }
+
+size_t
+tarpit_handed_open(const struct tarpit *tp)
+{
+	size_t n = 0;
+
+	for (const struct conn *c = tp->joined; c; c = c->join->join_next)
+		n++;
+	return n;
+}

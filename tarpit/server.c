@@ -814,6 +814,33 @@ conn_start(struct tarpit *tp, int fd, const struct sockaddr_storage *ss,
 	conn_arm_timer(c);
 }
 
+size_t
+tarpit_drain(struct tarpit *tp)
+{
+	static const char bye[] = "421 4.3.2 Service restarting, please try "
+				  "again later\r\n";
+
+	for (size_t i = 0; i < tp->nlisten; i++) {
+		loop_del_fd(tp->loop, tp->listen_fd[i]);
+		close(tp->listen_fd[i]);
+	}
+	tp->nlisten = 0;
+	loop_timer_cancel(tp->loop, &tp->backoff);
+	for (size_t i = 0; i < tp->nbuckets; i++) {
+		struct conn *c = tp->buckets[i], *next;
+
+		for (; c; c = next) {
+			next = c->hash_next;
+			if (c->join || c->timer.fn == on_linger_over)
+				continue; /* handed, or closing already */
+			/* Whole, a stutter's too: this is its end. */
+			send_reply(c->fd, bye, sizeof(bye) - 1);
+			conn_close_gently(c);
+		}
+	}
+	return tarpit_handed_open(tp);
+}
+
 static void
 set_accepting(struct tarpit *tp, bool on)
 {

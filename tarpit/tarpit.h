@@ -251,6 +251,20 @@ void tarpit_set_handoff(struct tarpit *tarpit, uint32_t ms);
 int tarpit_verdict(struct tarpit *tarpit, uint64_t session, uint32_t question,
 		   const struct tarpit_verdict *v);
 
+/*
+ * tarpit_drain - for a child that hands over to a new one (a reload):
+ * accept nothing more (its listeners closed here: the new child serves
+ * them), end every session not handed to the MTA (421, try again later;
+ * nothing is lost: the client comes back), and leave those handed to the
+ * MTA to end by themselves.
+ * Return: how many were handed to the MTA (tarpit_handed_open).
+ */
+size_t tarpit_drain(struct tarpit *tarpit);
+
+/* tarpit_handed_open - sessions handed to the MTA (replaying or joined)
+ * still open. */
+size_t tarpit_handed_open(const struct tarpit *tarpit);
+
 /* tarpit_get_counters - counters since tarpit_new. */
 const struct tarpit_counters *tarpit_get_counters(const struct tarpit *t);
 

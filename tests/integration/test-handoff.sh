@@ -13,7 +13,8 @@
 # on port 25, and for every failure (nothing listening, an MTA that does
 # not speak PROXY, a client gone during the replay): the client hears the
 # plain 451, comes back on the fast path, and nothing is lost. Descriptors
-# of the child are back where they were.
+# of the child are back where they were. A reload that starts the child
+# again lets a joined session finish (the old child drains).
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -254,3 +255,28 @@ sleep 3
 out=$(session xclient 2001:db8:d::10 2001:db8:5::1) || { echo "$out"; fail "xclient: a joined session named itself 127.0.0.1"; }
 echo "ok: XCLIENT on port 25: a joined session that says XCLIENT ADDR=127.0.0.1 hears $(grep "^XCLIENT" <<<"$out" | cut -c9-20)"
 child_never_died
+
+# --- a reload that starts the child again: the session it handed to the
+# MTA goes on to its end there, the new child takes every new one ---
+ggctl forget 2001:db8:c::10 >/dev/null
+ggctl forget 2001:db8:7::10 >/dev/null
+session try 2001:db8:c::10 2001:db8:5::1 | grep "^RCPT 451" >/dev/null || fail "drain: not greylisted first"
+sleep 3
+session hold 2001:db8:c::10 2001:db8:5::1 8 "drain-$NETNS_RUN" >"$NETNS_TMP/drain.out" 2>&1 &
+holder=$!
+wait_for 10 grep "^RCPT 250" "$NETNS_TMP/drain.out" >/dev/null || { cat "$NETNS_TMP/drain.out"; fail "drain: the hand-off was not joined"; }
+old=$(ggctl status --json | jq .child.pid)
+printf '[tarpit]\nidle_timeout = 50s\n' >>"$NETNS_TMP/greygate.conf"
+ggctl reload >/dev/null || fail "drain: the reload failed"
+wait_for 5 eval '[ "$(ggctl status --json | jq .child.pid)" != "$old" ]' || fail "drain: no new child"
+kill -0 "$old" 2>/dev/null || fail "drain: the child before the reload did not wait for its joined session"
+wait_for 5 grep "child $old (before the reload): draining: 1 session(s) handed to the MTA left to finish" "$log" >/dev/null ||
+	{ tail "$log"; fail "drain: not said"; }
+session try 2001:db8:7::10 2001:db8:5::1 | grep "^RCPT 451 .*Greylisted" >/dev/null || fail "drain: the new child does not serve"
+wait "$holder" || { cat "$NETNS_TMP/drain.out"; fail "drain: the joined session was cut by the reload"; }
+wait_for 10 mail_delivered mx "drain-$NETNS_RUN" || fail "drain: not delivered"
+wait_for 5 grep "child $old (before the reload): drained: 1 session(s) handed to the MTA finished" "$log" >/dev/null ||
+	{ tail "$log"; fail "drain: its end not said"; }
+wait_for 5 grep "child $old (before the reload) has handed over and ended" "$log" >/dev/null ||
+	{ tail "$log"; fail "drain: the child before the reload did not end"; }
+echo "ok: a reload that starts the child again: the joined session went on and delivered, the old child said it waited for 1 and ended; the new one served meanwhile"
