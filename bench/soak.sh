@@ -7,8 +7,10 @@
 # at the tarpit, senders greylisted then passed and handed off with a
 # message, then on the fast path with another (bench/soak-load.py), and
 # a sending Postfix whose mail goes through every 20 s; greygatectl
-# status and list every 5 s, a reload every minute; with --redis, the
-# store is a real redis-server, restarted halfway through.
+# status and list every 5 s, a reload every minute (every other one
+# changes the tarpit's settings: a new child takes over, the one before
+# drains); with --redis, the store is a real redis-server, restarted
+# halfway through.
 # Every 10 s it samples greygated's and its child's anonymous RSS and
 # descriptors,
 # the pass sets' sizes, the store's size and the policy door's answer
@@ -82,7 +84,9 @@ listen = inet:127.0.0.1:10023
 [handoff]
 mode = proxy-v2
 address = 127.0.0.1:10025
-timeout = 10s"
+timeout = 10s
+[tarpit]
+idle_timeout = 30s"
 greygated_start
 log=$GG_LOG
 
@@ -116,7 +120,7 @@ nsx sender python3 "$bench/soak-load.py" 203.0.113.1 "$seconds" 2 "$NETNS_TMP/se
 load=$!
 echo "soak: $minutes minute(s)$([ "$redis" = 1 ] && echo ", on Redis"); samples in $csv"
 start=$(date +%s)
-n_out=0 last_reload=$start restarted=0
+n_out=0 last_reload=$start restarted=0 reloads=0
 while kill -0 "$load" 2>/dev/null; do
 	now=$(date +%s)
 	t=$(( now - start ))
@@ -134,6 +138,10 @@ while kill -0 "$load" 2>/dev/null; do
 		sleep 5
 	done
 	if [ $(( now - last_reload )) -ge 60 ]; then
+		# Every other one changes the tarpit: a new child takes over
+		# while the one before finishes its joined sessions.
+		reloads=$(( reloads + 1 ))
+		sed -i "s/^idle_timeout = .*/idle_timeout = $(( 30 + reloads % 2 ))s/" "$NETNS_TMP/greygate.conf"
 		ggctl reload >/dev/null || fail "greygatectl reload failed"
 		last_reload=$now
 	fi

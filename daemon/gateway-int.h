@@ -62,6 +62,8 @@ struct gateway {
 	pid_t retiring_pid;
 	int retiring_sock;
 	struct sessions *retiring_sessions;
+	struct loop_timer retiring_bound; /* killed then: a child must not
+	                                     decide how long it lives on */
 	uint32_t restart_delay_ms;
 	struct loop_timer restart;
 	struct ipc_stats child_stats;

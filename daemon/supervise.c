@@ -499,6 +499,23 @@ on_retiring_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 	}
 }
 
+/* The child handing over is past its bound (it ends itself by then:
+ * one that does not is not trusted to). */
+static void
+on_retiring_bound(struct loop *loop, struct loop_timer *t, void *ctx)
+{
+	struct gateway *gw = ctx;
+
+	if (gw->retiring_pid <= 0)
+		return;
+	log_warnx("child %d (before the reload) did not end within %u s of "
+		  "handing over: killed",
+		  (int)gw->retiring_pid, IPC_DRAIN_MAX_SEC + 10);
+	kill(gw->retiring_pid, SIGKILL);
+	close_retiring(gw);
+	gw->retiring_pid = 0; /* (reaped as any other) */
+}
+
 /* A child still handing over when another must (a reload after a
  * reload): ended, what it still held with it. */
 static void
@@ -512,6 +529,7 @@ end_retiring(struct gateway *gw)
 		  (int)gw->retiring_pid);
 	kill(gw->retiring_pid, SIGTERM);
 	close_retiring(gw);
+	loop_timer_cancel(gw->loop, &gw->retiring_bound);
 	gw->retiring_pid = 0; /* (reaped as any other) */
 }
 
@@ -544,6 +562,9 @@ retire_child(struct gateway *gw)
 	if (loop_add_fd(gw->loop, gw->retiring_sock, EPOLLIN,
 			on_retiring_sock, gw) < 0)
 		close_retiring(gw); /* (it sees its parent gone, and ends) */
+	loop_timer_arm(gw->loop, &gw->retiring_bound,
+		       loop_now_ms(gw->loop) +
+			       (IPC_DRAIN_MAX_SEC + 10) * 1000ull);
 	return true;
 }
 
@@ -720,6 +741,7 @@ on_sigchld(struct loop *loop, int signo, void *ctx)
 				on_retiring_sock(loop, gw->retiring_sock,
 						 EPOLLIN, gw);
 			close_retiring(gw);
+			loop_timer_cancel(loop, &gw->retiring_bound);
 			gw->retiring_pid = 0;
 			describe_end(status, why, sizeof(why));
 			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -756,6 +778,7 @@ supervise_start(struct gateway *gw, char *err)
 	int r;
 
 	loop_timer_init(&gw->restart, on_restart, gw);
+	loop_timer_init(&gw->retiring_bound, on_retiring_bound, gw);
 	gw->restart_delay_ms = RESTART_FIRST_MS;
 	r = loop_add_signal(gw->loop, SIGCHLD, on_sigchld, gw);
 	if (r < 0) {
@@ -799,6 +822,7 @@ supervise_stop(struct gateway *gw)
 	end_child(gw);
 	if (gw->retiring_pid > 0) {
 		close_retiring(gw);
+		loop_timer_cancel(gw->loop, &gw->retiring_bound);
 		end_and_wait(gw->retiring_pid);
 		gw->retiring_pid = 0;
 	}
