@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-store.h"
 #include "load-samples.h"
 #include "policy.h"
 
@@ -237,12 +238,12 @@ run_policy(const struct event *evs, size_t n, const char *base,
 
 			if (store_pending(store) >= FLUSH_PENDING ||
 			    t - last_flush >= FLUSH_MS / 1000.0) {
-				store_flush(store);
+				bench_store_flush(store);
 				last_flush = t;
 			}
 		}
 	}
-	store_flush(store);
+	bench_store_flush(store);
 	secs = bench_seconds_since(&t0);
 	*passes = grey_get_counters(grey)->passed_retry;
 	*triplets = store_count(store, -1);

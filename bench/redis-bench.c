@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "loop.h"
+#include "bench-store.h"
 #include "load-samples.h"
 #include "policy.h"
 #include "redis_loop.h"
@@ -314,9 +315,9 @@ main(int argc, char **argv)
 		    d.reason == GREY_REASON_RETRY_PASSED)
 			lmdb_passes++;
 		if (store_pending(store) >= 10000)
-			store_flush(store);
+			bench_store_flush(store);
 	}
-	store_flush(store);
+	bench_store_flush(store);
 	lmdb_s = bench_seconds_since(&t0);
 	printf("                      seconds  decisions/s   passes  "
 	       "commands/decision  failed\n");

@@ -95,7 +95,7 @@ replay_run(const struct config *cfg, const struct replay_opts *o)
 	struct store *store = NULL;
 	char err[256] = "";
 	struct report rep;
-	int r;
+	int r, flushed = 0;
 
 	r = sensor_capture_open_file(o->file, &cfg->sensor, &cap, err);
 	if (r < 0) {
@@ -120,9 +120,17 @@ replay_run(const struct config *cfg, const struct replay_opts *o)
 	allow_load_to_policy(rp.grey, cfg->allow_dir);
 	while ((r = sensor_capture_dispatch(cap, sensor, -1)) > 0)
 		/* A commit now and then keeps LMDB's dirty pages bounded. */
-		if (store_pending(store) > 10000)
-			store_flush(store);
+		if (store_pending(store) > 10000 &&
+		    (flushed = store_flush(store)) < 0)
+			break;
 	sensor_finish(sensor);
+	if (flushed < 0) {
+		fprintf(stderr, "greygated: replay: the store cannot be "
+				"written: %s\n",
+			strerror(-flushed));
+		r = 2;
+		goto out;
+	}
 	if (r < 0) {
 		fprintf(stderr, "greygated: %s: read failed\n", o->file);
 		r = 2;

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "must_check.h"
+
 #include "iprange.h"
 
 /* RFC 5321: a path is at most 256 octets; one more for the NUL. */
@@ -196,12 +198,12 @@ void store_close(struct store *store);
  * commit, and redoes them in a new transaction (the map grown first if it
  * was full) at once or at the next flush.
  * Return: 0 or -errno (the writes are kept for the next try). */
-int store_flush(struct store *store);
+MUST_CHECK int store_flush(struct store *store);
 
 /* store_sync - flush, then wait until everything committed is on disk
  * (one fsync): it now survives a crash of the machine too.
  * Return: 0 or -errno. */
-int store_sync(struct store *store);
+MUST_CHECK int store_sync(struct store *store);
 
 /* store_pending - writes not yet flushed. */
 size_t store_pending(const struct store *store);
@@ -210,18 +212,18 @@ size_t store_pending(const struct store *store);
 int store_get_triplet(struct store *store, const struct grey_client *client,
 		      const char *sender, const char *rcpt,
 		      struct store_triplet *out);
-int store_put_triplet(struct store *store, const struct grey_client *client,
+MUST_CHECK int store_put_triplet(struct store *store, const struct grey_client *client,
 		      const char *sender, const char *rcpt,
 		      const struct store_triplet *rec);
 
 /* store_get_client - a pass or trap record. Return: STORE_FOUND, 0, -errno */
 int store_get_client(struct store *store, enum store_table table,
 		     const struct grey_client *client, struct store_client *out);
-int store_put_client(struct store *store, enum store_table table,
+MUST_CHECK int store_put_client(struct store *store, enum store_table table,
 		     const struct grey_client *client,
 		     const struct store_client *rec);
 /* store_del_client - Return: STORE_FOUND if it was there, 0, or -errno. */
-int store_del_client(struct store *store, enum store_table table,
+MUST_CHECK int store_del_client(struct store *store, enum store_table table,
 		     const struct grey_client *client);
 
 /* Where a walk stopped, for the next to go on from (zeroed: the start). */
@@ -257,7 +259,7 @@ int store_each_triplet_from(struct store *store, struct store_pos *pos,
 
 /* store_forget_client - delete the client key's pass, trap and every
  * triplet of it. Return: records deleted, or -errno. */
-int store_forget_client(struct store *store,
+MUST_CHECK int store_forget_client(struct store *store,
 			const struct grey_client *client);
 
 /*
@@ -265,7 +267,7 @@ int store_forget_client(struct store *store,
  * triplet_ttl_sec since last seen, clients whose expires <= now.
  * Return: number deleted (0 when nothing is left to purge), or -errno.
  */
-int store_purge(struct store *store, int64_t now, uint32_t triplet_ttl_sec,
+MUST_CHECK int store_purge(struct store *store, int64_t now, uint32_t triplet_ttl_sec,
 		size_t max);
 
 /* store_get_meta - a named record of any size other than the schema
@@ -275,7 +277,7 @@ int store_get_meta(struct store *store, const char *name, void **out,
 		   size_t *len);
 /* store_put_meta - write a named record (committed with the next flush).
  * Return: 0 or -errno. */
-int store_put_meta(struct store *store, const char *name, const void *val,
+MUST_CHECK int store_put_meta(struct store *store, const char *name, const void *val,
 		   size_t len);
 
 /* store_count - records in a table (triplets: table -1). */

@@ -484,9 +484,12 @@ store_close(struct store *store)
 
 	if (!store)
 		return;
-	if (!store->temp_dir[0])
-		store_sync(store);
-	else if (store->txn)
+	if (!store->temp_dir[0]) {
+		if (store_sync(store) < 0) {
+			/* lost with the close: a caller that must say so
+			 * synced first (gateway_close) */
+		}
+	} else if (store->txn)
 		mdb_txn_abort(store->txn); /* thrown away with the file */
 	store->txn = NULL;
 	mdb_env_close(store->env);

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "must_check.h"
+
 #include "policy.h"
 
 struct loop;
@@ -71,7 +73,7 @@ typedef void store_redis_fetched_fn(struct grey_records *w, int err, void *ctx);
  * @counters: where bad records are counted (may be NULL)
  * Return: 0 (under way), or -errno (nothing sent; done not called).
  */
-int store_redis_fetch(struct rconn *c, const char *prefix,
+MUST_CHECK int store_redis_fetch(struct rconn *c, const char *prefix,
                       struct grey_records *w,
                       struct store_redis_counters *counters,
                       store_redis_fetched_fn *done, void *ctx);
@@ -96,7 +98,7 @@ typedef void store_redis_applied_fn(int err, void *ctx);
  * Return: 0 (under way: done is called once, at once if nothing is
  * dirty), or -errno (nothing sent).
  */
-int store_redis_apply(struct rconn *c, const char *prefix,
+MUST_CHECK int store_redis_apply(struct rconn *c, const char *prefix,
                       const struct grey_records *before,
                       const struct grey_records *after,
                       uint32_t retry_window_sec, const char *gateway,
@@ -146,7 +148,7 @@ void store_redis_read_agreement(const struct redisReply *reply,
  *         yet)
  * Return: 0 (under way: done is called once), or -errno.
  */
-int store_redis_agree(struct rconn *c, const char *prefix,
+MUST_CHECK int store_redis_agree(struct rconn *c, const char *prefix,
                       const struct grey_config *cfg, const char *gateway,
                       int64_t since, store_redis_agreed_fn *done, void *ctx);
 
@@ -158,7 +160,7 @@ int store_redis_agree(struct rconn *c, const char *prefix,
  * atomic script.
  * Return: 0 (under way: done is called once), or -errno.
  */
-int store_redis_allow(struct rconn *c, const char *prefix,
+MUST_CHECK int store_redis_allow(struct rconn *c, const char *prefix,
                       const struct grey_client *net, int64_t expires,
                       const char *comment, const char *gateway,
                       store_redis_applied_fn *done, void *ctx);
@@ -170,7 +172,7 @@ typedef void store_redis_written_fn(int err, bool written, void *ctx);
 /* store_redis_allow_if_absent - the same, only if the store lacks an
  * entry for that network (a gateway sharing its list with a new or
  * emptied Redis, or one that missed what it made). */
-int store_redis_allow_if_absent(struct rconn *c, const char *prefix,
+MUST_CHECK int store_redis_allow_if_absent(struct rconn *c, const char *prefix,
                                 const struct grey_client *net,
                                 int64_t expires, const char *comment,
                                 const char *gateway,
@@ -187,7 +189,7 @@ typedef void store_redis_forgot_fn(int err, int deleted, void *ctx);
  * one atomic script. Its triplets are store_redis_delete_triplets's.
  * Return: 0 (under way: done is called once), or -errno.
  */
-int store_redis_forget(struct rconn *c, const char *prefix,
+MUST_CHECK int store_redis_forget(struct rconn *c, const char *prefix,
                        const struct grey_client *pass_key,
                        const struct grey_client *trap_key,
                        const char *gateway, store_redis_forgot_fn *done,
@@ -253,7 +255,7 @@ int store_redis_claim_name(struct rconn *c, const char *prefix,
  * end (a gateway gone keeps its share until an admin deletes the key).
  * Return: 0 (under way: done is called once), or -errno.
  */
-int store_redis_put_report(struct rconn *c, const char *prefix,
+MUST_CHECK int store_redis_put_report(struct rconn *c, const char *prefix,
                            const char *gateway, const void *figures,
                            size_t len, int64_t updated,
                            store_redis_applied_fn *done, void *ctx);

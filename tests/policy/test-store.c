@@ -378,9 +378,13 @@ open_and_use(bool move_aside)
 			struct grey_client c = client_n(i);
 			struct store_triplet t = {T0, T0, 1, 0};
 
-			store_put_triplet(s, &c, "new@example.org", "x@y", &t);
+			/* (a write refused is a refusal too) */
+			if (store_put_triplet(s, &c, "new@example.org", "x@y",
+					      &t) < 0)
+				_exit(0);
 		}
-		store_flush(s);
+		if (store_flush(s) < 0)
+			_exit(0);
 		store_close(s);
 		_exit(0);
 	}

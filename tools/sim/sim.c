@@ -399,9 +399,8 @@ sim_run(const struct sim_workload *w, const struct grey_config *cfg,
 	}
 	free(h.e);
 	free(msgs);
-	if (r < 0)
+	if (r < 0 || (r = store_flush(store)) < 0)
 		return r;
-	store_flush(store);
 	store_each_triplet(store, count_triplet, &st->store_triplets);
 	st->store_passes = store_count(store, STORE_PASS);
 	return 0;
