@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "must_check.h"
+
 struct gateway;
 struct session_ends;
 struct tarpit_verdict;
@@ -34,7 +36,7 @@ struct tarpit_verdict;
  * Return: 0 (under way), or -errno (nothing started, said and counted:
  * the caller sends v).
  */
-int handoff_begin(struct gateway *gw, uint64_t session, uint32_t question,
+MUST_CHECK int handoff_begin(struct gateway *gw, uint64_t session, uint32_t question,
 		  const struct session_ends *ends, const char *helo,
 		  const struct tarpit_verdict *v);
 
@@ -90,7 +92,7 @@ void handoff_probe_start(struct gateway *gw);
  * killed greygated left removed first; nothing in other modes.
  * Return: 0 or -errno with err (512 bytes) saying what the kernel lacks.
  */
-int handoff_route_open(struct gateway *gw, char *err);
+MUST_CHECK int handoff_route_open(struct gateway *gw, char *err);
 
 /* handoff_route_close - remove it again (every orderly exit). */
 void handoff_route_close(struct gateway *gw);

@@ -19,6 +19,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "must_check.h"
+
 #include "policy.h"
 #include "sensor.h"
 #include "sessions.h"
@@ -188,7 +190,7 @@ struct ipc_up {
  * Return: an enum ipc_up_kind, or -EPROTO: refused, out->why says why,
  * and nothing is to be done with it.
  */
-int ipc_take_up(struct sessions *s, struct ipc_record *rec, size_t len,
+MUST_CHECK int ipc_take_up(struct sessions *s, struct ipc_record *rec, size_t len,
 		int fd, struct ipc_up *out);
 
 /* ipc_answered - session's question is answered (or never will be):
@@ -232,7 +234,7 @@ void ipc_attach_fd(struct msghdr *m, union ipc_fd_control *control, int fd);
  * Return: the record's length (a record longer than ours: sizeof + 1), 0
  * (the other end closed), or -errno.
  */
-ssize_t ipc_recv(int sock, struct ipc_record *rec, int *fd, bool *extra);
+MUST_CHECK ssize_t ipc_recv(int sock, struct ipc_record *rec, int *fd, bool *extra);
 
 /* Records received at once (ipc_recv_batch). */
 #define IPC_BATCH 64
@@ -252,7 +254,7 @@ struct ipc_batch {
  * b (b->rec[i], len[i], fd[i], extra[i]).
  * Return: the number received (0: the other end closed), or -errno.
  */
-int ipc_recv_batch(int sock, struct ipc_batch *b);
+MUST_CHECK int ipc_recv_batch(int sock, struct ipc_batch *b);
 
 /* ipc_fill_verdict - rec as IPC_VERDICT. */
 void ipc_fill_verdict(struct ipc_record *rec, uint64_t session,

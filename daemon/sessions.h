@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "must_check.h"
+
 /* A session's addresses, as the kernel has them. */
 struct session_ends {
 	struct sockaddr_storage client; /* the peer (getpeername) */
@@ -72,14 +74,14 @@ void sessions_want_destination(struct sessions *s, bool want);
  *            connected TCP socket, IPv4 or IPv6, whose own port is one of
  *            the tarpit's)
  */
-int sessions_open(struct sessions *s, uint64_t id, int fd, const char **why);
+MUST_CHECK int sessions_open(struct sessions *s, uint64_t id, int fd, const char **why);
 
 /* sessions_find - the open session id, or NULL (never opened, or
  * ended; or s NULL). The pointer is valid until the session is closed. */
 struct session_info *sessions_find(struct sessions *s, uint64_t id);
 
 /* sessions_close - session id ended. Return: 0, or -ENOENT (not open). */
-int sessions_close(struct sessions *s, uint64_t id);
+MUST_CHECK int sessions_close(struct sessions *s, uint64_t id);
 
 /* sessions_count - sessions open now. */
 size_t sessions_count(const struct sessions *s);

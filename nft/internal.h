@@ -5,6 +5,8 @@
 
 #include <libmnl/libmnl.h>
 
+#include "must_check.h"
+
 #include "nftset.h"
 
 /* Netlink datatypes nft uses to print set keys as addresses. */
@@ -23,7 +25,7 @@ void nft_batch_free(struct nft_batch *b);
  * written to *index. Returns the buffer to build it in. */
 char *nft_batch_msg(struct nft_batch *b, uint32_t *seq, size_t *index);
 /* nft_batch_done - the message built in the buffer is complete. */
-int nft_batch_done(struct nft_batch *b);
+MUST_CHECK int nft_batch_done(struct nft_batch *b);
 size_t nft_batch_count(const struct nft_batch *b);
 
 /* Called with the number of each message the kernel refused. */
@@ -31,7 +33,7 @@ typedef void nft_batch_err_fn(size_t index, int err, void *ctx);
 
 /* nft_batch_send - send and collect one answer per message.
  * Return: number of refused messages, or -errno. */
-int nft_batch_send(struct mnl_socket *nl, struct nft_batch *b,
+MUST_CHECK int nft_batch_send(struct mnl_socket *nl, struct nft_batch *b,
 		   nft_batch_err_fn *on_err, void *ctx);
 
 #ifndef NFT_TABLE_F_PERSIST
@@ -41,7 +43,7 @@ int nft_batch_send(struct mnl_socket *nl, struct nft_batch *b,
 /* nft_ruleset_build - append the table, counters, sets and chains.
  * @takeover: first take an orphaned persistent table of that name and
  * delete it, so the new one replaces it in the same batch. */
-int nft_ruleset_build(struct nft_batch *b, const struct nftset_config *cfg,
+MUST_CHECK int nft_ruleset_build(struct nft_batch *b, const struct nftset_config *cfg,
 		      bool takeover);
 
 #endif

@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "must_check.h"
+
 /* The protocol tag of greygate's rules and routes (unassigned in
  * iproute2's rt_protos). */
 #define MARKROUTE_PROTOCOL 165
@@ -44,7 +46,7 @@ struct markroute_result {
  * Return: 0, or -errno with nothing of it left in place
  * (markroute_explain says what each means).
  */
-int markroute_install(const struct markroute_config *c,
+MUST_CHECK int markroute_install(const struct markroute_config *c,
                       struct markroute_result *out);
 
 /*
@@ -52,7 +54,7 @@ int markroute_install(const struct markroute_config *c,
  * local routes in c->table (none there is no error).
  * Return: the number of rules removed, or -errno.
  */
-int markroute_remove(const struct markroute_config *c);
+MUST_CHECK int markroute_remove(const struct markroute_config *c);
 
 /*
  * markroute_count - the policy rules of c's mark and table there are now
