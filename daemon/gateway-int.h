@@ -60,6 +60,7 @@ struct gateway {
 	 * sessions handed to the MTA finish there; its log lines are read
 	 * until it ends (0 / -1 / NULL: none) */
 	pid_t retiring_pid;
+	int64_t retiring_since;
 	int retiring_sock;
 	struct sessions *retiring_sessions;
 	struct loop_timer retiring_bound; /* killed then: a child must not

@@ -604,6 +604,11 @@ metrics_status_text(struct gateway *gw, FILE *out)
 		        "child:     down (restarting), started %u "
 		        "time(s), %" PRIu64 " records refused\n",
 		        gw->child_starts, s.records_refused);
+	if (gw->retiring_pid > 0)
+		fprintf(out,
+		        "           pid %d (before the reload): finishing the "
+		        "sessions it handed to the MTA, for %" PRId64 " s\n",
+		        (int)gw->retiring_pid, now - gw->retiring_since);
 	fputs("sets:      ", out);
 	text_figures(&s, "sets", out);
 	if (s.sets_uncounted)
@@ -696,10 +701,12 @@ metrics_status_json(struct gateway *gw, FILE *out)
 	take_snapshot(gw, &s);
 	fprintf(out,
 	        "{\"version\":\"%s\",\"since\":\"%s\",\"uptime\":%" PRId64
-	        ",\"child\":{\"pid\":%d,\"running\":%s,\"starts\":%u",
+	        ",\"child\":{\"pid\":%d,\"running\":%s,\"starts\":%u,"
+	        "\"draining_pid\":%d",
 	        GREYGATE_VERSION, fmt_utc(gw->started, t),
 	        loop_wall_sec(gw->loop) - gw->started, (int)gw->child_pid,
-	        gw->child_pid > 0 ? "true" : "false", gw->child_starts);
+	        gw->child_pid > 0 ? "true" : "false", gw->child_starts,
+	        (int)gw->retiring_pid);
 	json_figures(&s, "child", false, out);
 	for (size_t i = 0; i < sizeof(plain) / sizeof(*plain); i++) {
 		fprintf(out, "},\"%s\":{", plain[i]);

@@ -552,6 +552,7 @@ retire_child(struct gateway *gw)
 	handoff_abort_sessions(gw);
 	loop_del_fd(gw->loop, gw->child_sock);
 	gw->retiring_pid = gw->child_pid;
+	gw->retiring_since = loop_wall_sec(gw->loop);
 	gw->retiring_sock = gw->child_sock;
 	gw->retiring_sessions = gw->sessions;
 	gw->sessions = NULL;

@@ -270,6 +270,9 @@ printf '[tarpit]\nidle_timeout = 50s\n' >>"$NETNS_TMP/greygate.conf"
 ggctl reload >/dev/null || fail "drain: the reload failed"
 wait_for 5 eval '[ "$(ggctl status --json | jq .child.pid)" != "$old" ]' || fail "drain: no new child"
 kill -0 "$old" 2>/dev/null || fail "drain: the child before the reload did not wait for its joined session"
+[ "$(ggctl status --json | jq .child.draining_pid)" = "$old" ] || fail "drain: status: $(ggctl status --json | jq -c .child)"
+ggctl status | grep -q "^ *pid $old (before the reload): finishing the sessions it handed to the MTA" ||
+	fail "drain: status: $(ggctl status | grep -A1 '^child:')"
 wait_for 5 grep "child $old (before the reload): draining: 1 session(s) handed to the MTA left to finish" "$log" >/dev/null ||
 	{ tail "$log"; fail "drain: not said"; }
 session try 2001:db8:7::10 2001:db8:5::1 | grep "^RCPT 451 .*Greylisted" >/dev/null || fail "drain: the new child does not serve"
@@ -279,4 +282,5 @@ wait_for 5 grep "child $old (before the reload): drained: 1 session(s) handed to
 	{ tail "$log"; fail "drain: its end not said"; }
 wait_for 5 grep "child $old (before the reload) has handed over and ended" "$log" >/dev/null ||
 	{ tail "$log"; fail "drain: the child before the reload did not end"; }
+[ "$(ggctl status --json | jq .child.draining_pid)" = 0 ] || fail "drain: status after: $(ggctl status --json | jq -c .child)"
 echo "ok: a reload that starts the child again: the joined session went on and delivered, the old child said it waited for 1 and ended; the new one served meanwhile"
