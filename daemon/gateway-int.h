@@ -56,15 +56,11 @@ struct gateway {
 	int child_sock; /* the parent's end, -1 while no child */
 	unsigned child_starts;
 	int64_t child_since;
-	/* the child before the last reload, handing over (IPC_DRAIN): its
-	 * sessions handed to the MTA finish there; its log lines are read
-	 * until it ends (0 / -1 / NULL: none) */
-	pid_t retiring_pid;
-	int64_t retiring_since;
-	int retiring_sock;
-	struct sessions *retiring_sessions;
-	struct loop_timer retiring_bound; /* killed then: a child must not
-	                                     decide how long it lives on */
+	struct proc *child_proc;  /* watched on the loop (NULL: none) */
+	bool child_stop_asked;    /* ended on purpose: a new one at once */
+	/* children before a reload, finishing the sessions they handed to
+	 * the MTA (retiring.c), the newest first */
+	struct retiring *retiring;
 	uint32_t restart_delay_ms;
 	struct loop_timer restart;
 	struct ipc_stats child_stats;
@@ -109,7 +105,8 @@ struct gateway {
 	bool transparent_routed; /* the way back is in place (handoff.c) */
 	/* the metrics listener (metrics_listen.c) */
 	int metrics_listen_fd, metrics_sock; /* -1: none */
-	pid_t metrics_pid;
+	struct proc *metrics_proc; /* NULL: none */
+	bool metrics_given_up;     /* it said it cannot start */
 	struct loop_timer metrics_restart;
 };
 
@@ -207,6 +204,25 @@ int supervise_check_capture(struct gateway *gw, char *err);
 int supervise_start(struct gateway *gw, char *err);
 void supervise_stop(struct gateway *gw);
 void supervise_restart(struct gateway *gw);
+/* supervise_describe_end - how a child ended, from waitpid's status. */
+void supervise_describe_end(int status, char *buf, size_t len);
+
+/*
+ * retiring_add - the child (proc, its socket, its sessions) hands over
+ * to a new one: told to drain (IPC_DRAIN), it keeps its sessions handed
+ * to the MTA until they end, heard (its log lines) until it ends, and is
+ * killed if it outlives IPC_DRAIN_MAX_SEC.
+ * Return: 0 (all three taken), or -errno (it could not be told: nothing
+ * taken).
+ */
+int retiring_add(struct gateway *gw, struct proc *proc, int sock,
+		 struct sessions *sessions);
+/* retiring_newest - the pid of the last child to hand over, 0: none. */
+pid_t retiring_newest(const struct gateway *gw);
+/* retiring_status - a line each, for greygatectl status. */
+void retiring_status(const struct gateway *gw, FILE *out);
+/* retiring_stop_all - at greygated's stop: each ended, waited for. */
+void retiring_stop_all(struct gateway *gw);
 
 /* supervise_flush - send the child what waits for it (what its EHLO
  * lists, verdicts), as far as its socket takes it now; the rest when

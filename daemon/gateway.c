@@ -486,7 +486,7 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	gw->started = loop_wall_sec(gw->loop);
 	for (int i = 0; i < 4; i++)
 		gw->listen_fd[i] = -1;
-	gw->child_sock = gw->retiring_sock = -1;
+	gw->child_sock = -1;
 	gw->metrics_sock = gw->metrics_listen_fd = -1;
 	loop_timer_init(&gw->metrics_restart, NULL, gw);
 	loop_timer_init(&gw->housekeeping, on_housekeeping, gw);

@@ -604,11 +604,7 @@ metrics_status_text(struct gateway *gw, FILE *out)
 		        "child:     down (restarting), started %u "
 		        "time(s), %" PRIu64 " records refused\n",
 		        gw->child_starts, s.records_refused);
-	if (gw->retiring_pid > 0)
-		fprintf(out,
-		        "           pid %d (before the reload): finishing the "
-		        "sessions it handed to the MTA, for %" PRId64 " s\n",
-		        (int)gw->retiring_pid, now - gw->retiring_since);
+	retiring_status(gw, out);
 	fputs("sets:      ", out);
 	text_figures(&s, "sets", out);
 	if (s.sets_uncounted)
@@ -706,7 +702,7 @@ metrics_status_json(struct gateway *gw, FILE *out)
 	        GREYGATE_VERSION, fmt_utc(gw->started, t),
 	        loop_wall_sec(gw->loop) - gw->started, (int)gw->child_pid,
 	        gw->child_pid > 0 ? "true" : "false", gw->child_starts,
-	        (int)gw->retiring_pid);
+	        (int)retiring_newest(gw));
 	json_figures(&s, "child", false, out);
 	for (size_t i = 0; i < sizeof(plain) / sizeof(*plain); i++) {
 		fprintf(out, "},\"%s\":{", plain[i]);

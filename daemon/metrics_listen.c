@@ -18,9 +18,12 @@
 #include "log.h"
 #include "metrics.h"
 #include "metrics_http.h"
+#include "proc.h"
 
 /* A listener that ends is started again this much later. */
 #define RESTART_MS 5000
+/* A listener asked to stop is killed this much later. */
+#define STOP_GRACE_MS 2000
 
 static void start_again(struct gateway *gw);
 
@@ -51,7 +54,6 @@ on_listener(struct loop *loop, int fd, uint32_t events, void *ctx)
 	char ask[300];
 	ssize_t n = recv(fd, ask, sizeof(ask) - 1, MSG_DONTWAIT);
 	bool cannot = n > 0 && ask[0] == 'E';
-	int status = 0;
 
 	if (n > 0 && !cannot) {
 		answer(gw);
@@ -59,25 +61,38 @@ on_listener(struct loop *loop, int fd, uint32_t events, void *ctx)
 	}
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
-	/* It ended: reaped here (greygated as the policy door alone has no
-	 * SIGCHLD handler; with the gateway's, this finds it gone). */
+	/* It is ending (its end comes as its own event: on_ended). */
 	loop_del_fd(loop, fd);
 	close(fd);
-	for (int i = 0; i < 20 && gw->metrics_pid > 0 &&
-	                waitpid(gw->metrics_pid, &status, WNOHANG) == 0;
-	     i++)
-		usleep(10000);
 	gw->metrics_sock = -1;
-	gw->metrics_pid = 0;
+	if (gw->metrics_proc)
+		proc_stop(gw->metrics_proc, STOP_GRACE_MS);
 	if (cannot) {
 		/* It would fail again (greygated has dropped what it needs
 		 * to start it as another user): said once, not retried. */
 		ask[n] = 0;
+		gw->metrics_given_up = true;
 		log_warnx("metrics: the listener on %s cannot start: %s; it "
 		          "is not started again until greygated restarts",
 		          gw->cfg->metrics_listen, ask + 1);
-		return;
 	}
+}
+
+/* The listener's process ended: started again a while later, unless
+ * it said it cannot start. */
+static void
+on_ended(struct proc *p, pid_t pid, int status, void *ctx)
+{
+	struct gateway *gw = ctx;
+
+	gw->metrics_proc = NULL;
+	if (gw->metrics_sock >= 0) {
+		loop_del_fd(gw->loop, gw->metrics_sock);
+		close(gw->metrics_sock);
+		gw->metrics_sock = -1;
+	}
+	if (gw->metrics_given_up)
+		return;
 	log_warnx("metrics: the listener on %s ended%s; starting it again "
 	          "in %u s",
 	          gw->cfg->metrics_listen,
@@ -86,8 +101,8 @@ on_listener(struct loop *loop, int fd, uint32_t events, void *ctx)
 	                    "it may not make)"
 	                  : "",
 	          RESTART_MS / 1000);
-	loop_timer_arm(loop, &gw->metrics_restart,
-	               loop_now_ms(loop) + RESTART_MS);
+	loop_timer_arm(gw->loop, &gw->metrics_restart,
+	               loop_now_ms(gw->loop) + RESTART_MS);
 }
 
 /* The listener process, exec'd from greygated's own file with its two
@@ -130,14 +145,22 @@ spawn(struct gateway *gw)
 		_exit(127);
 	}
 	close(sv[1]);
-	r = loop_add_fd(gw->loop, sv[0], EPOLLIN, on_listener, gw);
+	gw->metrics_proc = proc_watch(gw->loop, pid, on_ended, gw);
+	r = gw->metrics_proc ? loop_add_fd(gw->loop, sv[0], EPOLLIN,
+	                                   on_listener, gw)
+	                     : -errno;
 	if (r < 0) {
 		close(sv[0]);
-		kill(pid, SIGKILL);
+		if (gw->metrics_proc) {
+			proc_stop_wait(gw->metrics_proc, 0);
+			gw->metrics_proc = NULL;
+		} else {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
 		return r;
 	}
 	gw->metrics_sock = sv[0];
-	gw->metrics_pid = pid;
 	return 0;
 }
 
@@ -201,28 +224,14 @@ metrics_listen_open(struct gateway *gw, char *err)
 void
 metrics_listen_close(struct gateway *gw)
 {
-	pid_t pid = gw->metrics_pid;
-
 	loop_timer_cancel(gw->loop, &gw->metrics_restart);
 	if (gw->metrics_sock >= 0) {
 		loop_del_fd(gw->loop, gw->metrics_sock);
 		close(gw->metrics_sock);
 		gw->metrics_sock = -1;
 	}
-	if (pid > 0) {
-		pid_t w = 0;
-
-		kill(pid, SIGTERM);
-		for (int i = 0; i < 200 && !(w = waitpid(pid, NULL, WNOHANG));
-		     i++)
-			usleep(10000);
-		/* Still there (not reaped, by us or by SIGCHLD's reaper). */
-		if (w == 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-		}
-		gw->metrics_pid = 0;
-	}
+	proc_stop_wait(gw->metrics_proc, STOP_GRACE_MS);
+	gw->metrics_proc = NULL;
 	if (gw->metrics_listen_fd >= 0)
 		close(gw->metrics_listen_fd);
 	gw->metrics_listen_fd = -1;

@@ -19,8 +19,11 @@
 #include "handoff.h"
 #include "gateway-int.h"
 #include "log.h"
+#include "proc.h"
 
 #define RESTART_FIRST_MS 1000
+/* A child asked to stop is killed this much later. */
+#define STOP_GRACE_MS 2000
 #define RESTART_MAX_MS 60000
 /* A child that lived this long was healthy: restart the next one soon. */
 #define CHILD_HEALTHY_SEC 60
@@ -431,7 +434,8 @@ on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 		if (n == -EAGAIN || n == -EINTR)
 			break;
 		if (n <= 0) {
-			/* The child is gone; SIGCHLD tells how. */
+			/* The child is gone; its end comes as an event of
+			 * its own (on_child_ended). */
 			gw->verdicts_batching = false;
 			close_child_sock(gw);
 			return;
@@ -445,127 +449,25 @@ on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 	supervise_flush(gw);
 }
 
-/* --- the child before a reload, handing over --- */
-
-static void
-close_retiring(struct gateway *gw)
-{
-	if (gw->retiring_sock >= 0) {
-		loop_del_fd(gw->loop, gw->retiring_sock);
-		close(gw->retiring_sock);
-		gw->retiring_sock = -1;
-	}
-	sessions_free(gw->retiring_sessions);
-	gw->retiring_sessions = NULL;
-}
-
-/* What the child handing over says goes to the log; nothing else it
- * sends is acted on (its questions went with its tarpit sessions). */
-static void
-on_retiring_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
-{
-	struct gateway *gw = ctx;
-	static struct ipc_batch b; /* (one loop, one call at a time) */
-	char prefix[64];
-
-	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-		return;
-	snprintf(prefix, sizeof(prefix), "child %d (before the reload): ",
-		 (int)gw->retiring_pid);
-	for (int turn = 0; turn < 256 / IPC_BATCH; turn++) {
-		int n = ipc_recv_batch(fd, &b);
-
-		if (n == -EAGAIN || n == -EINTR)
-			return;
-		if (n <= 0) {
-			close_retiring(gw);
-			return;
-		}
-		for (int i = 0; i < n; i++) {
-			struct ipc_up up;
-
-			if (b.extra[i]) {
-				if (b.fd[i] >= 0)
-					close(b.fd[i]);
-				continue;
-			}
-			if (ipc_take_up(gw->retiring_sessions, &b.rec[i],
-					b.len[i], b.fd[i], &up) == IPC_UP_LOG)
-				log_line((enum log_level)b.rec[i].u.log.level,
-					 prefix, b.rec[i].u.log.text);
-		}
-		if (n < IPC_BATCH)
-			return;
-	}
-}
-
-/* The child handing over is past its bound (it ends itself by then:
- * one that does not is not trusted to). */
-static void
-on_retiring_bound(struct loop *loop, struct loop_timer *t, void *ctx)
-{
-	struct gateway *gw = ctx;
-
-	if (gw->retiring_pid <= 0)
-		return;
-	log_warnx("child %d (before the reload) did not end within %u s of "
-		  "handing over: killed",
-		  (int)gw->retiring_pid, IPC_DRAIN_MAX_SEC + 10);
-	kill(gw->retiring_pid, SIGKILL);
-	close_retiring(gw);
-	gw->retiring_pid = 0; /* (reaped as any other) */
-}
-
-/* A child still handing over when another must (a reload after a
- * reload): ended, what it still held with it. */
-static void
-end_retiring(struct gateway *gw)
-{
-	if (gw->retiring_pid <= 0)
-		return;
-	log_warnx("child %d (before the reload) is still finishing sessions "
-		  "handed to the MTA: ended for the next one (they are cut; "
-		  "their clients send again)",
-		  (int)gw->retiring_pid);
-	kill(gw->retiring_pid, SIGTERM);
-	close_retiring(gw);
-	loop_timer_cancel(gw->loop, &gw->retiring_bound);
-	gw->retiring_pid = 0; /* (reaped as any other) */
-}
-
-/* The child hands over to a new one: told to drain, it takes no new
- * connection and keeps its sessions handed to the MTA until they end.
- * Return: false (it could not be told). */
+/* The child hands over to a new one (retiring.c): told to drain, it
+ * takes no new connection and keeps its sessions handed to the MTA
+ * until they end. Return: false (it could not be told). */
 static bool
 retire_child(struct gateway *gw)
 {
-	struct ipc_record rec = {.version = IPC_VERSION, .type = IPC_DRAIN};
-
-	if (gw->child_pid <= 0 || gw->child_sock < 0 ||
-	    send(gw->child_sock, &rec, sizeof(rec),
-		 MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(rec))
+	if (!gw->child_proc || gw->child_sock < 0 ||
+	    retiring_add(gw, gw->child_proc, gw->child_sock, gw->sessions) < 0)
 		return false;
-	end_retiring(gw);
-	/* What the parent had under way for its sessions goes: they end
+	/* What greygated had under way for its sessions goes: they end
 	 * there, and the new child numbers its own from 1. */
 	drop_queued_verdicts(gw);
 	handoff_abort_sessions(gw);
-	loop_del_fd(gw->loop, gw->child_sock);
-	gw->retiring_pid = gw->child_pid;
-	gw->retiring_since = loop_wall_sec(gw->loop);
-	gw->retiring_sock = gw->child_sock;
-	gw->retiring_sessions = gw->sessions;
 	gw->sessions = NULL;
+	gw->child_proc = NULL;
 	gw->child_pid = 0;
 	gw->child_sock = -1;
 	gw->vq_watching = false;
 	gw->caps_pending = false;
-	if (loop_add_fd(gw->loop, gw->retiring_sock, EPOLLIN,
-			on_retiring_sock, gw) < 0)
-		close_retiring(gw); /* (it sees its parent gone, and ends) */
-	loop_timer_arm(gw->loop, &gw->retiring_bound,
-		       loop_now_ms(gw->loop) +
-			       (IPC_DRAIN_MAX_SEC + 10) * 1000ull);
 	return true;
 }
 
@@ -619,6 +521,8 @@ send_config(struct gateway *gw, int sock)
 		       ? 0
 		       : -errno;
 }
+
+static proc_ended_fn on_child_ended;
 
 static int
 spawn(struct gateway *gw, char *err)
@@ -674,6 +578,15 @@ spawn(struct gateway *gw, char *err)
 		_exit(127); /* the exec failed: the parent logs the status */
 	}
 	close(sv[1]);
+	gw->child_proc = proc_watch(gw->loop, pid, on_child_ended, gw);
+	if (!gw->child_proc) {
+		r = -errno;
+		snprintf(err, 512, "watching the child: %s", strerror(-r));
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		close(sv[0]);
+		return r;
+	}
 	gw->child_pid = pid;
 	gw->child_sock = sv[0];
 	gw->child_since = loop_wall_sec(gw->loop);
@@ -698,7 +611,7 @@ on_restart(struct loop *loop, struct loop_timer *t, void *ctx)
 	struct gateway *gw = ctx;
 	char err[512] = "";
 
-	if (gw->child_pid > 0)
+	if (gw->child_proc)
 		return;
 	if (spawn(gw, err) < 0) {
 		log_warnx("child: cannot start: %s; trying again in %u s", err,
@@ -709,8 +622,8 @@ on_restart(struct loop *loop, struct loop_timer *t, void *ctx)
 	}
 }
 
-static void
-describe_end(int status, char *buf, size_t len)
+void
+supervise_describe_end(int status, char *buf, size_t len)
 {
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
 		snprintf(buf, len, "could not be started (exec of "
@@ -728,105 +641,55 @@ describe_end(int status, char *buf, size_t len)
 		snprintf(buf, len, "ended (status %#x)", status);
 }
 
+/* The child ended: read what it sent before, then let go; a new one
+ * at once if it was ended on purpose, else after a delay that doubles
+ * while children keep dying young. */
 static void
-on_sigchld(struct loop *loop, int signo, void *ctx)
+on_child_ended(struct proc *p, pid_t pid, int status, void *ctx)
 {
 	struct gateway *gw = ctx;
 	char why[256];
-	int status;
-	pid_t pid;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		if (pid == gw->retiring_pid) {
-			if (gw->retiring_sock >= 0)
-				on_retiring_sock(loop, gw->retiring_sock,
-						 EPOLLIN, gw);
-			close_retiring(gw);
-			loop_timer_cancel(loop, &gw->retiring_bound);
-			gw->retiring_pid = 0;
-			describe_end(status, why, sizeof(why));
-			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-				log_info("child %d (before the reload) has "
-					 "handed over and ended",
-					 (int)pid);
-			else
-				log_warnx("child %d (before the reload) %s",
-					  (int)pid, why);
-			continue;
-		}
-		if (pid != gw->child_pid)
-			continue;
-		/* Read what it sent before it died, then let go. */
-		if (gw->child_sock >= 0)
-			on_child_sock(loop, gw->child_sock, EPOLLIN, gw);
-		close_child_sock(gw);
-		gw->child_pid = 0;
-		describe_end(status, why, sizeof(why));
-		if (loop_wall_sec(gw->loop) - gw->child_since >= CHILD_HEALTHY_SEC)
-			gw->restart_delay_ms = RESTART_FIRST_MS;
-		log_warnx("child %d %s; starting a new one in %u ms", pid, why,
-			  gw->restart_delay_ms);
-		loop_timer_arm(loop, &gw->restart,
-			       loop_now_ms(loop) + gw->restart_delay_ms);
-		if (gw->restart_delay_ms < RESTART_MAX_MS)
-			gw->restart_delay_ms *= 2;
+	if (gw->child_sock >= 0)
+		on_child_sock(gw->loop, gw->child_sock, EPOLLIN, gw);
+	close_child_sock(gw);
+	gw->child_proc = NULL;
+	gw->child_pid = 0;
+	if (gw->child_stop_asked) {
+		gw->child_stop_asked = false;
+		log_info("child %d ended; starting a new one", (int)pid);
+		loop_timer_arm(gw->loop, &gw->restart, loop_now_ms(gw->loop));
+		return;
 	}
+	supervise_describe_end(status, why, sizeof(why));
+	if (loop_wall_sec(gw->loop) - gw->child_since >= CHILD_HEALTHY_SEC)
+		gw->restart_delay_ms = RESTART_FIRST_MS;
+	log_warnx("child %d %s; starting a new one in %u ms", (int)pid, why,
+		  gw->restart_delay_ms);
+	loop_timer_arm(gw->loop, &gw->restart,
+		       loop_now_ms(gw->loop) + gw->restart_delay_ms);
+	if (gw->restart_delay_ms < RESTART_MAX_MS)
+		gw->restart_delay_ms *= 2;
 }
 
 int
 supervise_start(struct gateway *gw, char *err)
 {
-	int r;
-
 	loop_timer_init(&gw->restart, on_restart, gw);
-	loop_timer_init(&gw->retiring_bound, on_retiring_bound, gw);
 	gw->restart_delay_ms = RESTART_FIRST_MS;
-	r = loop_add_signal(gw->loop, SIGCHLD, on_sigchld, gw);
-	if (r < 0) {
-		snprintf(err, 512, "SIGCHLD: %s", strerror(-r));
-		return r;
-	}
 	return spawn(gw, err);
-}
-
-/* Ends a child and waits for it (SIGKILL after 2 s). */
-static void
-end_and_wait(pid_t pid)
-{
-	kill(pid, SIGTERM);
-	for (int i = 0; i < 200; i++) {
-		if (waitpid(pid, NULL, WNOHANG) == pid) {
-			pid = 0;
-			break;
-		}
-		usleep(10000);
-	}
-	if (pid) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
-}
-
-static void
-end_child(struct gateway *gw)
-{
-	if (gw->child_pid <= 0)
-		return;
-	close_child_sock(gw);
-	end_and_wait(gw->child_pid);
-	gw->child_pid = 0;
 }
 
 void
 supervise_stop(struct gateway *gw)
 {
-	end_child(gw);
-	if (gw->retiring_pid > 0) {
-		close_retiring(gw);
-		loop_timer_cancel(gw->loop, &gw->retiring_bound);
-		end_and_wait(gw->retiring_pid);
-		gw->retiring_pid = 0;
+	if (gw->child_proc) {
+		close_child_sock(gw);
+		proc_stop_wait(gw->child_proc, STOP_GRACE_MS);
+		gw->child_proc = NULL;
+		gw->child_pid = 0;
 	}
+	retiring_stop_all(gw);
 	drop_queued_verdicts(gw);
 	sessions_free(gw->sessions);
 	gw->sessions = NULL;
@@ -840,9 +703,14 @@ supervise_stop(struct gateway *gw)
 void
 supervise_restart(struct gateway *gw)
 {
-	/* Its sessions handed to the MTA finish where they are. */
-	if (!retire_child(gw))
-		end_child(gw);
 	gw->restart_delay_ms = RESTART_FIRST_MS;
-	loop_timer_arm(gw->loop, &gw->restart, loop_now_ms(gw->loop));
+	/* Its sessions handed to the MTA finish where they are. */
+	if (retire_child(gw) || !gw->child_proc) {
+		loop_timer_arm(gw->loop, &gw->restart, loop_now_ms(gw->loop));
+		return;
+	}
+	/* It could not be told: ended, and a new one once it has. */
+	close_child_sock(gw);
+	gw->child_stop_asked = true;
+	proc_stop(gw->child_proc, STOP_GRACE_MS);
 }
