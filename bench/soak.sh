@@ -71,6 +71,9 @@ if [ "$redis" = 1 ]; then
 	netns_host redis
 	netns_link gw 198.51.100.1/28 redis 198.51.100.2/28
 	. "$here/../lib/shared-site.sh"
+	# (its ggctl names one of several gateways: the soak has one, as
+	# greygated.sh has it)
+	. "$here/../lib/greygated.sh"
 	redis_setup 198.51.100.2
 	store_conf="store = redis://198.51.100.2:6379/0
 store_password_file = $NETNS_TMP/redis.pass"
