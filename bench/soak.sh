@@ -10,7 +10,10 @@
 # status and list every 5 s, a reload every minute (every other one
 # changes the tarpit's settings: a new child takes over, the one before
 # drains); with --redis, the store is a real redis-server, restarted
-# halfway through.
+# halfway through. --pass-ttl N makes passes last N minutes (refreshed
+# every minute), so that the pass sets and what greygated keeps for them
+# level off once passes expire as fast as they come: how a long-running
+# gateway looks, where the default (35 days) only grows in an hour.
 # Every 10 s it samples greygated's and its child's anonymous RSS and
 # descriptors,
 # the pass sets' sizes, the store's size and the policy door's answer
@@ -20,7 +23,7 @@
 # max(2 MiB, 5%) for RSS and 4 for descriptors), when a message accepted
 # is missing or delivered twice, or when a sanitizer speaks (GG_BIN=an
 # ASan build's greygated).
-#   bench/soak.sh [--minutes N] [--redis] [--out DIR]     (root)
+#   bench/soak.sh [--minutes N] [--redis] [--pass-ttl N] [--out DIR]  (root)
 set -euo pipefail
 bench=$(cd "$(dirname "$0")" && pwd)
 here=$bench/../tests/integration
@@ -30,17 +33,20 @@ GREYGATE_BUILD=${GREYGATE_BUILD:-$(cd "$bench/.." && pwd)/build}
 . "$here/../lib/greygated.sh"
 . "$here/../lib/handoff.sh"
 
-minutes=60 redis=0 out=$PWD
+minutes=60 redis=0 out=$PWD pass_ttl=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--minutes) minutes=$2; shift 2 ;;
 	--redis) redis=1; shift ;;
+	--pass-ttl) pass_ttl=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	*) echo "usage: soak.sh [--minutes N] [--redis] [--out DIR]" >&2; exit 2 ;;
+	*) echo "usage: soak.sh [--minutes N] [--redis] [--pass-ttl N] [--out DIR]" >&2; exit 2 ;;
 	esac
 done
 [[ "$minutes" =~ ^[0-9]+$ ]] && [ "$minutes" -gt 0 ] || { echo "soak: --minutes must be a whole number above 0" >&2; exit 2; }
 seconds=$(( minutes * 60 ))
+[ -z "$pass_ttl" ] || [[ "$pass_ttl" =~ ^[0-9]+$ && "$pass_ttl" -ge 2 ]] ||
+	{ echo "soak: --pass-ttl must be a whole number of minutes, 2 or more" >&2; exit 2; }
 mkdir -p "$out"
 csv=$out/soak.csv svg=$out/soak.svg
 
@@ -82,6 +88,8 @@ mkdir -p "$NETNS_TMP/store"
 greygated_conf "$store_conf
 [greylist]
 delay = 2
+${pass_ttl:+pass_ttl = ${pass_ttl}m
+refresh_interval = 1m}
 [policy]
 listen = inet:127.0.0.1:10023
 [handoff]
