@@ -9,9 +9,12 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gateway-int.h"
+#include "grey_store.h"
 #include "log.h"
 
 /* The store commits when this many writes wait or this long passed since
@@ -235,51 +238,152 @@ gateway_decided(struct gateway *gw, const struct grey_attempt *a,
 		log_decision(gw, a, d);
 }
 
-int
-gateway_decide_at(struct gateway *gw, const struct grey_attempt *a,
-                  struct grey_decision *d)
-{
-	int r = grey_decide(gw->grey, a, d);
+/* A decision waiting for its records: the attempt's copy (its strings
+ * the caller's only for the call), the records, whom to tell. On a store
+ * that completes inline it lives on the stack for the call. */
+struct gateway_decision {
+	struct gateway *gw;
+	struct grey_attempt a;
+	char helo[256], sender[GREY_ADDR_MAX], rcpt[GREY_ADDR_MAX];
+	struct grey_records w;
+	bool log, on_heap;
+	gateway_decided_fn *done;
+	void *ctx;
+};
 
-	if (r < 0) {
-		log_warnx("store: %s; decision skipped", strerror(-r));
-		return r;
-	}
-	gateway_decided(gw, a, d, false);
-	return 0;
+static void
+finish(struct gateway_decision *q, int r, const struct grey_decision *d)
+{
+	struct gateway *gw = q->gw;
+
+	if (gw->decision_starting == q)
+		gw->decision_starting = NULL;
+	if (q->done)
+		q->done(gw, r, &q->a, d, q->ctx);
+	if (q->on_heap)
+		free(q);
 }
 
-struct shared_decision *
+/* The records are in (or the store could tell nothing: r < 0): decided
+ * by the policy's pure half, written back, acted on. */
+static void
+on_records(struct grey_records *w, int r, void *ctx)
+{
+	struct gateway_decision *q = ctx;
+	struct gateway *gw = q->gw;
+	struct grey_records before;
+	struct grey_decision d;
+
+	if (r >= 0) {
+		before = *w;
+		r = grey_decide_records(gw->grey, &q->a, w, &d);
+	}
+	if (r >= 0)
+		r = grey_store_apply(gw->records, &before, w, &d);
+	if (r < 0) {
+		/* (a store closing, or one too busy, counts its own) */
+		if (r != -ECANCELED && r != -EBUSY)
+			log_warnx("store: %s; decision skipped: the client "
+			          "gets the plain deferral",
+			          strerror(-r));
+		finish(q, r, NULL);
+		return;
+	}
+	gateway_decided(gw, &q->a, &d, q->log);
+	finish(q, 0, &d);
+}
+
+/* The attempt's strings, copied where they outlive the caller's. */
+static void
+keep_strings(struct gateway_decision *q)
+{
+	const struct grey_attempt *a = &q->a;
+
+	snprintf(q->helo, sizeof(q->helo), "%s", a->helo ? a->helo : "");
+	snprintf(q->sender, sizeof(q->sender), "%s",
+	         a->sender ? a->sender : "");
+	snprintf(q->rcpt, sizeof(q->rcpt), "%s", a->rcpt ? a->rcpt : "");
+	q->a.helo = q->helo;
+	q->a.sender = q->sender;
+	q->a.rcpt = q->rcpt;
+}
+
+struct gateway_decision *
 gateway_decide_async(struct gateway *gw, struct grey_attempt *a, bool log,
                      gateway_decided_fn *done, void *ctx)
 {
-	struct grey_decision d;
-	int r;
+	struct gateway_decision here, *heap = NULL, *q = &here;
 
 	if (!a->now)
 		a->now = loop_wall_sec(gw->loop);
-	if (gw->shared)
-		return shared_decide(gw->shared, a, log, done, ctx);
-	r = grey_decide(gw->grey, a, &d);
-	if (r < 0)
-		log_warnx("store: %s; decision skipped", strerror(-r));
-	else
-		gateway_decided(gw, a, &d, log);
-	done(gw, r, a, r < 0 ? NULL : &d, ctx);
-	return NULL;
+	if (!gw->records->completes_inline) {
+		q = heap = malloc(sizeof(*heap));
+		if (!heap) {
+			done(gw, -ENOMEM, a, NULL, ctx);
+			return NULL;
+		}
+	}
+	q->gw = gw;
+	q->a = *a;
+	q->log = log;
+	q->on_heap = q != &here;
+	q->done = done;
+	q->ctx = ctx;
+	if (q->on_heap)
+		keep_strings(q);
+	grey_records_prepare(gw->grey, &q->a, &q->w);
+	gw->decision_starting = q;
+	grey_store_fetch(gw->records, &q->w, q->a.now, on_records, q);
+	if (gw->decision_starting != q)
+		return NULL; /* decided already */
+	gw->decision_starting = NULL;
+	if (!heap) {
+		/* A store that said it completes inline did not: its
+		 * answer would come to a record gone with this call. */
+		log_warnx("store %s: a fetch did not complete inline",
+		          grey_store_name(gw->records));
+		abort();
+	}
+	return heap;
+}
+
+void
+gateway_decide_cancel(struct gateway_decision *q)
+{
+	if (q)
+		q->done = NULL;
+}
+
+/* (gateway_decide's answer, from an inline store) */
+struct told {
+	bool told;
+	int r;
+	struct grey_decision *d;
+};
+
+static void
+tell(struct gateway *gw, int r, const struct grey_attempt *a,
+     const struct grey_decision *d, void *ctx)
+{
+	struct told *t = ctx;
+
+	(void)gw;
+	(void)a;
+	t->told = true;
+	t->r = r;
+	if (d)
+		*t->d = *d;
 }
 
 int
 gateway_decide(struct gateway *gw, struct grey_attempt *a,
                struct grey_decision *d)
 {
-	int r;
+	struct told t = {.d = d};
 
 	a->now = loop_wall_sec(gw->loop);
-	r = gateway_decide_at(gw, a, d);
-	if (r == 0)
-		log_decision(gw, a, d);
-	return r;
+	gateway_decide_async(gw, a, true, tell, &t);
+	return t.told ? t.r : -EINPROGRESS;
 }
 
 void

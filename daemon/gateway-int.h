@@ -28,6 +28,9 @@ struct gateway {
 	struct store *store; /* LMDB: the greylist, or (with a shared
 				store) this gateway's own report */
 	struct shared *shared; /* NULL: the greylist is in store */
+	struct grey_store *records; /* the greylist's store, whichever it
+				       is: what the decider asks */
+	struct gateway_decision *decision_starting; /* (decide.c) */
 	struct store_counters store_seen; /* its events logged so far */
 	struct grey *grey;
 	struct nftset *nft;
@@ -110,27 +113,40 @@ struct gateway {
 	struct loop_timer metrics_restart;
 };
 
+struct grey_attempt;
+struct grey_decision;
+/* Told once a decision is made and acted on: r 0 with d, or -errno
+ * (d NULL: nothing decided; the caller's plain deferral). a and its
+ * strings are valid during the call only. */
+typedef void gateway_decided_fn(struct gateway *gw, int r,
+                                const struct grey_attempt *a,
+                                const struct grey_decision *d, void *ctx);
+
 /* gateway_decide - decide on one attempt with greygated's own clock
  * (a->now is set here) and act on it: the store, the sets (a pass reaches
- * the kernel in this turn), one log line (decide.c).
- * Return: 0 with *d set, or -errno (the store failed; nothing done). */
+ * the kernel in this turn), one log line (decide.c). On a store that
+ * completes inline only (the tests').
+ * Return: 0 with *d set, -errno (the store failed; nothing done), or
+ * -EINPROGRESS (a store that answers later: use gateway_decide_async). */
 struct grey_attempt;
 int gateway_decide(struct gateway *gw, struct grey_attempt *a,
 		   struct grey_decision *d);
-/* gateway_decide_at - the same, decided at a->now (the caller's clock)
- * and logged by the caller in its own words (the LMDB store only). */
-int gateway_decide_at(struct gateway *gw, const struct grey_attempt *a,
-		      struct grey_decision *d);
 
-/* gateway_decide_async - decide a (at a->now, or now if 0) on whichever
- * store greygated uses, act on it (sets; one log line if log), and tell
- * done: at once on LMDB, from the loop on a shared store (shared.h).
- * Return: a handle for shared_cancel while done is still to come, or
- * NULL (told already). */
-struct shared_decision *gateway_decide_async(struct gateway *gw,
-					     struct grey_attempt *a, bool log,
-					     gateway_decided_fn *done,
-					     void *ctx);
+/* gateway_decide_async - decide a (at a->now, or now if 0) on the
+ * store greygated uses (gw->records, whichever it is), act on it (sets;
+ * one log line if log), and tell done: inside the call on a store that
+ * completes inline, from the loop on one that answers later.
+ * Return: a handle for gateway_decide_cancel while done is still to
+ * come, or NULL (told already). */
+struct gateway_decision;
+struct gateway_decision *gateway_decide_async(struct gateway *gw,
+					      struct grey_attempt *a, bool log,
+					      gateway_decided_fn *done,
+					      void *ctx);
+
+/* gateway_decide_cancel - done will not be told (its ctx is going away);
+ * the decision itself goes on. NULL is fine. */
+void gateway_decide_cancel(struct gateway_decision *q);
 
 /* gateway_decided - act on a decision made: the sets (at once), and one
  * log line if log. */

@@ -19,6 +19,7 @@
 #include "fmt.h"
 #include "handoff.h"
 #include "gateway-int.h"
+#include "grey_store.h"
 #include "log.h"
 #include "metrics_http.h"
 #include "policy_door.h"
@@ -311,10 +312,13 @@ open_policy(struct gateway *gw, char *err)
 		return -ENOMEM;
 	restore_stats(gw);
 	metrics_started(gw);
+	/* The greylist's store: Redis (shared_open sets it) or this file. */
 	if (cfg->store_url.redis) {
 		r = shared_open(gw, err);
 		if (r < 0)
 			return r;
+	} else if (!(gw->records = grey_store_lmdb_new(gw->store))) {
+		return -ENOMEM;
 	}
 	for (int i = 0; i < cfg->nexempt; i++)
 		grey_exempt_add(gw->grey, cfg->exempt[i]);
@@ -571,6 +575,8 @@ gateway_close(struct gateway *gw)
 	policy_door_close(gw->policy_door);
 	shared_close(gw->shared);
 	gw->shared = NULL; /* (save_stats below asks) */
+	grey_store_free(gw->records);
+	gw->records = NULL;
 	free(gw->allow);
 	for (int i = 0; i < 4; i++)
 		if (gw->listen_fd[i] >= 0)

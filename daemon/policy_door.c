@@ -49,7 +49,7 @@ struct door_conn {
 	/* A request whose decision is under way (a shared store): the
 	 * connection is not read meanwhile, its buffer stays put (req
 	 * points into it). */
-	struct shared_decision *asking;
+	struct gateway_decision *asking;
 	bool waiting, deciding_now;
 	struct policy_request req;
 	struct policy_answer ans;
@@ -79,7 +79,7 @@ conn_close(struct door_conn *c)
 			door->conns[i] = door->conns[--door->nconns];
 			break;
 		}
-	shared_cancel(c->asking);
+	gateway_decide_cancel(c->asking);
 	loop_timer_cancel(door->gw->loop, &c->idle);
 	loop_del_fd(door->gw->loop, c->fd);
 	close(c->fd);

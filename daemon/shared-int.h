@@ -46,8 +46,8 @@ struct shared {
 	char last_error[256];
 	int64_t down_since, down_said; /* epoch seconds, 0: up */
 	struct loop_timer minute;
-	/* decisions under way (cancel and close walk them) */
-	struct shared_decision *decisions, *starting;
+	/* fetches under way (close tells each it is cancelled) */
+	struct shared_fetch *fetches;
 	size_t in_flight;
 	/* writes waiting for Redis, or for room in the window, oldest
 	 * first; writes sent and not yet answered */

@@ -14,6 +14,7 @@
 
 #include "allow.h"
 #include "gateway-int.h"
+#include "grey_store.h"
 #include "log.h"
 #include "redis_loop.h"
 #include "shared-int.h"
@@ -40,15 +41,20 @@
  * while Redis was away reaches the sets this long after it is back. */
 #define RECONNECT_MAX_MS 4000
 
-struct shared_decision {
+/* A fetch under way: the decider's records, and whom to tell. */
+struct shared_fetch {
 	struct shared *sh;
-	struct shared_decision *prev, *next;
-	struct grey_attempt a;
-	char helo[256], sender[GREY_ADDR_MAX], rcpt[GREY_ADDR_MAX];
-	struct grey_records w;
-	bool log;
-	gateway_decided_fn *done;
+	struct shared_fetch *prev, *next;
+	struct grey_records *w;
+	int64_t now;
+	grey_store_fetched_fn *done;
 	void *ctx;
+};
+
+/* The store interface's handle (grey_store.h) over this. */
+struct shared_store {
+	struct grey_store base; /* (first: the handle is this) */
+	struct shared *sh;
 };
 
 /* One decision's writes: sent, or waiting for Redis. */
@@ -386,48 +392,45 @@ send_waiting(struct shared *sh)
 	pump(sh);
 }
 
-/* --- decisions --- */
+/* --- decisions: the store interface's fetch and apply --- */
 
 static void
-unlink_decision(struct shared_decision *q)
+unlink_fetch(struct shared_fetch *f)
 {
-	struct shared *sh = q->sh;
+	struct shared *sh = f->sh;
 
-	if (q->prev)
-		q->prev->next = q->next;
+	if (f->prev)
+		f->prev->next = f->next;
 	else
-		sh->decisions = q->next;
-	if (q->next)
-		q->next->prev = q->prev;
+		sh->fetches = f->next;
+	if (f->next)
+		f->next->prev = f->prev;
 	sh->in_flight--;
 }
 
+/* The decider is told, once; the fetch is over. */
 static void
-finish(struct shared_decision *q, int r, const struct grey_decision *d)
+finish(struct shared_fetch *f, int r)
 {
-	struct shared *sh = q->sh;
+	grey_store_fetched_fn *done = f->done;
+	struct grey_records *w = f->w;
+	void *ctx = f->ctx;
 
-	unlink_decision(q);
-	if (sh->starting == q)
-		sh->starting = NULL;
-	if (q->done)
-		q->done(sh->gw, r, &q->a, d, q->ctx);
-	free(q);
+	unlink_fetch(f);
+	free(f);
+	done(w, r, ctx);
 }
 
 static void
 on_fetched(struct grey_records *w, int err, void *ctx)
 {
-	struct shared_decision *q = ctx;
-	struct shared *sh = q->sh;
-	struct gateway *gw = sh->gw;
-	struct shared_write *wr;
-	struct grey_decision d;
-	int r;
+	struct shared_fetch *f = ctx;
+	struct shared *sh = f->sh;
+	uint32_t pass_ttl_sec = sh->gw->cfg->grey.pass_ttl_sec;
 
 	if (err < 0) {
 		if (sh->closing) {
-			finish(q, -ECANCELED, NULL);
+			finish(f, -ECANCELED);
 			return;
 		}
 		/* Redis away: decided from nothing but the passes known
@@ -435,101 +438,94 @@ on_fetched(struct grey_records *w, int err, void *ctx)
 		w->trap_found = w->pass_found = w->triplet_found = 0;
 		sh->k.from_nothing++;
 		if (w->want_pass &&
-		    shared_passes_find(sh->passes, &w->pass_key, q->a.now,
-		                       gw->cfg->grey.pass_ttl_sec, &w->pass)) {
+		    shared_passes_find(sh->passes, &w->pass_key, f->now,
+		                       pass_ttl_sec, &w->pass)) {
 			w->pass_found = STORE_FOUND;
 			sh->k.from_known++;
 		}
 	} else if (w->want_pass &&
-	           (w->pass_found != STORE_FOUND ||
-	            w->pass.expires <= q->a.now)) {
+	           (w->pass_found != STORE_FOUND || w->pass.expires <= f->now)) {
 		/* A pass known here that the store lacks (emptied, or not
 		 * written back yet) is still a pass, and is written back. */
 		struct store_client known;
 
-		if (shared_passes_find(sh->passes, &w->pass_key, q->a.now,
-		                       gw->cfg->grey.pass_ttl_sec, &known)) {
+		if (shared_passes_find(sh->passes, &w->pass_key, f->now,
+		                       pass_ttl_sec, &known)) {
 			w->pass = known;
 			w->pass_found = STORE_FOUND;
 			w->pass_dirty = true;
 			sh->k.restored++;
 		}
 	}
-	wr = malloc(sizeof(*wr));
-	if (!wr) {
-		finish(q, -ENOMEM, NULL);
-		return;
-	}
-	wr->sh = sh;
-	wr->before = *w;
-	r = grey_decide_records(gw->grey, &q->a, w, &d);
-	if (r < 0) {
-		free(wr);
-		finish(q, r, NULL);
-		return;
-	}
-	sh->k.decisions++;
-	if (d.action == GREY_PASS || d.action == GREY_REFRESH)
-		shared_passes_put(sh->passes, &d.client, w->pass.since,
-		                  d.expires);
-	gateway_decided(gw, &q->a, &d, q->log);
-	wr->after = *w;
-	if (w->trap_dirty || w->pass_dirty || w->triplet_dirty)
-		send_write(wr);
-	else
-		free(wr);
-	finish(q, 0, &d);
+	finish(f, 0);
 }
 
-struct shared_decision *
-shared_decide(struct shared *sh, const struct grey_attempt *a, bool log,
-              gateway_decided_fn *done, void *ctx)
+static void
+redis_fetch(struct grey_store *s, struct grey_records *w, int64_t now,
+            grey_store_fetched_fn *done, void *ctx)
 {
-	struct shared_decision *q;
-	int r = -EBUSY;
+	struct shared *sh = ((struct shared_store *)s)->sh;
+	struct shared_fetch *f;
+	int r;
 
-	if (sh->in_flight >= IN_FLIGHT_MAX || !(q = calloc(1, sizeof(*q)))) {
+	if (sh->in_flight >= IN_FLIGHT_MAX || !(f = calloc(1, sizeof(*f)))) {
 		sh->k.busy++;
-		done(sh->gw, r, a, NULL, ctx);
-		return NULL;
+		done(w, -EBUSY, ctx);
+		return;
 	}
-	q->sh = sh;
-	q->a = *a;
-	snprintf(q->helo, sizeof(q->helo), "%s", a->helo ? a->helo : "");
-	snprintf(q->sender, sizeof(q->sender), "%s",
-	         a->sender ? a->sender : "");
-	snprintf(q->rcpt, sizeof(q->rcpt), "%s", a->rcpt ? a->rcpt : "");
-	q->a.helo = q->helo;
-	q->a.sender = q->sender;
-	q->a.rcpt = q->rcpt;
-	q->log = log;
-	q->done = done;
-	q->ctx = ctx;
-	q->next = sh->decisions;
-	if (q->next)
-		q->next->prev = q;
-	sh->decisions = q;
+	f->sh = sh;
+	f->w = w;
+	f->now = now;
+	f->done = done;
+	f->ctx = ctx;
+	f->next = sh->fetches;
+	if (f->next)
+		f->next->prev = f;
+	sh->fetches = f;
 	sh->in_flight++;
-	grey_records_prepare(sh->gw->grey, &q->a, &q->w);
 	/* Not agreed yet (or away): from nothing, at once. */
-	sh->starting = q;
-	r = sh->agreed ? store_redis_fetch(sh->c, SHARED_PREFIX, &q->w,
-	                                   &sh->bad, on_fetched, q)
+	r = sh->agreed ? store_redis_fetch(sh->c, SHARED_PREFIX, w, &sh->bad,
+	                                   on_fetched, f)
 	               : -ENOTCONN;
 	if (r < 0)
-		on_fetched(&q->w, r, q);
-	if (sh->starting != q)
-		return NULL; /* decided already */
-	sh->starting = NULL;
-	return q;
+		on_fetched(w, r, f);
 }
 
-void
-shared_cancel(struct shared_decision *q)
+static int
+redis_apply(struct grey_store *s, const struct grey_records *before,
+            const struct grey_records *after, const struct grey_decision *d)
 {
-	if (q)
-		q->done = NULL;
+	struct shared *sh = ((struct shared_store *)s)->sh;
+	struct shared_write *wr;
+
+	sh->k.decisions++;
+	if (d->action == GREY_PASS || d->action == GREY_REFRESH)
+		shared_passes_put(sh->passes, &d->client, after->pass.since,
+		                  d->expires);
+	if (!after->trap_dirty && !after->pass_dirty && !after->triplet_dirty)
+		return 0;
+	wr = malloc(sizeof(*wr));
+	if (!wr)
+		return -ENOMEM;
+	wr->sh = sh;
+	wr->before = *before;
+	wr->after = *after;
+	send_write(wr);
+	return 0;
 }
+
+static void
+redis_free(struct grey_store *s)
+{
+	free(s);
+}
+
+static const struct grey_store_ops redis_ops = {
+	.name = "redis",
+	.fetch = redis_fetch,
+	.apply = redis_apply,
+	.free = redis_free,
+};
 
 /* --- run-time allow entries --- */
 
@@ -949,6 +945,7 @@ shared_open(struct gateway *gw, char *err)
 	const struct config *cfg = gw->cfg;
 	const struct store_url *u = &cfg->store_url;
 	struct shared *sh = calloc(1, sizeof(*sh));
+	struct shared_store *ss;
 	uint64_t end;
 	int r;
 
@@ -956,6 +953,12 @@ shared_open(struct gateway *gw, char *err)
 		return -ENOMEM;
 	gw->shared = sh;
 	sh->gw = gw;
+	ss = calloc(1, sizeof(*ss));
+	if (!ss)
+		return -ENOMEM;
+	ss->base.ops = &redis_ops;
+	ss->sh = sh;
+	gw->records = &ss->base;
 	loop_timer_init(&sh->minute, on_minute, sh);
 	loop_timer_init(&sh->agree_again, on_agree_again, sh);
 	sh->passes = shared_passes_new();
@@ -1014,8 +1017,8 @@ shared_close(struct shared *sh)
 	/* What waits fails (-ECANCELED to its caller) as the connection
 	 * goes. */
 	rconn_free(sh->c);
-	while (sh->decisions)
-		finish(sh->decisions, -ECANCELED, NULL);
+	while (sh->fetches)
+		finish(sh->fetches, -ECANCELED);
 	if (sh->nwaiting)
 		log_warnx("store: %zu decision(s) not written: Redis was away "
 		          "(their senders are greylisted again, nothing is "

@@ -25,17 +25,7 @@
 #define SHARED_KEYS "gg:"
 
 struct gateway;
-struct grey_attempt;
-struct grey_decision;
 struct shared;
-struct shared_decision;
-
-/* Told once a decision is made and acted on: r 0 with d, or -errno
- * (d NULL: nothing decided; the caller's plain deferral). a and its
- * strings are valid during the call only. */
-typedef void gateway_decided_fn(struct gateway *gw, int r,
-                                const struct grey_attempt *a,
-                                const struct grey_decision *d, void *ctx);
 
 /*
  * shared_open - connect to the configured Redis and agree on the keys;
@@ -54,20 +44,6 @@ int shared_follow_start(struct gateway *gw);
 /* shared_close - what waits to be written is lost (said); pending
  * decisions are told -ECANCELED. NULL ok. */
 void shared_close(struct shared *sh);
-
-/*
- * shared_decide - decide a (a->now set by the caller) from the shared
- * store, act on it (the sets, and one log line if log), then tell done.
- * Return: a handle for shared_cancel, or NULL if done was told already
- * (at once: too many decisions under way, -EBUSY).
- */
-struct shared_decision *shared_decide(struct shared *sh,
-                                      const struct grey_attempt *a, bool log,
-                                      gateway_decided_fn *done, void *ctx);
-
-/* shared_cancel - done will not be told (its ctx is going away); the
- * decision itself goes on. */
-void shared_cancel(struct shared_decision *q);
 
 /* shared_allow - a run-time allow entry made here, for every gateway
  * (the key and the stream); while Redis is away it holds here, and is

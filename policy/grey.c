@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "grey_store.h"
 #include "policy.h"
 
 struct str_list {
@@ -721,46 +722,6 @@ grey_decide_records(struct grey *grey, const struct grey_attempt *a,
 
 /* --- the decision on this grey's own store --- */
 
-static int
-fetch_records(struct grey *grey, struct grey_records *w)
-{
-	int r = 0;
-
-	if (w->want_trap) {
-		r = store_get_client(grey->store, STORE_TRAP, &w->trap_key,
-				     &w->trap);
-		w->trap_found = r;
-	}
-	if (r >= 0 && w->want_pass) {
-		r = store_get_client(grey->store, STORE_PASS, &w->pass_key,
-				     &w->pass);
-		w->pass_found = r;
-	}
-	if (r >= 0 && w->want_triplet) {
-		r = store_get_triplet(grey->store, &w->pass_key, w->sender,
-				      w->rcpt, &w->triplet);
-		w->triplet_found = r;
-	}
-	return r < 0 ? r : 0;
-}
-
-static int
-write_records(struct grey *grey, const struct grey_records *w)
-{
-	int r = 0;
-
-	if (w->trap_dirty)
-		r = store_put_client(grey->store, STORE_TRAP, &w->trap_key,
-				     &w->trap);
-	if (r >= 0 && w->pass_dirty)
-		r = store_put_client(grey->store, STORE_PASS, &w->pass_key,
-				     &w->pass);
-	if (r >= 0 && w->triplet_dirty)
-		r = store_put_triplet(grey->store, &w->pass_key, w->sender,
-				      w->rcpt, &w->triplet);
-	return r < 0 ? r : 0;
-}
-
 int
 grey_decide(struct grey *grey, const struct grey_attempt *a,
 	    struct grey_decision *out)
@@ -769,11 +730,11 @@ grey_decide(struct grey *grey, const struct grey_attempt *a,
 	int r;
 
 	grey_records_prepare(grey, a, &w);
-	r = fetch_records(grey, &w);
+	r = grey_store_lmdb_read(grey->store, &w);
 	if (r < 0) {
 		memset(out, 0, sizeof(*out));
 		return r;
 	}
 	r = grey_decide_records(grey, a, &w, out);
-	return r < 0 ? r : write_records(grey, &w);
+	return r < 0 ? r : grey_store_lmdb_write(grey->store, &w);
 }

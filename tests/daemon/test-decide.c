@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "gateway-int.h"
+#include "grey_store.h"
 #include "log.h"
 
 #define T0 1700000000
@@ -35,6 +36,8 @@ setup(void)
 	CHECK_INT(store_open(dir, false, &gw.store), 0);
 	gw.grey = grey_new(&cfg.grey, gw.store);
 	CHECK(gw.grey);
+	gw.records = grey_store_lmdb_new(gw.store);
+	CHECK(gw.records);
 }
 
 static void
@@ -43,6 +46,7 @@ teardown(void)
 	char cmd[128];
 
 	grey_free(gw.grey);
+	grey_store_free(gw.records);
 	store_close(gw.store);
 	loop_free(gw.loop);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The greylist's store, whichever it is: one table of operations over
+ * the records a decision reads and writes (grey_records), with three
+ * backends: the embedded LMDB file (grey_store_lmdb), a Redis shared by
+ * several gateways (greygated's, daemon/shared.c) and memory (tests and
+ * the simulator). A fetch completes through a callback: LMDB and memory
+ * at once, inside the call; Redis when its reply comes. Whoever decides
+ * (the decider) never asks which backend it has.
+ *
+ * This is the first part of the interface (issue 30): the decision's
+ * fetch and write. Forget, scan, allow, report and follow come next;
+ * until then they are asked of the backends themselves. */
+#ifndef GREYGATE_GREY_STORE_H
+#define GREYGATE_GREY_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "must_check.h"
+#include "policy.h"
+
+struct grey_store;
+
+/* Told once a fetch is over. r 0: w holds what the store knows (a
+ * backend that cannot ask its store, Redis away, answers from what it
+ * knows itself and says 0: a decision from that is the one to make);
+ * r < 0: no decision can be made (-ECANCELED: the store closes; -EBUSY:
+ * too many under way; -EIO and the like: the store failed). */
+typedef void grey_store_fetched_fn(struct grey_records *w, int r, void *ctx);
+
+struct grey_store_ops {
+	const char *name; /* "lmdb", "redis", "memory": for logs */
+	/* fetch - the records w names (grey_records_prepare) into w's
+	 * found fields, at the decider's clock now; done is told exactly
+	 * once, inside the call or later (w must live until then). */
+	void (*fetch)(struct grey_store *s, struct grey_records *w, int64_t now,
+	              grey_store_fetched_fn *done, void *ctx);
+	/* apply - what a decision changed: before is w as fetched, after
+	 * as grey_decide_records left it (its dirty records to be
+	 * written), d the decision. Return: 0 (written, or queued to be),
+	 * or -errno (nothing written). */
+	int (*apply)(struct grey_store *s, const struct grey_records *before,
+	             const struct grey_records *after,
+	             const struct grey_decision *d);
+	/* free - the backend's own state (not the store it wraps). */
+	void (*free)(struct grey_store *s);
+};
+
+/* Every backend's handle starts with this. */
+struct grey_store {
+	const struct grey_store_ops *ops;
+	bool completes_inline; /* fetch always tells done before returning:
+				  the decider needs no record of its own */
+};
+
+/* grey_store_fetch - see grey_store_ops.fetch. */
+static inline void
+grey_store_fetch(struct grey_store *s, struct grey_records *w, int64_t now,
+                 grey_store_fetched_fn *done, void *ctx)
+{
+	s->ops->fetch(s, w, now, done, ctx);
+}
+
+/* grey_store_apply - see grey_store_ops.apply. */
+MUST_CHECK static inline int
+grey_store_apply(struct grey_store *s, const struct grey_records *before,
+                 const struct grey_records *after,
+                 const struct grey_decision *d)
+{
+	return s->ops->apply(s, before, after, d);
+}
+
+/* grey_store_free - NULL is fine. */
+static inline void
+grey_store_free(struct grey_store *s)
+{
+	if (s)
+		s->ops->free(s);
+}
+
+/* grey_store_name - "lmdb", "redis", "memory". */
+static inline const char *
+grey_store_name(const struct grey_store *s)
+{
+	return s->ops->name;
+}
+
+/*
+ * grey_store_lmdb_new - the interface over an open LMDB store.
+ * @store: borrowed; must outlive the handle (its commits stay the
+ *   owner's: store_flush, store_sync)
+ * Return: the handle (grey_store_free), or NULL (ENOMEM).
+ */
+struct grey_store *grey_store_lmdb_new(struct store *store);
+
+/* grey_store_lmdb_read - the records w names, from store, at once
+ * (what the LMDB backend's fetch and grey_decide do).
+ * Return: 0 or -errno. */
+int grey_store_lmdb_read(struct store *store, struct grey_records *w);
+
+/* grey_store_lmdb_write - w's dirty records into store (committed with
+ * its next flush). Return: 0 or -errno. */
+MUST_CHECK int grey_store_lmdb_write(struct store *store,
+                                     const struct grey_records *w);
+
+/* grey_store_memory_new - an empty store in memory: nothing survives
+ * grey_store_free; records never expire on their own (a decision reads
+ * their times as LMDB's do). Return: the handle, or NULL (ENOMEM). */
+struct grey_store *grey_store_memory_new(void);
+
+/* grey_store_memory_count - records held: passes, traps, triplets. */
+void grey_store_memory_count(const struct grey_store *s, size_t *passes,
+                             size_t *traps, size_t *triplets);
+
+#endif

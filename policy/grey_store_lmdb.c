@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The greylist's store interface (grey_store.h) over the embedded LMDB
+ * file: a fetch reads at once and tells its caller inside the call; a
+ * write joins the store's open transaction, committed by its owner's
+ * cadence (store_flush, store_sync). */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "grey_store.h"
+
+struct grey_store_lmdb {
+	struct grey_store base; /* (first: the handle is this) */
+	struct store *store;
+};
+
+int
+grey_store_lmdb_read(struct store *store, struct grey_records *w)
+{
+	int r = 0;
+
+	if (w->want_trap) {
+		r = store_get_client(store, STORE_TRAP, &w->trap_key,
+		                     &w->trap);
+		w->trap_found = r;
+	}
+	if (r >= 0 && w->want_pass) {
+		r = store_get_client(store, STORE_PASS, &w->pass_key,
+		                     &w->pass);
+		w->pass_found = r;
+	}
+	if (r >= 0 && w->want_triplet) {
+		r = store_get_triplet(store, &w->pass_key, w->sender, w->rcpt,
+		                      &w->triplet);
+		w->triplet_found = r;
+	}
+	return r < 0 ? r : 0;
+}
+
+int
+grey_store_lmdb_write(struct store *store, const struct grey_records *w)
+{
+	int r = 0;
+
+	if (w->trap_dirty)
+		r = store_put_client(store, STORE_TRAP, &w->trap_key,
+		                     &w->trap);
+	if (r >= 0 && w->pass_dirty)
+		r = store_put_client(store, STORE_PASS, &w->pass_key,
+		                     &w->pass);
+	if (r >= 0 && w->triplet_dirty)
+		r = store_put_triplet(store, &w->pass_key, w->sender, w->rcpt,
+		                      &w->triplet);
+	return r < 0 ? r : 0;
+}
+
+static void
+lmdb_fetch(struct grey_store *s, struct grey_records *w, int64_t now,
+           grey_store_fetched_fn *done, void *ctx)
+{
+	struct grey_store_lmdb *l = (struct grey_store_lmdb *)s;
+
+	(void)now; /* (expired records are the decision's to judge) */
+	done(w, grey_store_lmdb_read(l->store, w), ctx);
+}
+
+static int
+lmdb_apply(struct grey_store *s, const struct grey_records *before,
+           const struct grey_records *after, const struct grey_decision *d)
+{
+	struct grey_store_lmdb *l = (struct grey_store_lmdb *)s;
+
+	(void)before;
+	(void)d;
+	return grey_store_lmdb_write(l->store, after);
+}
+
+static void
+lmdb_free(struct grey_store *s)
+{
+	free(s);
+}
+
+static const struct grey_store_ops lmdb_ops = {
+	.name = "lmdb",
+	.fetch = lmdb_fetch,
+	.apply = lmdb_apply,
+	.free = lmdb_free,
+};
+
+struct grey_store *
+grey_store_lmdb_new(struct store *store)
+{
+	struct grey_store_lmdb *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->base.ops = &lmdb_ops;
+	l->base.completes_inline = true;
+	l->store = store;
+	return &l->base;
+}

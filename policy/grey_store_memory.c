@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The greylist's store interface (grey_store.h) in memory, for tests and
+ * the simulator: one search tree (the C library's tsearch) of every
+ * record, keyed by its table and key; fetches complete inside the call.
+ * Nothing expires on its own: a decision reads a record's times as it
+ * reads LMDB's, and LMDB's purge has no counterpart here. */
+#include <errno.h>
+#include <search.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "grey_store.h"
+
+enum table { PASS, TRAP, TRIPLET, TABLES };
+
+struct record {
+	enum table table;
+	struct grey_client client;
+	char sender[GREY_ADDR_MAX], rcpt[GREY_ADDR_MAX]; /* triplets */
+	union {
+		struct store_client client;
+		struct store_triplet triplet;
+	} rec;
+};
+
+struct grey_store_memory {
+	struct grey_store base; /* (first: the handle is this) */
+	void *root;
+	size_t count[TABLES];
+};
+
+static int
+cmp_record(const void *a, const void *b)
+{
+	const struct record *x = a, *y = b;
+	int c;
+
+	if (x->table != y->table)
+		return x->table < y->table ? -1 : 1;
+	if (x->client.family != y->client.family)
+		return x->client.family < y->client.family ? -1 : 1;
+	if (x->client.prefix != y->client.prefix)
+		return x->client.prefix < y->client.prefix ? -1 : 1;
+	c = memcmp(x->client.bytes, y->client.bytes, 16);
+	if (c || x->table != TRIPLET)
+		return c;
+	c = strcmp(x->sender, y->sender);
+	return c ? c : strcmp(x->rcpt, y->rcpt);
+}
+
+/* The key of a record: its table, client and (triplets) addresses. */
+static void
+key_of(struct record *k, enum table t, const struct grey_client *c,
+       const char *sender, const char *rcpt)
+{
+	k->table = t;
+	k->client = *c;
+	k->sender[0] = k->rcpt[0] = 0;
+	if (t == TRIPLET) {
+		strcpy(k->sender, sender);
+		strcpy(k->rcpt, rcpt);
+	}
+}
+
+static struct record *
+find(struct grey_store_memory *m, enum table t, const struct grey_client *c,
+     const char *sender, const char *rcpt)
+{
+	struct record k, **found;
+
+	key_of(&k, t, c, sender, rcpt);
+	found = tfind(&k, &m->root, cmp_record);
+	return found ? *found : NULL;
+}
+
+/* The record under that key, made if absent. Return: it, or NULL. */
+static struct record *
+find_or_add(struct grey_store_memory *m, enum table t,
+            const struct grey_client *c, const char *sender,
+            const char *rcpt)
+{
+	struct record *k = calloc(1, sizeof(*k)), **found;
+
+	if (!k)
+		return NULL;
+	key_of(k, t, c, sender, rcpt);
+	found = tsearch(k, &m->root, cmp_record);
+	if (!found) {
+		free(k);
+		return NULL;
+	}
+	if (*found != k)
+		free(k);
+	else
+		m->count[t]++;
+	return *found;
+}
+
+static void
+memory_fetch(struct grey_store *s, struct grey_records *w, int64_t now,
+             grey_store_fetched_fn *done, void *ctx)
+{
+	struct grey_store_memory *m = (struct grey_store_memory *)s;
+	struct record *r;
+
+	(void)now;
+	if (w->want_trap && (r = find(m, TRAP, &w->trap_key, "", ""))) {
+		w->trap = r->rec.client;
+		w->trap_found = STORE_FOUND;
+	}
+	if (w->want_pass && (r = find(m, PASS, &w->pass_key, "", ""))) {
+		w->pass = r->rec.client;
+		w->pass_found = STORE_FOUND;
+	}
+	if (w->want_triplet &&
+	    (r = find(m, TRIPLET, &w->pass_key, w->sender, w->rcpt))) {
+		w->triplet = r->rec.triplet;
+		w->triplet_found = STORE_FOUND;
+	}
+	done(w, 0, ctx);
+}
+
+static int
+memory_apply(struct grey_store *s, const struct grey_records *before,
+             const struct grey_records *w, const struct grey_decision *d)
+{
+	struct grey_store_memory *m = (struct grey_store_memory *)s;
+	struct record *trap = NULL, *pass = NULL, *triplet = NULL;
+
+	(void)before;
+	(void)d;
+	/* Every record made before any is written: a failure writes
+	 * nothing (a record made before it stays, zeroed: expired). */
+	if ((w->trap_dirty &&
+	     !(trap = find_or_add(m, TRAP, &w->trap_key, "", ""))) ||
+	    (w->pass_dirty &&
+	     !(pass = find_or_add(m, PASS, &w->pass_key, "", ""))) ||
+	    (w->triplet_dirty && !(triplet = find_or_add(m, TRIPLET,
+	                                                 &w->pass_key,
+	                                                 w->sender, w->rcpt))))
+		return -ENOMEM;
+	if (trap)
+		trap->rec.client = w->trap;
+	if (pass)
+		pass->rec.client = w->pass;
+	if (triplet)
+		triplet->rec.triplet = w->triplet;
+	return 0;
+}
+
+static void
+memory_free(struct grey_store *s)
+{
+	struct grey_store_memory *m = (struct grey_store_memory *)s;
+
+	tdestroy(m->root, free);
+	free(m);
+}
+
+static const struct grey_store_ops memory_ops = {
+	.name = "memory",
+	.fetch = memory_fetch,
+	.apply = memory_apply,
+	.free = memory_free,
+};
+
+struct grey_store *
+grey_store_memory_new(void)
+{
+	struct grey_store_memory *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->base.ops = &memory_ops;
+	m->base.completes_inline = true;
+	return &m->base;
+}
+
+void
+grey_store_memory_count(const struct grey_store *s, size_t *passes,
+                        size_t *traps, size_t *triplets)
+{
+	const struct grey_store_memory *m =
+		(const struct grey_store_memory *)s;
+
+	*passes = m->count[PASS];
+	*traps = m->count[TRAP];
+	*triplets = m->count[TRIPLET];
+}

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The greylist's store interface (policy/grey_store.h), the same story
+ * told to each backend through greygated's decider (gateway_decide_async):
+ * LMDB, memory, and a real redis-server through greygated's shared-store
+ * glue (tests/lib/redis_server.h: a unix socket, no network). Every
+ * backend must give the same decisions: a new triplet greylisted, an
+ * early retry greylisted with the seconds left, a retry after the delay
+ * passed, the passed network's other addresses passed, a visit within
+ * the refresh interval not a refresh and one after it a refresh, a
+ * greytrap trapped and still trapped; and a new greylist over the same
+ * store (a restart's) finds the pass and the trap there, not in the
+ * greylist that decided them. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "check.h"
+#include "gateway-int.h"
+#include "grey_store.h"
+#include "log.h"
+#include "redis_server.h"
+#include "shared.h"
+
+static struct gateway gw;
+static struct config cfg;
+static char dir[64];
+static struct redis_server server;
+/* Redis keeps keys by its own clock: the story happens now. */
+static int64_t t0;
+
+/* --- the backends --- */
+
+static void
+open_common(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/gg-conformance-XXXXXX");
+	CHECK(mkdtemp(dir));
+	config_defaults(&cfg);
+	snprintf(cfg.store_dir, sizeof(cfg.store_dir), "%s", dir);
+	memset(&gw, 0, sizeof(gw));
+	gw.cfg = &cfg;
+	gw.loop = loop_new(timesrc_system());
+	CHECK(gw.loop);
+	/* (the report's own store, as greygated keeps beside Redis) */
+	CHECK_INT(store_open(dir, false, &gw.store), 0);
+	gw.grey = grey_new(&cfg.grey, gw.store);
+	CHECK(gw.grey);
+	CHECK_INT(grey_trap_add(gw.grey, "trap@example.org"), 0);
+}
+
+static void
+open_lmdb(void)
+{
+	open_common();
+	gw.records = grey_store_lmdb_new(gw.store);
+	CHECK(gw.records);
+}
+
+static void
+open_memory(void)
+{
+	open_common();
+	gw.records = grey_store_memory_new();
+	CHECK(gw.records);
+}
+
+static void
+open_redis(void)
+{
+	char err[512] = "", path[128];
+	const char *why = NULL;
+	FILE *f;
+
+	redis_server_start_or_skip(&server);
+	open_common();
+	snprintf(cfg.store, sizeof(cfg.store), "redis+unix://%s", server.sock);
+	CHECK_INT(store_url_parse(cfg.store, &cfg.store_url, &why), 0);
+	snprintf(path, sizeof(path), "%s/redis.pass", dir);
+	CHECK((f = fopen(path, "w")));
+	fputs(REDIS_TEST_PASSWORD "\n", f);
+	fclose(f);
+	CHECK_INT(chmod(path, 0600), 0);
+	snprintf(cfg.store_password_file, sizeof(cfg.store_password_file),
+	         "%s", path);
+	snprintf(cfg.hostname, sizeof(cfg.hostname), "mx1.test");
+	if (shared_open(&gw, err) < 0) {
+		fprintf(stderr, "shared_open: %s\n", err);
+		exit(1);
+	}
+	CHECK(gw.records);
+	struct shared_status st;
+	shared_get_status(gw.shared, &st);
+	CHECK(st.up);
+}
+
+static void
+close_backend(void)
+{
+	char cmd[128];
+
+	shared_close(gw.shared);
+	gw.shared = NULL;
+	grey_store_free(gw.records);
+	grey_free(gw.grey);
+	store_close(gw.store);
+	loop_free(gw.loop);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_INT(system(cmd), 0);
+}
+
+/* --- the story --- */
+
+struct answer {
+	bool told;
+	int r;
+	struct grey_decision d;
+};
+
+static void
+on_decided(struct gateway *g, int r, const struct grey_attempt *a,
+           const struct grey_decision *d, void *ctx)
+{
+	struct answer *an = ctx;
+
+	an->told = true;
+	an->r = r;
+	if (d)
+		an->d = *d;
+}
+
+/* One attempt at t0 + at, decided through the interface; its answer. */
+static struct grey_decision
+decide(enum grey_attempt_kind kind, const char *client, const char *sender,
+       const char *rcpt, enum grey_path path, int64_t at)
+{
+	struct grey_attempt a = {.kind = kind,
+	                         .now = t0 + at,
+	                         .helo = "c.test",
+	                         .sender = sender,
+	                         .rcpt = rcpt,
+	                         .path = path};
+	struct answer an = {0};
+
+	a.client.family = AF_INET;
+	CHECK_INT(inet_pton(AF_INET, client, a.client.bytes), 1);
+	gateway_decide_async(&gw, &a, false, on_decided, &an);
+	LOOP_UNTIL(gw.loop, an.told, 3000);
+	CHECK(an.told);
+	CHECK_INT(an.r, 0);
+	return an.d;
+}
+
+static struct grey_decision
+rcpt(const char *client, const char *sender, const char *to, int64_t at)
+{
+	return decide(GREY_ATTEMPT_RCPT, client, sender, to, GREY_PATH_TARPIT,
+	              at);
+}
+
+static struct grey_decision
+visit(const char *client, int64_t at)
+{
+	return decide(GREY_ATTEMPT_VISIT, client, "", "", GREY_PATH_FAST, at);
+}
+
+static void
+story(const char *backend)
+{
+	const uint32_t delay = cfg.grey.delay_sec;
+	const uint32_t refresh = cfg.grey.refresh_interval_sec;
+	struct grey_decision d;
+
+	fprintf(stderr, "# %s\n", backend);
+	t0 = (int64_t)time(NULL);
+	d = rcpt("198.51.100.7", "alice@a.test", "bob@example.org", 0);
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	CHECK_INT(d.wait_sec, delay);
+	d = rcpt("198.51.100.7", "alice@a.test", "bob@example.org", 10);
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(d.reason, GREY_REASON_EARLY_RETRY);
+	CHECK_INT(d.wait_sec, delay - 10);
+	d = rcpt("198.51.100.7", "ALICE@a.test", "bob@example.org", delay + 1);
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_RETRY_PASSED);
+	CHECK_INT(d.expires, t0 + delay + 1 + cfg.grey.pass_ttl_sec);
+	/* the client's network (/24) */
+	d = rcpt("198.51.100.99", "carol@c.test", "dan@example.org",
+	         delay + 2);
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_PASSED);
+	d = visit("198.51.100.7", delay + 60);
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_PASSED);
+	d = visit("198.51.100.7", delay + 1 + refresh + 1);
+	CHECK_INT(d.action, GREY_REFRESH);
+	CHECK_INT(d.expires,
+	          t0 + delay + 1 + refresh + 1 + cfg.grey.pass_ttl_sec);
+	/* another network: new */
+	d = rcpt("203.0.113.5", "alice@a.test", "bob@example.org", delay + 3);
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	d = rcpt("203.0.113.5", "eve@e.test", "trap@example.org", delay + 4);
+	CHECK_INT(d.action, GREY_TRAP);
+	d = rcpt("203.0.113.5", "eve@e.test", "bob@example.org", delay + 5);
+	CHECK_INT(d.action, GREY_TRAP);
+	CHECK_INT(d.reason, GREY_REASON_TRAPPED);
+
+	/* A restart's greylist over the same store: what it knows is the
+	 * store's. */
+	grey_free(gw.grey);
+	gw.grey = grey_new(&cfg.grey, gw.store);
+	CHECK(gw.grey);
+	d = rcpt("198.51.100.8", "frank@f.test", "bob@example.org", delay + 6);
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_PASSED);
+	d = rcpt("203.0.113.5", "eve@e.test", "bob@example.org", delay + 7);
+	CHECK_INT(d.action, GREY_TRAP);
+	CHECK_INT(grey_get_counters(gw.grey)->attempts, 2);
+}
+
+static void
+test_lmdb(void)
+{
+	open_lmdb();
+	CHECK_STR(grey_store_name(gw.records), "lmdb");
+	story("lmdb");
+	CHECK_INT(store_count(gw.store, STORE_PASS), 1);
+	CHECK_INT(store_count(gw.store, STORE_TRAP), 1);
+	close_backend();
+}
+
+static void
+test_memory(void)
+{
+	size_t passes, traps, triplets;
+
+	open_memory();
+	CHECK_STR(grey_store_name(gw.records), "memory");
+	story("memory");
+	grey_store_memory_count(gw.records, &passes, &traps, &triplets);
+	CHECK_INT(passes, 1);
+	CHECK_INT(traps, 1);
+	/* (the report's store holds none of it) */
+	CHECK_INT(store_count(gw.store, STORE_PASS), 0);
+	close_backend();
+}
+
+static void
+test_redis(void)
+{
+	open_redis();
+	CHECK_STR(grey_store_name(gw.records), "redis");
+	story("redis");
+	CHECK_INT(store_count(gw.store, STORE_PASS), 0);
+	close_backend();
+}
+
+int
+main(void)
+{
+	log_init("test-store-conformance", false, LOG_LEVEL_WARN);
+	RUN(test_lmdb);
+	RUN(test_memory);
+	RUN(test_redis);
+	return 0;
+}
