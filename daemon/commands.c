@@ -14,6 +14,7 @@
 #include "control.h"
 #include "fmt.h"
 #include "gateway-int.h"
+#include "grey_store.h"
 #include "json.h"
 #include "list.h"
 #include "policy_door.h"
@@ -135,7 +136,7 @@ forget(struct gateway *gw, const struct args *a, FILE *out, char *err,
 		         a->what);
 	else if (r < 0)
 		snprintf(err, len, "forget %s: %s", a->what, strerror(-r));
-	else if (gw->shared)
+	else if (r == GREY_STORE_UNDER_WAY)
 		fprintf(out, "forgetting %s (key %s) in the shared store and at "
 		             "every gateway (the log counts its records)\n",
 		        a->what, key);

@@ -208,8 +208,10 @@ int gateway_allow_apply(struct gateway *gw);
 
 /* gateway_forget - drop what the store and the sets hold of client (an
  * address, or a network no wider than greylisting's key, keyed as
- * greylisting keys it). Return: records deleted, -EINVAL (not an
- * address), -ERANGE (wider than the key), or -errno. */
+ * greylisting keys it). Return: records deleted,
+ * GREY_STORE_UNDER_WAY (a store that answers later: it logs them),
+ * -EINVAL (not an address), -ERANGE (wider than the key), -ENOTCONN (the
+ * store does not answer), or -errno. */
 int gateway_forget(struct gateway *gw, const char *client, char *key_out,
 		   size_t key_len);
 

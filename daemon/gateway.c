@@ -56,25 +56,14 @@ gateway_forget(struct gateway *gw, const char *client, char *key_out,
 	/* Traps are kept by single address. */
 	bool one = given.prefix == (given.family == AF_INET ? 32 : 128);
 
-	/* A shared store: there, and at every gateway (told, as it is
-	 * done: the records are counted in the log). */
-	if (gw->shared) {
-		r = shared_forget(gw->shared, &key, one ? &given : NULL);
-		if (r < 0)
-			return r;
-	} else {
-		r = store_forget_client(gw->store, &key);
-		if (r < 0)
-			return r;
-	}
+	/* A store that answers later logs what it deleted then (a shared
+	 * one tells every gateway, and drops them from their sets). */
+	r = grey_store_forget(gw->records, &key, one ? &given : NULL);
+	if (r < 0)
+		return r;
 	if (one) {
-		int t = gw->shared
-		                ? 0
-		                : store_del_client(gw->store, STORE_TRAP, &given);
+		int t;
 
-		if (t < 0)
-			return t;
-		r += t == STORE_FOUND;
 		gateway_prefix_of(&given, &p);
 		if (gw->nft && (t = nftset_del(gw->nft, NFTSET_TRAP, &p)) < 0)
 			gateway_set_failed(gw, "forget", client, t);
@@ -84,8 +73,9 @@ gateway_forget(struct gateway *gw, const char *client, char *key_out,
 		gateway_set_failed(gw, "forget", key_out, d);
 	gw->must_commit = true;
 	gateway_commit(gw);
-	log_info("action=forget, client=%s, key=%s, records=%d", client,
-		 key_out, r);
+	if (r != GREY_STORE_UNDER_WAY)
+		log_info("action=forget, client=%s, key=%s, records=%d", client,
+		         key_out, r);
 	return r;
 }
 

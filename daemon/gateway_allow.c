@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "gateway-int.h"
+#include "grey_store.h"
 #include "log.h"
 
 /* Run-time entries past their end are dropped from the list (the kernel
@@ -155,7 +156,6 @@ gateway_allow_runtime(struct gateway *gw, const char *cidr, uint32_t ttl_sec,
 	log_info("action=allow, client=%s, ttl=%u, comment=%s", e.cidr, ttl_sec,
 	         e.comment);
 	/* Every gateway sharing the store allows it too. */
-	if (gw->shared)
-		shared_allow(gw->shared, &net, &e);
+	grey_store_share_allow(gw->records, &net, e.expires, e.comment);
 	return 0;
 }

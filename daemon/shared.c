@@ -520,13 +520,6 @@ redis_free(struct grey_store *s)
 	free(s);
 }
 
-static const struct grey_store_ops redis_ops = {
-	.name = "redis",
-	.fetch = redis_fetch,
-	.apply = redis_apply,
-	.free = redis_free,
-};
-
 /* --- run-time allow entries --- */
 
 /* One made here, on its way to the store (or waiting for Redis). */
@@ -699,10 +692,11 @@ shared_share_allow_list(struct shared *sh)
 	on_allow_shared(-EAGAIN, false, as); /* (the hold let go) */
 }
 
-void
-shared_allow(struct shared *sh, const struct grey_client *net,
-             const struct allow_runtime *e)
+static void
+redis_share_allow(struct grey_store *s, const struct grey_client *net,
+                  int64_t expires, const char *comment)
 {
+	struct shared *sh = ((struct shared_store *)s)->sh;
 	struct shared_allow_entry *a = calloc(1, sizeof(*a));
 
 	if (!a) {
@@ -713,8 +707,8 @@ shared_allow(struct shared *sh, const struct grey_client *net,
 	}
 	a->sh = sh;
 	a->net = *net;
-	a->expires = e->expires;
-	snprintf(a->comment, sizeof(a->comment), "%s", e->comment);
+	a->expires = expires;
+	snprintf(a->comment, sizeof(a->comment), "%s", comment);
 	send_allow(a);
 }
 
@@ -761,15 +755,19 @@ on_forgot(int err, int deleted, void *ctx)
 	free(f);
 }
 
-int
-shared_forget(struct shared *sh, const struct grey_client *key,
-              const struct grey_client *trap)
+static int
+redis_forget(struct grey_store *s, const struct grey_client *key,
+             const struct grey_client *trap)
 {
+	struct shared *sh = ((struct shared_store *)s)->sh;
 	struct forgetting *f;
 	int r;
 
 	if (!sh->agreed)
 		return -ENOTCONN;
+	/* Not known here from now on: a decision before the stream tells
+	 * this gateway too would find it here and write it back. */
+	shared_passes_forget(sh->passes, key);
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
@@ -784,8 +782,17 @@ shared_forget(struct shared *sh, const struct grey_client *key,
 	f->walk_started =
 	        store_redis_delete_triplets(sh->c, SHARED_PREFIX, key,
 	                                    on_triplets_deleted, f) == 0;
-	return 0;
+	return GREY_STORE_UNDER_WAY;
 }
+
+static const struct grey_store_ops redis_ops = {
+	.name = "redis",
+	.fetch = redis_fetch,
+	.apply = redis_apply,
+	.forget = redis_forget,
+	.share_allow = redis_share_allow,
+	.free = redis_free,
+};
 
 /* --- the connection --- */
 

@@ -45,22 +45,6 @@ int shared_follow_start(struct gateway *gw);
  * decisions are told -ECANCELED. NULL ok. */
 void shared_close(struct shared *sh);
 
-/* shared_allow - a run-time allow entry made here, for every gateway
- * (the key and the stream); while Redis is away it holds here, and is
- * written (oldest first) when Redis is back. */
-struct allow_runtime;
-struct grey_client;
-void shared_allow(struct shared *sh, const struct grey_client *net,
-                  const struct allow_runtime *e);
-
-/* shared_forget - delete the client key's pass, its trap (trap: an
- * address, or NULL) and its triplets from the shared store; every
- * gateway drops them from its sets. What was deleted is logged when
- * done. Return: 0 (under way), or -ENOTCONN (Redis away: nothing
- * done), -errno. */
-int shared_forget(struct shared *sh, const struct grey_client *key,
-                  const struct grey_client *trap);
-
 /* What the store is doing, for status and metrics. */
 struct shared_status {
 	const char *where;      /* the store's URL */

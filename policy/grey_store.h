@@ -42,6 +42,20 @@ struct grey_store_ops {
 	int (*apply)(struct grey_store *s, const struct grey_records *before,
 	             const struct grey_records *after,
 	             const struct grey_decision *d);
+	/* forget - a client key's pass and triplets, and (trap not NULL)
+	 * that address's trap. Return: the records deleted, at once;
+	 * GREY_STORE_UNDER_WAY (a backend that answers later: it logs
+	 * what it deleted when done, and tells every gateway that shares
+	 * it); -ENOTCONN (the store does not answer: nothing done); or
+	 * -errno. */
+	int (*forget)(struct grey_store *s, const struct grey_client *key,
+	              const struct grey_client *trap);
+	/* share_allow - a run-time allow entry made here (net, until
+	 * expires, 0: for ever, with comment), for every gateway that
+	 * shares the store (kept and sent later while it is away). A
+	 * store of this gateway's alone has nobody to tell. */
+	void (*share_allow)(struct grey_store *s, const struct grey_client *net,
+	                    int64_t expires, const char *comment);
 	/* free - the backend's own state (not the store it wraps). */
 	void (*free)(struct grey_store *s);
 };
@@ -52,6 +66,9 @@ struct grey_store {
 	bool completes_inline; /* fetch always tells done before returning:
 				  the decider needs no record of its own */
 };
+
+/* What grey_store_forget returns when the count comes later. */
+#define GREY_STORE_UNDER_WAY 0x10000000
 
 /* grey_store_fetch - see grey_store_ops.fetch. */
 static inline void
@@ -68,6 +85,23 @@ grey_store_apply(struct grey_store *s, const struct grey_records *before,
                  const struct grey_decision *d)
 {
 	return s->ops->apply(s, before, after, d);
+}
+
+/* grey_store_forget - see grey_store_ops.forget. */
+MUST_CHECK static inline int
+grey_store_forget(struct grey_store *s, const struct grey_client *key,
+                  const struct grey_client *trap)
+{
+	return s->ops->forget(s, key, trap);
+}
+
+/* grey_store_share_allow - see grey_store_ops.share_allow. */
+static inline void
+grey_store_share_allow(struct grey_store *s, const struct grey_client *net,
+                       int64_t expires, const char *comment)
+{
+	if (s->ops->share_allow)
+		s->ops->share_allow(s, net, expires, comment);
 }
 
 /* grey_store_free - NULL is fine. */

@@ -74,6 +74,19 @@ lmdb_apply(struct grey_store *s, const struct grey_records *before,
 	return grey_store_lmdb_write(l->store, after);
 }
 
+static int
+lmdb_forget(struct grey_store *s, const struct grey_client *key,
+            const struct grey_client *trap)
+{
+	struct store *store = ((struct grey_store_lmdb *)s)->store;
+	int r = store_forget_client(store, key), t;
+
+	if (r < 0 || !trap)
+		return r;
+	t = store_del_client(store, STORE_TRAP, trap);
+	return t < 0 ? t : r + (t == STORE_FOUND);
+}
+
 static void
 lmdb_free(struct grey_store *s)
 {
@@ -84,6 +97,7 @@ static const struct grey_store_ops lmdb_ops = {
 	.name = "lmdb",
 	.fetch = lmdb_fetch,
 	.apply = lmdb_apply,
+	.forget = lmdb_forget,
 	.free = lmdb_free,
 };
 

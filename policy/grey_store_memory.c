@@ -149,6 +149,79 @@ memory_apply(struct grey_store *s, const struct grey_records *before,
 	return 0;
 }
 
+/* Deletes the record under that key. Return: 1 if it was there, 0. */
+static int
+drop(struct grey_store_memory *m, enum table t, const struct grey_client *c,
+     const char *sender, const char *rcpt)
+{
+	struct record *r = find(m, t, c, sender, rcpt);
+
+	if (!r)
+		return 0;
+	tdelete(r, &m->root, cmp_record);
+	m->count[t]--;
+	free(r);
+	return 1;
+}
+
+/* The triplets of one key, gathered to be deleted after the walk. */
+struct gathered {
+	const struct grey_client *key;
+	struct record **found;
+	size_t n, size;
+	bool failed;
+};
+
+static void
+gather_triplet(const void *node, VISIT which, void *ctx)
+{
+	const struct record *r = *(const struct record *const *)node;
+	struct gathered *g = ctx;
+	struct record **more;
+
+	if ((which != postorder && which != leaf) || r->table != TRIPLET ||
+	    r->client.family != g->key->family ||
+	    r->client.prefix != g->key->prefix ||
+	    memcmp(r->client.bytes, g->key->bytes, 16))
+		return;
+	if (g->n == g->size) {
+		more = realloc(g->found, (g->size * 2 + 8) * sizeof(*more));
+		if (!more) {
+			g->failed = true;
+			return;
+		}
+		g->found = more;
+		g->size = g->size * 2 + 8;
+	}
+	g->found[g->n++] = (struct record *)r;
+}
+
+static int
+memory_forget(struct grey_store *s, const struct grey_client *key,
+              const struct grey_client *trap)
+{
+	struct grey_store_memory *m = (struct grey_store_memory *)s;
+	struct gathered g = {.key = key};
+	int n = 0;
+
+	twalk_r(m->root, gather_triplet, &g);
+	if (g.failed) {
+		free(g.found);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < g.n; i++) {
+		tdelete(g.found[i], &m->root, cmp_record);
+		m->count[TRIPLET]--;
+		free(g.found[i]);
+		n++;
+	}
+	free(g.found);
+	n += drop(m, PASS, key, "", "") + drop(m, TRAP, key, "", "");
+	if (trap)
+		n += drop(m, TRAP, trap, "", "");
+	return n;
+}
+
 static void
 memory_free(struct grey_store *s)
 {
@@ -162,6 +235,7 @@ static const struct grey_store_ops memory_ops = {
 	.name = "memory",
 	.fetch = memory_fetch,
 	.apply = memory_apply,
+	.forget = memory_forget,
 	.free = memory_free,
 };
 
