@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* greygatectl list: a long answer, made a piece at a time: from the LMDB
- * store a batch of rows per turn of the loop; from a shared store as the
- * walk of its keys brings them (the answer waits between batches, the
- * loop never does). */
+/* greygatectl list: a long answer, made a piece at a time: a batch of
+ * rows per turn of the loop, from the store's walk (grey_store.h: LMDB
+ * reads them as asked, Redis brings them at its pace and the answer
+ * waits for them; the loop never does), or from the allow lists. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,9 +14,7 @@
 #include "gateway-int.h"
 #include "json.h"
 #include "list.h"
-#include "redis_loop.h"
-#include "shared-int.h"
-#include "store_redis.h"
+#include "grey_store.h"
 
 /* Rows made per turn of the loop: a few milliseconds of work. */
 #define LIST_ROWS_PER_TURN 2000
@@ -30,16 +28,9 @@ struct list_ctx {
 	bool json;
 	size_t rows;
 	int64_t now;
-	struct store_pos pos; /* grey, pass, trap: where the walk is */
-	size_t next;          /* allow: the next range */
-	uint64_t generation;  /* allow: the lists it started with */
-	/* a shared store's walk: rows wait in pending until sent */
-	FILE *pending;
-	char *pending_buf;
-	size_t pending_len;
-	bool walking, walked, gone, cut; /* gone: the answer's reader */
-	int walk_err;
-	void *wake; /* the answer, to wake when rows wait (control.h) */
+	struct grey_store_walk *walk; /* grey, pass, trap */
+	size_t next;                  /* allow: the next range */
+	uint64_t generation;          /* allow: the lists it started with */
 };
 
 static void
@@ -133,194 +124,47 @@ list_range(struct list_ctx *l, const struct allow_range *r)
 }
 
 static int
-list_more(void *state, FILE *out)
+list_more(void *state, FILE *out, void *wake)
 {
 	struct list_ctx *l = state;
 	struct gateway *gw = l->gw;
-	bool done;
-	int r = 0;
+	const struct grey_store_rows rows = {list_client, list_triplet, l};
+	int r;
 
 	l->out = out;
-	switch (l->what) {
-	case LIST_GREY:
-		r = store_each_triplet_from(gw->store, &l->pos,
-		                            LIST_ROWS_PER_TURN, list_triplet,
-		                            l);
-		done = l->pos.done;
-		break;
-	case LIST_PASS:
-	case LIST_TRAP:
-		r = store_each_client_from(
-		        gw->store,
-		        l->what == LIST_PASS ? STORE_PASS : STORE_TRAP, l->now,
-		        &l->pos, LIST_ROWS_PER_TURN, list_client, l);
-		done = l->pos.done;
-		break;
-	default:
+	if (l->what == LIST_ALLOW) {
 		/* A reload meanwhile: the rest would be of other lists. */
 		if (l->generation != gw->allow_generation)
 			return -ESTALE;
 		for (size_t n = 0;
 		     n < LIST_ROWS_PER_TURN && l->next < gw->nallow; n++)
 			list_range(l, &gw->allow[l->next++]);
-		done = l->next == gw->nallow;
+		r = l->next == gw->nallow ? 0 : GREY_STORE_WALK_MORE;
+	} else {
+		r = grey_store_walk_more(l->walk, LIST_ROWS_PER_TURN, &rows,
+		                         control_stream_wake, wake);
 	}
-	if (r < 0)
-		return r;
-	if (done && l->json)
-		fputs("]\n", out);
-	return done ? 0 : 1;
-}
-
-/* --- from a shared store --- */
-
-/* Rows held for a slow reader, at most (then the list is cut, said). */
-#define LIST_PENDING_MAX (64u << 20)
-
-static int
-pending_open(struct list_ctx *l)
-{
-	l->pending_buf = NULL;
-	l->pending_len = 0;
-	l->pending = open_memstream(&l->pending_buf, &l->pending_len);
-	return l->pending ? 0 : -ENOMEM;
-}
-
-/* A row came: the answer is woken, once until it takes what waits. */
-static bool
-row_may_come(struct list_ctx *l)
-{
-	if (l->gone || l->cut || !l->pending)
-		return false;
-	fflush(l->pending);
-	if (l->pending_len > LIST_PENDING_MAX) {
-		l->cut = true;
-		return false;
-	}
-	l->out = l->pending;
-	if (l->wake) {
-		control_stream_wake(l->wake);
-		l->wake = NULL;
-	}
-	return true;
-}
-
-static int
-shared_client(const struct grey_client *c, const struct store_client *rec,
-              void *ctx)
-{
-	struct list_ctx *l = ctx;
-
-	if (rec->expires <= l->now || !row_may_come(l))
-		return 0;
-	return list_client(c, rec, l);
-}
-
-static int
-shared_triplet(const struct grey_client *c, const char *sender,
-               const char *rcpt, const struct store_triplet *t, void *ctx)
-{
-	struct list_ctx *l = ctx;
-
-	if (!row_may_come(l))
-		return 0;
-	return list_triplet(c, sender, rcpt, t, l);
-}
-
-static void
-free_list(struct list_ctx *l)
-{
-	if (l->pending)
-		fclose(l->pending);
-	free(l->pending_buf);
-	free(l);
-}
-
-static void
-on_walked(int err, const struct store_redis_scan_counts *n, void *ctx)
-{
-	struct list_ctx *l = ctx;
-
-	l->walking = false;
-	l->walked = true;
-	l->walk_err = err;
-	if (l->gone) {
-		free_list(l);
-		return;
-	}
-	if (l->wake) {
-		control_stream_wake(l->wake);
-		l->wake = NULL;
-	}
-}
-
-/* What the walk brought since the last call, or "later". */
-static int
-shared_more(void *state, FILE *out, void *wake)
-{
-	struct list_ctx *l = state;
-
-	fflush(l->pending);
-	if (l->pending_len) {
-		fwrite(l->pending_buf, 1, l->pending_len, out);
-		fclose(l->pending);
-		free(l->pending_buf);
-		if (pending_open(l) < 0)
-			return -ENOMEM;
-	}
-	if (!l->walked) {
-		l->wake = wake;
+	if (r == GREY_STORE_WALK_LATER)
 		return CONTROL_MORE_LATER;
-	}
-	if (l->cut)
+	if (r == GREY_STORE_WALK_MORE)
+		return 1;
+	if (r == -EOVERFLOW)
 		fprintf(out,
 		        "%s(cut: more than %u MiB of rows waited for a "
 		        "slow reader)\n",
-		        l->json ? "]\n" : "", LIST_PENDING_MAX >> 20);
-	else if (l->json)
+		        l->json ? "]\n" : "", GREY_STORE_WALK_WAITING_MAX >> 20);
+	else if (r == 0 && l->json)
 		fputs("]\n", out);
-	return l->walk_err < 0 ? l->walk_err : 0;
+	return r == -EOVERFLOW ? 0 : r;
 }
 
-/* The reader went: a walk under way frees it when it ends. */
 static void
-shared_free(void *state)
+list_free(void *state)
 {
 	struct list_ctx *l = state;
 
-	l->gone = true;
-	l->wake = NULL;
-	if (!l->walking)
-		free_list(l);
-}
-
-static int
-shared_list_start(struct list_ctx *l, struct control_stream *stream)
-{
-	struct shared *sh = l->gw->shared;
-	int r;
-
-	if (!sh->agreed)
-		return -ENOTCONN;
-	r = pending_open(l);
-	if (r < 0)
-		return r;
-	r = l->what == LIST_GREY
-	            ? store_redis_scan_triplets(sh->c, SHARED_PREFIX,
-	                                        shared_triplet, on_walked, l)
-	            : store_redis_scan_clients(
-	                      sh->c, SHARED_PREFIX,
-	                      l->what == LIST_PASS ? STORE_PASS : STORE_TRAP,
-	                      shared_client, on_walked, l);
-	if (r < 0) {
-		fclose(l->pending);
-		free(l->pending_buf);
-		return r;
-	}
-	l->walking = true;
-	stream->more_later = shared_more;
-	stream->free = shared_free;
-	return 0;
+	grey_store_walk_end(l->walk);
+	free(l);
 }
 
 int
@@ -359,20 +203,24 @@ list_start(struct gateway *gw, const char *what, bool json, FILE *out,
 	}
 	if (json)
 		fputc('[', out);
-	stream->state = l;
-	if (gw->shared && l->what != LIST_ALLOW) {
-		int r = shared_list_start(l, stream);
+	if (l->what != LIST_ALLOW) {
+		int r = grey_store_walk_start(
+		        gw->records,
+		        l->what == LIST_GREY   ? GREY_STORE_TRIPLETS
+		        : l->what == LIST_PASS ? GREY_STORE_PASSES
+		                               : GREY_STORE_TRAPS,
+		        l->now, &l->walk);
 
 		if (r < 0) {
 			free(l);
-			snprintf(err, len, "list %s: the shared store: %s",
-			         what,
+			snprintf(err, len, "list %s: the store: %s", what,
 			         r == -ENOTCONN ? "does not answer"
 			                        : strerror(-r));
+			return r;
 		}
-		return r;
 	}
-	stream->more = list_more;
-	stream->free = free;
+	stream->state = l;
+	stream->more_later = list_more;
+	stream->free = list_free;
 	return 0;
 }

@@ -4,6 +4,7 @@
 #ifndef GREYGATE_SHARED_INT_H
 #define GREYGATE_SHARED_INT_H
 
+#include "grey_store.h"
 #include "loop.h"
 #include "redis_loop.h"
 #include "shared.h"
@@ -76,6 +77,19 @@ struct shared {
 		uint64_t restored;
 	} k;
 };
+
+/* shared_of - the shared store behind the store interface's handle
+ * (shared.c). */
+struct shared *shared_of(struct grey_store *s);
+
+/* The store interface's walk over Redis (shared_walk.c; grey_store.h
+ * says what each does). */
+int shared_walk(struct grey_store *s, enum grey_store_table table, int64_t now,
+                struct grey_store_walk **out);
+int shared_walk_more(struct grey_store_walk *w, size_t max,
+                     const struct grey_store_rows *rows,
+                     grey_store_wake_fn *wake, void *wake_ctx);
+void shared_walk_end(struct grey_store_walk *w);
 
 /* shared_share_allow_list - this gateway's run-time allow entries the
  * store lacks, written (at every agreement, and at start once the list

@@ -785,12 +785,21 @@ redis_forget(struct grey_store *s, const struct grey_client *key,
 	return GREY_STORE_UNDER_WAY;
 }
 
+struct shared *
+shared_of(struct grey_store *s)
+{
+	return ((struct shared_store *)s)->sh;
+}
+
 static const struct grey_store_ops redis_ops = {
 	.name = "redis",
 	.fetch = redis_fetch,
 	.apply = redis_apply,
 	.forget = redis_forget,
 	.share_allow = redis_share_allow,
+	.walk = shared_walk,
+	.walk_more = shared_walk_more,
+	.walk_end = shared_walk_end,
 	.free = redis_free,
 };
 

@@ -20,6 +20,35 @@
 #include "policy.h"
 
 struct grey_store;
+struct grey_store_walk;
+
+/* The records a walk goes over. */
+enum grey_store_table {
+	GREY_STORE_PASSES = 0,
+	GREY_STORE_TRAPS = 1,
+	GREY_STORE_TRIPLETS = 2
+};
+
+/* What a walk tells, a row at a time: a pass's or a trap's record (live
+ * ones only: expires after the walk's now) or a triplet's (every one,
+ * however old: its age is the reader's to judge). Return values are
+ * ignored. */
+struct grey_store_rows {
+	store_client_fn *client;
+	store_triplet_fn *triplet;
+	void *ctx;
+};
+
+/* grey_store_walk_more's answers besides 0 (the walk is over). */
+#define GREY_STORE_WALK_MORE 1  /* ask again: more rows are there */
+#define GREY_STORE_WALK_LATER 2 /* none yet: wake is told when some come */
+
+/* Rows a walk holds for a slow reader, at most (a backend whose rows
+ * come at their own pace): past it the walk is cut (-EOVERFLOW). */
+#define GREY_STORE_WALK_WAITING_MAX (64u << 20)
+
+/* Who is woken when rows come to a walk that had none. */
+typedef void grey_store_wake_fn(void *wake_ctx);
 
 /* Told once a fetch is over. r 0: w holds what the store knows (a
  * backend that cannot ask its store, Redis away, answers from what it
@@ -56,6 +85,21 @@ struct grey_store_ops {
 	 * store of this gateway's alone has nobody to tell. */
 	void (*share_allow)(struct grey_store *s, const struct grey_client *net,
 	                    int64_t expires, const char *comment);
+	/* walk - a walk over table's records, at now; its rows are asked
+	 * for with walk_more. Return: 0 with *out, -ENOTCONN (the store
+	 * does not answer), -errno. */
+	int (*walk)(struct grey_store *s, enum grey_store_table table,
+	            int64_t now, struct grey_store_walk **out);
+	/* walk_more - up to max rows told to rows now. Return: 0 (the walk
+	 * is over), GREY_STORE_WALK_MORE, GREY_STORE_WALK_LATER (wake,
+	 * wake_ctx told once when rows come or the walk ends), -EOVERFLOW
+	 * (over, cut: more rows came than a slow reader may leave waiting),
+	 * or -errno (over: failed). */
+	int (*walk_more)(struct grey_store_walk *w, size_t max,
+	                 const struct grey_store_rows *rows,
+	                 grey_store_wake_fn *wake, void *wake_ctx);
+	/* walk_end - the walk is not wanted any more (over or not). */
+	void (*walk_end)(struct grey_store_walk *w);
 	/* free - the backend's own state (not the store it wraps). */
 	void (*free)(struct grey_store *s);
 };
@@ -102,6 +146,36 @@ grey_store_share_allow(struct grey_store *s, const struct grey_client *net,
 {
 	if (s->ops->share_allow)
 		s->ops->share_allow(s, net, expires, comment);
+}
+
+/* Every backend's walk starts with this. */
+struct grey_store_walk {
+	const struct grey_store_ops *ops;
+};
+
+/* grey_store_walk_start - see grey_store_ops.walk. */
+static inline int
+grey_store_walk_start(struct grey_store *s, enum grey_store_table table,
+                      int64_t now, struct grey_store_walk **out)
+{
+	return s->ops->walk(s, table, now, out);
+}
+
+/* grey_store_walk_more - see grey_store_ops.walk_more. */
+static inline int
+grey_store_walk_more(struct grey_store_walk *w, size_t max,
+                     const struct grey_store_rows *rows,
+                     grey_store_wake_fn *wake, void *wake_ctx)
+{
+	return w->ops->walk_more(w, max, rows, wake, wake_ctx);
+}
+
+/* grey_store_walk_end - NULL is fine. */
+static inline void
+grey_store_walk_end(struct grey_store_walk *w)
+{
+	if (w)
+		w->ops->walk_end(w);
 }
 
 /* grey_store_free - NULL is fine. */

@@ -87,6 +87,66 @@ lmdb_forget(struct grey_store *s, const struct grey_client *key,
 	return t < 0 ? t : r + (t == STORE_FOUND);
 }
 
+/* A walk: the store's own cursor position between batches. */
+struct lmdb_walk {
+	struct grey_store_walk base; /* (first) */
+	struct store *store;
+	enum grey_store_table table;
+	int64_t now;
+	struct store_pos pos;
+};
+
+static int
+lmdb_walk(struct grey_store *s, enum grey_store_table table, int64_t now,
+          struct grey_store_walk **out)
+{
+	struct lmdb_walk *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	w->base.ops = s->ops;
+	w->store = ((struct grey_store_lmdb *)s)->store;
+	w->table = table;
+	w->now = now;
+	*out = &w->base;
+	return 0;
+}
+
+static int
+lmdb_walk_more(struct grey_store_walk *base, size_t max,
+               const struct grey_store_rows *rows, grey_store_wake_fn *wake,
+               void *wake_ctx)
+{
+	struct lmdb_walk *w = (struct lmdb_walk *)base;
+	int r;
+
+	(void)wake;
+	(void)wake_ctx;
+	if (w->table == GREY_STORE_TRIPLETS)
+		r = rows->triplet ? store_each_triplet_from(w->store, &w->pos,
+		                                            max, rows->triplet,
+		                                            rows->ctx)
+		                  : 0;
+	else
+		r = rows->client ? store_each_client_from(
+		                           w->store,
+		                           w->table == GREY_STORE_PASSES
+		                                   ? STORE_PASS
+		                                   : STORE_TRAP,
+		                           w->now, &w->pos, max, rows->client,
+		                           rows->ctx)
+		                 : 0;
+	if (r < 0)
+		return r;
+	return w->pos.done || r ? 0 : GREY_STORE_WALK_MORE;
+}
+
+static void
+lmdb_walk_end(struct grey_store_walk *w)
+{
+	free(w);
+}
+
 static void
 lmdb_free(struct grey_store *s)
 {
@@ -98,6 +158,9 @@ static const struct grey_store_ops lmdb_ops = {
 	.fetch = lmdb_fetch,
 	.apply = lmdb_apply,
 	.forget = lmdb_forget,
+	.walk = lmdb_walk,
+	.walk_more = lmdb_walk_more,
+	.walk_end = lmdb_walk_end,
 	.free = lmdb_free,
 };
 

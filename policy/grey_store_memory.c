@@ -6,11 +6,13 @@
  * reads LMDB's, and LMDB's purge has no counterpart here. */
 #include <errno.h>
 #include <search.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "grey_store.h"
+#include "grey_store_queue.h"
 
 enum table { PASS, TRAP, TRIPLET, TABLES };
 
@@ -222,6 +224,77 @@ memory_forget(struct grey_store *s, const struct grey_client *key,
 	return n;
 }
 
+/* A walk: the rows copied at its start (a forget meanwhile frees
+ * records), told as they are asked for. */
+struct memory_walk {
+	struct grey_store_walk base; /* (first) */
+	struct grey_store_queue rows;
+	enum table table;
+	int64_t now;
+};
+
+static void
+copy_row(const void *node, VISIT which, void *ctx)
+{
+	const struct record *r = *(const struct record *const *)node;
+	struct memory_walk *w = ctx;
+
+	if ((which != postorder && which != leaf) || r->table != w->table)
+		return;
+	if (r->table == TRIPLET)
+		grey_store_queue_triplet(&w->rows, &r->client, r->sender,
+		                         r->rcpt, &r->rec.triplet);
+	else if (r->rec.client.expires > w->now)
+		grey_store_queue_client(&w->rows, &r->client, &r->rec.client);
+}
+
+static int
+memory_walk(struct grey_store *s, enum grey_store_table table, int64_t now,
+            struct grey_store_walk **out)
+{
+	struct grey_store_memory *m = (struct grey_store_memory *)s;
+	struct memory_walk *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	w->base.ops = s->ops;
+	grey_store_queue_init(&w->rows, SIZE_MAX);
+	w->table = table == GREY_STORE_PASSES  ? PASS
+	           : table == GREY_STORE_TRAPS ? TRAP
+	                                       : TRIPLET;
+	w->now = now;
+	twalk_r(m->root, copy_row, w);
+	if (w->rows.cut) {
+		grey_store_queue_deinit(&w->rows);
+		free(w);
+		return -ENOMEM;
+	}
+	*out = &w->base;
+	return 0;
+}
+
+static int
+memory_walk_more(struct grey_store_walk *base, size_t max,
+                 const struct grey_store_rows *rows, grey_store_wake_fn *wake,
+                 void *wake_ctx)
+{
+	struct memory_walk *w = (struct memory_walk *)base;
+
+	(void)wake;
+	(void)wake_ctx;
+	grey_store_queue_tell(&w->rows, max, rows);
+	return grey_store_queue_empty(&w->rows) ? 0 : GREY_STORE_WALK_MORE;
+}
+
+static void
+memory_walk_end(struct grey_store_walk *base)
+{
+	struct memory_walk *w = (struct memory_walk *)base;
+
+	grey_store_queue_deinit(&w->rows);
+	free(w);
+}
+
 static void
 memory_free(struct grey_store *s)
 {
@@ -236,6 +309,9 @@ static const struct grey_store_ops memory_ops = {
 	.fetch = memory_fetch,
 	.apply = memory_apply,
 	.forget = memory_forget,
+	.walk = memory_walk,
+	.walk_more = memory_walk_more,
+	.walk_end = memory_walk_end,
 	.free = memory_free,
 };
 
