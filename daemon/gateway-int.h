@@ -206,6 +206,11 @@ int gateway_allow_put(struct gateway *gw, const struct allow_runtime *e,
  * lists into the policy and the sets. Return: 0 or -errno. */
 int gateway_allow_apply(struct gateway *gw);
 
+/* gateway_follow_store - the sets follow the store (follow_sets.c):
+ * what it holds at once (or as it comes), then what other gateways
+ * change. Return: 0, or -errno (the store could not be read). */
+int gateway_follow_store(struct gateway *gw);
+
 /* gateway_forget - drop what the store and the sets hold of client (an
  * address, or a network no wider than greylisting's key, keyed as
  * greylisting keys it). Return: records deleted,

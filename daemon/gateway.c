@@ -187,59 +187,6 @@ on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 
 /* --- start --- */
 
-struct reconcile_ctx {
-	struct gateway *gw;
-	enum nftset_kind kind;
-	int64_t now;
-	int count;
-};
-
-static int
-reconcile_one(const struct grey_client *c, const struct store_client *rec,
-	      void *ctx)
-{
-	struct reconcile_ctx *rc = ctx;
-	struct nftset_prefix p;
-
-	gateway_prefix_of(c, &p);
-	if (nftset_add(rc->gw->nft, rc->kind, &p,
-		       (uint64_t)(rec->expires - rc->now) * 1000,
-		       rc->kind == NFTSET_PASS ? "greygate pass"
-					       : "greygate trap") < 0) {
-		char key[64];
-
-		/* A pass stored under another client_prefix than the one
-		 * configured now: the set cannot hold it. */
-		log_warnx("store: %s not restored: not a /%u key",
-			  grey_client_format(c, key, sizeof(key)),
-			  c->family == AF_INET ? rc->gw->cfg->grey.prefix4
-					       : rc->gw->cfg->grey.prefix6);
-		return 0;
-	}
-	rc->count++;
-	return 0;
-}
-
-static int
-reconcile(struct gateway *gw)
-{
-	struct reconcile_ctx pass = {gw, NFTSET_PASS, loop_wall_sec(gw->loop), 0};
-	struct reconcile_ctx trap = {gw, NFTSET_TRAP, pass.now, 0};
-	int r = store_each_client(gw->store, STORE_PASS, pass.now,
-				  reconcile_one, &pass);
-
-	if (r == 0)
-		r = store_each_client(gw->store, STORE_TRAP, pass.now,
-				      reconcile_one, &trap);
-	if (r < 0)
-		return r;
-	gateway_commit(gw);
-	log_info("nft: restored %d passed and %d trapped clients from the "
-		 "store",
-		 pass.count, trap.count);
-	return 0;
-}
-
 /* The store's folder is greygated's alone: a folder another user owns, or
  * may write to, could be given links and files of theirs (as OpenSMTPD
  * refuses a spool that is not its own). */
@@ -445,19 +392,11 @@ open_gateway(struct gateway *gw, char *err)
 	return supervise_check_capture(gw, err);
 }
 
-/* The sets get what the store holds; the child starts. */
+/* The child starts (the sets hold what the store does: gateway_open). */
 static int
 start_gateway(struct gateway *gw, char *err)
 {
-	/* A shared store's passes come from Redis (gateway_open). */
-	int r = gw->shared ? 0 : reconcile(gw);
-
-	if (r < 0) {
-		snprintf(err, 512, "restoring clients from the store: %s",
-			 strerror(-r));
-		return r;
-	}
-	r = supervise_start(gw, err);
+	int r = supervise_start(gw, err);
 	if (r < 0)
 		return r;
 	handoff_probe_start(gw);
@@ -501,16 +440,18 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 		goto fail;
 	load_runtime_allow(gw);
 	gateway_allow_reload(gw);
+	/* The sets (and the allow entries, the policy door's too) get what
+	 * the store holds before the child lets anyone in, and follow
+	 * what other gateways sharing it change. */
+	r = gateway_follow_store(gw);
+	if (r < 0) {
+		snprintf(err, 512, "restoring clients from %s: %s",
+		         grey_store_where(gw->records), strerror(-r));
+		goto fail;
+	}
 	r = cfg->gateway ? start_gateway(gw, err) : 0;
 	if (r < 0)
 		goto fail;
-	/* The sets (and the allow entries, the policy door's too) follow
-	 * the shared store, as soon as it answers. */
-	if (gw->shared && (r = shared_follow_start(gw)) < 0) {
-		snprintf(err, 512, "following the shared store: %s",
-			 strerror(-r));
-		goto fail;
-	}
 	loop_timer_arm(loop, &gw->housekeeping,
 		       loop_now_ms(loop) + HOUSEKEEPING_MS);
 	*out = gw;

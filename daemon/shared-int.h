@@ -64,7 +64,8 @@ struct shared {
 	/* every gateway's passes, for decisions while Redis is away */
 	struct shared_passes *passes;
 	int64_t passes_purged;
-	/* the sets' side (shared_follow.c) */
+	/* the sets' side (shared_follow.c): who follows, the stream */
+	struct grey_store_listener listener;
 	struct store_redis_follow *follow;
 	bool reconciling, reconcile_again;
 	int64_t lag_ms;
@@ -90,6 +91,10 @@ int shared_walk_more(struct grey_store_walk *w, size_t max,
                      const struct grey_store_rows *rows,
                      grey_store_wake_fn *wake, void *wake_ctx);
 void shared_walk_end(struct grey_store_walk *w);
+
+/* shared_follow - the store interface's follow (shared_follow.c): the
+ * listener told of every key now (a rebuild), then of the stream. */
+int shared_follow(struct grey_store *s, const struct grey_store_listener *l);
 
 /* shared_share_allow_list - this gateway's run-time allow entries the
  * store lacks, written (at every agreement, and at start once the list

@@ -793,6 +793,7 @@ shared_of(struct grey_store *s)
 
 static const struct grey_store_ops redis_ops = {
 	.name = "redis",
+	.where = "the shared store",
 	.fetch = redis_fetch,
 	.apply = redis_apply,
 	.forget = redis_forget,
@@ -800,6 +801,7 @@ static const struct grey_store_ops redis_ops = {
 	.walk = shared_walk,
 	.walk_more = shared_walk_more,
 	.walk_end = shared_walk_end,
+	.follow = shared_follow,
 	.free = redis_free,
 };
 

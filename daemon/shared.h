@@ -36,11 +36,6 @@ struct shared;
  */
 int shared_open(struct gateway *gw, char *err);
 
-/* shared_follow_start - the sets follow the store: rebuilt from its keys
- * once connected, then every pass and trap of every gateway as it comes.
- * Return: 0 or -errno. */
-int shared_follow_start(struct gateway *gw);
-
 /* shared_close - what waits to be written is lost (said); pending
  * decisions are told -ECANCELED. NULL ok. */
 void shared_close(struct shared *sh);

@@ -18,9 +18,6 @@
 #include "log.h"
 #include "shared-int.h"
 
-/* Set changes go to the kernel at least this often during a rebuild. */
-#define REBUILD_COMMIT_EVERY 512
-
 static int64_t
 wall_ms(void)
 {
@@ -38,64 +35,6 @@ our_key(const struct shared *sh, const struct grey_client *key)
 	const struct grey_config *g = &sh->gw->cfg->grey;
 
 	return key->prefix == (key->family == AF_INET ? g->prefix4 : g->prefix6);
-}
-
-/* Into the kind's set with the time it has left. Return: 1 if added. */
-static int
-add_to_set(struct shared *sh, bool trap, const struct grey_client *key,
-           int64_t expires)
-{
-	struct gateway *gw = sh->gw;
-	int64_t now = loop_wall_sec(gw->loop);
-	struct nftset_prefix p;
-
-	int r;
-
-	if (expires <= now || !gw->nft)
-		return 0; /* (the policy door alone has no sets) */
-	gateway_prefix_of(key, &p);
-	r = nftset_add(gw->nft, trap ? NFTSET_TRAP : NFTSET_PASS, &p,
-	               (uint64_t)(expires - now) * 1000,
-	               trap ? "greygate trap" : "greygate pass");
-	if (r < 0) {
-		/* (another gateway's key of another length: a newcomer with
-		 * other settings, say) */
-		char text[64];
-
-		gateway_set_failed(gw, trap ? "trap" : "pass",
-		                   grey_client_format(key, text, sizeof(text)),
-		                   r);
-		return 0;
-	}
-	return 1;
-}
-
-/* A run-time allow entry from the store, as greygatectl allow would
- * have made it here. Return: 1 (changed), 0 (had it, or ended), -1
- * (refused: its comment holds what greygatectl would refuse). */
-static int
-take_allow(struct shared *sh, const struct grey_client *net, int64_t expires,
-           const char *comment, bool apply)
-{
-	struct allow_runtime e = {0};
-	int r;
-
-	if (expires && expires <= loop_wall_sec(sh->gw->loop))
-		return 0;
-	if (!allow_text_ok(comment) || strlen(comment) >= sizeof(e.comment))
-		return -1;
-	grey_client_format(net, e.cidr, sizeof(e.cidr));
-	snprintf(e.comment, sizeof(e.comment), "%s", comment);
-	e.expires = expires;
-	r = gateway_allow_put(sh->gw, &e, apply);
-	if (r > 0) {
-		sh->k.allows_taken++;
-		if (apply)
-			log_info("action=allow, client=%s, expires=%lld, "
-			         "comment=%s (from the shared store)",
-			         e.cidr, (long long)e.expires, e.comment);
-	}
-	return r < 0 ? -1 : r;
 }
 
 static void
@@ -130,34 +69,22 @@ on_event(const struct store_redis_event *ev, void *ctx)
 	         our_key(sh, &ev->key))
 		shared_passes_put(sh->passes, &ev->key, 0, ev->expires);
 	if (ev->forget) {
-		struct nftset_prefix p;
-
-		/* (deleting what is not there is not an error) */
-		gateway_prefix_of(&ev->key, &p);
-		if (sh->gw->nft) {
-			int r = nftset_del(sh->gw->nft,
-			                   ev->trap ? NFTSET_TRAP : NFTSET_PASS,
-			                   &p);
-			char text[64];
-
-			if (r < 0)
-				gateway_set_failed(
-				        sh->gw, "forget",
-				        grey_client_format(&ev->key, text,
-				                           sizeof(text)),
-				        r);
-			gateway_commit_turn(sh->gw);
-		}
+		sh->listener.forgot(sh->listener.ctx, ev->trap, &ev->key);
 		return;
 	}
 	if (ev->allow) {
-		if (take_allow(sh, &ev->key, ev->expires, ev->comment, true) <
-		    0)
+		int r = sh->listener.allowed(sh->listener.ctx, &ev->key,
+		                             ev->expires, ev->comment, true);
+
+		if (r < 0)
 			sh->k.scan_bad++;
+		else if (r > 0)
+			sh->k.allows_taken++;
 		return;
 	}
-	if (add_to_set(sh, ev->trap, &ev->key, ev->expires))
-		gateway_commit_turn(sh->gw); /* within the second */
+	if (sh->listener.hold(sh->listener.ctx, ev->trap, &ev->key,
+	                      ev->expires))
+		sh->listener.commit(sh->listener.ctx); /* within the second */
 }
 
 /* --- the rebuild from the keys --- */
@@ -180,14 +107,16 @@ on_client(const struct grey_client *key, const struct store_client *rec,
 	if (rb->walk == 0 && our_key(rb->sh, key))
 		shared_passes_put(rb->sh->passes, key, rec->since,
 		                  rec->expires);
-	if (!add_to_set(rb->sh, rb->walk == 1, key, rec->expires))
-		return 0;
-	if (rb->walk == 1)
-		rb->traps_added++;
-	else
-		rb->passes++;
-	if (++rb->queued % REBUILD_COMMIT_EVERY == 0)
-		gateway_commit_turn(rb->sh->gw);
+	const struct grey_store_listener *l = &rb->sh->listener;
+
+	if (l->hold(l->ctx, rb->walk == 1, key, rec->expires)) {
+		if (rb->walk == 1)
+			rb->traps_added++;
+		else
+			rb->passes++;
+	}
+	if (++rb->queued % GREY_STORE_REBUILD_COMMIT_EVERY == 0)
+		l->commit(l->ctx);
 	return 0;
 }
 
@@ -196,12 +125,13 @@ on_allow_entry(const struct grey_client *net, int64_t expires,
                const char *comment, void *ctx)
 {
 	struct rebuild *rb = ctx;
-	int r = take_allow(rb->sh, net, expires, comment, false);
+	const struct grey_store_listener *l = &rb->sh->listener;
+	int r = l->allowed(l->ctx, net, expires, comment, false);
 
 	if (r < 0)
 		rb->sh->k.scan_bad++;
-	else
-		rb->allows += (uint64_t)r;
+	else if (r > 0)
+		rb->sh->k.allows_taken++, rb->allows++;
 }
 
 static void
@@ -211,7 +141,7 @@ on_walked(int err, const struct store_redis_scan_counts *n, void *ctx)
 	struct shared *sh = rb->sh;
 
 	sh->k.scan_bad += n->bad;
-	gateway_commit_turn(sh->gw);
+	sh->listener.commit(sh->listener.ctx);
 	if (err == 0 && rb->walk < 2) {
 		rb->walk++;
 		if ((rb->walk == 1
@@ -224,24 +154,13 @@ on_walked(int err, const struct store_redis_scan_counts *n, void *ctx)
 			return;
 		err = -EIO;
 	}
-	/* The allow entries taken, in the sets in one batch. */
-	if (rb->allows && gateway_allow_apply(sh->gw) < 0)
-		log_warnx("allow: the shared store's entries not applied");
 	sh->reconciling = false;
-	if (err < 0) {
-		/* Again once the connection is back (shared.c). */
-		log_warnx("store: the sets' rebuild from Redis was cut short "
-		          "(%" PRIu64 " passes restored so far); it starts "
-		          "again when Redis answers",
-		          rb->passes);
-		sh->reconcile_again = true;
-	} else {
+	if (err < 0)
+		sh->reconcile_again = true; /* once the connection is back */
+	else
 		sh->k.reconciled += rb->passes + rb->traps_added;
-		log_info("nft: rebuilt from the shared store: %" PRIu64
-		         " passed and %" PRIu64 " trapped clients, %" PRIu64
-		         " new allow entries",
-		         rb->passes, rb->traps_added, rb->allows);
-	}
+	sh->listener.rebuilt(sh->listener.ctx, err, rb->passes,
+	                     rb->traps_added, rb->allows);
 	free(rb);
 	if (sh->reconcile_again && sh->agreed && !sh->closing)
 		start_rebuild(sh);
@@ -287,10 +206,12 @@ shared_follow_agreed(struct shared *sh)
 }
 
 int
-shared_follow_start(struct gateway *gw)
+shared_follow(struct grey_store *s, const struct grey_store_listener *l)
 {
-	struct shared *sh = gw->shared;
+	struct shared *sh = shared_of(s);
+	struct gateway *gw = sh->gw;
 
+	sh->listener = *l;
 	/* (agreed before the run-time allow list was read: shared now) */
 	if (sh->agreed)
 		shared_share_allow_list(sh);

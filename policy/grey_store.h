@@ -47,6 +47,38 @@ struct grey_store_rows {
  * come at their own pace): past it the walk is cut (-EOVERFLOW). */
 #define GREY_STORE_WALK_WAITING_MAX (64u << 20)
 
+/* Who follows the store (greygated's nft sets): told what it holds (a
+ * rebuild: at the start, and for a store shared by other gateways again
+ * whenever it cannot tell what was missed) and what changes in it from
+ * elsewhere. */
+struct grey_store_listener {
+	/* now - the listener's clock (epoch seconds): what ended by then
+	 * is not told. */
+	int64_t (*now)(void *ctx);
+	/* hold - a pass (trap false) or a trap of key until expires.
+	 * Return: 1 if held, 0 if not (ended, or refused: counted). */
+	int (*hold)(void *ctx, bool trap, const struct grey_client *key,
+	            int64_t expires);
+	/* forgot - a pass (or trap) forgotten elsewhere. */
+	void (*forgot)(void *ctx, bool trap, const struct grey_client *key);
+	/* allowed - a run-time allow entry made elsewhere (apply false
+	 * during a rebuild: applied at its end). Return: 1 (new), 0 (held
+	 * already, or ended), -1 (refused: not what greygatectl takes). */
+	int (*allowed)(void *ctx, const struct grey_client *net,
+	               int64_t expires, const char *comment, bool apply);
+	/* commit - what was held goes to the kernel now (after each change
+	 * from elsewhere, every few hundred rows of a rebuild). */
+	void (*commit)(void *ctx);
+	/* rebuilt - a rebuild is over: err 0, or -errno (cut short: it
+	 * starts again when the store answers), what it held. */
+	void (*rebuilt)(void *ctx, int err, uint64_t passes, uint64_t traps,
+	                uint64_t allows);
+	void *ctx;
+};
+
+/* Rows of a rebuild between two commits, at most. */
+#define GREY_STORE_REBUILD_COMMIT_EVERY 512
+
 /* Who is woken when rows come to a walk that had none. */
 typedef void grey_store_wake_fn(void *wake_ctx);
 
@@ -58,7 +90,8 @@ typedef void grey_store_wake_fn(void *wake_ctx);
 typedef void grey_store_fetched_fn(struct grey_records *w, int r, void *ctx);
 
 struct grey_store_ops {
-	const char *name; /* "lmdb", "redis", "memory": for logs */
+	const char *name;  /* "lmdb", "redis", "memory": for logs */
+	const char *where; /* "the store", "the shared store": for logs */
 	/* fetch - the records w names (grey_records_prepare) into w's
 	 * found fields, at the decider's clock now; done is told exactly
 	 * once, inside the call or later (w must live until then). */
@@ -100,6 +133,12 @@ struct grey_store_ops {
 	                 grey_store_wake_fn *wake, void *wake_ctx);
 	/* walk_end - the walk is not wanted any more (over or not). */
 	void (*walk_end)(struct grey_store_walk *w);
+	/* follow - l (copied; its ctx must outlive the store) is told
+	 * what the store holds, at once or as it comes, and (a store
+	 * shared by other gateways) what they change from now on.
+	 * Return: 0, or -errno (the store could not be read). */
+	int (*follow)(struct grey_store *s,
+	              const struct grey_store_listener *l);
 	/* free - the backend's own state (not the store it wraps). */
 	void (*free)(struct grey_store *s);
 };
@@ -176,6 +215,20 @@ grey_store_walk_end(struct grey_store_walk *w)
 {
 	if (w)
 		w->ops->walk_end(w);
+}
+
+/* grey_store_follow - see grey_store_ops.follow. */
+MUST_CHECK static inline int
+grey_store_follow(struct grey_store *s, const struct grey_store_listener *l)
+{
+	return s->ops->follow(s, l);
+}
+
+/* grey_store_where - "the store", "the shared store". */
+static inline const char *
+grey_store_where(const struct grey_store *s)
+{
+	return s->ops->where;
 }
 
 /* grey_store_free - NULL is fine. */

@@ -147,6 +147,45 @@ lmdb_walk_end(struct grey_store_walk *w)
 	free(w);
 }
 
+/* A rebuild of the listener from what the file holds. */
+struct rebuild {
+	const struct grey_store_listener *l;
+	bool trap;
+	uint64_t held[2], rows;
+};
+
+static int
+hold_one(const struct grey_client *c, const struct store_client *rec,
+         void *ctx)
+{
+	struct rebuild *rb = ctx;
+
+	if (rb->l->hold(rb->l->ctx, rb->trap, c, rec->expires) > 0)
+		rb->held[rb->trap]++;
+	if (++rb->rows % GREY_STORE_REBUILD_COMMIT_EVERY == 0)
+		rb->l->commit(rb->l->ctx);
+	return 0;
+}
+
+/* Nobody else writes the file: what it holds is told once, at once. */
+static int
+lmdb_follow(struct grey_store *s, const struct grey_store_listener *l)
+{
+	struct store *store = ((struct grey_store_lmdb *)s)->store;
+	struct rebuild rb = {.l = l};
+	int64_t now = l->now(l->ctx);
+	int r = store_each_client(store, STORE_PASS, now, hold_one, &rb);
+
+	rb.trap = true;
+	if (r == 0)
+		r = store_each_client(store, STORE_TRAP, now, hold_one, &rb);
+	if (r < 0)
+		return r;
+	l->commit(l->ctx);
+	l->rebuilt(l->ctx, 0, rb.held[0], rb.held[1], 0);
+	return 0;
+}
+
 static void
 lmdb_free(struct grey_store *s)
 {
@@ -155,12 +194,14 @@ lmdb_free(struct grey_store *s)
 
 static const struct grey_store_ops lmdb_ops = {
 	.name = "lmdb",
+	.where = "the store",
 	.fetch = lmdb_fetch,
 	.apply = lmdb_apply,
 	.forget = lmdb_forget,
 	.walk = lmdb_walk,
 	.walk_more = lmdb_walk_more,
 	.walk_end = lmdb_walk_end,
+	.follow = lmdb_follow,
 	.free = lmdb_free,
 };
 

@@ -295,6 +295,42 @@ memory_walk_end(struct grey_store_walk *base)
 	free(w);
 }
 
+/* A rebuild of the listener from the tree, in one walk. */
+struct rebuild {
+	const struct grey_store_listener *l;
+	int64_t now;
+	uint64_t held[2], rows;
+};
+
+static void
+hold_row(const void *node, VISIT which, void *ctx)
+{
+	const struct record *r = *(const struct record *const *)node;
+	struct rebuild *rb = ctx;
+	bool trap = r->table == TRAP;
+
+	if ((which != postorder && which != leaf) || r->table == TRIPLET ||
+	    r->rec.client.expires <= rb->now)
+		return;
+	if (rb->l->hold(rb->l->ctx, trap, &r->client, r->rec.client.expires) >
+	    0)
+		rb->held[trap]++;
+	if (++rb->rows % GREY_STORE_REBUILD_COMMIT_EVERY == 0)
+		rb->l->commit(rb->l->ctx);
+}
+
+static int
+memory_follow(struct grey_store *s, const struct grey_store_listener *l)
+{
+	struct grey_store_memory *m = (struct grey_store_memory *)s;
+	struct rebuild rb = {.l = l, .now = l->now(l->ctx)};
+
+	twalk_r(m->root, hold_row, &rb);
+	l->commit(l->ctx);
+	l->rebuilt(l->ctx, 0, rb.held[0], rb.held[1], 0);
+	return 0;
+}
+
 static void
 memory_free(struct grey_store *s)
 {
@@ -306,12 +342,14 @@ memory_free(struct grey_store *s)
 
 static const struct grey_store_ops memory_ops = {
 	.name = "memory",
+	.where = "memory",
 	.fetch = memory_fetch,
 	.apply = memory_apply,
 	.forget = memory_forget,
 	.walk = memory_walk,
 	.walk_more = memory_walk_more,
 	.walk_end = memory_walk_end,
+	.follow = memory_follow,
 	.free = memory_free,
 };
 

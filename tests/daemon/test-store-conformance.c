@@ -259,6 +259,100 @@ walk_story(void)
 	                                    later one is freed at close) */
 }
 
+/* --- following --- */
+
+struct followed {
+	size_t passes, traps, commits, rebuilds;
+	char pass[64], trap[64];
+	int64_t pass_expires;
+	uint64_t told_passes, told_traps;
+};
+
+static int64_t
+follow_now(void *ctx)
+{
+	return t0 + cfg.grey.delay_sec + 12;
+}
+
+static int
+follow_hold(void *ctx, bool trap, const struct grey_client *key,
+            int64_t expires)
+{
+	struct followed *f = ctx;
+
+	if (trap) {
+		f->traps++;
+		grey_client_format(key, f->trap, sizeof(f->trap));
+	} else {
+		f->passes++;
+		f->pass_expires = expires;
+		grey_client_format(key, f->pass, sizeof(f->pass));
+	}
+	return 1;
+}
+
+static void
+follow_forgot(void *ctx, bool trap, const struct grey_client *key)
+{
+}
+
+static int
+follow_allowed(void *ctx, const struct grey_client *net, int64_t expires,
+               const char *comment, bool apply)
+{
+	return 0;
+}
+
+static void
+follow_commit(void *ctx)
+{
+	((struct followed *)ctx)->commits++;
+}
+
+static void
+follow_rebuilt(void *ctx, int err, uint64_t passes, uint64_t traps,
+               uint64_t allows)
+{
+	struct followed *f = ctx;
+
+	CHECK_INT(err, 0);
+	f->rebuilds++;
+	f->told_passes = passes;
+	f->told_traps = traps;
+}
+
+/* Whoever follows the store is told what it holds: the live pass with
+ * its expiry and the trap, then the rebuild's end with their counts. */
+static void
+follow_story(void)
+{
+	static struct followed f; /* (a shared store keeps telling it) */
+	const struct grey_store_listener l = {
+	        .now = follow_now,
+	        .hold = follow_hold,
+	        .forgot = follow_forgot,
+	        .allowed = follow_allowed,
+	        .commit = follow_commit,
+	        .rebuilt = follow_rebuilt,
+	        .ctx = &f,
+	};
+
+	memset(&f, 0, sizeof(f));
+	CHECK_INT(grey_store_follow(gw.records, &l), 0);
+	LOOP_UNTIL(gw.loop, f.rebuilds, 5000);
+	CHECK_INT(f.rebuilds, 1);
+	CHECK_INT(f.passes, 1);
+	CHECK_STR(f.pass, "198.51.100.0/24");
+	CHECK_INT(f.pass_expires, t0 + cfg.grey.delay_sec + 1 +
+	                                  cfg.grey.refresh_interval_sec + 1 +
+	                                  cfg.grey.pass_ttl_sec);
+	CHECK_INT(f.traps, 1);
+	CHECK_STR(f.trap, "203.0.113.5/32");
+	CHECK_INT(f.told_passes, 1);
+	CHECK_INT(f.told_traps, 1);
+	CHECK(f.commits >= 1);
+}
+
 /* Forgotten: the pass of 198.51.100.0/24 with its triplets, the trap of
  * 203.0.113.5; a store that answers later is given until a visit finds
  * no pass (no fixed wait: a busy machine only makes it slower). */
@@ -342,6 +436,7 @@ story(const char *backend)
 	CHECK_INT(d.action, GREY_TRAP);
 	CHECK_INT(grey_get_counters(gw.grey)->attempts, 2);
 	walk_story();
+	follow_story();
 	forget_story();
 }
 

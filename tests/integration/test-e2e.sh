@@ -247,7 +247,7 @@ greygated_start
 nsx gw nft -j list set inet greygate pass4 |
 	jq -e '.nftables[] | select(.set) | .set.elem[]? | select(.elem.val == "203.0.113.0")' >/dev/null ||
 	fail "pass not restored after restart"
-grep -q "restored 2 passed and 1 trapped" "$log" || fail "restore not logged"
+grep -q "rebuilt from the store: 2 passed and 1 trapped" "$log" || fail "restore not logged"
 ggctl list allow | grep "^198.51.100.60/32 .*ctl test" >/dev/null || fail "greygatectl allow lost in the restart"
 echo "ok: kill -9 fails open; restart restores passes and greygatectl allows"
 

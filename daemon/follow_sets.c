@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The nft sets follow the greylist's store (grey_store.h's listener):
+ * what it holds goes into the pass and trap sets with the time each has
+ * left (at the start, and again after a shared store's gap), and so does
+ * what other gateways decide, forget or allow. Elements are only ever
+ * added here, or deleted when forgotten: the sets' own timeouts end the
+ * rest. Without sets (the policy door alone) nothing is held. */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "allow.h"
+#include "gateway-int.h"
+#include "grey_store.h"
+#include "log.h"
+
+static int64_t
+now_of(void *ctx)
+{
+	struct gateway *gw = ctx;
+
+	return loop_wall_sec(gw->loop);
+}
+
+static int
+hold(void *ctx, bool trap, const struct grey_client *key, int64_t expires)
+{
+	struct gateway *gw = ctx;
+	int64_t now = loop_wall_sec(gw->loop);
+	struct nftset_prefix p;
+	int r;
+
+	if (expires <= now || !gw->nft)
+		return 0;
+	gateway_prefix_of(key, &p);
+	r = nftset_add(gw->nft, trap ? NFTSET_TRAP : NFTSET_PASS, &p,
+	               (uint64_t)(expires - now) * 1000,
+	               trap ? "greygate trap" : "greygate pass");
+	if (r < 0) {
+		/* (a key of another length than the sets': stored under
+		 * another client_prefix, or another gateway's settings) */
+		char text[64];
+
+		gateway_set_failed(gw, trap ? "trap" : "pass",
+		                   grey_client_format(key, text, sizeof(text)),
+		                   r);
+		return 0;
+	}
+	return 1;
+}
+
+static void
+forgot(void *ctx, bool trap, const struct grey_client *key)
+{
+	struct gateway *gw = ctx;
+	struct nftset_prefix p;
+	char text[64];
+	int r;
+
+	if (!gw->nft)
+		return;
+	/* (deleting what is not there is not an error) */
+	gateway_prefix_of(key, &p);
+	r = nftset_del(gw->nft, trap ? NFTSET_TRAP : NFTSET_PASS, &p);
+	if (r < 0)
+		gateway_set_failed(gw, "forget",
+		                   grey_client_format(key, text, sizeof(text)),
+		                   r);
+	gateway_commit_turn(gw);
+}
+
+/* As greygatectl allow would have made it here. */
+static int
+allowed(void *ctx, const struct grey_client *net, int64_t expires,
+        const char *comment, bool apply)
+{
+	struct gateway *gw = ctx;
+	struct allow_runtime e = {0};
+	int r;
+
+	if (expires && expires <= loop_wall_sec(gw->loop))
+		return 0;
+	if (!allow_text_ok(comment) || strlen(comment) >= sizeof(e.comment))
+		return -1;
+	grey_client_format(net, e.cidr, sizeof(e.cidr));
+	snprintf(e.comment, sizeof(e.comment), "%s", comment);
+	e.expires = expires;
+	r = gateway_allow_put(gw, &e, apply);
+	if (r > 0 && apply)
+		log_info("action=allow, client=%s, expires=%lld, comment=%s "
+		         "(from the shared store)",
+		         e.cidr, (long long)e.expires, e.comment);
+	return r < 0 ? -1 : r;
+}
+
+static void
+commit(void *ctx)
+{
+	gateway_commit_turn(ctx);
+}
+
+static void
+rebuilt(void *ctx, int err, uint64_t passes, uint64_t traps, uint64_t allows)
+{
+	struct gateway *gw = ctx;
+
+	/* The allow entries taken, in the sets in one batch. */
+	if (allows && gateway_allow_apply(gw) < 0)
+		log_warnx("allow: %s's entries not applied",
+		          grey_store_where(gw->records));
+	if (err < 0)
+		log_warnx("store: the sets' rebuild from %s was cut short "
+		          "(%" PRIu64 " passes restored so far): it starts "
+		          "again when the store answers",
+		          grey_store_where(gw->records), passes);
+	else
+		log_info("nft: rebuilt from %s: %" PRIu64 " passed and "
+		         "%" PRIu64 " trapped clients, %" PRIu64
+		         " new allow entries",
+		         grey_store_where(gw->records), passes, traps, allows);
+}
+
+int
+gateway_follow_store(struct gateway *gw)
+{
+	const struct grey_store_listener l = {
+	        .now = now_of,
+	        .hold = hold,
+	        .forgot = forgot,
+	        .allowed = allowed,
+	        .commit = commit,
+	        .rebuilt = rebuilt,
+	        .ctx = gw,
+	};
+
+	return grey_store_follow(gw->records, &l);
+}
