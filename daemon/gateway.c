@@ -110,7 +110,9 @@ save_stats(struct gateway *gw)
 	const struct grey_counters *k = grey_get_counters(gw->grey);
 	bool changed = memcmp(k, &gw->stats_saved, sizeof(*k)) != 0;
 
-	site_report_save(gw, changed);
+	if (gw->records) /* (at the end: gone, with its connection) */
+		grey_store_share_report(gw->records, gw->grey,
+		                        gw->stats_since, changed);
 	if (!changed)
 		return;
 	if (grey_stats_save(gw->grey, gw->stats_since) < 0) {
@@ -129,7 +131,7 @@ gateway_stats_reset(struct gateway *gw)
 	if (grey_stats_save(gw->grey, gw->stats_since) < 0)
 		log_warnx("report: cannot save its figures to the store");
 	gw->stats_saved = *grey_get_counters(gw->grey);
-	site_report_save(gw, true);
+	grey_store_share_report(gw->records, gw->grey, gw->stats_since, true);
 	gateway_commit(gw);
 	log_info("report: counting starts again");
 }
@@ -468,7 +470,7 @@ gateway_reload(struct gateway *gw, char *err)
 {
 	struct config *cfg = gw->cfg;
 	int r = config_reload(cfg, gw->cfg_path, gw->cfg_missing_ok,
-	                      gw->shared != NULL, err);
+	                      gw->records->settings_agreed, err);
 
 	if (r < 0) {
 		log_warnx("reload: %s (the running config stays)", err);
@@ -504,10 +506,11 @@ gateway_close(struct gateway *gw)
 	loop_timer_cancel(gw->loop, &gw->housekeeping);
 	control_close(gw->control);
 	policy_door_close(gw->policy_door);
-	shared_close(gw->shared);
-	gw->shared = NULL; /* (save_stats below asks) */
+	/* (a shared store's connection with it: save_stats below writes
+	 * this gateway's figures here only) */
 	grey_store_free(gw->records);
 	gw->records = NULL;
+	gw->shared = NULL;
 	free(gw->allow);
 	for (int i = 0; i < 4; i++)
 		if (gw->listen_fd[i] >= 0)

@@ -96,6 +96,13 @@ void shared_walk_end(struct grey_store_walk *w);
  * listener told of every key now (a rebuild), then of the stream. */
 int shared_follow(struct grey_store *s, const struct grey_store_listener *l);
 
+/* The store interface's share_report and reports over Redis
+ * (site_report.c; grey_store.h says what each does). */
+void shared_share_report(struct grey_store *s, const struct grey *grey,
+                         int64_t since, bool changed);
+int shared_reports(struct grey_store *s, grey_store_report_fn *fn,
+                   grey_store_reports_done_fn *done, void *ctx);
+
 /* shared_share_allow_list - this gateway's run-time allow entries the
  * store lacks, written (at every agreement, and at start once the list
  * is read). */

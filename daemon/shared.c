@@ -517,6 +517,7 @@ redis_apply(struct grey_store *s, const struct grey_records *before,
 static void
 redis_free(struct grey_store *s)
 {
+	shared_close(shared_of(s));
 	free(s);
 }
 
@@ -802,6 +803,8 @@ static const struct grey_store_ops redis_ops = {
 	.walk_more = shared_walk_more,
 	.walk_end = shared_walk_end,
 	.follow = shared_follow,
+	.share_report = shared_share_report,
+	.reports = shared_reports,
 	.free = redis_free,
 };
 
@@ -967,14 +970,14 @@ shared_open(struct gateway *gw, char *err)
 	uint64_t end;
 	int r;
 
-	if (!sh)
+	if (!sh || !(ss = calloc(1, sizeof(*ss)))) {
+		free(sh);
 		return -ENOMEM;
+	}
 	gw->shared = sh;
 	sh->gw = gw;
-	ss = calloc(1, sizeof(*ss));
-	if (!ss)
-		return -ENOMEM;
 	ss->base.ops = &redis_ops;
+	ss->base.settings_agreed = true;
 	ss->sh = sh;
 	gw->records = &ss->base;
 	loop_timer_init(&sh->minute, on_minute, sh);

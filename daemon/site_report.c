@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The site's report. Each gateway keeps its own figures (in store_dir,
- * as on one machine) and also writes them, every few seconds when they
- * changed, to the shared store as PREFIXreport:HOSTNAME: a record
- * grey_stats_encode made (counters and the latest delays). The site's
- * report walks those keys and sums them: counters added, delays pooled
- * (each gateway's latest GREY_DELAYS_SAVED), counting since the
- * earliest start. A record that does not decode is left out and said. */
+ * as on one machine) and also shares them through a store shared with
+ * the others (grey_store_share_report: counters and the latest delays).
+ * The site's report walks every gateway's (grey_store_reports) and sums
+ * them: counters added, delays pooled (each gateway's latest
+ * GREY_DELAYS_SAVED), counting since the earliest start. A record that
+ * does not decode is left out and said. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,52 +14,8 @@
 #include "gateway-int.h"
 #include "log.h"
 #include "report.h"
-#include "shared-int.h"
+#include "grey_store.h"
 #include "site_report.h"
-
-/* --- this gateway's share, written --- */
-
-static void
-on_report_written(int err, void *ctx)
-{
-	struct shared *sh = ctx;
-
-	sh->report_writing = false;
-	if (!err)
-		return;
-	sh->report_unsent = true; /* again at the next save */
-	if (err != -EIO)          /* (-EIO: Redis away, said already) */
-		log_warnx("report: the shared store refused this gateway's "
-		          "figures: %s",
-		          strerror(-err));
-}
-
-void
-site_report_save(struct gateway *gw, bool changed)
-{
-	struct shared *sh = gw->shared;
-	void *rec;
-	size_t len;
-	int r;
-
-	if (!sh)
-		return;
-	if (changed)
-		sh->report_unsent = true;
-	if (!sh->report_unsent || !sh->agreed || sh->report_writing)
-		return;
-	r = grey_stats_encode(gw->grey, gw->stats_since, &rec, &len);
-	if (r < 0)
-		return;
-	r = store_redis_put_report(sh->c, SHARED_PREFIX, gw->cfg->hostname, rec,
-	                           len, loop_wall_sec(gw->loop),
-	                           on_report_written, sh);
-	free(rec);
-	if (r < 0)
-		return;
-	sh->report_unsent = false;
-	sh->report_writing = true;
-}
 
 /* --- the site's, summed --- */
 
@@ -151,13 +107,13 @@ on_figures(const char *gateway, const void *figures, size_t len,
 }
 
 static void
-on_walked(int err, const struct store_redis_scan_counts *n, void *ctx)
+on_walked(int err, size_t unreadable, void *ctx)
 {
 	struct site *s = ctx;
 
 	s->walking = false;
 	s->walk_err = err;
-	s->unreadable += n->bad;
+	s->unreadable += unreadable;
 	if (s->gone) {
 		free_site(s);
 		return;
@@ -219,25 +175,11 @@ int
 site_report_start(struct gateway *gw, enum site_report_format format,
                   struct control_stream *stream, char *err, size_t len)
 {
-	struct shared *sh = gw->shared;
 	struct site *s;
 	const uint32_t *delays;
 	size_t ndelays;
 	int r;
 
-	if (!sh) {
-		snprintf(err, len,
-		         "report --site: this gateway's store is not "
-		         "shared (store = lmdb): its report is the "
-		         "site's");
-		return -EINVAL;
-	}
-	if (!sh->agreed) {
-		snprintf(err, len,
-		         "report --site: the shared store does not "
-		         "answer");
-		return -ENOTCONN;
-	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -247,12 +189,21 @@ site_report_start(struct gateway *gw, enum site_report_format format,
 	r = add_gateway(s, gw->cfg->hostname, grey_get_counters(gw->grey),
 	                gw->stats_since, 0, delays, ndelays);
 	if (r == 0)
-		r = store_redis_scan_reports(sh->c, SHARED_PREFIX, on_figures,
-		                             on_walked, s);
+		r = grey_store_reports(gw->records, on_figures, on_walked, s);
 	if (r < 0) {
 		free_site(s);
-		snprintf(err, len, "report --site: %s", strerror(-r));
-		return r;
+		if (r == -EOPNOTSUPP)
+			snprintf(err, len,
+			         "report --site: this gateway's store is not "
+			         "shared (store = %s): its report is the "
+			         "site's",
+			         gw->cfg->store);
+		else if (r == -ENOTCONN)
+			snprintf(err, len, "report --site: %s does not answer",
+			         grey_store_where(gw->records));
+		else
+			snprintf(err, len, "report --site: %s", strerror(-r));
+		return r == -EOPNOTSUPP ? -EINVAL : r;
 	}
 	s->walking = true;
 	stream->state = s;

@@ -12,11 +12,6 @@
 struct control_stream;
 struct gateway;
 
-/* site_report_save - this gateway's figures to the shared store, if
- * changed (the caller's say), or not written since the last
- * (re)connection or a write that failed. Never waits. */
-void site_report_save(struct gateway *gw, bool changed);
-
 enum site_report_format { SITE_REPORT_TEXT, SITE_REPORT_JSON, SITE_REPORT_SVG };
 
 /*

@@ -13,7 +13,9 @@
 #ifndef GREYGATE_GREY_STORE_H
 #define GREYGATE_GREY_STORE_H
 
+#include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "must_check.h"
@@ -75,6 +77,14 @@ struct grey_store_listener {
 	                uint64_t allows);
 	void *ctx;
 };
+
+/* One other gateway's report figures (grey_stats_encode's record, len
+ * bytes, not yet trusted), written at updated. */
+typedef void grey_store_report_fn(const char *gateway, const void *figures,
+                                  size_t len, int64_t updated, void *ctx);
+/* A walk of the reports is over: err 0 or -errno, records unreadable. */
+typedef void grey_store_reports_done_fn(int err, size_t unreadable,
+                                        void *ctx);
 
 /* Rows of a rebuild between two commits, at most. */
 #define GREY_STORE_REBUILD_COMMIT_EVERY 512
@@ -139,6 +149,19 @@ struct grey_store_ops {
 	 * Return: 0, or -errno (the store could not be read). */
 	int (*follow)(struct grey_store *s,
 	              const struct grey_store_listener *l);
+	/* share_report - this gateway's report figures (grey's, counting
+	 * since), for a store shared with other gateways to hold beside
+	 * theirs; written when changed, or when an earlier write did not
+	 * go through. NULL: a store of one gateway (its figures are the
+	 * site's). */
+	void (*share_report)(struct grey_store *s, const struct grey *grey,
+	                     int64_t since, bool changed);
+	/* reports - every gateway's figures the store holds (this one's
+	 * as written: the caller counts its own as they are now), then
+	 * done, once. Return: 0 (under way), -EOPNOTSUPP (a store of one
+	 * gateway), -ENOTCONN, -errno. */
+	int (*reports)(struct grey_store *s, grey_store_report_fn *fn,
+	               grey_store_reports_done_fn *done, void *ctx);
 	/* free - the backend's own state (not the store it wraps). */
 	void (*free)(struct grey_store *s);
 };
@@ -148,6 +171,9 @@ struct grey_store {
 	const struct grey_store_ops *ops;
 	bool completes_inline; /* fetch always tells done before returning:
 				  the decider needs no record of its own */
+	bool settings_agreed;  /* the greylist's settings are agreed with
+				  other gateways sharing it: a reload here
+				  alone cannot change them */
 };
 
 /* What grey_store_forget returns when the count comes later. */
@@ -229,6 +255,24 @@ static inline const char *
 grey_store_where(const struct grey_store *s)
 {
 	return s->ops->where;
+}
+
+/* grey_store_share_report - see grey_store_ops.share_report. */
+static inline void
+grey_store_share_report(struct grey_store *s, const struct grey *grey,
+                        int64_t since, bool changed)
+{
+	if (s->ops->share_report)
+		s->ops->share_report(s, grey, since, changed);
+}
+
+/* grey_store_reports - see grey_store_ops.reports. */
+static inline int
+grey_store_reports(struct grey_store *s, grey_store_report_fn *fn,
+                   grey_store_reports_done_fn *done, void *ctx)
+{
+	return s->ops->reports ? s->ops->reports(s, fn, done, ctx)
+	                       : -EOPNOTSUPP;
 }
 
 /* grey_store_free - NULL is fine. */

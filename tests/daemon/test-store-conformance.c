@@ -102,9 +102,8 @@ close_backend(void)
 {
 	char cmd[128];
 
-	shared_close(gw.shared);
+	grey_store_free(gw.records); /* (Redis: its connection too) */
 	gw.shared = NULL;
-	grey_store_free(gw.records);
 	grey_free(gw.grey);
 	store_close(gw.store);
 	loop_free(gw.loop);
@@ -353,6 +352,65 @@ follow_story(void)
 	CHECK(f.commits >= 1);
 }
 
+/* --- the report's figures --- */
+
+struct reports_seen {
+	size_t gateways, unreadable;
+	char name[64];
+	bool done;
+	int err;
+};
+
+static void
+report_seen(const char *gateway, const void *figures, size_t len,
+            int64_t updated, void *ctx)
+{
+	struct reports_seen *r = ctx;
+	struct grey_stats st;
+
+	CHECK_INT(grey_stats_decode(figures, len, &st), 0);
+	CHECK_INT(st.counters.attempts, grey_get_counters(gw.grey)->attempts);
+	grey_stats_free(&st);
+	r->gateways++;
+	snprintf(r->name, sizeof(r->name), "%s", gateway);
+}
+
+static void
+reports_done(int err, size_t unreadable, void *ctx)
+{
+	struct reports_seen *r = ctx;
+
+	r->done = true;
+	r->err = err;
+	r->unreadable = unreadable;
+}
+
+/* A store of one gateway holds no site's figures (its own are the
+ * site's); a shared one holds each gateway's share as it wrote it. */
+static void
+report_story(bool shared)
+{
+	static struct reports_seen r;
+	int e;
+
+	memset(&r, 0, sizeof(r));
+	grey_store_share_report(gw.records, gw.grey, t0, true);
+	e = grey_store_reports(gw.records, report_seen, reports_done, &r);
+	if (!shared) {
+		CHECK_INT(e, -EOPNOTSUPP);
+		return;
+	}
+	CHECK_INT(e, 0);
+	LOOP_UNTIL(gw.loop, r.done, 5000);
+	CHECK(r.done);
+	CHECK_INT(r.err, 0);
+	/* (the share is written before the walk reads: one connection
+	 * answers in order) */
+	CHECK_INT(r.gateways, 1);
+	CHECK_STR(r.name, "mx1.test");
+	CHECK_INT(r.unreadable, 0);
+}
+
 /* Forgotten: the pass of 198.51.100.0/24 with its triplets, the trap of
  * 203.0.113.5; a store that answers later is given until a visit finds
  * no pass (no fixed wait: a busy machine only makes it slower). */
@@ -437,6 +495,7 @@ story(const char *backend)
 	CHECK_INT(grey_get_counters(gw.grey)->attempts, 2);
 	walk_story();
 	follow_story();
+	report_story(gw.records->settings_agreed);
 	forget_story();
 }
 
