@@ -27,7 +27,6 @@ struct gateway {
 	struct loop *loop;
 	struct store *store; /* LMDB: the greylist, or (with a shared
 				store) this gateway's own report */
-	struct shared *shared; /* NULL: the greylist is in store */
 	struct grey_store *records; /* the greylist's store, whichever it
 				       is: what the decider asks */
 	struct gateway_decision *decision_starting; /* (decide.c) */

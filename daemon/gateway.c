@@ -510,7 +510,6 @@ gateway_close(struct gateway *gw)
 	 * this gateway's figures here only) */
 	grey_store_free(gw->records);
 	gw->records = NULL;
-	gw->shared = NULL;
 	free(gw->allow);
 	for (int i = 0; i < 4; i++)
 		if (gw->listen_fd[i] >= 0)

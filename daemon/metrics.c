@@ -11,6 +11,7 @@
 #include "config.h"
 #include "fmt.h"
 #include "gateway-int.h"
+#include "grey_store.h"
 #include "json.h"
 #include "metrics.h"
 #include "policy_door.h"
@@ -30,7 +31,7 @@ struct snapshot {
 	uint64_t triplets, passes, traps;
 	uint64_t child_restarts, handoffs_started, handoffs_failed;
 	uint64_t verdicts_unsent, records_refused, set_changes_failed;
-	struct shared_status shared; /* a shared store's (zero: none) */
+	struct grey_store_status shared; /* a shared store's (zero: none) */
 	uint64_t shared_up, shared_disagreed;
 	bool sets_uncounted; /* passes and traps: kept in no count here */
 };
@@ -522,11 +523,15 @@ take_snapshot(struct gateway *gw, struct snapshot *s)
 		s->sets[NFTSET_ALLOW][gw->allow[i].range.family == AF_INET6]++;
 	for (int f = 0; f < 2; f++) {
 		int family = f ? AF_INET6 : AF_INET;
+		int64_t passes = grey_store_count(gw->records,
+		                                  GREY_STORE_PASSES, family);
+		int64_t traps = grey_store_count(gw->records, GREY_STORE_TRAPS,
+		                                 family);
 
-		s->sets[NFTSET_PASS][f] =
-		        store_count_clients(gw->store, STORE_PASS, family);
-		s->sets[NFTSET_TRAP][f] =
-		        store_count_clients(gw->store, STORE_TRAP, family);
+		/* (a store every gateway writes keeps no count here) */
+		s->sets_uncounted = passes < 0 || traps < 0;
+		s->sets[NFTSET_PASS][f] = passes < 0 ? 0 : (uint64_t)passes;
+		s->sets[NFTSET_TRAP][f] = traps < 0 ? 0 : (uint64_t)traps;
 	}
 	s->triplets = store_count(gw->store, -1);
 	s->passes = store_count(gw->store, STORE_PASS);
@@ -537,12 +542,9 @@ take_snapshot(struct gateway *gw, struct snapshot *s)
 	s->verdicts_unsent = gw->verdicts_unsent;
 	s->records_refused = gw->records_refused;
 	s->set_changes_failed = gw->set_changes_failed;
-	if (gw->shared) {
-		shared_get_status(gw->shared, &s->shared);
-		s->shared_up = s->shared.up;
-		s->shared_disagreed = s->shared.disagreed;
-		s->sets_uncounted = true;
-	}
+	grey_store_get_status(gw->records, &s->shared);
+	s->shared_up = s->shared.up;
+	s->shared_disagreed = s->shared.disagreed;
 }
 
 /* On a shared store the pass and trap sets are fed by every gateway and
@@ -611,8 +613,7 @@ metrics_status_text(struct gateway *gw, FILE *out)
 		fprintf(out, " (passes and traps: from every gateway, counted "
 		             "nowhere here: nft list set inet %s pass4)",
 		        cfg->table);
-	if (gw->shared) {
-		/* The sets' counts come from the LMDB store: none here. */
+	if (s.shared.remote) {
 		fprintf(out, "\nstore:     %s, ", s.shared.where);
 		if (s.shared.up)
 			fprintf(out,
@@ -716,7 +717,7 @@ metrics_status_json(struct gateway *gw, FILE *out)
 	json_figures(&s, "policy", false, out);
 	fputs("},\"sensor\":{", out);
 	json_figures(&s, "sensor", true, out);
-	if (gw->shared) {
+	if (s.shared.remote) {
 		fputs("},\"shared\":{\"where\":", out);
 		json_put_string(out, s.shared.where);
 		fprintf(out, ",\"following\":%s,\"lag_ms\":%" PRId64
@@ -773,8 +774,9 @@ metrics_exposition(struct gateway *gw, FILE *out)
 	              "gauge", out);
 	fprintf(out, "greygate_start_time_seconds %" PRId64 "\n", gw->started);
 	for (size_t f = 0; f < NFAMILIES; f++) {
-		if (!gw->shared && !strncmp(families[f].name, "shared_", 7))
-			continue; /* LMDB: no shared store to tell of */
+		if (!s.shared.remote &&
+		    !strncmp(families[f].name, "shared_", 7))
+			continue; /* no shared store to tell of */
 		family_header(families[f].name, families[f].help,
 		              families[f].type == COUNTER ? "counter" : "gauge",
 		              out);

@@ -786,6 +786,9 @@ redis_forget(struct grey_store *s, const struct grey_client *key,
 	return GREY_STORE_UNDER_WAY;
 }
 
+static void redis_status(const struct grey_store *s,
+                         struct grey_store_status *out);
+
 struct shared *
 shared_of(struct grey_store *s)
 {
@@ -805,6 +808,7 @@ static const struct grey_store_ops redis_ops = {
 	.follow = shared_follow,
 	.share_report = shared_share_report,
 	.reports = shared_reports,
+	.status = redis_status,
 	.free = redis_free,
 };
 
@@ -974,7 +978,6 @@ shared_open(struct gateway *gw, char *err)
 		free(sh);
 		return -ENOMEM;
 	}
-	gw->shared = sh;
 	sh->gw = gw;
 	ss->base.ops = &redis_ops;
 	ss->base.settings_agreed = true;
@@ -1064,10 +1067,12 @@ shared_close(struct shared *sh)
 	free(sh);
 }
 
-void
-shared_get_status(const struct shared *sh, struct shared_status *out)
+static void
+redis_status(const struct grey_store *s, struct grey_store_status *out)
 {
-	memset(out, 0, sizeof(*out));
+	const struct shared *sh = ((const struct shared_store *)s)->sh;
+
+	out->remote = true;
 	out->where = sh->gw->cfg->store;
 	out->up = sh->agreed;
 	out->disagreed = sh->disagreed;

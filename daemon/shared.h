@@ -40,27 +40,6 @@ int shared_open(struct gateway *gw, char *err);
  * decisions are told -ECANCELED. NULL ok. */
 void shared_close(struct shared *sh);
 
-/* What the store is doing, for status and metrics. */
-struct shared_status {
-	const char *where;      /* the store's URL */
-	bool up;                /* connected, authenticated and agreed */
-	bool disagreed;         /* the store holds other settings: this
-	                           gateway yields (last_error says which) */
-	bool following;         /* the stream is read */
-	const char *last_error; /* "" if none */
-	int64_t down_since;     /* 0 while up */
-	uint64_t decisions, from_nothing, busy;
-	uint64_t from_known;  /* of from_nothing: a pass known here found */
-	uint64_t passes_known; /* every gateway's passes, known here */
-	uint64_t restored; /* passes known here written back into the store */
-	uint64_t name_clash;   /* 1: another gateway uses this one's name */
-	uint64_t writes, writes_failed, waiting, waiting_dropped;
-	uint64_t records_bad;
-	uint64_t events, own_events, reconciles, reconciled;
-	uint64_t allows_sent, allows_failed, allows_taken;
-	int64_t lag_ms; /* the last event's age when applied */
-};
 
-void shared_get_status(const struct shared *sh, struct shared_status *out);
 
 #endif

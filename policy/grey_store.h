@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "must_check.h"
 #include "policy.h"
@@ -76,6 +77,31 @@ struct grey_store_listener {
 	void (*rebuilt)(void *ctx, int err, uint64_t passes, uint64_t traps,
 	                uint64_t allows);
 	void *ctx;
+};
+
+/* What a store says of itself, for status and metrics. A store of this
+ * gateway's alone (LMDB, memory) says nothing here (remote false: its
+ * figures are its own, store_get_counters); one reached over the
+ * network, shared with other gateways, says how it is doing. */
+struct grey_store_status {
+	bool remote;            /* the figures below apply */
+	const char *where;      /* the store's URL */
+	bool up;                /* connected, authenticated and agreed */
+	bool disagreed;         /* the store holds other settings: this
+	                           gateway yields (last_error says which) */
+	bool following;         /* the stream is read */
+	const char *last_error; /* "" if none */
+	int64_t down_since;     /* 0 while up */
+	uint64_t decisions, from_nothing, busy;
+	uint64_t from_known;   /* of from_nothing: a pass known here found */
+	uint64_t passes_known; /* every gateway's passes, known here */
+	uint64_t restored; /* passes known here written back into the store */
+	uint64_t name_clash; /* 1: another gateway uses this one's name */
+	uint64_t writes, writes_failed, waiting, waiting_dropped;
+	uint64_t records_bad;
+	uint64_t events, own_events, reconciles, reconciled;
+	uint64_t allows_sent, allows_failed, allows_taken;
+	int64_t lag_ms; /* the last event's age when applied */
 };
 
 /* One other gateway's report figures (grey_stats_encode's record, len
@@ -162,6 +188,14 @@ struct grey_store_ops {
 	 * gateway), -ENOTCONN, -errno. */
 	int (*reports)(struct grey_store *s, grey_store_report_fn *fn,
 	               grey_store_reports_done_fn *done, void *ctx);
+	/* status - how the store is doing (NULL: nothing to say). */
+	void (*status)(const struct grey_store *s,
+	               struct grey_store_status *out);
+	/* count - the live pass (or trap) records of one family, kept as
+	 * a count: -EOPNOTSUPP where no count is kept here (a shared
+	 * store's: every gateway writes them). NULL: likewise. */
+	int64_t (*count)(const struct grey_store *s, enum grey_store_table t,
+	                 int family);
 	/* free - the backend's own state (not the store it wraps). */
 	void (*free)(struct grey_store *s);
 };
@@ -273,6 +307,24 @@ grey_store_reports(struct grey_store *s, grey_store_report_fn *fn,
 {
 	return s->ops->reports ? s->ops->reports(s, fn, done, ctx)
 	                       : -EOPNOTSUPP;
+}
+
+/* grey_store_get_status - see grey_store_ops.status (zeroed first). */
+static inline void
+grey_store_get_status(const struct grey_store *s,
+                      struct grey_store_status *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (s->ops->status)
+		s->ops->status(s, out);
+}
+
+/* grey_store_count - see grey_store_ops.count. */
+static inline int64_t
+grey_store_count(const struct grey_store *s, enum grey_store_table t,
+                 int family)
+{
+	return s->ops->count ? s->ops->count(s, t, family) : -EOPNOTSUPP;
 }
 
 /* grey_store_free - NULL is fine. */

@@ -186,6 +186,18 @@ lmdb_follow(struct grey_store *s, const struct grey_store_listener *l)
 	return 0;
 }
 
+static int64_t
+lmdb_count(const struct grey_store *s, enum grey_store_table t, int family)
+{
+	const struct grey_store_lmdb *l = (const struct grey_store_lmdb *)s;
+
+	if (t == GREY_STORE_TRIPLETS)
+		return (int64_t)store_count(l->store, -1);
+	return (int64_t)store_count_clients(
+	        l->store, t == GREY_STORE_PASSES ? STORE_PASS : STORE_TRAP,
+	        family);
+}
+
 static void
 lmdb_free(struct grey_store *s)
 {
@@ -202,6 +214,7 @@ static const struct grey_store_ops lmdb_ops = {
 	.walk_more = lmdb_walk_more,
 	.walk_end = lmdb_walk_end,
 	.follow = lmdb_follow,
+	.count = lmdb_count,
 	.free = lmdb_free,
 };
 

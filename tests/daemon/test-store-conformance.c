@@ -92,8 +92,9 @@ open_redis(void)
 		exit(1);
 	}
 	CHECK(gw.records);
-	struct shared_status st;
-	shared_get_status(gw.shared, &st);
+	struct grey_store_status st;
+	grey_store_get_status(gw.records, &st);
+	CHECK(st.remote);
 	CHECK(st.up);
 }
 
@@ -103,7 +104,6 @@ close_backend(void)
 	char cmd[128];
 
 	grey_store_free(gw.records); /* (Redis: its connection too) */
-	gw.shared = NULL;
 	grey_free(gw.grey);
 	store_close(gw.store);
 	loop_free(gw.loop);
@@ -502,11 +502,18 @@ story(const char *backend)
 static void
 test_lmdb(void)
 {
+	struct grey_store_status st;
+
 	open_lmdb();
 	CHECK_STR(grey_store_name(gw.records), "lmdb");
+	grey_store_get_status(gw.records, &st);
+	CHECK(!st.remote); /* (its figures are the file's own) */
 	story("lmdb");
 	CHECK_INT(store_count(gw.store, STORE_PASS), 0);
 	CHECK_INT(store_count(gw.store, STORE_TRAP), 0);
+	/* (after the forget's story: the pass and the trap gone) */
+	CHECK_INT(grey_store_count(gw.records, GREY_STORE_PASSES, AF_INET), 0);
+	CHECK_INT(grey_store_count(gw.records, GREY_STORE_TRIPLETS, 0), 3);
 	close_backend();
 }
 
@@ -536,6 +543,9 @@ test_redis(void)
 	CHECK_STR(grey_store_name(gw.records), "redis");
 	story("redis");
 	CHECK_INT(store_count(gw.store, STORE_PASS), 0);
+	/* every gateway writes the passes: no count kept here */
+	CHECK_INT(grey_store_count(gw.records, GREY_STORE_PASSES, AF_INET),
+	          -EOPNOTSUPP);
 	close_backend();
 }
 
