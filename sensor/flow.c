@@ -694,6 +694,39 @@ decode_ipv6(struct sensor *s, struct segment *seg, const uint8_t *p,
 	return decode_tcp(seg, p + off, len - off) ? 1 : -1;
 }
 
+/* NFLOG (an nft "log group" rule, captured on libpcap's nflog:GROUP):
+ * a 4-byte header (address family, version, group), then attributes,
+ * each a length and a type in the host's byte order (the capture is the
+ * kernel's, read on the same machine), padded to 4 bytes; the packet is
+ * the payload attribute's, from its IP header on.
+ * Return: the IP packet's offset with *len and *etype set, or 0 (no
+ * packet in it: not decoded). */
+#define NFLOG_PAYLOAD 9
+
+static size_t
+nflog_packet(const uint8_t *data, size_t caplen, size_t *len, uint16_t *etype)
+{
+	size_t off = 4;
+
+	if (caplen < 4 || (data[0] != AF_INET && data[0] != AF_INET6))
+		return 0;
+	*etype = data[0] == AF_INET ? 0x0800 : 0x86dd;
+	while (off + 4 <= caplen) {
+		uint16_t tlv_len, type;
+
+		memcpy(&tlv_len, data + off, 2);
+		memcpy(&type, data + off + 2, 2);
+		if (tlv_len < 4 || tlv_len > caplen - off)
+			return 0;
+		if ((type & 0x7fff) == NFLOG_PAYLOAD) {
+			*len = tlv_len - 4u;
+			return off + 4;
+		}
+		off += (tlv_len + 3u) & ~3u;
+	}
+	return 0;
+}
+
 void
 sensor_frame(struct sensor *s, int linktype, const struct timeval *ts,
 	     const uint8_t *data, size_t caplen)
@@ -746,6 +779,15 @@ sensor_frame(struct sensor *s, int linktype, const struct timeval *ts,
 			goto bad;
 		etype = (data[0] >> 4) == 4 ? 0x0800 : 0x86dd;
 		break;
+	case DLT_NFLOG: {
+		size_t len = 0;
+
+		off = nflog_packet(data, caplen, &len, &etype);
+		if (!off)
+			goto bad;
+		caplen = off + len;
+		break;
+	}
 	default:
 		goto bad;
 	}

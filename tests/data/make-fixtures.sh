@@ -10,7 +10,12 @@
 #                       accepted
 #   smtp-vlan.pcap      smtp-plain (802.1Q tag) then smtp-pipe (QinQ)
 #   smtp-any.pcap       captured on "any" (Linux cooked headers), v4 + v6
+#   smtp-nflog.pcap     the same sessions as smtp-any, through an nft
+#                       "log group" rule on nflog:5 (NFLOG headers): how
+#                       greygated's sensor hears the fast path
 # The triplets the tests expect are in test-sensor-fixtures.sh.
+#   make-fixtures.sh [NAME...]   only those (smtp-nflog, ...); all by
+#                                default
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/netns.sh"
@@ -34,13 +39,19 @@ smtpd_recipient_restrictions = check_recipient_access inline:{refused@example.or
 postfix_start mx
 postfix_wait_listening mx 203.0.113.1 || netns_die "postfix is not up"
 
+wanted() { [ ${#only[@]} = 0 ] || [[ " ${only[*]} " == *" $1 "* ]]; }
+only=("$@")
+
 capture() { # NAME [-i IFACE]: tcpdump while the rest of the args run
-	local name=$1 pid iface=$dev
+	local name=$1 pid iface=$dev filter='tcp port 25'
 	shift
 	if [ "$1" = -i ]; then iface=$2; shift 2; fi
+	wanted "$name" || return 0
+	# (libpcap has no filters for NFLOG: the nft rule chose)
+	[[ "$iface" == nflog:* ]] && filter=''
 	# Not through nsx: $! must be tcpdump itself (ip netns exec execs it).
 	ip netns exec "$(netns_ns gw)" tcpdump -i "$iface" -U -s 0 \
-		-w "$here/$name.pcap" 'tcp port 25' 2>/dev/null &
+		-w "$here/$name.pcap" $filter 2>/dev/null &
 	pid=$!
 	sleep 1
 	"$@"
@@ -81,8 +92,24 @@ capture smtp-pipe pipe
 capture smtp-tls tls
 capture smtp-refused refused
 capture smtp-any -i any any
+# Both ways of SMTP, logged to NFLOG group 5 (after NAT, as greygate's
+# fast-path rules are).
+nsx gw nft -f - <<'NFT'
+table inet fixture {
+	chain pre {
+		type filter hook prerouting priority 0
+		tcp dport 25 log group 5
+	}
+	chain post {
+		type filter hook postrouting priority 0
+		tcp sport 25 log group 5
+	}
+}
+NFT
+capture smtp-nflog -i nflog:5 any
 # The plain and pipelined sessions again, as 802.1Q (one tag) and QinQ
 # (two tags) frames.
-python3 "$here/vlan-tag.py" "$here/smtp-plain.pcap" "$here/smtp-pipe.pcap" \
-	"$here/smtp-vlan.pcap"
+wanted smtp-vlan &&
+	python3 "$here/vlan-tag.py" "$here/smtp-plain.pcap" \
+		"$here/smtp-pipe.pcap" "$here/smtp-vlan.pcap"
 ls -l "$here"/*.pcap

@@ -25,7 +25,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const int links[] = {DLT_EN10MB, DLT_LINUX_SLL, 276, DLT_RAW,
-				    DLT_NULL};
+				    DLT_NULL, DLT_NFLOG};
 	struct sensor_config cfg;
 	struct sensor *s;
 	struct timeval ts = {1700000000, 0};

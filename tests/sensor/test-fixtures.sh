@@ -3,7 +3,8 @@
 # greygate-sniff on the captures in tests/data (made with real Postfix,
 # swaks and tcpdump by tests/data/make-fixtures.sh): the exact triplets
 # and replies, over IPv4, IPv6, PIPELINING, STARTTLS, 802.1Q and QinQ,
-# Linux cooked ("any") captures, and a capture of one direction only.
+# Linux cooked ("any") captures, NFLOG (nflog:GROUP) captures, and a
+# capture of one direction only.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 data=$here/../data
@@ -46,6 +47,10 @@ expect "$data/smtp-refused.pcap" "\
 expect "$data/smtp-any.pcap" "\
 203.0.113.10 any.sender.test a4@sender.test cooked@example.org 250
 2001:db8:1::10 any6.sender.test a6@sender.test cooked6@example.org 250"
+
+# The same sessions through an nft "log group" rule (NFLOG headers),
+# as greygated's sensor hears the fast path.
+expect "$data/smtp-nflog.pcap" "$(rcpts "$data/smtp-any.pcap")"
 
 expect "$data/smtp-vlan.pcap" "$(rcpts "$data/smtp-plain.pcap")
 $(rcpts "$data/smtp-pipe.pcap")"
