@@ -72,6 +72,8 @@ static const struct key keys[] = {
 	{"gateway", "interface", K_IFACE, F(interface), 1, 0, RESTART, 0},
 	{"gateway", "capture_buffer", K_BYTES, F(capture_buffer), 256 << 10,
 	 1024ull << 20, RESTART, 0},
+	{"gateway", "nflog_group", K_U32, F(nflog_group), 0, 65535, RESTART,
+	 0},
 	{"gateway", "smtp_port", K_PORT, F(nft.smtp_port), 1, 65535, RESTART,
 	 0},
 	{"gateway", "tarpit_port", K_PORT, F(nft.tarpit_port), 1, 65535,
@@ -246,6 +248,15 @@ config_derive(struct config *cfg)
 	cfg->nft.pass_prefix6 = cfg->grey.prefix6;
 	/* Greylist only what the sensor can see. */
 	cfg->nft.iifname = strcmp(cfg->interface, "any") ? cfg->interface : NULL;
+	/* The fast path alone, logged by greygate's own rules, or every
+	 * port-25 packet of the interface. */
+	cfg->nft.sensor_group = (uint16_t)cfg->nflog_group;
+	if (cfg->nflog_group)
+		snprintf(cfg->capture_device, sizeof(cfg->capture_device),
+		         "nflog:%u", cfg->nflog_group);
+	else
+		snprintf(cfg->capture_device, sizeof(cfg->capture_device),
+		         "%s", cfg->interface);
 	/* Without a stutter, trapped clients meet the plain tarpit. */
 	cfg->nft.trap_port = cfg->tarpit.stutter_ms ? cfg->trap_port : 0;
 }

@@ -89,6 +89,11 @@ struct config {
 	char user[64];         /* the unprivileged child's user (greygate) */
 	bool seccomp;          /* the child's system call filter (yes) */
 	uint32_t capture_buffer; /* the capture's kernel ring, bytes (8 MiB) */
+	uint32_t nflog_group;  /* the sensor hears the fast path alone, from
+				  this NFLOG group (0: captures every
+				  port-25 packet on interface) */
+	char capture_device[64]; /* ... what it captures on: interface or
+				    "nflog:GROUP" (made) */
 	char metrics_listen[80]; /* HOST:PORT of the metrics listener, or "" */
 	struct sockaddr_storage metrics_addr; /* ... parsed */
 	socklen_t metrics_addr_len;

@@ -476,13 +476,13 @@ supervise_check_capture(struct gateway *gw, char *err)
 {
 	struct sensor_capture *cap;
 	char perr[256] = "";
-	int r = sensor_capture_open_live(gw->cfg->interface,
+	int r = sensor_capture_open_live(gw->cfg->capture_device,
 					 (int)gw->cfg->capture_buffer,
 					 &gw->cfg->sensor, &cap, perr);
 
 	if (r < 0)
-		snprintf(err, 512, "capture on %s: %s", gw->cfg->interface,
-			 perr);
+		snprintf(err, 512, "capture on %s: %s",
+		         gw->cfg->capture_device, perr);
 	else
 		sensor_capture_close(cap);
 	return r;
@@ -508,7 +508,8 @@ send_config(struct gateway *gw, int sock)
 				     ? cfg->handoff.timeout_ms + 1000
 				     : VERDICT_WAIT_MS;
 	c->handoff_ms = cfg->handoff.timeout_ms;
-	snprintf(c->interface, sizeof(c->interface), "%s", cfg->interface);
+	snprintf(c->interface, sizeof(c->interface), "%s",
+	         cfg->capture_device);
 	snprintf(c->user, sizeof(c->user), "%s", cfg->user);
 	snprintf(c->hostname, sizeof(c->hostname), "%s", cfg->hostname);
 	snprintf(c->capabilities, sizeof(c->capabilities), "%s",
@@ -601,7 +602,7 @@ spawn(struct gateway *gw, char *err)
 		return r;
 	}
 	log_info("child %d started (sensor on %s, tarpit on port %u)", pid,
-		 gw->cfg->interface, gw->cfg->nft.tarpit_port);
+		 gw->cfg->capture_device, gw->cfg->nft.tarpit_port);
 	return 0;
 }
 

@@ -42,6 +42,11 @@ struct nftset_config {
 	 * this host) and prerouting (MTA behind), so a policy route takes
 	 * them back to greygated. 0: no such chains. */
 	uint32_t handoff_mark;
+	/* The sensor's NFLOG group: SMTP of allowed and passed clients,
+	 * both ways, is logged there (chains sensor_in, sensor_out) for it
+	 * to hear the fast path only. 0: no such chains (it captures on
+	 * the interface). */
+	uint16_t sensor_group;
 };
 
 /* An address prefix: a network or, at full length, one address. */

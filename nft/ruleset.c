@@ -22,6 +22,10 @@
  *     and from it onto the MTA's answers, local (output, rerouted) or
  *     from behind (prerouting), for the policy route that takes them back
  *     to greygated (daemon/handoff_route.c).
+ *   chains sensor_in (filter, prerouting) and sensor_out (filter,
+ *     postrouting), when the sensor hears NFLOG:
+ *       tcp dport SMTP [iifname IFACE] ip saddr @allow4 log group G
+ *       (and @pass4, ip6 and the v6 sets; out: sport, oifname, daddr)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -365,23 +369,29 @@ add_mark_set(struct nftnl_rule *r, bool on_ct)
 	add_expr(r, e);
 }
 
-/* meta l4proto tcp; tcp dport PORT */
+/* meta l4proto tcp; tcp sport PORT (source) or dport PORT */
 static void
-add_tcp_dport(struct nftnl_rule *r, uint16_t port)
+add_tcp_port(struct nftnl_rule *r, bool source, uint16_t port)
 {
 	uint8_t tcp = IPPROTO_TCP;
 	uint16_t nport = htons(port);
 
 	add_meta(r, NFT_META_L4PROTO);
 	add_cmp(r, NFT_CMP_EQ, &tcp, sizeof(tcp));
-	add_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2);
+	add_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, source ? 0 : 2, 2);
 	add_cmp(r, NFT_CMP_EQ, &nport, sizeof(nport));
 }
 
-/* meta nfproto FAMILY; ip(6) saddr [& MASK] @SET */
 static void
-add_saddr_in(struct nftnl_rule *r, const struct nftset_config *cfg,
-	     enum nftset_kind kind, int family)
+add_tcp_dport(struct nftnl_rule *r, uint16_t port)
+{
+	add_tcp_port(r, false, port);
+}
+
+/* meta nfproto FAMILY; ip(6) saddr (source) or daddr [& MASK] @SET */
+static void
+add_addr_in(struct nftnl_rule *r, const struct nftset_config *cfg,
+            enum nftset_kind kind, int family, bool source)
 {
 	uint8_t nfproto = family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6;
 	unsigned len = family == AF_INET ? 4 : 16;
@@ -391,15 +401,36 @@ add_saddr_in(struct nftnl_rule *r, const struct nftset_config *cfg,
 	add_meta(r, NFT_META_NFPROTO);
 	add_cmp(r, NFT_CMP_EQ, &nfproto, sizeof(nfproto));
 	if (family == AF_INET)
-		add_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 12, 4);
+		add_payload(r, NFT_PAYLOAD_NETWORK_HEADER, source ? 12 : 16,
+		            4);
 	else
-		add_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 8, 16);
+		add_payload(r, NFT_PAYLOAD_NETWORK_HEADER, source ? 8 : 24,
+		            16);
 	if (bits < len * 8) {
 		for (unsigned i = 0; i < bits; i++)
 			mask[i / 8] |= (uint8_t)(0x80 >> (i % 8));
 		add_bitwise(r, mask, len);
 	}
 	add_lookup(r, kind, family);
+}
+
+static void
+add_saddr_in(struct nftnl_rule *r, const struct nftset_config *cfg,
+	     enum nftset_kind kind, int family)
+{
+	add_addr_in(r, cfg, kind, family, true);
+}
+
+/* log group GROUP (the whole packet) */
+static void
+add_log(struct nftnl_rule *r, uint16_t group)
+{
+	struct nftnl_expr *e = expr_new("log");
+
+	if (!e)
+		return;
+	nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, group);
+	add_expr(r, e);
 }
 
 static struct nftnl_rule *
@@ -509,6 +540,51 @@ put_prerouting_rules(struct nft_batch *b, const struct nftset_config *cfg)
 		add_redirect(r, cfg->tarpit_port);
 	}
 	return put_rule(b, r);
+}
+
+/* The sensor hears the fast path only: SMTP of the clients the prerouting
+ * chain lets through (the allow and pass sets), both ways, logged to its
+ * NFLOG group; greylisted and trapped clients' packets were redirected
+ * (their port is the tarpit's by now, after NAT) and never reach it. In
+ * on prerouting, out on postrouting, both after the redirect and before
+ * the replies' NAT is undone. */
+static int
+put_sensor_rules(struct nft_batch *b, const struct nftset_config *cfg)
+{
+	static const enum nftset_kind kinds[] = {NFTSET_ALLOW, NFTSET_PASS};
+	static const int families[] = {AF_INET, AF_INET6};
+	char name[IFNAMSIZ] = {0};
+	struct nftnl_rule *r;
+	int rc;
+
+	if (cfg->iifname)
+		strncpy(name, cfg->iifname, sizeof(name) - 1);
+	rc = put_chain(b, cfg, "sensor_in", "filter", NF_INET_PRE_ROUTING,
+	               NF_IP_PRI_FILTER);
+	if (!rc)
+		rc = put_chain(b, cfg, "sensor_out", "filter",
+		               NF_INET_POST_ROUTING, NF_IP_PRI_FILTER);
+	for (int in = 1; !rc && in >= 0; in--)
+		for (size_t f = 0; !rc && f < 2; f++)
+			for (size_t k = 0; !rc && k < 2; k++) {
+				r = rule_new(cfg, in ? "sensor_in"
+				                     : "sensor_out");
+				if (r) {
+					add_tcp_port(r, !in, cfg->smtp_port);
+					if (name[0]) {
+						add_meta(r,
+						         in ? NFT_META_IIFNAME
+						            : NFT_META_OIFNAME);
+						add_cmp(r, NFT_CMP_EQ, name,
+						        sizeof(name));
+					}
+					add_addr_in(r, cfg, kinds[k],
+					            families[f], in);
+					add_log(r, cfg->sensor_group);
+				}
+				rc = put_rule(b, r);
+			}
+	return rc;
 }
 
 static int
@@ -642,5 +718,7 @@ nft_ruleset_build(struct nft_batch *b, const struct nftset_config *cfg,
 	}
 	if (!r && cfg->handoff_mark)
 		r = put_handoff_mark_rules(b, cfg);
+	if (!r && cfg->sensor_group)
+		r = put_sensor_rules(b, cfg);
 	return r;
 }

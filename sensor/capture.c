@@ -130,7 +130,10 @@ sensor_capture_open_live(const char *iface, int buffer_bytes,
 		pcap_close(p);
 		return r;
 	}
-	if (set_filter(p, cfg, err) < 0 || pcap_setnonblock(p, 1, perr) < 0) {
+	/* NFLOG: greygate's rules chose the packets (libpcap has no
+	 * filters for it). */
+	if ((pcap_datalink(p) != DLT_NFLOG && set_filter(p, cfg, err) < 0) ||
+	    pcap_setnonblock(p, 1, perr) < 0) {
 		if (!err[0])
 			snprintf(err, 256, "%s: %s", iface, perr);
 		pcap_close(p);
