@@ -16,6 +16,9 @@
 # is given back), with a well-behaved client served meanwhile. With
 # GREYGATE_REF_BUILD set to another build (of an earlier commit, say),
 # greygate whole is run again from that build, as its reference.
+# Then greygate whole again, fresh, with its sensor on the interface and
+# on NFLOG ([gateway] nflog_group: the fast path alone) in turns, with
+# what the sensor read and what its capture dropped.
 # Run as root after a build:  bench/tarpit-bench.sh [SECONDS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../tests/integration" && pwd)
@@ -153,6 +156,30 @@ release
 sleep 2
 run_load "greygate whole" 25 "$child" "$GG_PID"
 ggctl status --json | jq -c '{sensor: .sensor, tarpit: .tarpit}'
+# What the sensor hears under the flood: every port-25 packet of the
+# interface (the default), or the fast path alone ([gateway] nflog_group:
+# greygate's rules log only allowed and passed clients' SMTP), each
+# freshly started, in turns; with the packets the sensor read and those
+# the capture dropped during that run.
+echo "== greygate whole, the sensor on the interface and on NFLOG, fresh, in turns"
+sensor_fresh() { # NAME EXTRA-CONF
+	kill "$GG_PID"
+	wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "greygated did not stop"
+	rm -rf "$NETNS_TMP/store"
+	mkdir -p "$NETNS_TMP/store"
+	greygated_conf "log_level = info
+$2
+$FLOOD_TARPIT_CONF"
+	greygated_start
+	run_load "$1" 25 "$(ggctl status --json | jq -r .child.pid)" "$GG_PID"
+	sleep 2 # (the child's last figures)
+	printf '%-22s sensor: %s\n' "$1" "$(ggctl status --json |
+		jq -c '.sensor | {packets, pcap_dropped, rcpts}')"
+}
+for turn in 1 2; do
+	sensor_fresh "greygate, interface" ""
+	sensor_fresh "greygate, nflog" "nflog_group = 2525"
+done
 if [ -n "${GREYGATE_REF_BUILD:-}" ]; then
 	# Each freshly started, with an empty store, in turns: the same
 	# conditions for both (the runs above follow the memory tests).

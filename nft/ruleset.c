@@ -46,9 +46,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "expr.h"
 #include "internal.h"
-
-#define SET_ID_BASE 0x6767 /* batch-local ids for rules to find new sets */
 
 static void
 set_comment(const struct nftset_config *cfg, enum nftset_kind kind,
@@ -66,26 +65,8 @@ set_comment(const struct nftset_config *cfg, enum nftset_kind kind,
 		snprintf(buf, len, "greygate: clients that hit a greytrap");
 }
 
-/* The source address bits a set's keys have: mask for the lookup. */
-static unsigned
-key_bits(const struct nftset_config *cfg, enum nftset_kind kind, int family)
-{
-	unsigned full = family == AF_INET ? 32 : 128;
-
-	if (kind == NFTSET_PASS)
-		return family == AF_INET ? cfg->pass_prefix4
-					 : cfg->pass_prefix6;
-	return full;
-}
-
 static const char *const counter_names[] = {"allowed", "passed", "trapped",
 					    "greylisted"};
-
-static uint32_t
-set_id(enum nftset_kind kind, int family)
-{
-	return SET_ID_BASE + (uint32_t)kind * 2 + (family == AF_INET6);
-}
 
 /* Puts one object's message into the batch. */
 #define BATCH_PUT(b, type, flags, build_payload, obj)                          \
@@ -161,7 +142,7 @@ put_set(struct nft_batch *b, const struct nftset_config *cfg,
 	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
 	nftnl_set_set_str(s, NFTNL_SET_TABLE, cfg->table);
 	nftnl_set_set_str(s, NFTNL_SET_NAME, nftset_set_name(kind, family));
-	nftnl_set_set_u32(s, NFTNL_SET_ID, set_id(kind, family));
+	nftnl_set_set_u32(s, NFTNL_SET_ID, nft_set_id(kind, family));
 	nftnl_set_set_u32(s, NFTNL_SET_FLAGS,
 			  kind == NFTSET_ALLOW ? NFT_SET_INTERVAL | NFT_SET_TIMEOUT
 					       : NFT_SET_TIMEOUT);
@@ -204,241 +185,12 @@ put_chain(struct nft_batch *b, const struct nftset_config *cfg,
 	return r;
 }
 
-/* --- expressions --- */
-
-/* A rule missing one of its expressions must not be sent: without its
- * comparison, "mark & M != 0 accept" accepts everything. An expression
- * that cannot be made marks the rule being built as lost; put_rule then
- * refuses it. */
-static bool expr_lost;
-
-static struct nftnl_expr *
-expr_new(const char *name)
-{
-	struct nftnl_expr *e = nftnl_expr_alloc(name);
-
-	if (!e)
-		expr_lost = true;
-	return e;
-}
-
-static void
-add_expr(struct nftnl_rule *r, struct nftnl_expr *e)
-{
-	if (e)
-		nftnl_rule_add_expr(r, e);
-}
-
-static void
-add_meta(struct nftnl_rule *r, uint32_t key)
-{
-	struct nftnl_expr *e = expr_new("meta");
-
-	if (!e)
-		return;
-	nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG_1);
-	add_expr(r, e);
-}
-
-static void
-add_cmp(struct nftnl_rule *r, uint32_t op, const void *data, uint32_t len)
-{
-	struct nftnl_expr *e = expr_new("cmp");
-
-	if (!e)
-		return;
-	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG_1);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, op);
-	nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len);
-	add_expr(r, e);
-}
-
-static void
-add_payload(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_t len)
-{
-	struct nftnl_expr *e = expr_new("payload");
-
-	if (!e)
-		return;
-	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, base);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, off);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG_1);
-	add_expr(r, e);
-}
-
-/* reg1 &= mask (len bytes) */
-static void
-add_bitwise(struct nftnl_rule *r, const void *mask, uint32_t len)
-{
-	static const uint8_t zero[16];
-	struct nftnl_expr *e = expr_new("bitwise");
-
-	if (!e)
-		return;
-	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, len);
-	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, mask, len);
-	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, zero, len);
-	add_expr(r, e);
-}
-
-static void
-add_lookup(struct nftnl_rule *r, enum nftset_kind kind, int family)
-{
-	struct nftnl_expr *e = expr_new("lookup");
-
-	if (!e)
-		return;
-	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG_1);
-	nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET,
-			   nftset_set_name(kind, family));
-	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, set_id(kind, family));
-	add_expr(r, e);
-}
-
-static void
-add_counter(struct nftnl_rule *r, const char *name)
-{
-	struct nftnl_expr *e = expr_new("objref");
-
-	if (!e)
-		return;
-	nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_IMM_TYPE, NFT_OBJECT_COUNTER);
-	nftnl_expr_set_str(e, NFTNL_EXPR_OBJREF_IMM_NAME, name);
-	add_expr(r, e);
-}
-
-static void
-add_verdict(struct nftnl_rule *r, int verdict)
-{
-	struct nftnl_expr *e = expr_new("immediate");
-
-	if (!e)
-		return;
-	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)verdict);
-	add_expr(r, e);
-}
-
-static void
-add_redirect(struct nftnl_rule *r, uint16_t port)
-{
-	uint16_t nport = htons(port);
-	struct nftnl_expr *imm = expr_new("immediate");
-	struct nftnl_expr *e = expr_new("redir");
-
-	if (imm) {
-		nftnl_expr_set_u32(imm, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
-		nftnl_expr_set(imm, NFTNL_EXPR_IMM_DATA, &nport, sizeof(nport));
-		add_expr(r, imm);
-	}
-	if (e) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN, NFT_REG_1);
-		add_expr(r, e);
-	}
-}
-
-/* ct KEY into reg1 */
-static void
-add_ct(struct nftnl_rule *r, uint32_t key)
-{
-	struct nftnl_expr *e = expr_new("ct");
-
-	if (!e)
-		return;
-	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, key);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
-	add_expr(r, e);
-}
-
-/* ct mark set reg1, or meta mark set reg1 */
-static void
-add_mark_set(struct nftnl_rule *r, bool on_ct)
-{
-	struct nftnl_expr *e = expr_new(on_ct ? "ct" : "meta");
-
-	if (!e)
-		return;
-	nftnl_expr_set_u32(e, on_ct ? NFTNL_EXPR_CT_KEY : NFTNL_EXPR_META_KEY,
-			   on_ct ? NFT_CT_MARK : NFT_META_MARK);
-	nftnl_expr_set_u32(e, on_ct ? NFTNL_EXPR_CT_SREG : NFTNL_EXPR_META_SREG,
-			   NFT_REG_1);
-	add_expr(r, e);
-}
-
-/* meta l4proto tcp; tcp sport PORT (source) or dport PORT */
-static void
-add_tcp_port(struct nftnl_rule *r, bool source, uint16_t port)
-{
-	uint8_t tcp = IPPROTO_TCP;
-	uint16_t nport = htons(port);
-
-	add_meta(r, NFT_META_L4PROTO);
-	add_cmp(r, NFT_CMP_EQ, &tcp, sizeof(tcp));
-	add_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, source ? 0 : 2, 2);
-	add_cmp(r, NFT_CMP_EQ, &nport, sizeof(nport));
-}
-
-static void
-add_tcp_dport(struct nftnl_rule *r, uint16_t port)
-{
-	add_tcp_port(r, false, port);
-}
-
-/* meta nfproto FAMILY; ip(6) saddr (source) or daddr [& MASK] @SET */
-static void
-add_addr_in(struct nftnl_rule *r, const struct nftset_config *cfg,
-            enum nftset_kind kind, int family, bool source)
-{
-	uint8_t nfproto = family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6;
-	unsigned len = family == AF_INET ? 4 : 16;
-	unsigned bits = key_bits(cfg, kind, family);
-	uint8_t mask[16] = {0};
-
-	add_meta(r, NFT_META_NFPROTO);
-	add_cmp(r, NFT_CMP_EQ, &nfproto, sizeof(nfproto));
-	if (family == AF_INET)
-		add_payload(r, NFT_PAYLOAD_NETWORK_HEADER, source ? 12 : 16,
-		            4);
-	else
-		add_payload(r, NFT_PAYLOAD_NETWORK_HEADER, source ? 8 : 24,
-		            16);
-	if (bits < len * 8) {
-		for (unsigned i = 0; i < bits; i++)
-			mask[i / 8] |= (uint8_t)(0x80 >> (i % 8));
-		add_bitwise(r, mask, len);
-	}
-	add_lookup(r, kind, family);
-}
-
-static void
-add_saddr_in(struct nftnl_rule *r, const struct nftset_config *cfg,
-	     enum nftset_kind kind, int family)
-{
-	add_addr_in(r, cfg, kind, family, true);
-}
-
-/* log group GROUP (the whole packet) */
-static void
-add_log(struct nftnl_rule *r, uint16_t group)
-{
-	struct nftnl_expr *e = expr_new("log");
-
-	if (!e)
-		return;
-	nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, group);
-	add_expr(r, e);
-}
-
 static struct nftnl_rule *
 rule_new(const struct nftset_config *cfg, const char *chain)
 {
 	struct nftnl_rule *r = nftnl_rule_alloc();
 
-	expr_lost = false;
+	nft_expr_lost_reset();
 
 	if (!r)
 		return NULL;
@@ -453,8 +205,8 @@ put_rule(struct nft_batch *b, struct nftnl_rule *r)
 {
 	int rc;
 
-	if (!r || expr_lost) {
-		expr_lost = false;
+	if (!r || nft_expr_lost()) {
+		nft_expr_lost_reset();
 		if (r)
 			nftnl_rule_free(r);
 		return -ENOMEM;
@@ -477,10 +229,10 @@ put_prerouting_rules(struct nft_batch *b, const struct nftset_config *cfg)
 
 		r = rule_new(cfg, "prerouting");
 		if (r) {
-			add_meta(r, NFT_META_MARK);
-			add_bitwise(r, &mark, sizeof(mark));
-			add_cmp(r, NFT_CMP_NEQ, &zero, sizeof(zero));
-			add_verdict(r, NF_ACCEPT);
+			nft_add_meta(r, NFT_META_MARK);
+			nft_add_bitwise(r, &mark, sizeof(mark));
+			nft_add_cmp(r, NFT_CMP_NEQ, &zero, sizeof(zero));
+			nft_add_verdict(r, NF_ACCEPT);
 		}
 		rc = put_rule(b, r);
 		if (rc)
@@ -494,10 +246,10 @@ put_prerouting_rules(struct nft_batch *b, const struct nftset_config *cfg)
 		strncpy(name, cfg->iifname, sizeof(name) - 1);
 		r = rule_new(cfg, "prerouting");
 		if (r) {
-			add_tcp_dport(r, cfg->smtp_port);
-			add_meta(r, NFT_META_IIFNAME);
-			add_cmp(r, NFT_CMP_NEQ, name, sizeof(name));
-			add_verdict(r, NF_ACCEPT);
+			nft_add_tcp_dport(r, cfg->smtp_port);
+			nft_add_meta(r, NFT_META_IIFNAME);
+			nft_add_cmp(r, NFT_CMP_NEQ, name, sizeof(name));
+			nft_add_verdict(r, NF_ACCEPT);
 		}
 		rc = put_rule(b, r);
 		if (rc)
@@ -517,16 +269,16 @@ put_prerouting_rules(struct nft_batch *b, const struct nftset_config *cfg)
 		for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
 			r = rule_new(cfg, "prerouting");
 			if (r) {
-				add_tcp_dport(r, cfg->smtp_port);
-				add_saddr_in(r, cfg, steps[s].kind,
+				nft_add_tcp_dport(r, cfg->smtp_port);
+				nft_add_saddr_in(r, cfg, steps[s].kind,
 					     families[i]);
-				add_counter(r, steps[s].counter);
+				nft_add_counter(r, steps[s].counter);
 				if (steps[s].redirect)
-					add_redirect(r, cfg->trap_port
+					nft_add_redirect(r, cfg->trap_port
 								? cfg->trap_port
 								: cfg->tarpit_port);
 				else
-					add_verdict(r, NF_ACCEPT);
+					nft_add_verdict(r, NF_ACCEPT);
 			}
 			rc = put_rule(b, r);
 			if (rc)
@@ -535,9 +287,9 @@ put_prerouting_rules(struct nft_batch *b, const struct nftset_config *cfg)
 	}
 	r = rule_new(cfg, "prerouting");
 	if (r) {
-		add_tcp_dport(r, cfg->smtp_port);
-		add_counter(r, "greylisted");
-		add_redirect(r, cfg->tarpit_port);
+		nft_add_tcp_dport(r, cfg->smtp_port);
+		nft_add_counter(r, "greylisted");
+		nft_add_redirect(r, cfg->tarpit_port);
 	}
 	return put_rule(b, r);
 }
@@ -570,17 +322,17 @@ put_sensor_rules(struct nft_batch *b, const struct nftset_config *cfg)
 				r = rule_new(cfg, in ? "sensor_in"
 				                     : "sensor_out");
 				if (r) {
-					add_tcp_port(r, !in, cfg->smtp_port);
+					nft_add_tcp_port(r, !in, cfg->smtp_port);
 					if (name[0]) {
-						add_meta(r,
+						nft_add_meta(r,
 						         in ? NFT_META_IIFNAME
 						            : NFT_META_OIFNAME);
-						add_cmp(r, NFT_CMP_EQ, name,
+						nft_add_cmp(r, NFT_CMP_EQ, name,
 						        sizeof(name));
 					}
-					add_addr_in(r, cfg, kinds[k],
+					nft_add_addr_in(r, cfg, kinds[k],
 					            families[f], in);
-					add_log(r, cfg->sensor_group);
+					nft_add_log(r, cfg->sensor_group);
 				}
 				rc = put_rule(b, r);
 			}
@@ -596,11 +348,11 @@ put_guard_rule(struct nft_batch *b, const struct nftset_config *cfg,
 
 	if (!r)
 		return -ENOMEM;
-	add_tcp_dport(r, port);
-	add_ct(r, NFT_CT_STATUS);
-	add_bitwise(r, &dnat, sizeof(dnat));
-	add_cmp(r, NFT_CMP_EQ, &zero, sizeof(zero));
-	add_verdict(r, NF_DROP);
+	nft_add_tcp_dport(r, port);
+	nft_add_ct(r, NFT_CT_STATUS);
+	nft_add_bitwise(r, &dnat, sizeof(dnat));
+	nft_add_cmp(r, NFT_CMP_EQ, &zero, sizeof(zero));
+	nft_add_verdict(r, NF_DROP);
 	return put_rule(b, r);
 }
 
@@ -617,15 +369,15 @@ put_handoff_guard_rule(struct nft_batch *b, const struct nftset_config *cfg)
 
 	if (!r)
 		return -ENOMEM;
-	add_meta(r, NFT_META_NFPROTO);
-	add_cmp(r, NFT_CMP_EQ, &nfproto, sizeof(nfproto));
-	add_payload(r, NFT_PAYLOAD_NETWORK_HEADER, v4 ? 16 : 24, v4 ? 4 : 16);
-	add_cmp(r, NFT_CMP_EQ, cfg->handoff_addr, v4 ? 4 : 16);
-	add_tcp_dport(r, cfg->handoff_port);
-	add_meta(r, NFT_META_IIFNAME);
-	add_cmp(r, NFT_CMP_NEQ, lo, sizeof(lo));
-	add_counter(r, "handoff_refused");
-	add_verdict(r, NF_DROP);
+	nft_add_meta(r, NFT_META_NFPROTO);
+	nft_add_cmp(r, NFT_CMP_EQ, &nfproto, sizeof(nfproto));
+	nft_add_payload(r, NFT_PAYLOAD_NETWORK_HEADER, v4 ? 16 : 24, v4 ? 4 : 16);
+	nft_add_cmp(r, NFT_CMP_EQ, cfg->handoff_addr, v4 ? 4 : 16);
+	nft_add_tcp_dport(r, cfg->handoff_port);
+	nft_add_meta(r, NFT_META_IIFNAME);
+	nft_add_cmp(r, NFT_CMP_NEQ, lo, sizeof(lo));
+	nft_add_counter(r, "handoff_refused");
+	nft_add_verdict(r, NF_DROP);
 	return put_rule(b, r);
 }
 
@@ -648,12 +400,12 @@ put_handoff_mark_rules(struct nft_batch *b, const struct nftset_config *cfg)
 	if (r) {
 		uint32_t bit = NF_CT_STATE_BIT(is_new);
 
-		add_ct(r, NFT_CT_STATE);
-		add_bitwise(r, &bit, sizeof(bit));
-		add_cmp(r, NFT_CMP_NEQ, &zero, sizeof(zero));
-		add_meta(r, NFT_META_MARK);
-		add_cmp(r, NFT_CMP_EQ, &mark, sizeof(mark));
-		add_mark_set(r, true);
+		nft_add_ct(r, NFT_CT_STATE);
+		nft_add_bitwise(r, &bit, sizeof(bit));
+		nft_add_cmp(r, NFT_CMP_NEQ, &zero, sizeof(zero));
+		nft_add_meta(r, NFT_META_MARK);
+		nft_add_cmp(r, NFT_CMP_EQ, &mark, sizeof(mark));
+		nft_add_mark_set(r, true);
 	}
 	if (!rc)
 		rc = put_rule(b, r);
@@ -662,9 +414,9 @@ put_handoff_mark_rules(struct nft_batch *b, const struct nftset_config *cfg)
 	for (int i = 0; !rc && i < 2; i++) {
 		r = rule_new(cfg, i ? "handoff_in" : "handoff_out");
 		if (r) {
-			add_ct(r, NFT_CT_MARK);
-			add_cmp(r, NFT_CMP_EQ, &mark, sizeof(mark));
-			add_mark_set(r, false);
+			nft_add_ct(r, NFT_CT_MARK);
+			nft_add_cmp(r, NFT_CMP_EQ, &mark, sizeof(mark));
+			nft_add_mark_set(r, false);
 		}
 		rc = put_rule(b, r);
 	}
