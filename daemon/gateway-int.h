@@ -105,11 +105,7 @@ struct gateway {
 	bool mta_probe_failing; /* said, until it answers again */
 	char mta_caps[256];     /* what the tarpit's EHLO lists */
 	bool transparent_routed; /* the way back is in place (handoff.c) */
-	/* the metrics listener (metrics_listen.c) */
-	int metrics_listen_fd, metrics_sock; /* -1: none */
-	struct proc *metrics_proc; /* NULL: none */
-	bool metrics_given_up;     /* it said it cannot start */
-	struct loop_timer metrics_restart;
+	struct metrics_listener *metrics_listener; /* NULL: none */
 };
 
 struct grey_attempt;

@@ -422,8 +422,6 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	for (int i = 0; i < 4; i++)
 		gw->listen_fd[i] = -1;
 	gw->child_sock = -1;
-	gw->metrics_sock = gw->metrics_listen_fd = -1;
-	loop_timer_init(&gw->metrics_restart, NULL, gw);
 	loop_timer_init(&gw->housekeeping, on_housekeeping, gw);
 	r = open_policy(gw, err);
 	if (r < 0)
@@ -437,7 +435,7 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	r = policy_door_open(gw, &gw->policy_door, err);
 	if (r < 0)
 		goto fail;
-	r = metrics_listen_open(gw, err);
+	r = metrics_listen_open(gw, &gw->metrics_listener, err);
 	if (r < 0)
 		goto fail;
 	load_runtime_allow(gw);
@@ -501,7 +499,7 @@ gateway_close(struct gateway *gw)
 	if (!gw)
 		return;
 	supervise_stop(gw);
-	metrics_listen_close(gw);
+	metrics_listen_close(gw->metrics_listener);
 	handoff_abort_all(gw);
 	loop_timer_cancel(gw->loop, &gw->housekeeping);
 	control_close(gw->control);

@@ -19,15 +19,20 @@ struct gateway;
  * greygated goes. Return: the exit code. */
 int metrics_http_main(const char *user);
 
+struct metrics_listener;
+
 /*
- * metrics_listen_open - bind [gateway] metrics_listen (nothing if unset)
- * and start the listener process; answer its questions on gw's loop, and
- * start it again if it ends.
+ * metrics_listen_open - bind [gateway] metrics_listen (nothing if unset:
+ * *out NULL) and start the listener process; answer its questions with
+ * gw's figures on gw's loop, and start it again if it ends.
+ * @out: the listener (metrics_listen_close), set even on failure
  * Return: 0 or -errno with err (512 bytes).
  */
-int metrics_listen_open(struct gateway *gw, char *err);
+int metrics_listen_open(struct gateway *gw, struct metrics_listener **out,
+                        char *err);
 
-/* metrics_listen_close - end the listener process (NULL state is fine). */
-void metrics_listen_close(struct gateway *gw);
+/* metrics_listen_close - end the listener process and free it (NULL is
+ * fine). */
+void metrics_listen_close(struct metrics_listener *m);
 
 #endif

@@ -25,11 +25,20 @@
 /* A listener asked to stop is killed this much later. */
 #define STOP_GRACE_MS 2000
 
-static void start_again(struct gateway *gw);
+/* The listener's process and greygated's side of it. */
+struct metrics_listener {
+	struct gateway *gw; /* (the figures it answers with) */
+	int listen_fd, sock; /* -1: none */
+	struct proc *proc;   /* NULL: none */
+	bool given_up;       /* it said it cannot start */
+	struct loop_timer restart;
+};
+
+static void start_again(struct metrics_listener *m);
 
 /* One scrape: the exposition, rendered now, in one message. */
 static void
-answer(struct gateway *gw)
+answer(struct metrics_listener *m)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -37,9 +46,9 @@ answer(struct gateway *gw)
 
 	if (!out)
 		return;
-	metrics_exposition(gw, out);
+	metrics_exposition(m->gw, out);
 	if (fclose(out) == 0 &&
-	    send(gw->metrics_sock, buf,
+	    send(m->sock, buf,
 	         len < METRICS_ANSWER_MAX ? len : METRICS_ANSWER_MAX,
 	         MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 		log_warnx("metrics: cannot answer the listener: %s",
@@ -50,13 +59,13 @@ answer(struct gateway *gw)
 static void
 on_listener(struct loop *loop, int fd, uint32_t events, void *ctx)
 {
-	struct gateway *gw = ctx;
+	struct metrics_listener *m = ctx;
 	char ask[300];
 	ssize_t n = recv(fd, ask, sizeof(ask) - 1, MSG_DONTWAIT);
 	bool cannot = n > 0 && ask[0] == 'E';
 
 	if (n > 0 && !cannot) {
-		answer(gw);
+		answer(m);
 		return;
 	}
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -64,17 +73,17 @@ on_listener(struct loop *loop, int fd, uint32_t events, void *ctx)
 	/* It is ending (its end comes as its own event: on_ended). */
 	loop_del_fd(loop, fd);
 	close(fd);
-	gw->metrics_sock = -1;
-	if (gw->metrics_proc)
-		proc_stop(gw->metrics_proc, STOP_GRACE_MS);
+	m->sock = -1;
+	if (m->proc)
+		proc_stop(m->proc, STOP_GRACE_MS);
 	if (cannot) {
 		/* It would fail again (greygated has dropped what it needs
 		 * to start it as another user): said once, not retried. */
 		ask[n] = 0;
-		gw->metrics_given_up = true;
+		m->given_up = true;
 		log_warnx("metrics: the listener on %s cannot start: %s; it "
 		          "is not started again until greygated restarts",
-		          gw->cfg->metrics_listen, ask + 1);
+		          m->gw->cfg->metrics_listen, ask + 1);
 	}
 }
 
@@ -83,15 +92,16 @@ on_listener(struct loop *loop, int fd, uint32_t events, void *ctx)
 static void
 on_ended(struct proc *p, pid_t pid, int status, void *ctx)
 {
-	struct gateway *gw = ctx;
+	struct metrics_listener *m = ctx;
+	struct gateway *gw = m->gw;
 
-	gw->metrics_proc = NULL;
-	if (gw->metrics_sock >= 0) {
-		loop_del_fd(gw->loop, gw->metrics_sock);
-		close(gw->metrics_sock);
-		gw->metrics_sock = -1;
+	m->proc = NULL;
+	if (m->sock >= 0) {
+		loop_del_fd(gw->loop, m->sock);
+		close(m->sock);
+		m->sock = -1;
 	}
-	if (gw->metrics_given_up)
+	if (m->given_up)
 		return;
 	log_warnx("metrics: the listener on %s ended%s; starting it again "
 	          "in %u s",
@@ -101,15 +111,16 @@ on_ended(struct proc *p, pid_t pid, int status, void *ctx)
 	                    "it may not make)"
 	                  : "",
 	          RESTART_MS / 1000);
-	loop_timer_arm(gw->loop, &gw->metrics_restart,
+	loop_timer_arm(gw->loop, &m->restart,
 	               loop_now_ms(gw->loop) + RESTART_MS);
 }
 
 /* The listener process, exec'd from greygated's own file with its two
  * descriptors in place. Return: 0 or -errno. */
 static int
-spawn(struct gateway *gw)
+spawn(struct metrics_listener *m)
 {
+	struct gateway *gw = m->gw;
 	int sv[2], r;
 	pid_t pid;
 
@@ -132,7 +143,7 @@ spawn(struct gateway *gw)
 		char *const argv[] = {"greygated", "--metrics-http",
 		                      gw->cfg->user, NULL};
 		int sock = fcntl(sv[1], F_DUPFD_CLOEXEC, 100);
-		int lfd = fcntl(gw->metrics_listen_fd, F_DUPFD_CLOEXEC, 100);
+		int lfd = fcntl(m->listen_fd, F_DUPFD_CLOEXEC, 100);
 		int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 
 		if (sock >= 0 && lfd >= 0 && null_fd >= 0 &&
@@ -145,22 +156,22 @@ spawn(struct gateway *gw)
 		_exit(127);
 	}
 	close(sv[1]);
-	gw->metrics_proc = proc_watch(gw->loop, pid, on_ended, gw);
-	r = gw->metrics_proc ? loop_add_fd(gw->loop, sv[0], EPOLLIN,
-	                                   on_listener, gw)
+	m->proc = proc_watch(gw->loop, pid, on_ended, m);
+	r = m->proc ? loop_add_fd(gw->loop, sv[0], EPOLLIN,
+	                                   on_listener, m)
 	                     : -errno;
 	if (r < 0) {
 		close(sv[0]);
-		if (gw->metrics_proc) {
-			proc_stop_wait(gw->metrics_proc, 0);
-			gw->metrics_proc = NULL;
+		if (m->proc) {
+			proc_stop_wait(m->proc, 0);
+			m->proc = NULL;
 		} else {
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
 		}
 		return r;
 	}
-	gw->metrics_sock = sv[0];
+	m->sock = sv[0];
 	return 0;
 }
 
@@ -171,30 +182,37 @@ on_restart_due(struct loop *loop, struct loop_timer *t, void *ctx)
 }
 
 static void
-start_again(struct gateway *gw)
+start_again(struct metrics_listener *m)
 {
-	int r = spawn(gw);
+	int r = spawn(m);
 
 	if (r < 0) {
 		log_warnx("metrics: cannot start the listener: %s; trying "
 		          "again in %u s",
 		          strerror(-r), RESTART_MS / 1000);
-		loop_timer_arm(gw->loop, &gw->metrics_restart,
-		               loop_now_ms(gw->loop) + RESTART_MS);
+		loop_timer_arm(m->gw->loop, &m->restart,
+		               loop_now_ms(m->gw->loop) + RESTART_MS);
 	}
 }
 
 int
-metrics_listen_open(struct gateway *gw, char *err)
+metrics_listen_open(struct gateway *gw, struct metrics_listener **out,
+                    char *err)
 {
 	const struct config *cfg = gw->cfg;
+	struct metrics_listener *m;
 	int one = 1, fd, r;
 
-	gw->metrics_sock = -1;
-	gw->metrics_listen_fd = -1;
-	loop_timer_init(&gw->metrics_restart, on_restart_due, gw);
+	*out = NULL;
 	if (!cfg->metrics_listen[0])
 		return 0;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->gw = gw;
+	m->sock = m->listen_fd = -1;
+	loop_timer_init(&m->restart, on_restart_due, m);
+	*out = m;
 	fd = socket(cfg->metrics_addr.ss_family,
 	            SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 ||
@@ -209,8 +227,8 @@ metrics_listen_open(struct gateway *gw, char *err)
 			close(fd);
 		return r;
 	}
-	gw->metrics_listen_fd = fd;
-	r = spawn(gw);
+	m->listen_fd = fd;
+	r = spawn(m);
 	if (r < 0) {
 		snprintf(err, 512, "metrics listener: %s", strerror(-r));
 		return r;
@@ -222,17 +240,17 @@ metrics_listen_open(struct gateway *gw, char *err)
 }
 
 void
-metrics_listen_close(struct gateway *gw)
+metrics_listen_close(struct metrics_listener *m)
 {
-	loop_timer_cancel(gw->loop, &gw->metrics_restart);
-	if (gw->metrics_sock >= 0) {
-		loop_del_fd(gw->loop, gw->metrics_sock);
-		close(gw->metrics_sock);
-		gw->metrics_sock = -1;
+	if (!m)
+		return;
+	loop_timer_cancel(m->gw->loop, &m->restart);
+	if (m->sock >= 0) {
+		loop_del_fd(m->gw->loop, m->sock);
+		close(m->sock);
 	}
-	proc_stop_wait(gw->metrics_proc, STOP_GRACE_MS);
-	gw->metrics_proc = NULL;
-	if (gw->metrics_listen_fd >= 0)
-		close(gw->metrics_listen_fd);
-	gw->metrics_listen_fd = -1;
+	proc_stop_wait(m->proc, STOP_GRACE_MS);
+	if (m->listen_fd >= 0)
+		close(m->listen_fd);
+	free(m);
 }
