@@ -94,17 +94,7 @@ struct gateway {
 	bool verdicts_batching; /* queued, sent at the batch's end */
 	bool vq_watching;       /* the child's socket watched for room */
 	bool caps_pending;      /* what the tarpit's EHLO lists, to be told */
-	/* hand-offs under way (handoff.c) */
-	struct handoff *handoffs;
-	uint64_t handoffs_started, handoffs_failed;
-	/* what the MTA's EHLO offers, asked every 10 minutes (handoff.c) */
-	struct loop_timer probe_timer;
-	bool probing;           /* probe_timer is set up */
-	bool mta_known;         /* its EHLO was read at least once */
-	bool mta_starttls;      /* ... and offers STARTTLS */
-	bool mta_probe_failing; /* said, until it answers again */
-	char mta_caps[256];     /* what the tarpit's EHLO lists */
-	bool transparent_routed; /* the way back is in place (handoff.c) */
+	struct handoff_state *handoff; /* (handoff.c) */
 	struct metrics_listener *metrics_listener; /* NULL: none */
 };
 

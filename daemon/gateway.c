@@ -422,6 +422,11 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	for (int i = 0; i < 4; i++)
 		gw->listen_fd[i] = -1;
 	gw->child_sock = -1;
+	gw->handoff = handoff_state_new();
+	if (!gw->handoff) {
+		free(gw);
+		return -ENOMEM;
+	}
 	loop_timer_init(&gw->housekeeping, on_housekeeping, gw);
 	r = open_policy(gw, err);
 	if (r < 0)
@@ -513,6 +518,7 @@ gateway_close(struct gateway *gw)
 		if (gw->listen_fd[i] >= 0)
 			close(gw->listen_fd[i]);
 	handoff_route_close(gw);
+	handoff_state_free(gw->handoff);
 	nftset_close(gw->nft);
 	if (gw->grey)
 		save_stats(gw); /* committed below */

@@ -49,10 +49,45 @@ struct handoff {
 	struct loop_timer deadline;
 };
 
+/* greygated's hand-off side (gw->handoff): the hand-offs under way, the
+ * MTA's EHLO as last asked, the transparent hand-off's way back. */
+struct handoff_state {
+	struct handoff *handoffs;
+	uint64_t handoffs_started, handoffs_failed;
+	/* what the MTA's EHLO offers, asked every 10 minutes */
+	struct loop_timer probe_timer;
+	bool probing;           /* probe_timer is set up */
+	bool mta_known;         /* its EHLO was read at least once */
+	bool mta_starttls;      /* ... and offers STARTTLS */
+	bool mta_probe_failing; /* said, until it answers again */
+	char mta_caps[256];     /* what the tarpit's EHLO lists */
+	bool transparent_routed; /* the way back is in place */
+};
+
+struct handoff_state *
+handoff_state_new(void)
+{
+	return calloc(1, sizeof(struct handoff_state));
+}
+
+void
+handoff_state_free(struct handoff_state *s)
+{
+	free(s);
+}
+
+void
+handoff_get_counts(const struct gateway *gw, uint64_t *started,
+                   uint64_t *failed)
+{
+	*started = gw->handoff->handoffs_started;
+	*failed = gw->handoff->handoffs_failed;
+}
+
 static void
 unlink_handoff(struct handoff *h)
 {
-	struct handoff **pp = &h->gw->handoffs;
+	struct handoff **pp = &h->gw->handoff->handoffs;
 
 	while (*pp && *pp != h)
 		pp = &(*pp)->next;
@@ -92,9 +127,9 @@ finish(struct handoff *h, bool greeted)
 static void
 probe_failed(struct gateway *gw, const char *why)
 {
-	if (gw->mta_probe_failing)
+	if (gw->handoff->mta_probe_failing)
 		return;
-	gw->mta_probe_failing = true;
+	gw->handoff->mta_probe_failing = true;
 	log_warnx("hand-off: the MTA at %s cannot be asked its EHLO: %s; "
 		  "passing clients hear 451 until it can (the tarpit's EHLO "
 		  "is unchanged)",
@@ -106,21 +141,21 @@ probe_failed(struct gateway *gw, const char *why)
 static void
 learn_ehlo(struct gateway *gw, const char *in, size_t len)
 {
-	char caps[sizeof(gw->mta_caps)];
+	char caps[sizeof(gw->handoff->mta_caps)];
 	bool starttls;
 
 	handoff_common_caps(gw->cfg->capabilities, in, len, caps,
 			    sizeof(caps), &starttls);
-	if (gw->mta_probe_failing)
+	if (gw->handoff->mta_probe_failing)
 		log_info("hand-off: the MTA at %s answers again",
 			 gw->cfg->handoff.address);
-	gw->mta_probe_failing = false;
-	if (gw->mta_known && !strcmp(caps, gw->mta_caps) &&
-	    starttls == gw->mta_starttls)
+	gw->handoff->mta_probe_failing = false;
+	if (gw->handoff->mta_known && !strcmp(caps, gw->handoff->mta_caps) &&
+	    starttls == gw->handoff->mta_starttls)
 		return;
-	snprintf(gw->mta_caps, sizeof(gw->mta_caps), "%s", caps);
-	gw->mta_starttls = starttls;
-	gw->mta_known = true;
+	snprintf(gw->handoff->mta_caps, sizeof(gw->handoff->mta_caps), "%s", caps);
+	gw->handoff->mta_starttls = starttls;
+	gw->handoff->mta_known = true;
 	log_info("hand-off: the MTA at %s offers STARTTLS: %s; the tarpit's "
 		 "EHLO lists: %s%s",
 		 gw->cfg->handoff.address, starttls ? "yes" : "no",
@@ -132,7 +167,7 @@ learn_ehlo(struct gateway *gw, const char *in, size_t len)
 void
 handoff_send_caps(struct gateway *gw)
 {
-	if (!gw->mta_known || gw->child_sock < 0)
+	if (!gw->handoff->mta_known || gw->child_sock < 0)
 		return;
 	/* Down with the verdicts, never blocking: a child that does not
 	 * read gets the latest once it does. */
@@ -147,9 +182,9 @@ handoff_fill_caps(const struct gateway *gw, struct ipc_record *rec)
 	rec->version = IPC_VERSION;
 	rec->type = IPC_CAPS;
 	snprintf(rec->u.caps.capabilities, sizeof(rec->u.caps.capabilities),
-		 "%s", gw->mta_caps);
+		 "%s", gw->handoff->mta_caps);
 	rec->u.caps.starttls =
-		gw->mta_starttls && gw->cfg->tarpit.offer_starttls;
+		gw->handoff->mta_starttls && gw->cfg->tarpit.offer_starttls;
 }
 
 /* The verdict without a connection: the client hears the plain 451 and
@@ -166,7 +201,7 @@ fail(struct handoff *h, const char *why)
 		free(h);
 		return;
 	}
-	gw->handoffs_failed++;
+	gw->handoff->handoffs_failed++;
 	log_warnx("%s: hand-off to %s: %s; the client hears 451 and comes "
 	          "back",
 	          h->client_text, gw->cfg->handoff.address, why);
@@ -422,7 +457,7 @@ not_started(struct handoff *h, const char *where, int err)
 		log_warnx("%s: hand-off %s: %s; the client hears 451 and "
 		          "comes back",
 		          h->client_text, where, strerror(err));
-		gw->handoffs_failed++;
+		gw->handoff->handoffs_failed++;
 	}
 	if (h->fd >= 0)
 		close(h->fd);
@@ -577,8 +612,8 @@ open_connection(struct handoff *h)
 	loop_timer_init(&h->deadline, on_deadline, h);
 	loop_timer_arm(gw->loop, &h->deadline,
 	               loop_now_ms(gw->loop) + hc->timeout_ms);
-	h->next = gw->handoffs;
-	gw->handoffs = h;
+	h->next = gw->handoff->handoffs;
+	gw->handoff->handoffs = h;
 	return 0;
 }
 
@@ -591,7 +626,7 @@ handoff_begin(struct gateway *gw, uint64_t session, uint32_t question,
 
 	if (!h)
 		return -ENOMEM;
-	gw->handoffs_started++;
+	gw->handoff->handoffs_started++;
 	h->gw = gw;
 	h->session = session;
 	h->question = question;
@@ -623,9 +658,9 @@ handoff_probe_start(struct gateway *gw)
 {
 	if (gw->cfg->handoff.mode == HANDOFF_OFF)
 		return;
-	loop_timer_init(&gw->probe_timer, on_probe_due, gw);
-	gw->probing = true;
-	on_probe_due(gw->loop, &gw->probe_timer, gw);
+	loop_timer_init(&gw->handoff->probe_timer, on_probe_due, gw);
+	gw->handoff->probing = true;
+	on_probe_due(gw->loop, &gw->handoff->probe_timer, gw);
 }
 
 static struct markroute_config
@@ -654,7 +689,7 @@ handoff_route_open(struct gateway *gw, char *err)
 		         rc.mark, rc.sport, rc.table, markroute_explain(r));
 		return r;
 	}
-	gw->transparent_routed = true;
+	gw->handoff->transparent_routed = true;
 	if (res.stale)
 		log_warnx("hand-off: removed %u policy rule%s (fwmark 0x%x, "
 		          "table %u) a greygated that did not stop cleanly "
@@ -675,9 +710,9 @@ handoff_route_close(struct gateway *gw)
 	struct markroute_config rc = route_config(gw->cfg);
 	int r;
 
-	if (!gw->transparent_routed)
+	if (!gw->handoff->transparent_routed)
 		return;
-	gw->transparent_routed = false;
+	gw->handoff->transparent_routed = false;
 	r = markroute_remove(&rc);
 	if (r < 0)
 		log_warnx("hand-off: the policy rule (fwmark 0x%x, table %u) "
@@ -690,7 +725,7 @@ handoff_route_close(struct gateway *gw)
 static void
 abort_handoffs(struct gateway *gw, bool probes)
 {
-	struct handoff **pp = &gw->handoffs;
+	struct handoff **pp = &gw->handoff->handoffs;
 
 	while (*pp) {
 		struct handoff *h = *pp;
@@ -714,8 +749,8 @@ handoff_abort_sessions(struct gateway *gw)
 void
 handoff_abort_all(struct gateway *gw)
 {
-	if (gw->probing)
-		loop_timer_cancel(gw->loop, &gw->probe_timer);
-	gw->probing = false;
+	if (gw->handoff->probing)
+		loop_timer_cancel(gw->loop, &gw->handoff->probe_timer);
+	gw->handoff->probing = false;
 	abort_handoffs(gw, true);
 }

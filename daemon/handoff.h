@@ -23,6 +23,19 @@ struct gateway;
 struct session_ends;
 struct tarpit_verdict;
 
+/* handoff_state_new, _free - greygated's hand-off side (gw->handoff:
+ * the hand-offs under way, the MTA's probe, the transparent route),
+ * made before anything uses it, freed after handoff_abort_all and
+ * handoff_route_close. _new: NULL (ENOMEM); _free: NULL is fine. */
+struct handoff_state;
+struct handoff_state *handoff_state_new(void);
+void handoff_state_free(struct handoff_state *s);
+
+/* handoff_get_counts - hand-offs begun, and those whose connection to
+ * the MTA could not be made, since greygated started. */
+void handoff_get_counts(const struct gateway *gw, uint64_t *started,
+                        uint64_t *failed);
+
 /* The longest PROXY v2 header (IPv6, no TLVs). */
 #define HANDOFF_PROXY_MAX 52
 

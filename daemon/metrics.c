@@ -12,6 +12,7 @@
 #include "fmt.h"
 #include "gateway-int.h"
 #include "grey_store.h"
+#include "handoff.h"
 #include "json.h"
 #include "metrics.h"
 #include "policy_door.h"
@@ -537,8 +538,7 @@ take_snapshot(struct gateway *gw, struct snapshot *s)
 	s->passes = store_count(gw->store, STORE_PASS);
 	s->traps = store_count(gw->store, STORE_TRAP);
 	s->child_restarts = gw->child_starts > 1 ? gw->child_starts - 1 : 0;
-	s->handoffs_started = gw->handoffs_started;
-	s->handoffs_failed = gw->handoffs_failed;
+	handoff_get_counts(gw, &s->handoffs_started, &s->handoffs_failed);
 	s->verdicts_unsent = gw->verdicts_unsent;
 	s->records_refused = gw->records_refused;
 	s->set_changes_failed = gw->set_changes_failed;
