@@ -15,9 +15,9 @@
 # level off once passes expire as fast as they come: how a long-running
 # gateway looks, where the default (35 days) only grows in an hour.
 # Every 10 s it samples greygated's and its child's anonymous RSS and
-# descriptors,
-# the pass sets' sizes, the store's size and the policy door's answer
-# time (20 requests), into soak.csv, and draws soak.svg at the end.
+# descriptors, the pass sets' sizes (on Redis, uncounted: the passes
+# greygated knows instead), the store's size and the policy door's
+# answer time (20 requests), into soak.csv, and draws soak.svg at the end.
 # It fails when, after the first fifth, RSS or descriptors grow (the
 # least-squares slope over the rest, projected over that span, beyond
 # max(2 MiB, 5%) for RSS and 4 for descriptors), when a message accepted
@@ -125,7 +125,7 @@ PY
 }
 
 : >"$NETNS_TMP/sent"
-echo "t_s,rss_parent_kb,rss_child_kb,fds_parent,fds_child,pass4,pass6,store_bytes,door_ms" >"$csv"
+echo "t_s,rss_parent_kb,rss_child_kb,fds_parent,fds_child,pass4,pass6,passes_known,store_bytes,door_ms" >"$csv"
 nsx sender python3 "$bench/soak-load.py" 203.0.113.1 "$seconds" 2 "$NETNS_TMP/sent" 2001:db8:1::1 \
 	2>"$NETNS_TMP/load.err" &
 load=$!
@@ -138,7 +138,7 @@ while kill -0 "$load" 2>/dev/null; do
 	kill -0 "$GG_PID" || fail "greygated died: $(tail -5 "$log")"
 	cpid=$(child_pid)
 	json=$(ggctl status --json)
-	echo "$t,$(rss_kb "$GG_PID"),$(rss_kb "${cpid:-0}"),$(fds "$GG_PID"),$(fds "${cpid:-0}"),$(jq '.sets.pass4 // 0' <<<"$json"),$(jq '.sets.pass6 // 0' <<<"$json"),$(jq '.store.used_bytes // 0' <<<"$json"),$(door_ms)" >>"$csv"
+	echo "$t,$(rss_kb "$GG_PID"),$(rss_kb "${cpid:-0}"),$(fds "$GG_PID"),$(fds "${cpid:-0}"),$(jq '.sets.pass4 // 0' <<<"$json"),$(jq '.sets.pass6 // 0' <<<"$json"),$(jq '.shared.passes_known // 0' <<<"$json"),$(jq '.store.used_bytes // 0' <<<"$json"),$(door_ms)" >>"$csv"
 	# the sending Postfix, and greygatectl as an admin would
 	n_out=$(( n_out + 1 ))
 	out_send "soak-out-$n_out"
