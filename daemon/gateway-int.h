@@ -18,6 +18,7 @@
 #include "shared.h"
 
 struct control;
+struct proc;
 struct policy_door;
 
 struct gateway {
@@ -53,46 +54,19 @@ struct gateway {
 	size_t nruntime;
 	char runtime_path[300];
 	/* the child */
+	struct supervisor *sup; /* its process, restarts, verdict queue
+				   and refusals (supervise.c) */
 	int listen_fd[4]; /* tarpit v4, v6; stutter v4, v6 (-1: none) */
-	pid_t child_pid;
 	int child_sock; /* the parent's end, -1 while no child */
-	unsigned child_starts;
-	int64_t child_since;
-	struct proc *child_proc;  /* watched on the loop (NULL: none) */
-	bool child_stop_asked;    /* ended on purpose: a new one at once */
 	/* children before a reload, finishing the sessions they handed to
 	 * the MTA (retiring.c), the newest first */
 	struct retiring *retiring;
-	uint32_t restart_delay_ms;
-	struct loop_timer restart;
-	struct ipc_stats child_stats;
 	struct metrics_carry carry; /* what counters carry over (metrics.h) */
-	/* capture losses warned of: the child's count then (each child's
-	 * capture counts from 0), and when */
-	pid_t drops_child;
-	uint64_t drops_warned_at_count;
-	int64_t drops_warned;
 	/* the tarpit's sessions, their addresses read from their sockets
 	 * (sessions.h) */
 	struct sessions *sessions;
-	/* records of the child's refused (ipc_take_up), and how many were
-	 * said in the log this minute */
-	uint64_t records_refused;
 	uint64_t set_changes_failed; /* set changes that did not reach the
 	                                kernel (gateway_set_failed) */
-	int64_t refusals_minute;
-	unsigned refusals_said;
-	uint64_t refusals_unsaid;
-	uint64_t verdicts_unsent; /* lost: no child, or the queue full */
-	/* verdicts waiting for room in the child's socket, a ring */
-	struct queued_verdict {
-		uint64_t session;
-		uint32_t question;
-		struct tarpit_verdict v; /* its handoff_fd held until sent */
-	} *vq;
-	size_t vq_head, vq_len, vq_size;
-	bool verdicts_batching; /* queued, sent at the batch's end */
-	bool vq_watching;       /* the child's socket watched for room */
 	bool caps_pending;      /* what the tarpit's EHLO lists, to be told */
 	struct handoff_state *handoff; /* (handoff.c) */
 	struct metrics_listener *metrics_listener; /* NULL: none */
@@ -209,6 +183,21 @@ int gateway_forget(struct gateway *gw, const char *client, char *key_out,
  * start, so a bad interface stops greygated before anything else is
  * done; each child opens its own. */
 int supervise_check_capture(struct gateway *gw, char *err);
+/* supervise_new, _free - the supervisor's state (gw->sup), made before
+ * supervise_start and freed after supervise_stop. _free: NULL is fine. */
+struct supervisor *supervise_new(void);
+void supervise_free(struct supervisor *sup);
+/* What status and metrics tell of the child. */
+struct supervise_status {
+	pid_t pid;               /* 0: none (restarting) */
+	unsigned starts;         /* children started so far */
+	int64_t since;           /* the running one's start, epoch s */
+	const struct ipc_stats *stats; /* its counters (this child's) */
+	uint64_t records_refused; /* the child's records refused */
+	uint64_t verdicts_unsent; /* lost: no child, or the queue full */
+};
+void supervise_get_status(const struct gateway *gw,
+                          struct supervise_status *out);
 int supervise_start(struct gateway *gw, char *err);
 void supervise_stop(struct gateway *gw);
 void supervise_restart(struct gateway *gw);

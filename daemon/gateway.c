@@ -423,7 +423,11 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 		gw->listen_fd[i] = -1;
 	gw->child_sock = -1;
 	gw->handoff = handoff_state_new();
-	if (!gw->handoff) {
+	gw->sup = supervise_new();
+	if (!gw->handoff || !gw->sup) {
+		handoff_state_free(gw->handoff);
+	supervise_free(gw->sup);
+		supervise_free(gw->sup);
 		free(gw);
 		return -ENOMEM;
 	}

@@ -33,6 +33,7 @@ struct snapshot {
 	uint64_t child_restarts, handoffs_started, handoffs_failed;
 	uint64_t verdicts_unsent, records_refused, set_changes_failed;
 	struct grey_store_status shared; /* a shared store's (zero: none) */
+	struct supervise_status sup; /* the child's */
 	uint64_t shared_up, shared_disagreed;
 	bool sets_uncounted; /* passes and traps: kept in no count here */
 };
@@ -490,13 +491,13 @@ metrics_report_reset(struct gateway *gw)
 }
 
 void
-metrics_child_gone(struct gateway *gw)
+metrics_child_gone(struct gateway *gw, const struct ipc_stats *last)
 {
 	size_t base = offsetof(struct snapshot, child);
 
 	for (size_t i = 0; i < NMETRICS; i++)
 		if (is_child_counter(&registry[i]))
-			add_field(&gw->carry.child, &gw->child_stats,
+			add_field(&gw->carry.child, last,
 			          registry[i].off - base, registry[i].size);
 }
 
@@ -509,7 +510,8 @@ take_snapshot(struct gateway *gw, struct snapshot *s)
 	s->decided = gw->carry.decided;
 	add_counters(&s->decided, grey_get_counters(gw->grey), 1);
 	s->passed_other = s->decided.passed - s->decided.passed_retry;
-	s->child = gw->child_stats;
+	supervise_get_status(gw, &s->sup);
+	s->child = *s->sup.stats;
 	for (size_t i = 0; i < NMETRICS; i++)
 		if (is_child_counter(&registry[i]))
 			add_field(&s->child, &gw->carry.child,
@@ -537,10 +539,10 @@ take_snapshot(struct gateway *gw, struct snapshot *s)
 	s->triplets = store_count(gw->store, -1);
 	s->passes = store_count(gw->store, STORE_PASS);
 	s->traps = store_count(gw->store, STORE_TRAP);
-	s->child_restarts = gw->child_starts > 1 ? gw->child_starts - 1 : 0;
+	s->child_restarts = s->sup.starts > 1 ? s->sup.starts - 1 : 0;
 	handoff_get_counts(gw, &s->handoffs_started, &s->handoffs_failed);
-	s->verdicts_unsent = gw->verdicts_unsent;
-	s->records_refused = gw->records_refused;
+	s->verdicts_unsent = s->sup.verdicts_unsent;
+	s->records_refused = s->sup.records_refused;
 	s->set_changes_failed = gw->set_changes_failed;
 	grey_store_get_status(gw->records, &s->shared);
 	s->shared_up = s->shared.up;
@@ -595,17 +597,17 @@ metrics_status_text(struct gateway *gw, FILE *out)
 	if (!cfg->gateway)
 		fprintf(out, "gateway:   off (the policy door alone: no child, "
 		             "no capture, no table)\n");
-	else if (gw->child_pid > 0)
+	else if (s.sup.pid > 0)
 		fprintf(out,
 		        "child:     pid %d, up %" PRId64 " s, started %u "
 		        "time(s), %" PRIu64 " records refused\n",
-		        (int)gw->child_pid, now - gw->child_since,
-		        gw->child_starts, s.records_refused);
+		        (int)s.sup.pid, now - s.sup.since, s.sup.starts,
+		        s.records_refused);
 	else
 		fprintf(out,
 		        "child:     down (restarting), started %u "
 		        "time(s), %" PRIu64 " records refused\n",
-		        gw->child_starts, s.records_refused);
+		        s.sup.starts, s.records_refused);
 	retiring_status(gw, out);
 	fputs("sets:      ", out);
 	text_figures(&s, "sets", out);
@@ -701,8 +703,8 @@ metrics_status_json(struct gateway *gw, FILE *out)
 	        ",\"child\":{\"pid\":%d,\"running\":%s,\"starts\":%u,"
 	        "\"draining_pid\":%d",
 	        GREYGATE_VERSION, fmt_utc(gw->started, t),
-	        loop_wall_sec(gw->loop) - gw->started, (int)gw->child_pid,
-	        gw->child_pid > 0 ? "true" : "false", gw->child_starts,
+	        loop_wall_sec(gw->loop) - gw->started, (int)s.sup.pid,
+	        s.sup.pid > 0 ? "true" : "false", s.sup.starts,
 	        (int)retiring_newest(gw));
 	json_figures(&s, "child", false, out);
 	for (size_t i = 0; i < sizeof(plain) / sizeof(*plain); i++) {

@@ -34,7 +34,8 @@ void metrics_started(struct gateway *gw);
 
 /* metrics_child_gone - the child's counters so far go into the carry
  * before a new child starts from zero. */
-void metrics_child_gone(struct gateway *gw);
+struct ipc_stats;
+void metrics_child_gone(struct gateway *gw, const struct ipc_stats *last);
 
 /* metrics_report_reset - the report's figures go to zero; the decision
  * counters must not (call before they are zeroed). */

@@ -33,16 +33,76 @@
  * they are lost (the session times out to the plain 451). */
 #define VERDICTS_QUEUED_MAX 65536
 
+
+/* The child's supervision: its process, its restarts, what it sent that
+ * was refused, the verdicts waiting for room in its socket. */
+struct supervisor {
+	pid_t child_pid;
+	unsigned child_starts;
+	int64_t child_since;
+	struct proc *child_proc; /* watched on the loop (NULL: none) */
+	bool child_stop_asked;   /* ended on purpose: a new one at once */
+	uint32_t restart_delay_ms;
+	struct loop_timer restart;
+	struct ipc_stats child_stats;
+	/* capture losses warned of: the child's count then (each child's
+	 * capture counts from 0), and when */
+	pid_t drops_child;
+	uint64_t drops_warned_at_count;
+	int64_t drops_warned;
+	/* records of the child's refused (ipc_take_up), and how many were
+	 * said in the log this minute */
+	uint64_t records_refused;
+	int64_t refusals_minute;
+	unsigned refusals_said;
+	uint64_t refusals_unsaid;
+	uint64_t verdicts_unsent; /* lost: no child, or the queue full */
+	/* verdicts waiting for room in the child's socket, a ring */
+	struct queued_verdict {
+		uint64_t session;
+		uint32_t question;
+		struct tarpit_verdict v; /* its handoff_fd held until sent */
+	} *vq;
+	size_t vq_head, vq_len, vq_size;
+	bool verdicts_batching; /* queued, sent at the batch's end */
+	bool vq_watching;       /* the child's socket watched for room */
+};
+
+struct supervisor *
+supervise_new(void)
+{
+	return calloc(1, sizeof(struct supervisor));
+}
+
+void
+supervise_free(struct supervisor *sup)
+{
+	free(sup);
+}
+
+void
+supervise_get_status(const struct gateway *gw, struct supervise_status *out)
+{
+	const struct supervisor *sup = gw->sup;
+
+	out->pid = sup->child_pid;
+	out->starts = sup->child_starts;
+	out->since = sup->child_since;
+	out->stats = &sup->child_stats;
+	out->records_refused = sup->records_refused;
+	out->verdicts_unsent = sup->verdicts_unsent;
+}
+
 static void
 drop_queued_verdicts(struct gateway *gw)
 {
-	for (; gw->vq_len; gw->vq_len--) {
-		struct queued_verdict *q = &gw->vq[gw->vq_head];
+	for (; gw->sup->vq_len; gw->sup->vq_len--) {
+		struct queued_verdict *q = &gw->sup->vq[gw->sup->vq_head];
 
 		if (q->v.handoff_fd >= 0)
 			close(q->v.handoff_fd);
-		gw->verdicts_unsent++;
-		gw->vq_head = (gw->vq_head + 1) % gw->vq_size;
+		gw->sup->verdicts_unsent++;
+		gw->sup->vq_head = (gw->sup->vq_head + 1) % gw->sup->vq_size;
 	}
 }
 
@@ -59,7 +119,7 @@ close_child_sock(struct gateway *gw)
 	loop_del_fd(gw->loop, gw->child_sock);
 	close(gw->child_sock);
 	gw->child_sock = -1;
-	gw->vq_watching = false;
+	gw->sup->vq_watching = false;
 	gw->caps_pending = false;
 }
 
@@ -71,32 +131,32 @@ close_child_sock(struct gateway *gw)
 static void
 warn_capture_losses(struct gateway *gw)
 {
-	uint64_t dropped = gw->child_stats.pcap_dropped;
+	uint64_t dropped = gw->sup->child_stats.pcap_dropped;
 	int64_t now = loop_wall_sec(gw->loop);
 
-	if (gw->drops_child != gw->child_pid) {
-		gw->drops_child = gw->child_pid;
-		gw->drops_warned_at_count = 0;
+	if (gw->sup->drops_child != gw->sup->child_pid) {
+		gw->sup->drops_child = gw->sup->child_pid;
+		gw->sup->drops_warned_at_count = 0;
 	}
-	if (dropped <= gw->drops_warned_at_count ||
-	    now - gw->drops_warned < CAPTURE_LOSS_WARN_SEC)
+	if (dropped <= gw->sup->drops_warned_at_count ||
+	    now - gw->sup->drops_warned < CAPTURE_LOSS_WARN_SEC)
 		return;
 	log_warnx("capture: %" PRIu64 " packets lost since %s (its ring was "
 		  "full); the sensor did not see them: if this recurs, raise "
 		  "capture_buffer (now %u KiB)",
-		  dropped - gw->drops_warned_at_count,
-		  gw->drops_warned_at_count ? "the last warning"
+		  dropped - gw->sup->drops_warned_at_count,
+		  gw->sup->drops_warned_at_count ? "the last warning"
 					    : "the child started",
 		  gw->cfg->capture_buffer / 1024);
-	gw->drops_warned_at_count = dropped;
-	gw->drops_warned = now;
+	gw->sup->drops_warned_at_count = dropped;
+	gw->sup->drops_warned = now;
 }
 
 /* A question waiting for its decision (on a shared store, until Redis
  * answers). */
 struct pending_attempt {
 	struct ipc_attempt at;
-	unsigned child; /* the child that asked (gw->child_starts): session
+	unsigned child; /* the child that asked (gw->sup->child_starts): session
 			   ids start again with each */
 };
 
@@ -110,7 +170,7 @@ on_attempt_decided(struct gateway *gw, int r, const struct grey_attempt *a,
 {
 	struct pending_attempt *p = ctx;
 	const struct ipc_attempt *at = &p->at;
-	struct session_info *si = p->child == gw->child_starts
+	struct session_info *si = p->child == gw->sup->child_starts
 					  ? sessions_find(gw->sessions,
 							  at->session)
 					  : NULL;
@@ -155,7 +215,7 @@ on_attempt(struct gateway *gw, const struct ipc_attempt *at,
 		return;
 	}
 	p->at = *at;
-	p->child = gw->child_starts;
+	p->child = gw->sup->child_starts;
 	ipc_attempt_view(&p->at, &si->ends, &a);
 	gateway_decide_async(gw, &a, true, on_attempt_decided, p);
 }
@@ -220,13 +280,13 @@ supervise_flush(struct gateway *gw)
 	if (gw->child_sock < 0)
 		return;
 	waiting = !flush_caps(gw);
-	while (!waiting && gw->vq_len) {
+	while (!waiting && gw->sup->vq_len) {
 		unsigned n = 0;
 		int sent;
 
-		for (; n < BATCH && n < gw->vq_len; n++) {
+		for (; n < BATCH && n < gw->sup->vq_len; n++) {
 			struct queued_verdict *q =
-				&gw->vq[(gw->vq_head + n) % gw->vq_size];
+				&gw->sup->vq[(gw->sup->vq_head + n) % gw->sup->vq_size];
 			struct msghdr *m = &msgs[n].msg_hdr;
 
 			ipc_fill_verdict(&recs[n], q->session, q->question,
@@ -244,24 +304,24 @@ supervise_flush(struct gateway *gw)
 			break;
 		/* A failure other than no room: the first is lost. */
 		if (sent < 0) {
-			gw->verdicts_unsent++;
+			gw->sup->verdicts_unsent++;
 			sent = 1;
 		}
 		for (int i = 0; i < sent; i++) {
-			struct queued_verdict *q = &gw->vq[gw->vq_head];
+			struct queued_verdict *q = &gw->sup->vq[gw->sup->vq_head];
 
 			/* The child has its own copy now. */
 			if (q->v.handoff_fd >= 0)
 				close(q->v.handoff_fd);
-			gw->vq_head = (gw->vq_head + 1) % gw->vq_size;
-			gw->vq_len--;
+			gw->sup->vq_head = (gw->sup->vq_head + 1) % gw->sup->vq_size;
+			gw->sup->vq_len--;
 		}
 		if ((unsigned)sent < n)
 			break;
 	}
-	waiting = waiting || gw->vq_len > 0;
-	if (gw->vq_watching != waiting) {
-		gw->vq_watching = waiting;
+	waiting = waiting || gw->sup->vq_len > 0;
+	if (gw->sup->vq_watching != waiting) {
+		gw->sup->vq_watching = waiting;
 		loop_mod_fd(gw->loop, gw->child_sock,
 			    EPOLLIN | (waiting ? EPOLLOUT : 0));
 	}
@@ -271,21 +331,21 @@ supervise_flush(struct gateway *gw)
 static struct queued_verdict *
 queue_verdict(struct gateway *gw)
 {
-	if (gw->vq_len == gw->vq_size) {
-		size_t size = gw->vq_size ? gw->vq_size * 2 : 256;
+	if (gw->sup->vq_len == gw->sup->vq_size) {
+		size_t size = gw->sup->vq_size ? gw->sup->vq_size * 2 : 256;
 		struct queued_verdict *q;
 
 		if (size > VERDICTS_QUEUED_MAX ||
 		    !(q = malloc(size * sizeof(*q))))
 			return NULL;
-		for (size_t i = 0; i < gw->vq_len; i++)
-			q[i] = gw->vq[(gw->vq_head + i) % gw->vq_size];
-		free(gw->vq);
-		gw->vq = q;
-		gw->vq_head = 0;
-		gw->vq_size = size;
+		for (size_t i = 0; i < gw->sup->vq_len; i++)
+			q[i] = gw->sup->vq[(gw->sup->vq_head + i) % gw->sup->vq_size];
+		free(gw->sup->vq);
+		gw->sup->vq = q;
+		gw->sup->vq_head = 0;
+		gw->sup->vq_size = size;
 	}
-	return &gw->vq[(gw->vq_head + gw->vq_len++) % gw->vq_size];
+	return &gw->sup->vq[(gw->sup->vq_head + gw->sup->vq_len++) % gw->sup->vq_size];
 }
 
 void
@@ -299,7 +359,7 @@ supervise_send_verdict(struct gateway *gw, uint64_t session,
 	ipc_answered(gw->sessions, session);
 	if (gw->child_sock < 0) {
 		r = -ENOTCONN;
-	} else if (!gw->vq_len && !gw->verdicts_batching) {
+	} else if (!gw->sup->vq_len && !gw->sup->verdicts_batching) {
 		r = send_verdict_now(gw, session, question, v);
 	}
 	if (r == -EAGAIN && (q = queue_verdict(gw))) {
@@ -308,12 +368,12 @@ supervise_send_verdict(struct gateway *gw, uint64_t session,
 		q->session = session;
 		q->question = question;
 		q->v = *v;
-		if (!gw->verdicts_batching)
+		if (!gw->sup->verdicts_batching)
 			supervise_flush(gw);
 		return;
 	}
 	if (r < 0)
-		gw->verdicts_unsent++;
+		gw->sup->verdicts_unsent++;
 	/* The child has its own copy now (or nobody will). */
 	if (v->handoff_fd >= 0)
 		close(v->handoff_fd);
@@ -349,21 +409,21 @@ refused(struct gateway *gw, const struct ipc_record *rec, const char *why)
 {
 	int64_t now = loop_wall_sec(gw->loop);
 
-	gw->records_refused++;
-	if (now - gw->refusals_minute >= 60) {
-		if (gw->refusals_unsaid)
+	gw->sup->records_refused++;
+	if (now - gw->sup->refusals_minute >= 60) {
+		if (gw->sup->refusals_unsaid)
 			log_warnx("child: %llu more records refused in the "
 				  "last minute",
-				  (unsigned long long)gw->refusals_unsaid);
-		gw->refusals_minute = now;
-		gw->refusals_said = 0;
-		gw->refusals_unsaid = 0;
+				  (unsigned long long)gw->sup->refusals_unsaid);
+		gw->sup->refusals_minute = now;
+		gw->sup->refusals_said = 0;
+		gw->sup->refusals_unsaid = 0;
 	}
-	if (gw->refusals_said >= REFUSALS_LOGGED) {
-		gw->refusals_unsaid++;
+	if (gw->sup->refusals_said >= REFUSALS_LOGGED) {
+		gw->sup->refusals_unsaid++;
 		return;
 	}
-	gw->refusals_said++;
+	gw->sup->refusals_said++;
 	if (rec->version == IPC_VERSION &&
 	    (rec->type == IPC_OPEN || rec->type == IPC_CLOSE ||
 	     rec->type == IPC_ATTEMPT))
@@ -403,7 +463,7 @@ on_record(struct gateway *gw, struct ipc_record *rec, ssize_t len,
 		on_fast_event(gw, &rec->u.ev);
 		break;
 	case IPC_UP_STATS:
-		gw->child_stats = rec->u.stats;
+		gw->sup->child_stats = rec->u.stats;
 		warn_capture_losses(gw);
 		break;
 	case IPC_UP_DONE:
@@ -427,7 +487,7 @@ on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 		return;
 	/* The verdicts of these records go down together at the end; at most
 	 * 256 records a turn, so that the rest of the loop gets its turn. */
-	gw->verdicts_batching = true;
+	gw->sup->verdicts_batching = true;
 	for (int turn = 0; turn < 256 / IPC_BATCH; turn++) {
 		int n = ipc_recv_batch(fd, &b);
 
@@ -436,7 +496,7 @@ on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 		if (n <= 0) {
 			/* The child is gone; its end comes as an event of
 			 * its own (on_child_ended). */
-			gw->verdicts_batching = false;
+			gw->sup->verdicts_batching = false;
 			close_child_sock(gw);
 			return;
 		}
@@ -445,7 +505,7 @@ on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 		if (n < IPC_BATCH)
 			break;
 	}
-	gw->verdicts_batching = false;
+	gw->sup->verdicts_batching = false;
 	supervise_flush(gw);
 }
 
@@ -455,18 +515,18 @@ on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 static bool
 retire_child(struct gateway *gw)
 {
-	if (!gw->child_proc || gw->child_sock < 0 ||
-	    retiring_add(gw, gw->child_proc, gw->child_sock, gw->sessions) < 0)
+	if (!gw->sup->child_proc || gw->child_sock < 0 ||
+	    retiring_add(gw, gw->sup->child_proc, gw->child_sock, gw->sessions) < 0)
 		return false;
 	/* What greygated had under way for its sessions goes: they end
 	 * there, and the new child numbers its own from 1. */
 	drop_queued_verdicts(gw);
 	handoff_abort_sessions(gw);
 	gw->sessions = NULL;
-	gw->child_proc = NULL;
-	gw->child_pid = 0;
+	gw->sup->child_proc = NULL;
+	gw->sup->child_pid = 0;
 	gw->child_sock = -1;
-	gw->vq_watching = false;
+	gw->sup->vq_watching = false;
 	gw->caps_pending = false;
 	return true;
 }
@@ -579,8 +639,8 @@ spawn(struct gateway *gw, char *err)
 		_exit(127); /* the exec failed: the parent logs the status */
 	}
 	close(sv[1]);
-	gw->child_proc = proc_watch(gw->loop, pid, on_child_ended, gw);
-	if (!gw->child_proc) {
+	gw->sup->child_proc = proc_watch(gw->loop, pid, on_child_ended, gw);
+	if (!gw->sup->child_proc) {
 		r = -errno;
 		snprintf(err, 512, "watching the child: %s", strerror(-r));
 		kill(pid, SIGKILL);
@@ -588,14 +648,14 @@ spawn(struct gateway *gw, char *err)
 		close(sv[0]);
 		return r;
 	}
-	gw->child_pid = pid;
+	gw->sup->child_pid = pid;
 	gw->child_sock = sv[0];
-	gw->child_since = loop_wall_sec(gw->loop);
-	gw->child_starts++;
+	gw->sup->child_since = loop_wall_sec(gw->loop);
+	gw->sup->child_starts++;
 	/* A new child lists what the last probe learnt of the MTA. */
 	handoff_send_caps(gw);
-	metrics_child_gone(gw);
-	memset(&gw->child_stats, 0, sizeof(gw->child_stats));
+	metrics_child_gone(gw, &gw->sup->child_stats);
+	memset(&gw->sup->child_stats, 0, sizeof(gw->sup->child_stats));
 	r = loop_add_fd(gw->loop, sv[0], EPOLLIN, on_child_sock, gw);
 	if (r < 0) {
 		snprintf(err, 512, "child socket: %s", strerror(-r));
@@ -612,14 +672,14 @@ on_restart(struct loop *loop, struct loop_timer *t, void *ctx)
 	struct gateway *gw = ctx;
 	char err[512] = "";
 
-	if (gw->child_proc)
+	if (gw->sup->child_proc)
 		return;
 	if (spawn(gw, err) < 0) {
 		log_warnx("child: cannot start: %s; trying again in %u s", err,
-			  gw->restart_delay_ms / 1000);
-		loop_timer_arm(loop, t, loop_now_ms(loop) + gw->restart_delay_ms);
-		if (gw->restart_delay_ms < RESTART_MAX_MS)
-			gw->restart_delay_ms *= 2;
+			  gw->sup->restart_delay_ms / 1000);
+		loop_timer_arm(loop, t, loop_now_ms(loop) + gw->sup->restart_delay_ms);
+		if (gw->sup->restart_delay_ms < RESTART_MAX_MS)
+			gw->sup->restart_delay_ms *= 2;
 	}
 }
 
@@ -654,64 +714,64 @@ on_child_ended(struct proc *p, pid_t pid, int status, void *ctx)
 	if (gw->child_sock >= 0)
 		on_child_sock(gw->loop, gw->child_sock, EPOLLIN, gw);
 	close_child_sock(gw);
-	gw->child_proc = NULL;
-	gw->child_pid = 0;
-	if (gw->child_stop_asked) {
-		gw->child_stop_asked = false;
+	gw->sup->child_proc = NULL;
+	gw->sup->child_pid = 0;
+	if (gw->sup->child_stop_asked) {
+		gw->sup->child_stop_asked = false;
 		log_info("child %d ended; starting a new one", (int)pid);
-		loop_timer_arm(gw->loop, &gw->restart, loop_now_ms(gw->loop));
+		loop_timer_arm(gw->loop, &gw->sup->restart, loop_now_ms(gw->loop));
 		return;
 	}
 	supervise_describe_end(status, why, sizeof(why));
-	if (loop_wall_sec(gw->loop) - gw->child_since >= CHILD_HEALTHY_SEC)
-		gw->restart_delay_ms = RESTART_FIRST_MS;
+	if (loop_wall_sec(gw->loop) - gw->sup->child_since >= CHILD_HEALTHY_SEC)
+		gw->sup->restart_delay_ms = RESTART_FIRST_MS;
 	log_warnx("child %d %s; starting a new one in %u ms", (int)pid, why,
-		  gw->restart_delay_ms);
-	loop_timer_arm(gw->loop, &gw->restart,
-		       loop_now_ms(gw->loop) + gw->restart_delay_ms);
-	if (gw->restart_delay_ms < RESTART_MAX_MS)
-		gw->restart_delay_ms *= 2;
+		  gw->sup->restart_delay_ms);
+	loop_timer_arm(gw->loop, &gw->sup->restart,
+		       loop_now_ms(gw->loop) + gw->sup->restart_delay_ms);
+	if (gw->sup->restart_delay_ms < RESTART_MAX_MS)
+		gw->sup->restart_delay_ms *= 2;
 }
 
 int
 supervise_start(struct gateway *gw, char *err)
 {
-	loop_timer_init(&gw->restart, on_restart, gw);
-	gw->restart_delay_ms = RESTART_FIRST_MS;
+	loop_timer_init(&gw->sup->restart, on_restart, gw);
+	gw->sup->restart_delay_ms = RESTART_FIRST_MS;
 	return spawn(gw, err);
 }
 
 void
 supervise_stop(struct gateway *gw)
 {
-	if (gw->child_proc) {
+	if (gw->sup->child_proc) {
 		close_child_sock(gw);
-		proc_stop_wait(gw->child_proc, STOP_GRACE_MS);
-		gw->child_proc = NULL;
-		gw->child_pid = 0;
+		proc_stop_wait(gw->sup->child_proc, STOP_GRACE_MS);
+		gw->sup->child_proc = NULL;
+		gw->sup->child_pid = 0;
 	}
 	retiring_stop_all(gw);
 	drop_queued_verdicts(gw);
 	sessions_free(gw->sessions);
 	gw->sessions = NULL;
-	free(gw->vq);
-	gw->vq = NULL;
-	gw->vq_size = 0;
-	if (gw->restart.fn)
-		loop_timer_cancel(gw->loop, &gw->restart);
+	free(gw->sup->vq);
+	gw->sup->vq = NULL;
+	gw->sup->vq_size = 0;
+	if (gw->sup->restart.fn)
+		loop_timer_cancel(gw->loop, &gw->sup->restart);
 }
 
 void
 supervise_restart(struct gateway *gw)
 {
-	gw->restart_delay_ms = RESTART_FIRST_MS;
+	gw->sup->restart_delay_ms = RESTART_FIRST_MS;
 	/* Its sessions handed to the MTA finish where they are. */
-	if (retire_child(gw) || !gw->child_proc) {
-		loop_timer_arm(gw->loop, &gw->restart, loop_now_ms(gw->loop));
+	if (retire_child(gw) || !gw->sup->child_proc) {
+		loop_timer_arm(gw->loop, &gw->sup->restart, loop_now_ms(gw->loop));
 		return;
 	}
 	/* It could not be told: ended, and a new one once it has. */
 	close_child_sock(gw);
-	gw->child_stop_asked = true;
-	proc_stop(gw->child_proc, STOP_GRACE_MS);
+	gw->sup->child_stop_asked = true;
+	proc_stop(gw->sup->child_proc, STOP_GRACE_MS);
 }
