@@ -46,13 +46,7 @@ struct gateway {
 	 * and at the end. */
 	int64_t stats_since;
 	struct grey_counters stats_saved;
-	/* allow lists: the merged ranges the kernel and the policy hold */
-	struct allow_range *allow;
-	size_t nallow, allow_files;
-	uint64_t allow_generation; /* changes with every reload */
-	struct allow_runtime *runtime;
-	size_t nruntime;
-	char runtime_path[300];
+	struct allow_state *allow; /* the allow lists (gateway_allow.c) */
 	/* the child */
 	struct supervisor *sup; /* its process, restarts, verdict queue
 				   and refusals (supervise.c) */
@@ -137,6 +131,23 @@ void gateway_commit(struct gateway *gw);
 /* gateway_commit_turn - send queued set changes now; commit the store if
  * a pass or trap waits, or enough writes or time piled up. */
 void gateway_commit_turn(struct gateway *gw);
+
+/* gateway_allow_open - the allow lists' state (gw->allow), with the
+ * run-time entries saved in store_dir read (a file that cannot be read
+ * is said, and the list starts empty). Return: 0 or -ENOMEM. */
+int gateway_allow_open(struct gateway *gw);
+/* gateway_allow_close - and freed (none open is fine). */
+void gateway_allow_close(struct gateway *gw);
+/* gateway_allow_ranges - the merged ranges the kernel and the policy
+ * hold now (*n of them), and the lists' generation (changes with every
+ * reload; generation may be NULL). Valid until the next reload. */
+const struct allow_range *gateway_allow_ranges(const struct gateway *gw,
+                                               size_t *n,
+                                               uint64_t *generation);
+/* gateway_allow_runtime_entries - greygatectl allow's entries (and other
+ * gateways'), *n of them. Valid until the next change. */
+const struct allow_runtime *
+gateway_allow_runtime_entries(const struct gateway *gw, size_t *n);
 
 /* gateway_allow_runtime - add (or replace) a run-time allow entry, save
  * the list and put it in the sets. ttl_sec 0: no end.

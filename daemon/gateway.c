@@ -361,19 +361,6 @@ open_control(struct gateway *gw, char *err)
 			    &gw->control, err);
 }
 
-static void
-load_runtime_allow(struct gateway *gw)
-{
-	int r;
-
-	snprintf(gw->runtime_path, sizeof(gw->runtime_path),
-		 "%s/" ALLOW_RUNTIME_FILE, gw->cfg->store_dir);
-	r = allow_runtime_load(gw->runtime_path, loop_wall_sec(gw->loop), &gw->runtime,
-			       &gw->nruntime);
-	if (r < 0)
-		log_warnx("allow: %s: %s", gw->runtime_path, strerror(-r));
-}
-
 /* The firewall's part: the table, the tarpit's ports, a capture tried. */
 static int
 open_gateway(struct gateway *gw, char *err)
@@ -447,7 +434,9 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	r = metrics_listen_open(gw, &gw->metrics_listener, err);
 	if (r < 0)
 		goto fail;
-	load_runtime_allow(gw);
+	r = gateway_allow_open(gw);
+	if (r < 0)
+		goto fail;
 	gateway_allow_reload(gw);
 	/* The sets (and the allow entries, the policy door's too) get what
 	 * the store holds before the child lets anyone in, and follow
@@ -517,7 +506,7 @@ gateway_close(struct gateway *gw)
 	 * this gateway's figures here only) */
 	grey_store_free(gw->records);
 	gw->records = NULL;
-	free(gw->allow);
+	gateway_allow_close(gw);
 	for (int i = 0; i < 4; i++)
 		if (gw->listen_fd[i] >= 0)
 			close(gw->listen_fd[i]);
@@ -542,6 +531,5 @@ gateway_close(struct gateway *gw)
 			          waiting, strerror(-r));
 	}
 	store_close(gw->store);
-	free(gw->runtime);
 	free(gw);
 }

@@ -12,6 +12,65 @@
 #include "grey_store.h"
 #include "log.h"
 
+/* The allow lists as they are now (gw->allow). */
+struct allow_state {
+	/* the merged ranges the kernel and the policy hold */
+	struct allow_range *ranges;
+	size_t nallow, files;
+	uint64_t generation; /* changes with every reload */
+	/* greygatectl allow's entries (and other gateways'), and their
+	 * file in store_dir */
+	struct allow_runtime *runtime;
+	size_t nruntime;
+	char runtime_path[300];
+};
+
+int
+gateway_allow_open(struct gateway *gw)
+{
+	struct allow_state *a = calloc(1, sizeof(*a));
+	int r;
+
+	if (!a)
+		return -ENOMEM;
+	gw->allow = a;
+	snprintf(a->runtime_path, sizeof(a->runtime_path),
+	         "%s/" ALLOW_RUNTIME_FILE, gw->cfg->store_dir);
+	r = allow_runtime_load(a->runtime_path, loop_wall_sec(gw->loop),
+	                       &a->runtime, &a->nruntime);
+	if (r < 0)
+		log_warnx("allow: %s: %s", a->runtime_path, strerror(-r));
+	return 0;
+}
+
+void
+gateway_allow_close(struct gateway *gw)
+{
+	if (!gw->allow)
+		return;
+	free(gw->allow->ranges);
+	free(gw->allow->runtime);
+	free(gw->allow);
+	gw->allow = NULL;
+}
+
+const struct allow_range *
+gateway_allow_ranges(const struct gateway *gw, size_t *n,
+                     uint64_t *generation)
+{
+	*n = gw->allow ? gw->allow->nallow : 0;
+	if (generation)
+		*generation = gw->allow ? gw->allow->generation : 0;
+	return gw->allow ? gw->allow->ranges : NULL;
+}
+
+const struct allow_runtime *
+gateway_allow_runtime_entries(const struct gateway *gw, size_t *n)
+{
+	*n = gw->allow ? gw->allow->nruntime : 0;
+	return gw->allow ? gw->allow->runtime : NULL;
+}
+
 /* Run-time entries past their end are dropped from the list (the kernel
  * already dropped them from the sets). Return: true if any was. */
 bool
@@ -19,14 +78,14 @@ gateway_allow_expire(struct gateway *gw, int64_t now)
 {
 	size_t kept = 0;
 
-	for (size_t i = 0; i < gw->nruntime; i++)
-		if (!gw->runtime[i].expires || gw->runtime[i].expires > now)
-			gw->runtime[kept++] = gw->runtime[i];
-	if (kept == gw->nruntime)
+	for (size_t i = 0; i < gw->allow->nruntime; i++)
+		if (!gw->allow->runtime[i].expires || gw->allow->runtime[i].expires > now)
+			gw->allow->runtime[kept++] = gw->allow->runtime[i];
+	if (kept == gw->allow->nruntime)
 		return false;
-	gw->nruntime = kept;
-	if (allow_runtime_save(gw->runtime_path, gw->runtime, kept) < 0)
-		log_warn("allow: saving %s", gw->runtime_path);
+	gw->allow->nruntime = kept;
+	if (allow_runtime_save(gw->allow->runtime_path, gw->allow->runtime, kept) < 0)
+		log_warn("allow: saving %s", gw->allow->runtime_path);
 	return true;
 }
 
@@ -47,8 +106,8 @@ gateway_allow_reload(struct gateway *gw)
 	total = allow_set_load_dir(&set, gw->cfg->allow_dir);
 	from_files = set.files;
 	gateway_allow_expire(gw, now);
-	for (size_t i = 0; i < gw->nruntime; i++) {
-		const struct allow_runtime *e = &gw->runtime[i];
+	for (size_t i = 0; i < gw->allow->nruntime; i++) {
+		const struct allow_runtime *e = &gw->allow->runtime[i];
 		struct grey_client net;
 		struct ip_range range;
 
@@ -89,21 +148,21 @@ gateway_allow_reload(struct gateway *gw)
 			        ip_range_format(&ranges[i].range, text), r);
 	}
 	gateway_commit(gw);
-	free(gw->allow);
-	gw->allow = ranges;
-	gw->nallow = n;
-	gw->allow_files = from_files;
-	gw->allow_generation++;
+	free(gw->allow->ranges);
+	gw->allow->ranges = ranges;
+	gw->allow->nallow = n;
+	gw->allow->files = from_files;
+	gw->allow->generation++;
 	log_info("allow lists: %d entries from %zu files in %s, %zu from "
 	         "greygatectl: %zu ranges once merged",
-	         total, from_files, gw->cfg->allow_dir, gw->nruntime, n);
+	         total, from_files, gw->cfg->allow_dir, gw->allow->nruntime, n);
 	return 0;
 }
 
 int
 gateway_allow_put(struct gateway *gw, const struct allow_runtime *e, bool apply)
 {
-	int r = allow_runtime_put(&gw->runtime, &gw->nruntime, e);
+	int r = allow_runtime_put(&gw->allow->runtime, &gw->allow->nruntime, e);
 
 	if (r <= 0)
 		return r; /* (unchanged: its own, back from the shared store) */
@@ -119,7 +178,7 @@ gateway_allow_put(struct gateway *gw, const struct allow_runtime *e, bool apply)
 int
 gateway_allow_apply(struct gateway *gw)
 {
-	int r = allow_runtime_save(gw->runtime_path, gw->runtime, gw->nruntime);
+	int r = allow_runtime_save(gw->allow->runtime_path, gw->allow->runtime, gw->allow->nruntime);
 
 	if (r < 0)
 		return r;

@@ -133,13 +133,18 @@ list_more(void *state, FILE *out, void *wake)
 
 	l->out = out;
 	if (l->what == LIST_ALLOW) {
+		uint64_t generation;
+		size_t nallow;
+		const struct allow_range *allow =
+		        gateway_allow_ranges(gw, &nallow, &generation);
+
 		/* A reload meanwhile: the rest would be of other lists. */
-		if (l->generation != gw->allow_generation)
+		if (l->generation != generation)
 			return -ESTALE;
-		for (size_t n = 0;
-		     n < LIST_ROWS_PER_TURN && l->next < gw->nallow; n++)
-			list_range(l, &gw->allow[l->next++]);
-		r = l->next == gw->nallow ? 0 : GREY_STORE_WALK_MORE;
+		for (size_t n = 0; n < LIST_ROWS_PER_TURN && l->next < nallow;
+		     n++)
+			list_range(l, &allow[l->next++]);
+		r = l->next == nallow ? 0 : GREY_STORE_WALK_MORE;
 	} else {
 		r = grey_store_walk_more(l->walk, LIST_ROWS_PER_TURN, &rows,
 		                         control_stream_wake, wake);
@@ -179,7 +184,11 @@ list_start(struct gateway *gw, const char *what, bool json, FILE *out,
 	l->gw = gw;
 	l->json = json;
 	l->now = loop_wall_sec(gw->loop);
-	l->generation = gw->allow_generation;
+	{
+		size_t n;
+
+		gateway_allow_ranges(gw, &n, &l->generation);
+	}
 	if (!strcmp(what, "grey")) {
 		l->what = LIST_GREY;
 		if (!json)

@@ -522,8 +522,15 @@ take_snapshot(struct gateway *gw, struct snapshot *s)
 	 * entries took minutes): the merged allow ranges greygated sent,
 	 * and the store's pass and trap records (the kernel's elements
 	 * expire with them). */
-	for (size_t i = 0; i < gw->nallow; i++)
-		s->sets[NFTSET_ALLOW][gw->allow[i].range.family == AF_INET6]++;
+	{
+		size_t nallow;
+		const struct allow_range *allow =
+		        gateway_allow_ranges(gw, &nallow, NULL);
+
+		for (size_t i = 0; i < nallow; i++)
+			s->sets[NFTSET_ALLOW]
+			       [allow[i].range.family == AF_INET6]++;
+	}
 	for (int f = 0; f < 2; f++) {
 		int family = f ? AF_INET6 : AF_INET;
 		int64_t passes = grey_store_count(gw->records,

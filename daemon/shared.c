@@ -672,13 +672,15 @@ shared_share_allow_list(struct shared *sh)
 	struct gateway *gw = sh->gw;
 	int64_t now = loop_wall_sec(gw->loop);
 	struct allow_share *as;
+	size_t n;
+	const struct allow_runtime *list = gateway_allow_runtime_entries(gw, &n);
 
-	if (!gw->nruntime || !(as = calloc(1, sizeof(*as))))
+	if (!n || !(as = calloc(1, sizeof(*as))))
 		return;
 	as->sh = sh;
 	as->waiting = 1; /* held until every entry is sent */
-	for (size_t i = 0; i < gw->nruntime; i++) {
-		const struct allow_runtime *e = &gw->runtime[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct allow_runtime *e = &list[i];
 		struct grey_client net;
 
 		if ((e->expires && e->expires <= now) ||
