@@ -23,6 +23,40 @@
 #define STORE_COMMIT_PENDING 10000
 #define STORE_COMMIT_MS 200
 
+/* The decider's own state (gw->decider). */
+struct decider {
+	struct gateway_decision *starting; /* a decision being fetched in
+					      this call (done inline?) */
+	uint64_t store_committed_ms; /* the last commit, loop ms */
+	bool must_commit; /* a pass or trap waits: commit it this turn */
+	uint64_t set_changes_failed; /* that did not reach the kernel */
+};
+
+struct decider *
+gateway_decider_new(void)
+{
+	return calloc(1, sizeof(struct decider));
+}
+
+void
+gateway_decider_free(struct decider *d)
+{
+	free(d);
+}
+
+void
+gateway_commit_sync(struct gateway *gw)
+{
+	gw->decider->must_commit = true;
+	gateway_commit(gw);
+}
+
+uint64_t
+gateway_set_changes_failed(const struct gateway *gw)
+{
+	return gw->decider->set_changes_failed;
+}
+
 void
 gateway_prefix_of(const struct grey_client *c, struct nftset_prefix *p)
 {
@@ -52,12 +86,12 @@ void
 gateway_set_failed(struct gateway *gw, const char *what, const char *key,
                    int err)
 {
-	if (++gw->set_changes_failed % 100 != 1)
+	if (++gw->decider->set_changes_failed % 100 != 1)
 		return;
 	log_warnx("nft: %s of %s did not reach the kernel's set (%s): %s "
 	          "(%" PRIu64 " set change(s) failed so far)",
 	          what, key, strerror(-err), consequence(what),
-	          gw->set_changes_failed);
+	          gw->decider->set_changes_failed);
 }
 
 static void
@@ -86,7 +120,7 @@ commit_now(struct gateway *gw, bool force)
 
 		r = nftset_commit(gw->nft, on_nft_refused, gw);
 		if (r < 0) {
-			gw->set_changes_failed += queued;
+			gw->decider->set_changes_failed += queued;
 			log_warnx("nft: %zu set change(s) not sent (%s): the "
 			          "passed clients among them meet the tarpit "
 			          "again until one of their attempts puts them "
@@ -95,13 +129,13 @@ commit_now(struct gateway *gw, bool force)
 		}
 	}
 	if (store_pending(gw->store) &&
-	    (force || gw->must_commit ||
+	    (force || gw->decider->must_commit ||
 	     store_pending(gw->store) >= STORE_COMMIT_PENDING ||
-	     now - gw->store_committed_ms >= STORE_COMMIT_MS)) {
-		gw->store_committed_ms = now;
-		r = gw->must_commit ? store_sync(gw->store)
+	     now - gw->decider->store_committed_ms >= STORE_COMMIT_MS)) {
+		gw->decider->store_committed_ms = now;
+		r = gw->decider->must_commit ? store_sync(gw->store)
 		                    : store_flush(gw->store);
-		gw->must_commit = false;
+		gw->decider->must_commit = false;
 		if (r < 0)
 			log_warnx("store: commit failed: %s", strerror(-r));
 	}
@@ -205,7 +239,7 @@ apply(struct gateway *gw, const struct grey_decision *d, int64_t now)
 	ttl_ms = d->expires > now ? (uint64_t)(d->expires - now) * 1000 : 0;
 	if ((d->action == GREY_PASS && d->reason != GREY_REASON_PASSED) ||
 	    d->action == GREY_REFRESH || d->action == GREY_TRAP)
-		gw->must_commit = true;
+		gw->decider->must_commit = true;
 	if (!ttl_ms || !gw->nft)
 		return;
 	/* Already passed, yet here: the kernel lost it (its timeout ran
@@ -256,8 +290,8 @@ finish(struct gateway_decision *q, int r, const struct grey_decision *d)
 {
 	struct gateway *gw = q->gw;
 
-	if (gw->decision_starting == q)
-		gw->decision_starting = NULL;
+	if (gw->decider->starting == q)
+		gw->decider->starting = NULL;
 	if (q->done)
 		q->done(gw, r, &q->a, d, q->ctx);
 	if (q->on_heap)
@@ -332,11 +366,11 @@ gateway_decide_async(struct gateway *gw, struct grey_attempt *a, bool log,
 	if (q->on_heap)
 		keep_strings(q);
 	grey_records_prepare(gw->grey, &q->a, &q->w);
-	gw->decision_starting = q;
+	gw->decider->starting = q;
 	grey_store_fetch(gw->records, &q->w, q->a.now, on_records, q);
-	if (gw->decision_starting != q)
+	if (gw->decider->starting != q)
 		return NULL; /* decided already */
-	gw->decision_starting = NULL;
+	gw->decider->starting = NULL;
 	if (!heap) {
 		/* A store that said it completes inline did not: its
 		 * answer would come to a record gone with this call. */

@@ -30,16 +30,14 @@ struct gateway {
 				store) this gateway's own report */
 	struct grey_store *records; /* the greylist's store, whichever it
 				       is: what the decider asks */
-	struct gateway_decision *decision_starting; /* (decide.c) */
+	struct decider *decider; /* the decider's state (decide.c) */
 	struct store_counters store_seen; /* its events logged so far */
 	struct grey *grey;
 	struct nftset *nft;
 	struct control *control;
 	struct policy_door *policy_door; /* NULL: off */
 	struct loop_timer housekeeping;
-	uint64_t store_committed_ms;
 	unsigned ticks;
-	bool must_commit; /* a pass or trap waits: commit it this turn */
 	int64_t started;  /* epoch seconds */
 	/* The report's figures count from stats_since, across restarts: they
 	 * are saved to the store when they changed, every STORE_SYNC_TICKS,
@@ -59,8 +57,6 @@ struct gateway {
 	/* the tarpit's sessions, their addresses read from their sockets
 	 * (sessions.h) */
 	struct sessions *sessions;
-	uint64_t set_changes_failed; /* set changes that did not reach the
-	                                kernel (gateway_set_failed) */
 	bool caps_pending;      /* what the tarpit's EHLO lists, to be told */
 	struct handoff_state *handoff; /* (handoff.c) */
 	struct metrics_listener *metrics_listener; /* NULL: none */
@@ -124,6 +120,16 @@ void gateway_set_failed(struct gateway *gw, const char *what, const char *key,
 
 /* gateway_prefix_of - a client key as the sets' prefix. */
 void gateway_prefix_of(const struct grey_client *c, struct nftset_prefix *p);
+
+/* gateway_decider_new, _free - the decider's state (gw->decider).
+ * _new: NULL (ENOMEM); _free: NULL is fine. */
+struct decider *gateway_decider_new(void);
+void gateway_decider_free(struct decider *d);
+/* gateway_set_changes_failed - set changes that did not reach the
+ * kernel (gateway_set_failed), since greygated started. */
+uint64_t gateway_set_changes_failed(const struct gateway *gw);
+/* gateway_commit_sync - gateway_commit, the store synced to disk. */
+void gateway_commit_sync(struct gateway *gw);
 
 /* gateway_commit - send queued set changes and commit the store now. */
 void gateway_commit(struct gateway *gw);

@@ -71,8 +71,7 @@ gateway_forget(struct gateway *gw, const char *client, char *key_out,
 	gateway_prefix_of(&key, &p);
 	if (gw->nft && (d = nftset_del(gw->nft, NFTSET_PASS, &p)) < 0)
 		gateway_set_failed(gw, "forget", key_out, d);
-	gw->must_commit = true;
-	gateway_commit(gw);
+	gateway_commit_sync(gw);
 	if (r != GREY_STORE_UNDER_WAY)
 		log_info("action=forget, client=%s, key=%s, records=%d", client,
 		         key_out, r);
@@ -411,10 +410,11 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	gw->child_sock = -1;
 	gw->handoff = handoff_state_new();
 	gw->sup = supervise_new();
-	if (!gw->handoff || !gw->sup) {
+	gw->decider = gateway_decider_new();
+	if (!gw->handoff || !gw->sup || !gw->decider) {
 		handoff_state_free(gw->handoff);
-	supervise_free(gw->sup);
 		supervise_free(gw->sup);
+		gateway_decider_free(gw->decider);
 		free(gw);
 		return -ENOMEM;
 	}
@@ -531,5 +531,7 @@ gateway_close(struct gateway *gw)
 			          waiting, strerror(-r));
 	}
 	store_close(gw->store);
+	supervise_free(gw->sup);
+	gateway_decider_free(gw->decider);
 	free(gw);
 }

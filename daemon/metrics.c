@@ -550,7 +550,7 @@ take_snapshot(struct gateway *gw, struct snapshot *s)
 	handoff_get_counts(gw, &s->handoffs_started, &s->handoffs_failed);
 	s->verdicts_unsent = s->sup.verdicts_unsent;
 	s->records_refused = s->sup.records_refused;
-	s->set_changes_failed = gw->set_changes_failed;
+	s->set_changes_failed = gateway_set_changes_failed(gw);
 	grey_store_get_status(gw->records, &s->shared);
 	s->shared_up = s->shared.up;
 	s->shared_disagreed = s->shared.disagreed;

@@ -38,6 +38,8 @@ setup(void)
 	CHECK(gw.grey);
 	gw.records = grey_store_lmdb_new(gw.store);
 	CHECK(gw.records);
+	gw.decider = gateway_decider_new();
+	CHECK(gw.decider);
 }
 
 static void
@@ -47,6 +49,7 @@ teardown(void)
 
 	grey_free(gw.grey);
 	grey_store_free(gw.records);
+	gateway_decider_free(gw.decider);
 	store_close(gw.store);
 	loop_free(gw.loop);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

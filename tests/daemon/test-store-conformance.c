@@ -49,6 +49,8 @@ open_common(void)
 	CHECK_INT(store_open(dir, false, &gw.store), 0);
 	gw.grey = grey_new(&cfg.grey, gw.store);
 	CHECK(gw.grey);
+	gw.decider = gateway_decider_new();
+	CHECK(gw.decider);
 	CHECK_INT(grey_trap_add(gw.grey, "trap@example.org"), 0);
 }
 
@@ -104,6 +106,7 @@ close_backend(void)
 	char cmd[128];
 
 	grey_store_free(gw.records); /* (Redis: its connection too) */
+	gateway_decider_free(gw.decider);
 	grey_free(gw.grey);
 	store_close(gw.store);
 	loop_free(gw.loop);
