@@ -215,8 +215,20 @@ sensor_capture_dispatch(struct sensor_capture *cap, struct sensor *sensor,
 			int max)
 {
 	struct dispatch_ctx d = {sensor, cap->linktype};
-	int n = pcap_dispatch(cap->pcap, max, on_packet, (u_char *)&d);
+	int n;
 
+	/* NFLOG: one read of the netlink socket brings a batch, kept in
+	 * libpcap's buffer past max; what stayed there would wait for the
+	 * socket's next packet (the loop watches the socket, not the
+	 * buffer), so the whole batch is fed now (one read: bounded). */
+	if (cap->linktype == DLT_NFLOG && cap->live)
+		max = -1;
+	errno = 0;
+	n = pcap_dispatch(cap->pcap, max, on_packet, (u_char *)&d);
+	/* (libpcap's NFLOG reader calls a socket with nothing waiting an
+	 * error: nothing to read is not one) */
+	if (n == PCAP_ERROR && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
 	if (n == PCAP_ERROR)
 		return -EIO;
 	return n < 0 ? 0 : n;
