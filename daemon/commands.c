@@ -168,10 +168,10 @@ report(struct gateway *gw, const struct args *a, FILE *out,
 
 		gateway_stats_reset(gw);
 		fprintf(out, "report reset: counting starts again at %s\n",
-			fmt_utc(gw->stats_since, t));
+			fmt_utc(gateway_stats_since(gw), t));
 		return 0;
 	}
-	report_compute(&r, gw->grey, gw->stats_since, loop_wall_sec(gw->loop));
+	report_compute(&r, gw->grey, gateway_stats_since(gw), loop_wall_sec(gw->loop));
 	if (a->svg)
 		report_print_svg(out, &r);
 	else if (a->json)

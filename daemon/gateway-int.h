@@ -31,19 +31,13 @@ struct gateway {
 	struct grey_store *records; /* the greylist's store, whichever it
 				       is: what the decider asks */
 	struct decider *decider; /* the decider's state (decide.c) */
-	struct store_counters store_seen; /* its events logged so far */
 	struct grey *grey;
 	struct nftset *nft;
 	struct control *control;
 	struct policy_door *policy_door; /* NULL: off */
-	struct loop_timer housekeeping;
-	unsigned ticks;
 	int64_t started;  /* epoch seconds */
-	/* The report's figures count from stats_since, across restarts: they
-	 * are saved to the store when they changed, every STORE_SYNC_TICKS,
-	 * and at the end. */
-	int64_t stats_since;
-	struct grey_counters stats_saved;
+	struct housekeeping *hk; /* and the report's figures
+				    (housekeeping.c) */
 	struct allow_state *allow; /* the allow lists (gateway_allow.c) */
 	/* the child */
 	struct supervisor *sup; /* its process, restarts, verdict queue
@@ -101,6 +95,17 @@ void gateway_decide_cancel(struct gateway_decision *q);
  * log line if log. */
 void gateway_decided(struct gateway *gw, const struct grey_attempt *a,
 		     const struct grey_decision *d, bool log);
+
+/* The housekeeping (housekeeping.c): _open makes its state (gw->hk)
+ * and takes the report's figures saved before a restart, once the store
+ * is open (Return: 0 or -ENOMEM); _start arms its timer; _stop disarms
+ * it; _close saves the figures and frees it (none made is fine). */
+int gateway_housekeeping_open(struct gateway *gw);
+void gateway_housekeeping_start(struct gateway *gw);
+void gateway_housekeeping_stop(struct gateway *gw);
+void gateway_housekeeping_close(struct gateway *gw);
+/* gateway_stats_since - when the report's counting began. */
+int64_t gateway_stats_since(const struct gateway *gw);
 
 /* gateway_stats_reset - the report counts from zero, from now on. */
 void gateway_stats_reset(struct gateway *gw);

@@ -25,10 +25,6 @@
 #include "policy_door.h"
 #include "site_report.h"
 
-#define HOUSEKEEPING_MS 1000
-#define PURGE_BATCH 2000
-/* Everything is synced every few seconds (passes at once: decide.c). */
-#define STORE_SYNC_TICKS 5
 
 
 int
@@ -76,114 +72,6 @@ gateway_forget(struct gateway *gw, const char *client, char *key_out,
 		log_info("action=forget, client=%s, key=%s, records=%d", client,
 		         key_out, r);
 	return r;
-}
-
-/* The report's figures from before the restart, if any were saved. */
-static void
-restore_stats(struct gateway *gw)
-{
-	int r = grey_stats_load(gw->grey, &gw->stats_since);
-
-	if (r == STORE_FOUND) {
-		char when[FMT_UTC_MAX];
-
-		fmt_utc(gw->stats_since, when);
-		gw->stats_saved = *grey_get_counters(gw->grey);
-		log_info("report: counting on since %s (%" PRIu64
-			 " attempts so far)",
-			 when, gw->stats_saved.attempts);
-		return;
-	}
-	gw->stats_since = gw->started;
-	if (r < 0)
-		log_warnx("report: the saved figures cannot be read (%s): "
-			  "counting starts again",
-			  strerror(-r));
-}
-
-/* Saves the report's figures if they changed since the last save (on a
- * shared store, also this gateway's share of the site's report). */
-static void
-save_stats(struct gateway *gw)
-{
-	const struct grey_counters *k = grey_get_counters(gw->grey);
-	bool changed = memcmp(k, &gw->stats_saved, sizeof(*k)) != 0;
-
-	if (gw->records) /* (at the end: gone, with its connection) */
-		grey_store_share_report(gw->records, gw->grey,
-		                        gw->stats_since, changed);
-	if (!changed)
-		return;
-	if (grey_stats_save(gw->grey, gw->stats_since) < 0) {
-		log_warnx("report: cannot save its figures to the store");
-		return;
-	}
-	gw->stats_saved = *k;
-}
-
-void
-gateway_stats_reset(struct gateway *gw)
-{
-	metrics_report_reset(gw);
-	grey_stats_reset(gw->grey);
-	gw->stats_since = loop_wall_sec(gw->loop);
-	if (grey_stats_save(gw->grey, gw->stats_since) < 0)
-		log_warnx("report: cannot save its figures to the store");
-	gw->stats_saved = *grey_get_counters(gw->grey);
-	grey_store_share_report(gw->records, gw->grey, gw->stats_since, true);
-	gateway_commit(gw);
-	log_info("report: counting starts again");
-}
-
-/* What the store did since the last look, said once. */
-static void
-log_store_events(struct gateway *gw)
-{
-	const struct store_counters *now = store_get_counters(gw->store);
-	struct store_counters *seen = &gw->store_seen;
-
-	if (now->map_grown != seen->map_grown)
-		log_info("store: map grown to %llu MiB (%llu MiB used)",
-			 (unsigned long long)(now->map_bytes >> 20),
-			 (unsigned long long)(now->used_bytes >> 20));
-	/* (redone and saved: nothing lost; redone and failing still: the
-	 * next line says so) */
-	if (now->replayed != seen->replayed &&
-	    now->write_errors == seen->write_errors)
-		log_warnx("store: %llu failed transaction(s) redone from the "
-			  "journal: nothing was lost",
-			  (unsigned long long)(now->replayed - seen->replayed));
-	if (now->write_errors != seen->write_errors)
-		log_warnx("store: %llu write(s) or commit(s) failed; what they "
-			  "held is kept and tried again (is the disk full?)",
-			  (unsigned long long)(now->write_errors -
-					       seen->write_errors));
-	*seen = *now;
-}
-
-static void
-on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
-{
-	struct gateway *gw = ctx;
-	int64_t now = loop_wall_sec(gw->loop);
-	int r;
-
-	if (gateway_allow_expire(gw, now))
-		gateway_allow_reload(gw);
-	r = store_purge(gw->store, now, gw->cfg->grey.retry_window_sec,
-			PURGE_BATCH);
-	if (r > 0)
-		log_debug("store: purged %d expired records", r);
-	if (++gw->ticks % STORE_SYNC_TICKS == 0) {
-		save_stats(gw);
-		gateway_commit(gw);
-		if (store_sync(gw->store) < 0)
-			log_warnx("store: sync to disk failed");
-	} else {
-		gateway_commit(gw);
-	}
-	log_store_events(gw);
-	loop_timer_arm(loop, t, loop_now_ms(loop) + HOUSEKEEPING_MS);
 }
 
 /* --- start --- */
@@ -244,11 +132,12 @@ open_policy(struct gateway *gw, char *err)
 	if (store_open_why()[0])
 		log_warnx("store %s: %s: starting with an empty greylist",
 			  cfg->store_dir, store_open_why());
-	gw->store_seen = *store_get_counters(gw->store);
 	gw->grey = grey_new(&cfg->grey, gw->store);
 	if (!gw->grey)
 		return -ENOMEM;
-	restore_stats(gw);
+	r = gateway_housekeeping_open(gw);
+	if (r < 0)
+		return r;
 	metrics_started(gw);
 	/* The greylist's store: Redis (shared_open sets it) or this file. */
 	if (cfg->store_url.redis) {
@@ -418,7 +307,6 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 		free(gw);
 		return -ENOMEM;
 	}
-	loop_timer_init(&gw->housekeeping, on_housekeeping, gw);
 	r = open_policy(gw, err);
 	if (r < 0)
 		goto fail;
@@ -450,8 +338,7 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	r = cfg->gateway ? start_gateway(gw, err) : 0;
 	if (r < 0)
 		goto fail;
-	loop_timer_arm(loop, &gw->housekeeping,
-		       loop_now_ms(loop) + HOUSEKEEPING_MS);
+	gateway_housekeeping_start(gw);
 	*out = gw;
 	return 0;
 fail:
@@ -499,11 +386,11 @@ gateway_close(struct gateway *gw)
 	supervise_stop(gw);
 	metrics_listen_close(gw->metrics_listener);
 	handoff_abort_all(gw);
-	loop_timer_cancel(gw->loop, &gw->housekeeping);
+	gateway_housekeeping_stop(gw);
 	control_close(gw->control);
 	policy_door_close(gw->policy_door);
-	/* (a shared store's connection with it: save_stats below writes
-	 * this gateway's figures here only) */
+	/* (a shared store's connection with it: the report's figures are
+	 * saved below, here only) */
 	grey_store_free(gw->records);
 	gw->records = NULL;
 	gateway_allow_close(gw);
@@ -514,7 +401,8 @@ gateway_close(struct gateway *gw)
 	handoff_state_free(gw->handoff);
 	nftset_close(gw->nft);
 	if (gw->grey)
-		save_stats(gw); /* committed below */
+		gateway_housekeeping_close(gw); /* (the figures saved:
+						   committed below) */
 	grey_free(gw->grey);
 	if (gw->store) {
 		size_t waiting = store_pending(gw->store);

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* greygated's housekeeping, once a second: run-time allow entries past
+ * their end dropped, the store's expired records purged, its commits and
+ * (every few seconds) its sync to disk, what it did said once; and the
+ * report's figures, counting on across restarts (saved with the store,
+ * restored at start, shared with the other gateways of a shared store). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+#include "gateway-int.h"
+#include "grey_store.h"
+#include "log.h"
+
+#define HOUSEKEEPING_MS 1000
+#define PURGE_BATCH 2000
+/* Everything is synced every few seconds (passes at once: decide.c). */
+#define STORE_SYNC_TICKS 5
+
+struct housekeeping {
+	struct loop_timer timer;
+	unsigned ticks;
+	/* The report's figures count from stats_since, across restarts:
+	 * they are saved to the store when they changed, every
+	 * STORE_SYNC_TICKS, and at the end. */
+	int64_t stats_since;
+	struct grey_counters stats_saved;
+	struct store_counters store_seen; /* its events logged so far */
+};
+
+/* The report's figures from before the restart, if any were saved. */
+static void
+restore_stats(struct gateway *gw)
+{
+	int r = grey_stats_load(gw->grey, &gw->hk->stats_since);
+
+	if (r == STORE_FOUND) {
+		char when[FMT_UTC_MAX];
+
+		fmt_utc(gw->hk->stats_since, when);
+		gw->hk->stats_saved = *grey_get_counters(gw->grey);
+		log_info("report: counting on since %s (%" PRIu64
+			 " attempts so far)",
+			 when, gw->hk->stats_saved.attempts);
+		return;
+	}
+	gw->hk->stats_since = gw->started;
+	if (r < 0)
+		log_warnx("report: the saved figures cannot be read (%s): "
+			  "counting starts again",
+			  strerror(-r));
+}
+
+/* Saves the report's figures if they changed since the last save (on a
+ * shared store, also this gateway's share of the site's report). */
+static void
+save_stats(struct gateway *gw)
+{
+	const struct grey_counters *k = grey_get_counters(gw->grey);
+	bool changed = memcmp(k, &gw->hk->stats_saved, sizeof(*k)) != 0;
+
+	if (gw->records) /* (at the end: gone, with its connection) */
+		grey_store_share_report(gw->records, gw->grey,
+		                        gw->hk->stats_since, changed);
+	if (!changed)
+		return;
+	if (grey_stats_save(gw->grey, gw->hk->stats_since) < 0) {
+		log_warnx("report: cannot save its figures to the store");
+		return;
+	}
+	gw->hk->stats_saved = *k;
+}
+
+void
+gateway_stats_reset(struct gateway *gw)
+{
+	metrics_report_reset(gw);
+	grey_stats_reset(gw->grey);
+	gw->hk->stats_since = loop_wall_sec(gw->loop);
+	if (grey_stats_save(gw->grey, gw->hk->stats_since) < 0)
+		log_warnx("report: cannot save its figures to the store");
+	gw->hk->stats_saved = *grey_get_counters(gw->grey);
+	grey_store_share_report(gw->records, gw->grey, gw->hk->stats_since, true);
+	gateway_commit(gw);
+	log_info("report: counting starts again");
+}
+
+/* What the store did since the last look, said once. */
+static void
+log_store_events(struct gateway *gw)
+{
+	const struct store_counters *now = store_get_counters(gw->store);
+	struct store_counters *seen = &gw->hk->store_seen;
+
+	if (now->map_grown != seen->map_grown)
+		log_info("store: map grown to %llu MiB (%llu MiB used)",
+			 (unsigned long long)(now->map_bytes >> 20),
+			 (unsigned long long)(now->used_bytes >> 20));
+	/* (redone and saved: nothing lost; redone and failing still: the
+	 * next line says so) */
+	if (now->replayed != seen->replayed &&
+	    now->write_errors == seen->write_errors)
+		log_warnx("store: %llu failed transaction(s) redone from the "
+			  "journal: nothing was lost",
+			  (unsigned long long)(now->replayed - seen->replayed));
+	if (now->write_errors != seen->write_errors)
+		log_warnx("store: %llu write(s) or commit(s) failed; what they "
+			  "held is kept and tried again (is the disk full?)",
+			  (unsigned long long)(now->write_errors -
+					       seen->write_errors));
+	*seen = *now;
+}
+
+static void
+on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
+{
+	struct gateway *gw = ctx;
+	int64_t now = loop_wall_sec(gw->loop);
+	int r;
+
+	if (gateway_allow_expire(gw, now))
+		gateway_allow_reload(gw);
+	r = store_purge(gw->store, now, gw->cfg->grey.retry_window_sec,
+			PURGE_BATCH);
+	if (r > 0)
+		log_debug("store: purged %d expired records", r);
+	if (++gw->hk->ticks % STORE_SYNC_TICKS == 0) {
+		save_stats(gw);
+		gateway_commit(gw);
+		if (store_sync(gw->store) < 0)
+			log_warnx("store: sync to disk failed");
+	} else {
+		gateway_commit(gw);
+	}
+	log_store_events(gw);
+	loop_timer_arm(loop, t, loop_now_ms(loop) + HOUSEKEEPING_MS);
+}
+
+
+int
+gateway_housekeeping_open(struct gateway *gw)
+{
+	struct housekeeping *hk = calloc(1, sizeof(*hk));
+
+	if (!hk)
+		return -ENOMEM;
+	gw->hk = hk;
+	loop_timer_init(&hk->timer, on_housekeeping, gw);
+	hk->store_seen = *store_get_counters(gw->store);
+	restore_stats(gw);
+	return 0;
+}
+
+void
+gateway_housekeeping_start(struct gateway *gw)
+{
+	loop_timer_arm(gw->loop, &gw->hk->timer,
+	               loop_now_ms(gw->loop) + HOUSEKEEPING_MS);
+}
+
+void
+gateway_housekeeping_stop(struct gateway *gw)
+{
+	if (gw->hk)
+		loop_timer_cancel(gw->loop, &gw->hk->timer);
+}
+
+void
+gateway_housekeeping_close(struct gateway *gw)
+{
+	if (!gw->hk)
+		return;
+	save_stats(gw);
+	free(gw->hk);
+	gw->hk = NULL;
+}
+
+int64_t
+gateway_stats_since(const struct gateway *gw)
+{
+	return gw->hk->stats_since;
+}
