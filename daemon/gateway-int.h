@@ -43,15 +43,10 @@ struct gateway {
 	struct supervisor *sup; /* its process, restarts, verdict queue
 				   and refusals (supervise.c) */
 	int listen_fd[4]; /* tarpit v4, v6; stutter v4, v6 (-1: none) */
-	int child_sock; /* the parent's end, -1 while no child */
 	/* children before a reload, finishing the sessions they handed to
 	 * the MTA (retiring.c), the newest first */
 	struct retiring *retiring;
 	struct metrics_carry carry; /* what counters carry over (metrics.h) */
-	/* the tarpit's sessions, their addresses read from their sockets
-	 * (sessions.h) */
-	struct sessions *sessions;
-	bool caps_pending;      /* what the tarpit's EHLO lists, to be told */
 	struct handoff_state *handoff; /* (handoff.c) */
 	struct metrics_listener *metrics_listener; /* NULL: none */
 };
@@ -220,6 +215,13 @@ struct supervise_status {
 };
 void supervise_get_status(const struct gateway *gw,
                           struct supervise_status *out);
+/* supervise_session - the running child's tarpit session (NULL: none
+ * such). */
+struct session_info;
+struct session_info *supervise_session(struct gateway *gw, uint64_t session);
+/* supervise_send_caps - tell the child what its EHLO lists now (with the
+ * next verdicts; nothing while no child runs). */
+void supervise_send_caps(struct gateway *gw);
 int supervise_start(struct gateway *gw, char *err);
 void supervise_stop(struct gateway *gw);
 void supervise_restart(struct gateway *gw);

@@ -296,7 +296,6 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	gw->started = loop_wall_sec(gw->loop);
 	for (int i = 0; i < 4; i++)
 		gw->listen_fd[i] = -1;
-	gw->child_sock = -1;
 	gw->handoff = handoff_state_new();
 	gw->sup = supervise_new();
 	gw->decider = gateway_decider_new();

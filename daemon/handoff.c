@@ -102,7 +102,7 @@ unlink_handoff(struct handoff *h)
 static void
 handing_over(struct handoff *h)
 {
-	struct session_info *si = sessions_find(h->gw->sessions, h->session);
+	struct session_info *si = supervise_session(h->gw, h->session);
 
 	if (si)
 		si->handing = false;
@@ -167,12 +167,8 @@ learn_ehlo(struct gateway *gw, const char *in, size_t len)
 void
 handoff_send_caps(struct gateway *gw)
 {
-	if (!gw->handoff->mta_known || gw->child_sock < 0)
-		return;
-	/* Down with the verdicts, never blocking: a child that does not
-	 * read gets the latest once it does. */
-	gw->caps_pending = true;
-	supervise_flush(gw);
+	if (gw->handoff->mta_known)
+		supervise_send_caps(gw);
 }
 
 void

@@ -37,6 +37,11 @@
 /* The child's supervision: its process, its restarts, what it sent that
  * was refused, the verdicts waiting for room in its socket. */
 struct supervisor {
+	int child_sock; /* the parent's end, -1 while no child */
+	/* the tarpit's sessions, their addresses read from their sockets
+	 * (sessions.h) */
+	struct sessions *sessions;
+	bool caps_pending; /* what the tarpit's EHLO lists, to be told */
 	pid_t child_pid;
 	unsigned child_starts;
 	int64_t child_since;
@@ -71,7 +76,28 @@ struct supervisor {
 struct supervisor *
 supervise_new(void)
 {
-	return calloc(1, sizeof(struct supervisor));
+	struct supervisor *sup = calloc(1, sizeof(*sup));
+
+	if (sup)
+		sup->child_sock = -1;
+	return sup;
+}
+
+struct session_info *
+supervise_session(struct gateway *gw, uint64_t session)
+{
+	return sessions_find(gw->sup->sessions, session);
+}
+
+void
+supervise_send_caps(struct gateway *gw)
+{
+	if (gw->sup->child_sock < 0)
+		return;
+	/* Down with the verdicts, never blocking: a child that does not
+	 * read gets the latest once it does. */
+	gw->sup->caps_pending = true;
+	supervise_flush(gw);
 }
 
 void
@@ -112,15 +138,15 @@ close_child_sock(struct gateway *gw)
 	drop_queued_verdicts(gw);
 	/* A new child numbers its sessions from 1 again: nothing of the
 	 * old one's may reach it. */
-	sessions_reset(gw->sessions);
+	sessions_reset(gw->sup->sessions);
 	handoff_abort_sessions(gw);
-	if (gw->child_sock < 0)
+	if (gw->sup->child_sock < 0)
 		return;
-	loop_del_fd(gw->loop, gw->child_sock);
-	close(gw->child_sock);
-	gw->child_sock = -1;
+	loop_del_fd(gw->loop, gw->sup->child_sock);
+	close(gw->sup->child_sock);
+	gw->sup->child_sock = -1;
 	gw->sup->vq_watching = false;
-	gw->caps_pending = false;
+	gw->sup->caps_pending = false;
 }
 
 /* A capture that loses packets (its ring full: a burst, or a child short
@@ -171,7 +197,7 @@ on_attempt_decided(struct gateway *gw, int r, const struct grey_attempt *a,
 	struct pending_attempt *p = ctx;
 	const struct ipc_attempt *at = &p->at;
 	struct session_info *si = p->child == gw->sup->child_starts
-					  ? sessions_find(gw->sessions,
+					  ? sessions_find(gw->sup->sessions,
 							  at->session)
 					  : NULL;
 	struct tarpit_verdict v;
@@ -234,7 +260,7 @@ send_verdict_now(struct gateway *gw, uint64_t session, uint32_t question,
 	ipc_fill_verdict(&rec, session, question, v);
 	if (v->handoff_fd >= 0)
 		ipc_attach_fd(&msg, &control, v->handoff_fd);
-	if (sendmsg(gw->child_sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) !=
+	if (sendmsg(gw->sup->child_sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) !=
 	    sizeof(rec))
 		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN
 							       : -errno;
@@ -248,19 +274,19 @@ flush_caps(struct gateway *gw)
 {
 	struct ipc_record rec;
 
-	if (!gw->caps_pending)
+	if (!gw->sup->caps_pending)
 		return true;
 	handoff_fill_caps(gw, &rec);
-	if (send(gw->child_sock, &rec, sizeof(rec),
+	if (send(gw->sup->child_sock, &rec, sizeof(rec),
 		 MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof(rec)) {
-		gw->caps_pending = false;
+		gw->sup->caps_pending = false;
 		return true;
 	}
 	if (errno == EAGAIN || errno == EWOULDBLOCK)
 		return false;
 	log_warnx("hand-off: the tarpit's EHLO could not be told to the "
 		  "child: %s", strerror(errno));
-	gw->caps_pending = false;
+	gw->sup->caps_pending = false;
 	return true;
 }
 
@@ -277,7 +303,7 @@ supervise_flush(struct gateway *gw)
 	struct iovec iov[BATCH];
 	bool waiting;
 
-	if (gw->child_sock < 0)
+	if (gw->sup->child_sock < 0)
 		return;
 	waiting = !flush_caps(gw);
 	while (!waiting && gw->sup->vq_len) {
@@ -298,7 +324,7 @@ supervise_flush(struct gateway *gw)
 			if (q->v.handoff_fd >= 0)
 				ipc_attach_fd(m, &control[n], q->v.handoff_fd);
 		}
-		sent = sendmmsg(gw->child_sock, msgs, n,
+		sent = sendmmsg(gw->sup->child_sock, msgs, n,
 				MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
@@ -322,7 +348,7 @@ supervise_flush(struct gateway *gw)
 	waiting = waiting || gw->sup->vq_len > 0;
 	if (gw->sup->vq_watching != waiting) {
 		gw->sup->vq_watching = waiting;
-		loop_mod_fd(gw->loop, gw->child_sock,
+		loop_mod_fd(gw->loop, gw->sup->child_sock,
 			    EPOLLIN | (waiting ? EPOLLOUT : 0));
 	}
 }
@@ -356,8 +382,8 @@ supervise_send_verdict(struct gateway *gw, uint64_t session,
 	int r = -EAGAIN;
 
 	/* Answered, as far as greygated goes: the session may ask again. */
-	ipc_answered(gw->sessions, session);
-	if (gw->child_sock < 0) {
+	ipc_answered(gw->sup->sessions, session);
+	if (gw->sup->child_sock < 0) {
 		r = -ENOTCONN;
 	} else if (!gw->sup->vq_len && !gw->sup->verdicts_batching) {
 		r = send_verdict_now(gw, session, question, v);
@@ -450,7 +476,7 @@ on_record(struct gateway *gw, struct ipc_record *rec, ssize_t len,
 		refused(gw, rec, "more than one descriptor came with it");
 		return;
 	}
-	switch (ipc_take_up(gw->sessions, rec, (size_t)len, passed_fd, &up)) {
+	switch (ipc_take_up(gw->sup->sessions, rec, (size_t)len, passed_fd, &up)) {
 	case IPC_UP_LOG:
 		/* The child's words, said as the child's. */
 		log_line((enum log_level)rec->u.log.level, "child: ",
@@ -515,19 +541,19 @@ on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 static bool
 retire_child(struct gateway *gw)
 {
-	if (!gw->sup->child_proc || gw->child_sock < 0 ||
-	    retiring_add(gw, gw->sup->child_proc, gw->child_sock, gw->sessions) < 0)
+	if (!gw->sup->child_proc || gw->sup->child_sock < 0 ||
+	    retiring_add(gw, gw->sup->child_proc, gw->sup->child_sock, gw->sup->sessions) < 0)
 		return false;
 	/* What greygated had under way for its sessions goes: they end
 	 * there, and the new child numbers its own from 1. */
 	drop_queued_verdicts(gw);
 	handoff_abort_sessions(gw);
-	gw->sessions = NULL;
+	gw->sup->sessions = NULL;
 	gw->sup->child_proc = NULL;
 	gw->sup->child_pid = 0;
-	gw->child_sock = -1;
+	gw->sup->child_sock = -1;
 	gw->sup->vq_watching = false;
-	gw->caps_pending = false;
+	gw->sup->caps_pending = false;
 	return true;
 }
 
@@ -595,18 +621,18 @@ spawn(struct gateway *gw, char *err)
 	memcpy(h.listen_fd, gw->listen_fd, sizeof(h.listen_fd));
 	/* Its sessions, as many as the tarpit holds (its own and those
 	 * handed to the MTA), and some to spare for the ends in flight. */
-	sessions_free(gw->sessions);
-	gw->sessions = sessions_new(gw->cfg->tarpit.max_conns * 2 + 64,
+	sessions_free(gw->sup->sessions);
+	gw->sup->sessions = sessions_new(gw->cfg->tarpit.max_conns * 2 + 64,
 				    (const uint16_t[]){gw->cfg->nft.tarpit_port,
 						       gw->cfg->nft.trap_port},
 				    gw->cfg->nft.trap_port ? 2 : 1);
-	if (!gw->sessions) {
+	if (!gw->sup->sessions) {
 		snprintf(err, 512, "the sessions' table: no memory");
 		return -ENOMEM;
 	}
 	/* Where each client was going: a PROXY header's destination, and a
 	 * transparent hand-off's. */
-	sessions_want_destination(gw->sessions,
+	sessions_want_destination(gw->sup->sessions,
 				  gw->cfg->handoff.mode == HANDOFF_PROXY_V2 ||
 					  gw->cfg->handoff.mode ==
 						  HANDOFF_TRANSPARENT);
@@ -649,7 +675,7 @@ spawn(struct gateway *gw, char *err)
 		return r;
 	}
 	gw->sup->child_pid = pid;
-	gw->child_sock = sv[0];
+	gw->sup->child_sock = sv[0];
 	gw->sup->child_since = loop_wall_sec(gw->loop);
 	gw->sup->child_starts++;
 	/* A new child lists what the last probe learnt of the MTA. */
@@ -711,8 +737,8 @@ on_child_ended(struct proc *p, pid_t pid, int status, void *ctx)
 	struct gateway *gw = ctx;
 	char why[256];
 
-	if (gw->child_sock >= 0)
-		on_child_sock(gw->loop, gw->child_sock, EPOLLIN, gw);
+	if (gw->sup->child_sock >= 0)
+		on_child_sock(gw->loop, gw->sup->child_sock, EPOLLIN, gw);
 	close_child_sock(gw);
 	gw->sup->child_proc = NULL;
 	gw->sup->child_pid = 0;
@@ -752,8 +778,8 @@ supervise_stop(struct gateway *gw)
 	}
 	retiring_stop_all(gw);
 	drop_queued_verdicts(gw);
-	sessions_free(gw->sessions);
-	gw->sessions = NULL;
+	sessions_free(gw->sup->sessions);
+	gw->sup->sessions = NULL;
 	free(gw->sup->vq);
 	gw->sup->vq = NULL;
 	gw->sup->vq_size = 0;
