@@ -42,10 +42,6 @@ struct gateway {
 	/* the child */
 	struct supervisor *sup; /* its process, restarts, verdict queue
 				   and refusals (supervise.c) */
-	int listen_fd[4]; /* tarpit v4, v6; stutter v4, v6 (-1: none) */
-	/* children before a reload, finishing the sessions they handed to
-	 * the MTA (retiring.c), the newest first */
-	struct retiring *retiring;
 	struct metrics_carry carry; /* what counters carry over (metrics.h) */
 	struct handoff_state *handoff; /* (handoff.c) */
 	struct metrics_listener *metrics_listener; /* NULL: none */
@@ -215,6 +211,14 @@ struct supervise_status {
 };
 void supervise_get_status(const struct gateway *gw,
                           struct supervise_status *out);
+/* supervise_adopt_listener - a tarpit listener greygated bound (slot:
+ * 0, 1 the tarpit's v4, v6; 2, 3 the stutter's), served by every child,
+ * closed with the supervisor. */
+void supervise_adopt_listener(struct gateway *gw, int slot, int fd);
+/* supervise_retiring - the list of children finishing their hand-offs
+ * after a reload (retiring.c's), newest first. */
+struct retiring;
+struct retiring **supervise_retiring(const struct gateway *gw);
 /* supervise_session - the running child's tarpit session (NULL: none
  * such). */
 struct session_info;

@@ -198,7 +198,7 @@ bind_port(struct gateway *gw, uint16_t port, int slot, char *err)
 			 fd == -EADDRINUSE ? " (still, after 5 s)" : "");
 		return fd;
 	}
-	gw->listen_fd[slot] = fd;
+	supervise_adopt_listener(gw, slot, fd);
 	fd = bind_waiting((struct sockaddr *)&in6, sizeof(in6), port);
 	if (fd == -EAFNOSUPPORT || fd == -EADDRNOTAVAIL)
 		return 0; /* no IPv6 on this host */
@@ -207,7 +207,7 @@ bind_port(struct gateway *gw, uint16_t port, int slot, char *err)
 			 strerror(-fd));
 		return fd;
 	}
-	gw->listen_fd[slot + 1] = fd;
+	supervise_adopt_listener(gw, slot + 1, fd);
 	return 0;
 }
 
@@ -294,8 +294,6 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	gw->cfg_missing_ok = missing_ok;
 	gw->loop = loop;
 	gw->started = loop_wall_sec(gw->loop);
-	for (int i = 0; i < 4; i++)
-		gw->listen_fd[i] = -1;
 	gw->handoff = handoff_state_new();
 	gw->sup = supervise_new();
 	gw->decider = gateway_decider_new();
@@ -393,9 +391,6 @@ gateway_close(struct gateway *gw)
 	grey_store_free(gw->records);
 	gw->records = NULL;
 	gateway_allow_close(gw);
-	for (int i = 0; i < 4; i++)
-		if (gw->listen_fd[i] >= 0)
-			close(gw->listen_fd[i]);
 	handoff_route_close(gw);
 	handoff_state_free(gw->handoff);
 	nftset_close(gw->nft);

@@ -86,7 +86,7 @@ on_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 static void
 unlink_and_free(struct retiring *r)
 {
-	struct retiring **pp = &r->gw->retiring;
+	struct retiring **pp = supervise_retiring(r->gw);
 
 	while (*pp && *pp != r)
 		pp = &(*pp)->next;
@@ -145,14 +145,14 @@ retiring_add(struct gateway *gw, struct proc *proc, int sock,
 		free(r);
 		return -e;
 	}
-	*r = (struct retiring){.next = gw->retiring,
+	*r = (struct retiring){.next = *supervise_retiring(gw),
 	                       .gw = gw,
 	                       .proc = proc,
 	                       .pid = proc_pid(proc),
 	                       .sock = sock,
 	                       .sessions = sessions,
 	                       .since = loop_wall_sec(gw->loop)};
-	gw->retiring = r;
+	*supervise_retiring(gw) = r;
 	proc_set_ended(proc, on_ended, r);
 	loop_del_fd(gw->loop, sock);
 	if (loop_add_fd(gw->loop, sock, EPOLLIN, on_sock, r) < 0) {
@@ -168,7 +168,9 @@ retiring_add(struct gateway *gw, struct proc *proc, int sock,
 pid_t
 retiring_newest(const struct gateway *gw)
 {
-	return gw->retiring ? gw->retiring->pid : 0;
+	const struct retiring *newest = *supervise_retiring(gw);
+
+	return newest ? newest->pid : 0;
 }
 
 void
@@ -176,7 +178,8 @@ retiring_status(const struct gateway *gw, FILE *out)
 {
 	int64_t now = loop_wall_sec(gw->loop);
 
-	for (const struct retiring *r = gw->retiring; r; r = r->next)
+	for (const struct retiring *r = *supervise_retiring(gw); r;
+	     r = r->next)
 		fprintf(out,
 		        "           pid %d (before the reload): finishing the "
 		        "sessions it handed to the MTA, for %" PRId64 " s\n",
@@ -186,8 +189,8 @@ retiring_status(const struct gateway *gw, FILE *out)
 void
 retiring_stop_all(struct gateway *gw)
 {
-	while (gw->retiring) {
-		struct retiring *r = gw->retiring;
+	while (*supervise_retiring(gw)) {
+		struct retiring *r = *supervise_retiring(gw);
 
 		close_sock(r);
 		proc_stop_wait(r->proc, STOP_GRACE_MS);

@@ -37,6 +37,12 @@
 /* The child's supervision: its process, its restarts, what it sent that
  * was refused, the verdicts waiting for room in its socket. */
 struct supervisor {
+	/* the tarpit's listeners, bound by greygated, served by each
+	 * child: tarpit v4, v6; stutter v4, v6 (-1: none) */
+	int listen_fd[4];
+	/* children before a reload, finishing the sessions they handed to
+	 * the MTA (retiring.c), the newest first */
+	struct retiring *retiring;
 	int child_sock; /* the parent's end, -1 while no child */
 	/* the tarpit's sessions, their addresses read from their sockets
 	 * (sessions.h) */
@@ -78,9 +84,24 @@ supervise_new(void)
 {
 	struct supervisor *sup = calloc(1, sizeof(*sup));
 
-	if (sup)
-		sup->child_sock = -1;
+	if (!sup)
+		return NULL;
+	sup->child_sock = -1;
+	for (int i = 0; i < 4; i++)
+		sup->listen_fd[i] = -1;
 	return sup;
+}
+
+void
+supervise_adopt_listener(struct gateway *gw, int slot, int fd)
+{
+	gw->sup->listen_fd[slot] = fd;
+}
+
+struct retiring **
+supervise_retiring(const struct gateway *gw)
+{
+	return &gw->sup->retiring;
 }
 
 struct session_info *
@@ -103,6 +124,11 @@ supervise_send_caps(struct gateway *gw)
 void
 supervise_free(struct supervisor *sup)
 {
+	if (!sup)
+		return;
+	for (int i = 0; i < 4; i++)
+		if (sup->listen_fd[i] >= 0)
+			close(sup->listen_fd[i]);
 	free(sup);
 }
 
@@ -586,7 +612,7 @@ send_config(struct gateway *gw, int sock)
 	c->seccomp = cfg->seccomp;
 	c->log_level = (uint8_t)cfg->log_level;
 	for (int i = 0; i < IPC_LISTEN_MAX; i++)
-		c->listen[i] = gw->listen_fd[i] >= 0;
+		c->listen[i] = gw->sup->listen_fd[i] >= 0;
 	c->capture_buffer = cfg->capture_buffer;
 	/* With the hand-off, a pass's verdict comes once greygated has opened
 	 * the MTA's connection, which may take up to its timeout. */
@@ -618,7 +644,7 @@ spawn(struct gateway *gw, char *err)
 	int sv[2], r;
 	pid_t pid;
 
-	memcpy(h.listen_fd, gw->listen_fd, sizeof(h.listen_fd));
+	memcpy(h.listen_fd, gw->sup->listen_fd, sizeof(h.listen_fd));
 	/* Its sessions, as many as the tarpit holds (its own and those
 	 * handed to the MTA), and some to spare for the ends in flight. */
 	sessions_free(gw->sup->sessions);
