@@ -16,6 +16,7 @@ here=$(dirname "$0")
 . "$here/../lib/netns.sh"
 . "$here/../lib/postfix.sh"
 . "$here/../lib/greygated.sh"
+. "$here/../lib/handoff.sh"
 
 netns_init
 netns_sender_gw
@@ -28,12 +29,6 @@ postfix_wait_listening mx 203.0.113.1 || fail "mx is not listening"
 postfix_relay out sender 203.0.113.1
 
 mkdir -p "$NETNS_TMP/allow.d" "$NETNS_TMP/store"
-mbox=$(postfix_mailbox mx)
-delivered() { [ "$(grep -c "^Subject: $1\$" "$mbox" 2>/dev/null)" = "$2" ]; }
-send() { # SUBJECT: inject into the sending Postfix
-	printf 'Subject: %s\n\nhello\n' "$1" |
-		nsx sender /usr/sbin/sendmail -C "$(postfix_dir out)" -f alice@sender.test bob@example.org
-}
 figure() { ggctl status --json | jq -r "$1"; } # JQ-PATH
 # The sensor's packet count once it stops moving: the child reports every
 # second, and the kernel hands NFLOG packets over in batches within one.
@@ -72,8 +67,8 @@ grep -q 'tcp sport 25 ip6 daddr & ffff:ffff:ffff:ffff:: == @pass6 log group 2525
 echo "ok: greygate's rules log the fast path to group 2525, the child captures it"
 
 # --- greylisted, passed, delivered ---
-send "first-$NETNS_RUN"
-wait_for 60 delivered "first-$NETNS_RUN" 1 || {
+out_send "first-$NETNS_RUN"
+wait_for 60 mail_delivered mx "first-$NETNS_RUN" || {
 	cat "$log"; tail -n 30 "$(postfix_log out)"; fail "first message not delivered"
 }
 grep -q "action=pass, reason=retry-passed, client=203.0.113.10" "$log" || fail "no pass logged"
@@ -94,8 +89,8 @@ echo "ok: 20 bot sessions at the tarpit, not one packet heard ($packets before a
 # --- the fast path is heard ---
 rcpts=$(figure .sensor.rcpts)
 sessions=$(figure .decisions.fastpath_sessions)
-send "second-$NETNS_RUN"
-wait_for 20 delivered "second-$NETNS_RUN" 1 || fail "second message not delivered"
+out_send "second-$NETNS_RUN"
+wait_for 20 mail_delivered mx "second-$NETNS_RUN" || fail "second message not delivered"
 wait_for 10 eval '[ "$(figure .sensor.rcpts)" -gt "$rcpts" ]' ||
 	fail "the sensor did not hear the fast-path delivery's recipient"
 wait_for 10 eval '[ "$(figure .decisions.fastpath_sessions)" -gt "$sessions" ]' ||
