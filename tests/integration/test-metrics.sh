@@ -49,8 +49,9 @@ metrics | grep '^greygate_delivery_delay_seconds_bucket{le="+Inf"} ' >/dev/null 
 echo "ok: greygatectl metrics passes promtool check metrics; 1 greylisted, 1 passed, pass4 1"
 
 # The three renderings agree: status's JSON and text, and the exposition
-# (once the child's figures, sent every second, have come).
-sleep 1.5
+# (once the child's figures, sent every second, count both attempts).
+wait_for 10 eval '[ "$(ggctl status --json | jq .tarpit.connections)" -ge 2 ]' ||
+	fail "the child's figures never counted the two attempts: $(ggctl status --json | jq -c .tarpit)"
 json=$(ggctl status --json)
 [ "$(jq .tarpit.connections <<<"$json")" = "$(metric greygate_tarpit_connections_total)" ] ||
 	fail "status and metrics disagree on tarpit connections"
