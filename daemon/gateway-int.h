@@ -183,6 +183,12 @@ int gateway_allow_apply(struct gateway *gw);
  * change. Return: 0, or -errno (the store could not be read). */
 int gateway_follow_store(struct gateway *gw);
 
+/* gateway_adopt_kept - the passes the persistent table a dead greygated
+ * left still held, written back into the store where it lacks them and
+ * put back in the sets (adopt_kept.c; said in one log line when done).
+ * Return: 0 (under way, or nothing kept) or -ENOMEM (said). */
+int gateway_adopt_kept(struct gateway *gw);
+
 /* gateway_forget - drop what the store and the sets hold of client (an
  * address, or a network no wider than greylisting's key, keyed as
  * greylisting keys it). Return: records deleted,

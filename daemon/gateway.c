@@ -332,6 +332,7 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 		         grey_store_where(gw->records), strerror(-r));
 		goto fail;
 	}
+	(void)gateway_adopt_kept(gw); /* (said; the sets keep them anyway) */
 	r = cfg->gateway ? start_gateway(gw, err) : 0;
 	if (r < 0)
 		goto fail;

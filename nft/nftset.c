@@ -44,6 +44,10 @@ struct nftset {
 	struct op *ops;
 	size_t nops, ops_alloc;
 	uint64_t batches;
+	/* the pass sets' elements of a persistent table taken back, as
+	 * they were before its rebuild emptied them (nftset_kept_passes) */
+	struct nftset_elem *kept;
+	size_t nkept, kept_alloc;
 };
 
 const char *
@@ -177,6 +181,40 @@ table_info(struct mnl_socket *nl, const char *name, struct table_info *ti)
 	return 0;
 }
 
+/* One element of a pass set kept for nftset_kept_passes (only those of
+ * the key length configured now: a set of another pass_prefix is not
+ * what this greygated's passes are). */
+static bool
+host_bits_clear(const struct nftset_prefix *p)
+{
+	size_t len = p->family == AF_INET ? 4 : 16;
+
+	for (size_t bit = p->prefix; bit < len * 8; bit++)
+		if (p->bytes[bit / 8] & (0x80u >> (bit % 8)))
+			return false;
+	return true;
+}
+
+static int
+keep_elem(const struct nftset_elem *e, void *ctx)
+{
+	struct nftset *nft = ctx;
+
+	if (!e->expires_ms || !host_bits_clear(&e->prefix))
+		return 0;
+	if (nft->nkept == nft->kept_alloc) {
+		size_t n = nft->kept_alloc ? nft->kept_alloc * 2 : 64;
+		struct nftset_elem *grown = realloc(nft->kept, n * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		nft->kept = grown;
+		nft->kept_alloc = n;
+	}
+	nft->kept[nft->nkept++] = *e;
+	return 0;
+}
+
 int
 nftset_open(const struct nftset_config *cfg, struct nftset **out)
 {
@@ -214,6 +252,12 @@ nftset_open(const struct nftset_config *cfg, struct nftset **out)
 		r = -EEXIST;
 		goto fail;
 	}
+	/* What the dead owner had passed: the store may lack some of it
+	 * (writes it could not save), and the rebuild below empties the
+	 * sets. Best effort: a table unreadable here is rebuilt all the
+	 * same, from the store alone. */
+	if (takeover && nftset_list(nft, NFTSET_PASS, keep_elem, nft) < 0)
+		nft->nkept = 0;
 	b = nft_batch_new();
 	if (!b) {
 		r = -ENOMEM;
@@ -234,6 +278,7 @@ fail:
 	nft_batch_free(b);
 	if (nft->nl)
 		mnl_socket_close(nft->nl);
+	free(nft->kept);
 	free(nft);
 	return r;
 }
@@ -253,6 +298,7 @@ nftset_close(struct nftset *nft)
 		return;
 	ops_clear(nft);
 	free(nft->ops);
+	free(nft->kept);
 	mnl_socket_close(nft->nl);
 	free(nft);
 }
@@ -849,4 +895,19 @@ nftset_list(struct nftset *nft, enum nftset_kind kind, nftset_elem_fn *fn,
 	if (r == 0)
 		r = list_one(nft, kind, AF_INET6, fn, ctx);
 	return r;
+}
+
+size_t
+nftset_kept_passes(const struct nftset *nft, const struct nftset_elem **out)
+{
+	*out = nft->kept;
+	return nft->nkept;
+}
+
+void
+nftset_kept_passes_done(struct nftset *nft)
+{
+	free(nft->kept);
+	nft->kept = NULL;
+	nft->nkept = nft->kept_alloc = 0;
 }

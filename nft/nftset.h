@@ -82,7 +82,8 @@ struct nftset_elem {
  * @out: the manager (nftset_close)
  * With cfg->persist, a table of that name that a dead greygated left
  * (persistent, no owner) is taken back: its rules are replaced in one
- * batch; its sets start empty until the caller refills them.
+ * batch; its sets start empty until the caller refills them (from its
+ * store, and from nftset_kept_passes).
  * Return: 0; -EEXIST when a table of that name exists (not ours);
  * -EPERM without CAP_NET_ADMIN; other -errno. nftset_explain tells a
  * person what each means and what to do.
@@ -149,6 +150,20 @@ typedef int nftset_elem_fn(const struct nftset_elem *elem, void *ctx);
  */
 int nftset_list(struct nftset *nft, enum nftset_kind kind, nftset_elem_fn *fn,
 		void *ctx);
+
+/*
+ * nftset_kept_passes - the pass sets' elements (time left in expires_ms)
+ * of the persistent table nftset_open took back from a greygated that
+ * died, as they were before the rebuild emptied the sets: the caller
+ * puts back what its store lacks (nothing else knows of them). Only
+ * keys of the pass length configured now. Return: how many (*out valid
+ * until nftset_kept_passes_done or nftset_close); 0 for a new table.
+ */
+size_t nftset_kept_passes(const struct nftset *nft,
+			  const struct nftset_elem **out);
+
+/* nftset_kept_passes_done - they were taken: their memory goes. */
+void nftset_kept_passes_done(struct nftset *nft);
 
 /* nftset_batches_sent - batches sent to the kernel since nftset_open
  * (each attempt of a commit counts). */
