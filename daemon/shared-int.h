@@ -9,6 +9,7 @@
 #include "redis_loop.h"
 #include "shared.h"
 #include "shared_passes.h"
+#include "shared_waiting.h"
 #include "store_redis.h"
 
 #define SHARED_PREFIX SHARED_KEYS
@@ -64,6 +65,8 @@ struct shared {
 	/* every gateway's passes, for decisions while Redis is away */
 	struct shared_passes *passes;
 	int64_t passes_purged;
+	/* the triplets greylisted here lately, for an emptied store */
+	struct shared_waiting *greylisted;
 	/* the sets' side (shared_follow.c): who follows, the stream */
 	struct grey_store_listener listener;
 	struct store_redis_follow *follow;

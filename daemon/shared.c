@@ -193,11 +193,26 @@ on_minute(struct loop *loop, struct loop_timer *t, void *ctx)
 
 /* --- writes --- */
 
-/* The passes known here, on their way back into an emptied store. */
+/* The passes known here, then the triplets greylisted here lately, on
+ * their way back into an emptied store. */
 struct shared_restore {
 	struct shared_pass *list;
 	size_t n, next;
+	struct shared_waiting_triplet **triplets;
+	size_t ntriplets, next_triplet;
 };
+
+static void
+restore_free(struct shared_restore *rs)
+{
+	if (!rs)
+		return;
+	for (size_t i = 0; i < rs->ntriplets; i++)
+		free(rs->triplets[i]);
+	free(rs->triplets);
+	free(rs->list);
+	free(rs);
+}
 
 static void pump(struct shared *sh);
 
@@ -312,16 +327,35 @@ restore_write(struct shared *sh, const struct shared_pass *p)
 	return wr;
 }
 
+/* One triplet greylisted here as a write: merged into what the store
+ * holds (the earlier first sight, the later last). */
+static struct shared_write *
+restore_triplet_write(struct shared *sh, const struct shared_waiting_triplet *t)
+{
+	struct shared_write *wr = calloc(1, sizeof(*wr));
+
+	if (!wr)
+		return NULL;
+	wr->sh = sh;
+	wr->after.pass_key = t->key;
+	wr->after.trap_key = t->key;
+	snprintf(wr->after.sender, sizeof(wr->after.sender), "%s", t->sender);
+	snprintf(wr->after.rcpt, sizeof(wr->after.rcpt), "%s", t->rcpt);
+	wr->after.triplet = t->t;
+	wr->before = wr->after;
+	wr->after.triplet_dirty = true;
+	return wr;
+}
+
 static void
 restore_done(struct shared *sh)
 {
 	struct shared_restore *rs = sh->restore;
 
-	log_info("store: %zu pass(es) known here written back into the "
-	         "shared store",
-	         rs->next);
-	free(rs->list);
-	free(rs);
+	log_info("store: %zu pass(es) known here and %zu triplet(s) "
+	         "greylisted here lately written back into the shared store",
+	         rs->next, rs->next_triplet);
+	restore_free(rs);
 	sh->restore = NULL;
 }
 
@@ -344,18 +378,28 @@ pump(struct shared *sh)
 		}
 		if (!sh->restore)
 			return;
-		if (sh->restore->next == sh->restore->n) {
+		if (sh->restore->next < sh->restore->n) {
+			wr = restore_write(
+			        sh, &sh->restore->list[sh->restore->next]);
+			if (!wr || send_now(wr) < 0) {
+				free(wr);
+				return; /* (again at the next agreement) */
+			}
+			sh->restore->next++;
+			sh->k.restored++;
+			continue;
+		}
+		if (sh->restore->next_triplet == sh->restore->ntriplets) {
 			restore_done(sh);
 			return;
 		}
-		wr = restore_write(sh,
-		                   &sh->restore->list[sh->restore->next]);
+		wr = restore_triplet_write(
+		        sh, sh->restore->triplets[sh->restore->next_triplet]);
 		if (!wr || send_now(wr) < 0) {
 			free(wr);
 			return; /* (again at the next agreement) */
 		}
-		sh->restore->next++;
-		sh->k.restored++;
+		sh->restore->next_triplet++;
 	}
 }
 
@@ -366,14 +410,19 @@ restore_passes(struct shared *sh)
 {
 	struct shared_restore *rs = sh->restore;
 
+	int64_t now = loop_wall_sec(sh->gw->loop);
+
 	if (rs) {
-		rs->next = 0; /* (emptied again: from the first) */
+		/* (emptied again: from the first) */
+		rs->next = rs->next_triplet = 0;
 		return;
 	}
 	rs = calloc(1, sizeof(*rs));
-	if (!rs || shared_passes_list(sh->passes, loop_wall_sec(sh->gw->loop),
-	                              &rs->list, &rs->n) < 0) {
-		free(rs);
+	if (!rs || shared_passes_list(sh->passes, now, &rs->list, &rs->n) < 0 ||
+	    shared_waiting_list(sh->greylisted,
+	                        now - (int64_t)sh->gw->cfg->grey.retry_window_sec,
+	                        &rs->triplets, &rs->ntriplets) < 0) {
+		restore_free(rs);
 		log_warnx("store: no memory to write the passes known here "
 		          "back into the shared store");
 		return;
@@ -502,6 +551,11 @@ redis_apply(struct grey_store *s, const struct grey_records *before,
 	if (d->action == GREY_PASS || d->action == GREY_REFRESH)
 		shared_passes_put(sh->passes, &d->client, after->pass.since,
 		                  d->expires);
+	/* (out of memory: that sender waits once more if Redis is emptied) */
+	if (d->action == GREY_GREYLIST && after->triplet_dirty)
+		(void)shared_waiting_put(sh->greylisted, &after->pass_key,
+		                         after->sender, after->rcpt,
+		                         &after->triplet);
 	if (!after->trap_dirty && !after->pass_dirty && !after->triplet_dirty)
 		return 0;
 	wr = malloc(sizeof(*wr));
@@ -872,8 +926,9 @@ agreed_now(struct shared *sh, const struct store_redis_agreement *a)
 	if (emptied)
 		log_warnx("store: Redis at %s was emptied since this gateway "
 		          "last agreed (its settings were gone; %s): %zu "
-		          "pass(es) known here and the run-time allow list "
-		          "are written back",
+		          "pass(es) known here, the triplets greylisted here "
+		          "lately and the run-time allow list are written "
+		          "back",
 		          sh->gw->cfg->store,
 		          a->created ? "written back from here"
 		                     : "written back by another gateway",
@@ -988,7 +1043,8 @@ shared_open(struct gateway *gw, char *err)
 	loop_timer_init(&sh->minute, on_minute, sh);
 	loop_timer_init(&sh->agree_again, on_agree_again, sh);
 	sh->passes = shared_passes_new();
-	if (!sh->passes)
+	sh->greylisted = shared_waiting_new(0);
+	if (!sh->passes || !sh->greylisted)
 		return -ENOMEM;
 	sh->passes_purged = loop_wall_sec(gw->loop);
 	instance_id(cfg->store_dir, sh->instance);
@@ -1060,12 +1116,10 @@ shared_close(struct shared *sh)
 		sh->allows_waiting = a->next;
 		allow_waits(a); /* (closing: said, freed) */
 	}
-	if (sh->restore) {
-		free(sh->restore->list);
-		free(sh->restore);
-	}
+	restore_free(sh->restore);
 	explicit_bzero(sh->password, sizeof(sh->password));
 	shared_passes_free(sh->passes);
+	shared_waiting_free(sh->greylisted);
 	free(sh);
 }
 

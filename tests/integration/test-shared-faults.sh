@@ -14,8 +14,9 @@
 #    namespaces), Redis emptied, a newcomer with another delay reaches it
 #    first and writes its settings; healed: mx1 and mx2 keep running, say
 #    Redis was emptied (not "trimmed"), put the site's settings and the
-#    passes they hold back; the newcomer yields (log, status, metric) and
-#    keeps running.
+#    passes they hold back, and the triplets they greylisted (a sender
+#    greylisted at mx2 before the emptying passes on its retry); the
+#    newcomer yields (log, status, metric) and keeps running.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -88,6 +89,11 @@ wait_for 3 eval 'ggctl mx1 status | grep -q "^store: .*connected"' ||
 echo "ok: Redis loading its data for $(grep -o 'loaded from disk: [0-9.]* seconds' "$rdir/redis.log" | grep -o '[0-9.]*') s: mx1 asked again and came back"
 
 # --- D1, D5: a newcomer with other settings first at an emptied Redis ---
+# (and D2's waiting triplets: a sender mx2 greylisted just before)
+waiter=2001:db8:77::1
+triplet="gg:grey:2001:db8:77::/64 carol@sender.test dave@example.org"
+[[ "$(ask_door mx2 $waiter)" == action=DEFER_IF_PERMIT* ]] || fail "the waiter was not greylisted at mx2"
+[ "$(rcli EXISTS "$triplet")" = 1 ] || fail "no triplet key in Redis for the waiter"
 cut() { nsx "$1" nft -f - <<NFT
 table inet cut {
 	chain out { type filter hook output priority 0; ip daddr $2 drop; }
@@ -136,7 +142,13 @@ wait_for 5 eval '[ "$(rcli EXISTS "gg:pass:$net")" = 1 ]' ||
 	fail "the pass the gateways held was not written back into the emptied store"
 reply=$(rcpt third-sender@client.test)
 [[ "$reply" == *"RCPT 250"* ]] || fail "the passed client after the emptying: $reply"
-echo "ok: mx1 and mx2 say Redis was emptied and write back the pass they hold; the client still passes"
+wait_for 5 eval '[ "$(rcli EXISTS "$triplet")" = 1 ]' ||
+	fail "the triplet mx2 greylisted was not written back into the emptied store: $(grep "written back" "$(gg_log mx2)" | tail -2)"
+logged mx2 "1 triplet(s) greylisted here lately written back" ||
+	fail "mx2 did not say it wrote the triplet back: $(grep "written back" "$(gg_log mx2)" | tail -2)"
+reply=$(ask_door mx2 $waiter)
+[[ "$reply" != action=DEFER_IF_PERMIT* ]] || fail "the waiter, retrying after the delay, waits a whole delay again: $reply"
+echo "ok: mx1 and mx2 say Redis was emptied and write back the pass they hold (the client still passes) and the triplet mx2 greylisted (its retry passes)"
 
 for gw in mx1 mx2 mx3; do
 	kill "${GG_PID[$gw]}"
