@@ -223,7 +223,7 @@ commands_run(struct gateway *gw, int argc, char **argv, FILE *out,
 		if (r < 0)
 			snprintf(err, err_len, "%s", why);
 		else
-			fprintf(out, "reloaded %s\n", gw->cfg_path);
+			fprintf(out, "reloaded %s\n", gw->cfg_source.path);
 		return r;
 	}
 	if (!strcmp(a.cmd, "report"))

@@ -23,8 +23,10 @@ struct policy_door;
 
 struct gateway {
 	struct config *cfg;
-	const char *cfg_path;
-	bool cfg_missing_ok;
+	struct {
+		const char *path;
+		bool missing_ok; /* (--config not given: the default's) */
+	} cfg_source;        /* where cfg is read from again at a reload */
 	struct loop *loop;
 	struct store *store; /* LMDB: the greylist, or (with a shared
 				store) this gateway's own report */
@@ -35,14 +37,14 @@ struct gateway {
 	struct nftset *nft;
 	struct control *control;
 	struct policy_door *policy_door; /* NULL: off */
-	int64_t started;  /* epoch seconds */
 	struct housekeeping *hk; /* and the report's figures
 				    (housekeeping.c) */
 	struct allow_state *allow; /* the allow lists (gateway_allow.c) */
 	/* the child */
 	struct supervisor *sup; /* its process, restarts, verdict queue
 				   and refusals (supervise.c) */
-	struct metrics_carry carry; /* what counters carry over (metrics.h) */
+	struct metrics_figures *figures; /* greygated's start, what its
+					    counters carry over (metrics.c) */
 	struct handoff_state *handoff; /* (handoff.c) */
 	struct metrics_listener *metrics_listener; /* NULL: none */
 };

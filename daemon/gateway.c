@@ -290,14 +290,15 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	if (!gw)
 		return -ENOMEM;
 	gw->cfg = cfg;
-	gw->cfg_path = path;
-	gw->cfg_missing_ok = missing_ok;
+	gw->cfg_source.path = path;
+	gw->cfg_source.missing_ok = missing_ok;
 	gw->loop = loop;
-	gw->started = loop_wall_sec(gw->loop);
+	gw->figures = metrics_figures_new(loop_wall_sec(gw->loop));
 	gw->handoff = handoff_state_new();
 	gw->sup = supervise_new();
 	gw->decider = gateway_decider_new();
-	if (!gw->handoff || !gw->sup || !gw->decider) {
+	if (!gw->figures || !gw->handoff || !gw->sup || !gw->decider) {
+		metrics_figures_free(gw->figures);
 		handoff_state_free(gw->handoff);
 		supervise_free(gw->sup);
 		gateway_decider_free(gw->decider);
@@ -350,7 +351,7 @@ int
 gateway_reload(struct gateway *gw, char *err)
 {
 	struct config *cfg = gw->cfg;
-	int r = config_reload(cfg, gw->cfg_path, gw->cfg_missing_ok,
+	int r = config_reload(cfg, gw->cfg_source.path, gw->cfg_source.missing_ok,
 	                      gw->records->settings_agreed, err);
 
 	if (r < 0) {
@@ -372,7 +373,7 @@ gateway_reload(struct gateway *gw, char *err)
 			 "sessions it handed to the MTA)");
 		supervise_restart(gw);
 	}
-	log_info("reload: %s applied", gw->cfg_path);
+	log_info("reload: %s applied", gw->cfg_source.path);
 	return 0;
 }
 
@@ -416,5 +417,6 @@ gateway_close(struct gateway *gw)
 	store_close(gw->store);
 	supervise_free(gw->sup);
 	gateway_decider_free(gw->decider);
+	metrics_figures_free(gw->figures);
 	free(gw);
 }

@@ -46,7 +46,7 @@ restore_stats(struct gateway *gw)
 			 when, gw->hk->stats_saved.attempts);
 		return;
 	}
-	gw->hk->stats_since = gw->started;
+	gw->hk->stats_since = metrics_started_at(gw);
 	if (r < 0)
 		log_warnx("report: the saved figures cannot be read (%s): "
 			  "counting starts again",

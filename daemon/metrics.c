@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -477,17 +478,46 @@ add_counters(struct grey_counters *to, const struct grey_counters *from,
 		t[i] += sign > 0 ? f[i] : -f[i];
 }
 
+struct metrics_figures {
+	int64_t started;              /* epoch seconds */
+	struct ipc_stats child;       /* the ended children's counters */
+	struct grey_counters decided; /* the report's resets, less what the
+	                                 store held at start */
+};
+
+struct metrics_figures *
+metrics_figures_new(int64_t started)
+{
+	struct metrics_figures *f = calloc(1, sizeof(*f));
+
+	if (f)
+		f->started = started;
+	return f;
+}
+
+void
+metrics_figures_free(struct metrics_figures *f)
+{
+	free(f);
+}
+
+int64_t
+metrics_started_at(const struct gateway *gw)
+{
+	return gw->figures->started;
+}
+
 void
 metrics_started(struct gateway *gw)
 {
-	memset(&gw->carry.decided, 0, sizeof(gw->carry.decided));
-	add_counters(&gw->carry.decided, grey_get_counters(gw->grey), -1);
+	memset(&gw->figures->decided, 0, sizeof(gw->figures->decided));
+	add_counters(&gw->figures->decided, grey_get_counters(gw->grey), -1);
 }
 
 void
 metrics_report_reset(struct gateway *gw)
 {
-	add_counters(&gw->carry.decided, grey_get_counters(gw->grey), 1);
+	add_counters(&gw->figures->decided, grey_get_counters(gw->grey), 1);
 }
 
 void
@@ -497,7 +527,7 @@ metrics_child_gone(struct gateway *gw, const struct ipc_stats *last)
 
 	for (size_t i = 0; i < NMETRICS; i++)
 		if (is_child_counter(&registry[i]))
-			add_field(&gw->carry.child, last,
+			add_field(&gw->figures->child, last,
 			          registry[i].off - base, registry[i].size);
 }
 
@@ -507,14 +537,14 @@ take_snapshot(struct gateway *gw, struct snapshot *s)
 	size_t base = offsetof(struct snapshot, child);
 
 	memset(s, 0, sizeof(*s));
-	s->decided = gw->carry.decided;
+	s->decided = gw->figures->decided;
 	add_counters(&s->decided, grey_get_counters(gw->grey), 1);
 	s->passed_other = s->decided.passed - s->decided.passed_retry;
 	supervise_get_status(gw, &s->sup);
 	s->child = *s->sup.stats;
 	for (size_t i = 0; i < NMETRICS; i++)
 		if (is_child_counter(&registry[i]))
-			add_field(&s->child, &gw->carry.child,
+			add_field(&s->child, &gw->figures->child,
 			          registry[i].off - base, registry[i].size);
 	policy_door_get_stats(gw->policy_door, &s->door);
 	s->store = *store_get_counters(gw->store);
@@ -600,7 +630,7 @@ metrics_status_text(struct gateway *gw, FILE *out)
 
 	take_snapshot(gw, &s);
 	fprintf(out, "greygated %s, up %" PRId64 " s (since %s)\n",
-	        GREYGATE_VERSION, now - gw->started, fmt_utc(gw->started, t));
+	        GREYGATE_VERSION, now - gw->figures->started, fmt_utc(gw->figures->started, t));
 	if (!cfg->gateway)
 		fprintf(out, "gateway:   off (the policy door alone: no child, "
 		             "no capture, no table)\n");
@@ -709,8 +739,8 @@ metrics_status_json(struct gateway *gw, FILE *out)
 	        "{\"version\":\"%s\",\"since\":\"%s\",\"uptime\":%" PRId64
 	        ",\"child\":{\"pid\":%d,\"running\":%s,\"starts\":%u,"
 	        "\"draining_pid\":%d",
-	        GREYGATE_VERSION, fmt_utc(gw->started, t),
-	        loop_wall_sec(gw->loop) - gw->started, (int)s.sup.pid,
+	        GREYGATE_VERSION, fmt_utc(gw->figures->started, t),
+	        loop_wall_sec(gw->loop) - gw->figures->started, (int)s.sup.pid,
 	        s.sup.pid > 0 ? "true" : "false", s.sup.starts,
 	        (int)retiring_newest(gw));
 	json_figures(&s, "child", false, out);
@@ -781,7 +811,7 @@ metrics_exposition(struct gateway *gw, FILE *out)
 	family_header("start_time_seconds",
 	              "When greygated started, in seconds since the epoch",
 	              "gauge", out);
-	fprintf(out, "greygate_start_time_seconds %" PRId64 "\n", gw->started);
+	fprintf(out, "greygate_start_time_seconds %" PRId64 "\n", gw->figures->started);
 	for (size_t f = 0; f < NFAMILIES; f++) {
 		if (!s.shared.remote &&
 		    !strncmp(families[f].name, "shared_", 7))

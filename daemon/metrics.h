@@ -21,12 +21,17 @@
 
 struct gateway;
 
-/* What the counters must carry over: kept in struct gateway. */
-struct metrics_carry {
-	struct ipc_stats child;       /* the ended children's counters */
-	struct grey_counters decided; /* the report's resets, less what the
-	                                 store held at start */
-};
+/* What greygated's figures keep beside their sources (gw->figures):
+ * when greygated started, and what the counters carry over. */
+struct metrics_figures;
+
+/* metrics_figures_new - greygated started at started (epoch seconds).
+ * Return: NULL (ENOMEM) or them. _free: NULL is fine. */
+struct metrics_figures *metrics_figures_new(int64_t started);
+void metrics_figures_free(struct metrics_figures *f);
+
+/* metrics_started_at - when greygated started (epoch seconds). */
+int64_t metrics_started_at(const struct gateway *gw);
 
 /* metrics_started - the decision counters count from now: what the
  * report restored from the store is not this greygated's. */
