@@ -30,7 +30,21 @@ struct decider {
 	uint64_t store_committed_ms; /* the last commit, loop ms */
 	bool must_commit; /* a pass or trap waits: commit it this turn */
 	uint64_t set_changes_failed; /* that did not reach the kernel */
+	/* who acts on each decision (the nft sets: follow_sets.c) */
+	struct decider_listener listeners[DECIDER_LISTENERS_MAX];
+	size_t nlisteners;
 };
+
+int
+gateway_decider_listen(struct gateway *gw, const struct decider_listener *l)
+{
+	struct decider *d = gw->decider;
+
+	if (d->nlisteners == DECIDER_LISTENERS_MAX)
+		return -ENOSPC;
+	d->listeners[d->nlisteners++] = *l;
+	return 0;
+}
 
 struct decider *
 gateway_decider_new(void)
@@ -226,46 +240,27 @@ log_decision(struct gateway *gw, const struct grey_attempt *a,
 	}
 }
 
-/* The sets: a pass, a refresh or a trap goes to the kernel with the time
- * it has left. */
+/* A new pass, a refresh or a trap is committed to the store this turn;
+ * the listeners act on the decision (the sets: with the time it has
+ * left). */
 static void
-apply(struct gateway *gw, const struct grey_decision *d, int64_t now)
+apply(struct gateway *gw, const struct grey_attempt *a,
+      const struct grey_decision *d)
 {
-	struct nftset_prefix p;
-	uint64_t ttl_ms;
-	int r = 0;
+	struct decider *dc = gw->decider;
 
-	gateway_prefix_of(&d->client, &p);
-	ttl_ms = d->expires > now ? (uint64_t)(d->expires - now) * 1000 : 0;
 	if ((d->action == GREY_PASS && d->reason != GREY_REASON_PASSED) ||
 	    d->action == GREY_REFRESH || d->action == GREY_TRAP)
-		gw->decider->must_commit = true;
-	if (!ttl_ms || !gw->nft)
-		return;
-	/* Already passed, yet here: the kernel lost it (its timeout ran
-	 * out first, or a race): put it back with the time it has left. */
-	if (d->action == GREY_PASS || d->action == GREY_REFRESH)
-		r = nftset_add(gw->nft, NFTSET_PASS, &p, ttl_ms,
-		               "greygate pass");
-	else if (d->action == GREY_TRAP)
-		r = nftset_add(gw->nft, NFTSET_TRAP, &p, ttl_ms,
-		               "greygate trap");
-	if (r < 0) {
-		char key[64];
-
-		gateway_set_failed(gw,
-		                   d->action == GREY_TRAP ? "trap" : "pass",
-		                   grey_client_format(&d->client, key,
-		                                      sizeof(key)),
-		                   r);
-	}
+		dc->must_commit = true;
+	for (size_t i = 0; i < dc->nlisteners; i++)
+		dc->listeners[i].decided(dc->listeners[i].ctx, a, d);
 }
 
 void
 gateway_decided(struct gateway *gw, const struct grey_attempt *a,
                 const struct grey_decision *d, bool log)
 {
-	apply(gw, d, a->now);
+	apply(gw, a, d);
 	/* A pass reaches the kernel in the same turn it is decided. */
 	gateway_commit_turn(gw);
 	if (log)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The nft sets follow the greylist's store (grey_store.h's listener):
- * what it holds goes into the pass and trap sets with the time each has
- * left (at the start, and again after a shared store's gap), and so does
- * what other gateways decide, forget or allow. Elements are only ever
+/* The nft sets follow the greylist's store (grey_store.h's listener)
+ * and the decider (its listener): what the store holds goes into the
+ * pass and trap sets with the time each has left (at the start, and
+ * again after a shared store's gap), and so does what this gateway's
+ * decider decides and what other gateways decide, forget or allow. Elements are only ever
  * added here, or deleted when forgotten: the sets' own timeouts end the
  * rest. Without sets (the policy door alone) nothing is held. */
 #include <errno.h>
@@ -22,11 +23,13 @@ now_of(void *ctx)
 	return loop_wall_sec(gw->loop);
 }
 
+/* key's pass (or trap) in the kernel's set until expires, counted from
+ * now. Return: 1 if held, 0 if not (ended, no sets, or refused:
+ * counted). */
 static int
-hold(void *ctx, bool trap, const struct grey_client *key, int64_t expires)
+hold_from(struct gateway *gw, bool trap, const struct grey_client *key,
+          int64_t expires, int64_t now)
 {
-	struct gateway *gw = ctx;
-	int64_t now = loop_wall_sec(gw->loop);
 	struct nftset_prefix p;
 	int r;
 
@@ -47,6 +50,27 @@ hold(void *ctx, bool trap, const struct grey_client *key, int64_t expires)
 		return 0;
 	}
 	return 1;
+}
+
+static int
+hold(void *ctx, bool trap, const struct grey_client *key, int64_t expires)
+{
+	struct gateway *gw = ctx;
+
+	return hold_from(gw, trap, key, expires, loop_wall_sec(gw->loop));
+}
+
+/* The decider's listener: a pass, a refresh (or one already passed,
+ * yet here: the kernel lost it, its timeout ran out first, or a race)
+ * or a trap goes to the kernel with the time it has left at the
+ * attempt's clock. */
+static void
+decided(void *ctx, const struct grey_attempt *a, const struct grey_decision *d)
+{
+	if (d->action == GREY_PASS || d->action == GREY_REFRESH)
+		(void)hold_from(ctx, false, &d->client, d->expires, a->now);
+	else if (d->action == GREY_TRAP)
+		(void)hold_from(ctx, true, &d->client, d->expires, a->now);
 }
 
 static void
@@ -133,5 +157,8 @@ gateway_follow_store(struct gateway *gw)
 	        .ctx = gw,
 	};
 
-	return grey_store_follow(gw->records, &l);
+	const struct decider_listener sets = {.decided = decided, .ctx = gw};
+	int r = gateway_decider_listen(gw, &sets);
+
+	return r < 0 ? r : grey_store_follow(gw->records, &l);
 }

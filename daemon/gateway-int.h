@@ -84,6 +84,20 @@ struct gateway_decision *gateway_decide_async(struct gateway *gw,
  * the decision itself goes on. NULL is fine. */
 void gateway_decide_cancel(struct gateway_decision *q);
 
+/* Who acts on each decision the decider makes (the nft sets), told in
+ * the turn it is made, before the turn's commit. a and d are valid
+ * during the call only. */
+struct decider_listener {
+	void (*decided)(void *ctx, const struct grey_attempt *a,
+	                const struct grey_decision *d);
+	void *ctx;
+};
+#define DECIDER_LISTENERS_MAX 4
+
+/* gateway_decider_listen - l (copied) is told every decision from now.
+ * Return: 0, or -ENOSPC (DECIDER_LISTENERS_MAX already). */
+int gateway_decider_listen(struct gateway *gw, const struct decider_listener *l);
+
 /* gateway_decided - act on a decision made: the sets (at once), and one
  * log line if log. */
 void gateway_decided(struct gateway *gw, const struct grey_attempt *a,
