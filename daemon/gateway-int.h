@@ -13,9 +13,7 @@
 #include "gateway.h"
 #include "ipc.h"
 #include "loop.h"
-#include "metrics.h"
 #include "sessions.h"
-#include "shared.h"
 
 struct control;
 struct proc;

@@ -17,12 +17,14 @@
 
 #include "control.h"
 #include "fmt.h"
-#include "handoff.h"
 #include "gateway-int.h"
 #include "grey_store.h"
+#include "handoff.h"
 #include "log.h"
+#include "metrics.h"
 #include "metrics_http.h"
 #include "policy_door.h"
+#include "shared.h"
 #include "site_report.h"
 
 

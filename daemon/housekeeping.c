@@ -13,6 +13,7 @@
 #include "gateway-int.h"
 #include "grey_store.h"
 #include "log.h"
+#include "metrics.h"
 
 #define HOUSEKEEPING_MS 1000
 #define PURGE_BATCH 2000

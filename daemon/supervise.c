@@ -16,9 +16,10 @@
 
 #include "attempt.h"
 #include "child.h"
-#include "handoff.h"
 #include "gateway-int.h"
+#include "handoff.h"
 #include "log.h"
+#include "metrics.h"
 #include "proc.h"
 
 #define RESTART_FIRST_MS 1000
