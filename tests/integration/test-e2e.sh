@@ -17,6 +17,7 @@ here=$(dirname "$0")
 . "$here/../lib/netns.sh"
 . "$here/../lib/postfix.sh"
 . "$here/../lib/greygated.sh"
+. "$here/../lib/handoff.sh"
 
 netns_init
 netns_sender_gw
@@ -49,16 +50,11 @@ wait_for 5 grep -q "listening on" "$NETNS_TMP/tcpdump.log" || fail "tcpdump did 
 greygated_start
 log=$GG_LOG
 
-mbox=$(postfix_mailbox mx)
-delivered() { [ "$(grep -c "^Subject: $1\$" "$mbox" 2>/dev/null)" = "$2" ]; }
-send() { # SUBJECT: inject into the sending Postfix
-	printf 'Subject: %s\n\nhello\n' "$1" |
-		nsx sender /usr/sbin/sendmail -C "$(postfix_dir out)" -f alice@sender.test bob@example.org
-}
+delivered() { [ "$(mail_copies mx "$1")" = "$2" ]; } # SUBJECT COPIES
 
 # --- a well-behaved sender is greylisted, retries, passes, delivers ---
 t0=$(date +%s)
-send "first-$NETNS_RUN"
+out_send "first-$NETNS_RUN"
 wait_for 60 delivered "first-$NETNS_RUN" 1 || {
 	cat "$log"; tail -n 30 "$(postfix_log out)"; fail "first message not delivered"
 }
@@ -77,7 +73,7 @@ echo "ok: greylisted, retried, passed into pass4, delivered once after ${took}s"
 # --- the next message goes straight through ---
 greylists_before=$(grep -c "action=greylist" "$log")
 t0=$(date +%s%N)
-send "second-$NETNS_RUN"
+out_send "second-$NETNS_RUN"
 wait_for 20 delivered "second-$NETNS_RUN" 1 || fail "second message not delivered"
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 [ "$(grep -c "action=greylist" "$log")" = "$greylists_before" ] || fail "second message was greylisted"

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The hand-off's tests (test-handoff.sh, test-transparent.sh): a sending
+# Mail through the gateway, for the tests that send it (test-e2e.sh,
+# test-handoff.sh, test-transparent.sh, ...): a sending
 # Postfix instance 'out' on host 'sender', receiving instances by name.
 # Needs netns.sh, postfix.sh and greygated.sh.
 #   mail_copies MTA SUBJECT     messages with that Subject in MTA's mailbox
