@@ -109,13 +109,36 @@ say_fd_limit(const char *text, void *ctx)
 	log_warnx("%s", text);
 }
 
-/* Odd settings are said before anything starts (stderr: the log is not
- * set up yet, and --check-config shows them). */
+/* Odd settings: --check-config shows them at once; otherwise they are
+ * kept until the log is set up and said through it, time-stamped (or to
+ * syslog) like every other line (issue 32). */
+#define CONFIG_WARNINGS_MAX 32
+static char *config_warnings[CONFIG_WARNINGS_MAX];
+static size_t nconfig_warnings;
+static bool config_warnings_now; /* --check-config */
+
 static void
 warn_config(const char *text, void *ctx)
 {
+	if (!config_warnings_now && nconfig_warnings < CONFIG_WARNINGS_MAX &&
+	    asprintf(&config_warnings[nconfig_warnings], "%s: %s",
+	             (const char *)ctx, text) >= 0) {
+		nconfig_warnings++;
+		return;
+	}
 	fprintf(stderr, "greygated: %s: warning: %s\n", (const char *)ctx,
 		text);
+}
+
+/* The config's warnings kept so far, said through the log now set up. */
+static void
+say_config_warnings(void)
+{
+	for (size_t i = 0; i < nconfig_warnings; i++) {
+		log_warnx("%s", config_warnings[i]);
+		free(config_warnings[i]);
+	}
+	nconfig_warnings = 0;
 }
 
 static void
@@ -273,6 +296,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	config_defaults(&cfg);
+	config_warnings_now = check;
 	if (config_load(&cfg, path, !path_given, warn_config, (void *)path,
 			err) < 0 ||
 	    (!replay.file && config_check_system(&cfg, err) < 0)) {
@@ -281,6 +305,7 @@ main(int argc, char **argv)
 	}
 	if (store_copy) {
 		log_init("greygated", false, LOG_LEVEL_WARN);
+		say_config_warnings();
 		return copy_store_main(&cfg, store_copy);
 	}
 	if (check) {
@@ -311,11 +336,13 @@ main(int argc, char **argv)
 		cfg.log_level = level;
 	if (replay.file) {
 		log_init("greygated", false, LOG_LEVEL_WARN);
+		say_config_warnings();
 		return replay_run(&cfg, &replay);
 	}
 	/* In the foreground, logs go to stderr; otherwise to syslog (mail). */
 	log_init("greygated", !foreground,
 		 (enum log_level)cfg.log_level);
+	say_config_warnings();
 
 	if (fit_fd_limit(&cfg, false, say_fd_limit, NULL) < 0) {
 		log_warnx("cannot start: file descriptors: too few for the "

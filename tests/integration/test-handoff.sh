@@ -69,6 +69,10 @@ address = 127.0.0.1:10025
 timeout = 5s"
 greygated_start
 log=$GG_LOG
+# The config's warning (the hand-off with tls_pass = yes) is a log line
+# like every other, time-stamped (it was written bare before the log).
+grep -qE "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z greygated: warning: .*greygate.conf: \[handoff\] with tls_pass = yes" "$log" ||
+	fail "the tls_pass warning is not a time-stamped log line: $(grep -m1 "tls_pass = yes" "$log")"
 mbox=$(postfix_mailbox mx)
 # The child's open descriptors (its pid from status).
 child_fds() { ls "/proc/$(ggctl status --json | jq .child.pid)/fd" | wc -l; }
