@@ -149,7 +149,7 @@ on_fetched(struct grey_records *w, int err, void *ctx)
 	if (d.action == GREY_PASS && d.reason == GREY_REASON_RETRY_PASSED)
 		run.passes++;
 	if (store_redis_apply(run.c, "gg:", &s->before, w, 2 * 86400, "bench",
-	                      on_applied, s) < 0) {
+	                      NULL, on_applied, s) < 0) {
 		run.failed++;
 		run.done++;
 		start(s);

@@ -41,6 +41,7 @@ struct shared {
 	bool closing;
 	bool refused_said;
 	char instance[17]; /* this gateway's id (store_dir/instance-id) */
+	uint64_t writes_named; /* the last write's name (with instance) */
 	bool name_clash;   /* another instance holds this gateway's name */
 	int64_t claimed_at, clash_said;
 	bool report_unsent, report_writing; /* the site's report

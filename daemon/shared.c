@@ -62,6 +62,8 @@ struct shared_write {
 	struct shared *sh;
 	struct shared_write *next;
 	struct grey_records before, after;
+	uint64_t seq; /* its name with the instance's (0: none): sent again
+			 after a lost answer, it adds its counts once */
 };
 
 /* --- this gateway's name --- */
@@ -282,10 +284,14 @@ static int
 send_now(struct shared_write *wr)
 {
 	struct shared *sh = wr->sh;
-	int r = store_redis_apply(sh->c, SHARED_PREFIX, &wr->before,
-	                          &wr->after,
-	                          sh->gw->cfg->grey.retry_window_sec,
-	                          sh->gw->cfg->hostname, on_written, wr);
+	char once[40];
+	int r;
+
+	snprintf(once, sizeof(once), "%s:%" PRIu64, sh->instance, wr->seq);
+	r = store_redis_apply(sh->c, SHARED_PREFIX, &wr->before, &wr->after,
+	                      sh->gw->cfg->grey.retry_window_sec,
+	                      sh->gw->cfg->hostname, wr->seq ? once : NULL,
+	                      on_written, wr);
 
 	if (r == 0)
 		sh->writes_out++;
@@ -564,6 +570,7 @@ redis_apply(struct grey_store *s, const struct grey_records *before,
 	wr->sh = sh;
 	wr->before = *before;
 	wr->after = *after;
+	wr->seq = ++sh->writes_named;
 	send_write(wr);
 	return 0;
 }
@@ -1048,6 +1055,12 @@ shared_open(struct gateway *gw, char *err)
 		return -ENOMEM;
 	sh->passes_purged = loop_wall_sec(gw->loop);
 	instance_id(cfg->store_dir, sh->instance);
+	/* Names start anywhere: a name of the run before, remembered by
+	 * Redis for a day, must not silence a write of this one. */
+	if (getrandom(&sh->writes_named, sizeof(sh->writes_named), 0) !=
+	    (ssize_t)sizeof(sh->writes_named))
+		sh->writes_named = (uint64_t)loop_now_ms(gw->loop) << 20;
+	sh->writes_named >>= 1; /* (never near the wrap to 0: none) */
 	if (cfg->store_password_file[0]) {
 		r = store_password_read(cfg->store_password_file, sh->password,
 		                        sizeof(sh->password), err);

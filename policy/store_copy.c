@@ -111,7 +111,7 @@ send_batch(struct to_redis *t, struct loop *loop, struct rconn *c,
 	for (size_t i = 0; i < t->n; i++) {
 		int r = store_redis_apply(c, prefix, &none, &t->recs[i],
 		                          t->cfg->retry_window_sec, gateway,
-		                          on_written, t);
+		                          NULL, on_written, t);
 
 		if (r < 0) {
 			t->counts->failed++;

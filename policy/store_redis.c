@@ -264,13 +264,20 @@ store_redis_fetch(struct rconn *c, const char *prefix, struct grey_records *w,
  * fetch (see store_redis.h), sets each key's expiry, and appends passes
  * and traps whose end moved later to the stream (a delivery counted on a
  * pass is not news for the other gateways' sets).
- * KEYS: trap, pass, triplet, stream.
+ * KEYS: trap, pass, triplet, stream, and (a write named once, that adds
+ * deliveries or sessions) its name's key: a write sent again under the
+ * same name (the connection went before its answer came) adds them
+ * once.
  * ARGV: dirty ("TPG" as 0/1), gateway, retry_window, trap CIDR, pass
  * CIDR; trap since, expires; pass since, expires, refreshed, deliveries,
  * sessions, and the deliveries and sessions added; triplet first, last,
  * attempts, awaiting. */
 static const char apply_script[] =
         "local d = ARGV[1]\n"
+        "if KEYS[5] and not redis.call('SET', KEYS[5], '1', 'NX', 'EX',\n"
+        "                               '86400') then\n"
+        "  ARGV[13], ARGV[14] = '0', '0'\n"
+        "end\n"
         "local function n(x) return string.format('%.0f', x) end\n"
         "local function get(key, field)\n"
         "  local v = redis.call('HGET', key, field)\n"
@@ -375,9 +382,10 @@ int
 store_redis_apply(struct rconn *c, const char *prefix,
                   const struct grey_records *before,
                   const struct grey_records *after, uint32_t retry_window_sec,
-                  const char *gateway, store_redis_applied_fn *done, void *ctx)
+                  const char *gateway, const char *once,
+                  store_redis_applied_fn *done, void *ctx)
 {
-	char keys[4][STORE_REDIS_KEY_MAX], nums[16][24], cidr[2][64];
+	char keys[5][STORE_REDIS_KEY_MAX], nums[16][24], cidr[2][64];
 	char dirty[4] = {after->trap_dirty ? '1' : '0',
 	                 after->pass_dirty ? '1' : '0',
 	                 after->triplet_dirty ? '1' : '0', 0};
@@ -391,8 +399,8 @@ store_redis_apply(struct rconn *c, const char *prefix,
 	int64_t add_ss = before->pass_found == STORE_FOUND
 	                         ? (int64_t)p->sessions - before->pass.sessions
 	                         : p->sessions;
-	const char *argv[1 + 4 + 18];
-	int used = 0;
+	const char *argv[1 + 5 + 18];
+	int used = 0, nkeys = 4;
 
 	if (!after->trap_dirty && !after->pass_dirty && !after->triplet_dirty) {
 		done(0, ctx);
@@ -407,30 +415,42 @@ store_redis_apply(struct rconn *c, const char *prefix,
 	    snprintf(keys[3], sizeof(keys[3]), "%sstream", prefix) >=
 	            (int)sizeof(keys[3]))
 		return -ENAMETOOLONG;
-	argv[0] = "4";
-	for (int i = 0; i < 4; i++)
+	/* (only what adds up needs its name remembered) */
+	if (once && after->pass_dirty && (add_dl > 0 || add_ss > 0)) {
+		if (snprintf(keys[4], sizeof(keys[4]), "%sonce:%s", prefix,
+		             once) >= (int)sizeof(keys[4]))
+			return -ENAMETOOLONG;
+		nkeys = 5;
+	}
+	argv[0] = nkeys == 5 ? "5" : "4";
+	for (int i = 0; i < nkeys; i++)
 		argv[1 + i] = keys[i];
-	argv[5] = dirty;
-	argv[6] = gateway;
-	argv[7] = num(nums, &used, retry_window_sec);
-	argv[8] =
-	        grey_client_format(&after->trap_key, cidr[0], sizeof(cidr[0]));
-	argv[9] =
-	        grey_client_format(&after->pass_key, cidr[1], sizeof(cidr[1]));
-	argv[10] = num(nums, &used, t->since);
-	argv[11] = num(nums, &used, t->expires);
-	argv[12] = num(nums, &used, p->since);
-	argv[13] = num(nums, &used, p->expires);
-	argv[14] = num(nums, &used, p->refreshed);
-	argv[15] = num(nums, &used, p->deliveries);
-	argv[16] = num(nums, &used, p->sessions);
-	argv[17] = num(nums, &used, add_dl);
-	argv[18] = num(nums, &used, add_ss);
-	argv[19] = num(nums, &used, g->first_seen);
-	argv[20] = num(nums, &used, g->last_seen);
-	argv[21] = num(nums, &used, g->attempts);
-	argv[22] = num(nums, &used, g->awaiting);
-	return send_write(c, &apply_cached, 23, argv, NULL, done, ctx);
+	{
+		const char **a = argv + 1 + nkeys;
+
+		a[0] = dirty;
+		a[1] = gateway;
+		a[2] = num(nums, &used, retry_window_sec);
+		a[3] = grey_client_format(&after->trap_key, cidr[0],
+		                          sizeof(cidr[0]));
+		a[4] = grey_client_format(&after->pass_key, cidr[1],
+		                          sizeof(cidr[1]));
+		a[5] = num(nums, &used, t->since);
+		a[6] = num(nums, &used, t->expires);
+		a[7] = num(nums, &used, p->since);
+		a[8] = num(nums, &used, p->expires);
+		a[9] = num(nums, &used, p->refreshed);
+		a[10] = num(nums, &used, p->deliveries);
+		a[11] = num(nums, &used, p->sessions);
+		a[12] = num(nums, &used, add_dl);
+		a[13] = num(nums, &used, add_ss);
+		a[14] = num(nums, &used, g->first_seen);
+		a[15] = num(nums, &used, g->last_seen);
+		a[16] = num(nums, &used, g->attempts);
+		a[17] = num(nums, &used, g->awaiting);
+	}
+	return send_write(c, &apply_cached, 1 + nkeys + 18, argv, NULL, done,
+	                  ctx);
 }
 
 /* --- the keys every gateway must share --- */

@@ -95,6 +95,10 @@ typedef void store_redis_applied_fn(int err, void *ctx);
  * ~ 1000000) as
  * "kind pass|trap key CIDR expires SECONDS by GATEWAY", for every other
  * gateway's sets.
+ * @once: this write's name, unique to it (NULL: none): the same write
+ * sent again under it, after a connection that went before its answer,
+ * adds its deliveries and sessions once (Redis keeps the name a day, at
+ * PREFIXonce:NAME, for writes that add some).
  * Return: 0 (under way: done is called once, at once if nothing is
  * dirty), or -errno (nothing sent).
  */
@@ -102,7 +106,8 @@ MUST_CHECK int store_redis_apply(struct rconn *c, const char *prefix,
                       const struct grey_records *before,
                       const struct grey_records *after,
                       uint32_t retry_window_sec, const char *gateway,
-                      store_redis_applied_fn *done, void *ctx);
+                      const char *once, store_redis_applied_fn *done,
+                      void *ctx);
 
 /* What the store's settings say against this gateway's. */
 struct store_redis_agreement {

@@ -256,7 +256,7 @@ turn(struct rconn *gw_conn, struct grey *g, const struct grey_attempt *a,
 	CHECK_INT(grey_decide_records(g, a, &w, &d), 0);
 	applied = false;
 	CHECK_INT(store_redis_apply(gw_conn, "gg:", &before, &w, 2 * 86400,
-	                            name, on_applied, NULL),
+	                            name, NULL, on_applied, NULL),
 	          0);
 	LOOP_UNTIL(loop, applied, 2000);
 	CHECK(applied);
@@ -342,12 +342,12 @@ test_two_gateways(void)
 	/* The later writes last: the earlier first sight still stands. */
 	applied = false;
 	CHECK_INT(store_redis_apply(mx1, "gg:", &b1, &w1, 2 * 86400, "mx1",
-	                            on_applied, NULL),
+	                            NULL, on_applied, NULL),
 	          0);
 	LOOP_UNTIL(loop, applied, 2000);
 	applied = false;
 	CHECK_INT(store_redis_apply(mx2, "gg:", &b2, &w2, 2 * 86400, "mx2",
-	                            on_applied, NULL),
+	                            NULL, on_applied, NULL),
 	          0);
 	LOOP_UNTIL(loop, applied, 2000);
 	CHECK_INT(apply_err, 0);
@@ -1232,6 +1232,48 @@ test_writes_by_sha(void)
 	grey_free(g);
 }
 
+/* A delivery's write sent again under its name (the connection went
+ * before the answer, issue 32: "duplicate deliveries counted twice
+ * after a reconnect") adds its delivery once; another name adds
+ * another. */
+static void
+test_write_sent_again_counts_once(void)
+{
+	const char *flush[] = {"FLUSHALL"};
+	const char *deliveries[] = {"HGET", "gg:pass:198.51.100.0/24",
+	                            "deliveries"};
+	struct grey_records before = {0}, after;
+	int64_t now = time(NULL);
+
+	redis(1, flush);
+	CHECK_INT(grey_cidr_parse("198.51.100.0/24", &before.pass_key), 0);
+	before.trap_key = before.pass_key;
+	before.pass_found = STORE_FOUND;
+	before.pass = (struct store_client){.since = now - 60,
+	                                   .expires = now + 3600,
+	                                   .refreshed = now - 60};
+	after = before;
+	after.pass.deliveries = 1;
+	after.pass_dirty = true;
+	for (int i = 0; i < 3; i++) {
+		applied = false;
+		CHECK_INT(store_redis_apply(conn, "gg:", &before, &after, 86400,
+		                            "mx1", i < 2 ? "abc:7" : "abc:8",
+		                            on_applied, NULL),
+		          0);
+		LOOP_UNTIL(loop, applied, 2000);
+		CHECK_INT(apply_err, 0);
+		CHECK_STR(ask(3, deliveries), i < 2 ? "1" : "2");
+	}
+	/* Unnamed (a copy, a bench): each adds. */
+	applied = false;
+	CHECK_INT(store_redis_apply(conn, "gg:", &before, &after, 86400, "mx1",
+	                            NULL, on_applied, NULL),
+	          0);
+	LOOP_UNTIL(loop, applied, 2000);
+	CHECK_STR(ask(3, deliveries), "3");
+}
+
 int
 main(void)
 {
@@ -1251,6 +1293,7 @@ main(void)
 	RUN(test_bad_records_are_absent);
 	RUN(test_two_gateways);
 	RUN(test_writes_by_sha);
+	RUN(test_write_sent_again_counts_once);
 	RUN(test_gateways_agree_on_keys);
 	RUN(test_site_settings_survive_a_newcomer);
 	RUN(test_agreement_error_reply_is_asked_again);
