@@ -3,7 +3,8 @@
  * store (no kernel sets): it decides by its own clock, never by a time
  * the child sent, so a confused or compromised child cannot move a
  * deadline; and each tarpit question gets the verdict that matches the
- * decision (the seconds left, a pass, a trap). */
+ * decision (the seconds left, a pass, a trap); its listeners hear each
+ * decision. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -196,6 +197,54 @@ test_fast_path_visits(void)
 	teardown();
 }
 
+/* What a listener of the decider hears (the sets are one). */
+struct heard {
+	int calls;
+	struct grey_decision last;
+	int64_t last_now;
+};
+
+static void
+on_decided(void *ctx, const struct grey_attempt *a,
+           const struct grey_decision *d)
+{
+	struct heard *h = ctx;
+
+	h->calls++;
+	h->last = *d;
+	h->last_now = a->now;
+}
+
+/* Every decision reaches every listener, in its turn, at the decider's
+ * clock (issue 30: the sets are the decider's listener, not its callee);
+ * no more than DECIDER_LISTENERS_MAX are taken. */
+static void
+test_listeners_hear_each_decision(void)
+{
+	struct heard one = {0}, two = {0};
+	struct decider_listener l1 = {.decided = on_decided, .ctx = &one};
+	struct decider_listener l2 = {.decided = on_decided, .ctx = &two};
+
+	setup();
+	CHECK_INT(gateway_decider_listen(&gw, &l1), 0);
+	CHECK_INT(gateway_decider_listen(&gw, &l2), 0);
+	attempt("l@l.test", T0 + 5000);
+	CHECK_INT(one.calls, 1);
+	CHECK_INT(two.calls, 1);
+	CHECK_INT(one.last.action, GREY_GREYLIST);
+	CHECK_INT(one.last_now, T0);
+	timesrc_fake_advance_ms(&clock_, (uint64_t)cfg.grey.delay_sec * 1000);
+	attempt("l@l.test", 0);
+	CHECK_INT(one.calls, 2);
+	CHECK_INT(two.calls, 2);
+	CHECK_INT(one.last.action, GREY_PASS);
+	CHECK_INT(one.last.expires, T0 + cfg.grey.delay_sec + cfg.grey.pass_ttl_sec);
+	CHECK_INT(gateway_decider_listen(&gw, &l1), 0);
+	CHECK_INT(gateway_decider_listen(&gw, &l1), 0);
+	CHECK_INT(gateway_decider_listen(&gw, &l1), -ENOSPC);
+	teardown();
+}
+
 int
 main(void)
 {
@@ -203,5 +252,6 @@ main(void)
 	RUN(test_own_clock);
 	RUN(test_verdicts);
 	RUN(test_fast_path_visits);
+	RUN(test_listeners_hear_each_decision);
 	return 0;
 }
