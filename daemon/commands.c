@@ -31,6 +31,7 @@ struct args {
 	const char *cmd, *what; /* "list" "pass" */
 	bool json, svg, reset, site;
 	const char *ttl, *comment;
+	const char *from, *to; /* release's triplet */
 };
 
 
@@ -52,6 +53,10 @@ parse_args(int argc, char **argv, struct args *a, char *err, size_t len)
 			a->ttl = argv[++i];
 		else if (!strcmp(argv[i], "--comment") && i + 1 < argc)
 			a->comment = argv[++i];
+		else if (!strcmp(argv[i], "--from") && i + 1 < argc)
+			a->from = argv[++i];
+		else if (!strcmp(argv[i], "--to") && i + 1 < argc)
+			a->to = argv[++i];
 		else if (argv[i][0] != '-' && !a->what)
 			a->what = argv[i];
 		else {
@@ -112,6 +117,24 @@ allow(struct gateway *gw, const struct args *a, FILE *out, char *err,
 	return r;
 }
 
+/* What gateway_key_of's refusals mean, said for verb (forget, release).
+ * Return: true if r was one. */
+static bool
+key_refused(const struct gateway *gw, const char *verb, const char *what,
+            int r, char *err, size_t len)
+{
+	if (r == -EINVAL)
+		snprintf(err, len, "'%s' is not an address or CIDR", what);
+	else if (r == -ERANGE)
+		snprintf(err, len, "'%s' is wider than greylisting's key (/%u, "
+				   "/%u): %s one address or key at a time",
+			 what, gw->cfg->grey.prefix4, gw->cfg->grey.prefix6,
+			 verb);
+	else
+		return false;
+	return true;
+}
+
 static int
 forget(struct gateway *gw, const struct args *a, FILE *out, char *err,
        size_t len)
@@ -124,12 +147,8 @@ forget(struct gateway *gw, const struct args *a, FILE *out, char *err,
 		return -EINVAL;
 	}
 	r = gateway_forget(gw, a->what, key, sizeof(key));
-	if (r == -EINVAL)
-		snprintf(err, len, "'%s' is not an address or CIDR", a->what);
-	else if (r == -ERANGE)
-		snprintf(err, len, "'%s' is wider than greylisting's key (/%u, "
-				   "/%u): forget one address or key at a time",
-			 a->what, gw->cfg->grey.prefix4, gw->cfg->grey.prefix6);
+	if (key_refused(gw, "forget", a->what, r, err, len))
+		;
 	else if (r == -ENOTCONN)
 		snprintf(err, len, "forget %s: the shared store does not answer: "
 		                   "give it again once it does",
@@ -143,6 +162,42 @@ forget(struct gateway *gw, const struct args *a, FILE *out, char *err,
 	else
 		fprintf(out, "forgot %s (key %s): %d records\n", a->what, key,
 			r);
+	return r < 0 ? r : 0;
+}
+
+static int
+release(struct gateway *gw, const struct args *a, const char *who, FILE *out,
+        char *err, size_t len)
+{
+	char key[64];
+	int r;
+
+	if (!a->what) {
+		snprintf(err, len, "release whom? an address or CIDR");
+		return -EINVAL;
+	}
+	r = gateway_release(gw, a->what, a->from, a->to, who, key, sizeof(key));
+	if (key_refused(gw, "release", a->what, r, err, len))
+		;
+	else if (r == -EDESTADDRREQ)
+		snprintf(err, len, "release: --from and --to go together (the "
+		                   "triplet that waits), or neither");
+	else if (r == -ENOENT)
+		snprintf(err, len, "release %s: no triplet %s -> %s waits "
+		                   "(greygatectl list grey shows those that do): "
+		                   "nothing released",
+		         a->what, a->from, a->to);
+	else if (r == -ENAMETOOLONG)
+		snprintf(err, len, "release: an address too long");
+	else if (r < 0)
+		snprintf(err, len, "release %s: %s", a->what, strerror(-r));
+	else if (r == GREY_STORE_UNDER_WAY)
+		fprintf(out, "releasing %s (key %s) through the shared store "
+		             "(the log says when it is done)\n",
+		        a->what, key);
+	else
+		fprintf(out, "released %s (key %s): it passes now, for %u s\n",
+		        a->what, key, gw->cfg->grey.pass_ttl_sec);
 	return r < 0 ? r : 0;
 }
 
@@ -182,8 +237,9 @@ report(struct gateway *gw, const struct args *a, FILE *out,
 }
 
 int
-commands_run(struct gateway *gw, int argc, char **argv, FILE *out,
-	     struct control_stream *stream, char *err, size_t err_len)
+commands_run(struct gateway *gw, int argc, char **argv, const char *who,
+	     FILE *out, struct control_stream *stream, char *err,
+	     size_t err_len)
 {
 	struct args a;
 	int r;
@@ -214,6 +270,8 @@ commands_run(struct gateway *gw, int argc, char **argv, FILE *out,
 				  err, err_len);
 	if (!strcmp(a.cmd, "allow"))
 		return allow(gw, &a, out, err, err_len);
+	if (!strcmp(a.cmd, "release"))
+		return release(gw, &a, who, out, err, err_len);
 	if (!strcmp(a.cmd, "forget"))
 		return forget(gw, &a, out, err, err_len);
 	if (!strcmp(a.cmd, "reload")) {

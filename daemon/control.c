@@ -40,6 +40,7 @@ struct control_conn {
 	size_t out_len, out_off;
 	bool answering;
 	bool refused; /* not root, not of the admin group: told so */
+	char who[128]; /* the peer: "uid U gid G pid P", for the log */
 	struct control_stream stream; /* more to come (stream.more) */
 	bool waiting; /* stream.more_later had nothing: until woken */
 	struct loop_timer deadline;
@@ -175,8 +176,8 @@ answer(struct control_conn *c)
 		snprintf(err, sizeof(err), "malformed request");
 		r = -EINVAL;
 	} else {
-		r = commands_run(c->ctl->gw, argc, argv, out, &c->stream, err,
-				 sizeof(err));
+		r = commands_run(c->ctl->gw, argc, argv, c->who, out,
+				 &c->stream, err, sizeof(err));
 	}
 	fclose(out);
 	if (r < 0) {
@@ -366,6 +367,7 @@ on_accept(struct loop *loop, int fd, uint32_t events, void *ctx)
 		c->refused = true;
 		log_refusal(ctl, who);
 	}
+	snprintf(c->who, sizeof(c->who), "%s", who);
 	loop_timer_init(&c->deadline, on_deadline, c);
 	if (loop_add_fd(loop, cfd, EPOLLIN, on_conn, c) < 0) {
 		close(cfd);

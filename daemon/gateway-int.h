@@ -203,6 +203,24 @@ int gateway_follow_store(struct gateway *gw);
  * Return: 0 (under way, or nothing kept) or -ENOMEM (said). */
 int gateway_adopt_kept(struct gateway *gw);
 
+/* gateway_key_of - client (an address, or a network no wider than
+ * greylisting's key) as greylisting keys it (*key), and as given
+ * (*given, if not NULL). Return: 0, -EINVAL (not an address), -ERANGE
+ * (wider than the key). */
+int gateway_key_of(const struct gateway *gw, const char *client,
+                   struct grey_client *given, struct grey_client *key);
+
+/* gateway_release - client's key passes now, for pass_ttl, as if its
+ * retry had come (release.c); with sender and rcpt (both or neither)
+ * only if that triplet waits. who: who asked, for the log line.
+ * Return: 0 (released), GREY_STORE_UNDER_WAY (a store that answers
+ * later: the log says), -ENOENT (no such triplet waiting), -EINVAL,
+ * -ERANGE (as gateway_key_of), -EDESTADDRREQ (one of sender and rcpt
+ * alone), -ENAMETOOLONG, or -errno. */
+int gateway_release(struct gateway *gw, const char *client, const char *sender,
+                    const char *rcpt, const char *who, char *key_out,
+                    size_t key_len);
+
 /* gateway_forget - drop what the store and the sets hold of client (an
  * address, or a network no wider than greylisting's key, keyed as
  * greylisting keys it). Return: records deleted,
@@ -280,11 +298,13 @@ void supervise_flush(struct gateway *gw);
 void supervise_send_verdict(struct gateway *gw, uint64_t session,
 			    uint32_t question, const struct tarpit_verdict *v);
 
-/* The control socket (control.c) hands each request to this; a command
- * with a long answer writes its start to out and leaves the rest to
- * stream (stream->more set). */
+/* The control socket (control.c) hands each request to this, with who
+ * asked (the peer's credentials, for the log); a command with a long
+ * answer writes its start to out and leaves the rest to stream
+ * (stream->more set). */
 struct control_stream;
-int commands_run(struct gateway *gw, int argc, char **argv, FILE *out,
-		 struct control_stream *stream, char *err, size_t err_len);
+int commands_run(struct gateway *gw, int argc, char **argv, const char *who,
+		 FILE *out, struct control_stream *stream, char *err,
+		 size_t err_len);
 
 #endif

@@ -30,17 +30,15 @@
 
 
 int
-gateway_forget(struct gateway *gw, const char *client, char *key_out,
-	       size_t key_len)
+gateway_key_of(const struct gateway *gw, const char *client,
+               struct grey_client *given_out, struct grey_client *key)
 {
-	struct grey_client given, key;
+	struct grey_client given;
 	struct grey_addr a;
-	struct nftset_prefix p;
-	int r, d;
 
 	if (grey_cidr_parse(client, &given) < 0)
 		return -EINVAL;
-	/* A wider network holds many keys: not one to forget at once. */
+	/* A wider network holds many keys: not one at once. */
 	if (given.prefix < (given.family == AF_INET ? gw->cfg->grey.prefix4
 						    : gw->cfg->grey.prefix6))
 		return -ERANGE;
@@ -49,7 +47,22 @@ gateway_forget(struct gateway *gw, const char *client, char *key_out,
 	memcpy(a.bytes, given.bytes, 16);
 	grey_client_of(&a, given.family == AF_INET ? gw->cfg->grey.prefix4
 						   : gw->cfg->grey.prefix6,
-		       &key);
+		       key);
+	if (given_out)
+		*given_out = given;
+	return 0;
+}
+
+int
+gateway_forget(struct gateway *gw, const char *client, char *key_out,
+	       size_t key_len)
+{
+	struct grey_client given, key;
+	struct nftset_prefix p;
+	int r = gateway_key_of(gw, client, &given, &key), d;
+
+	if (r < 0)
+		return r;
 	grey_client_format(&key, key_out, key_len);
 	/* Traps are kept by single address. */
 	bool one = given.prefix == (given.family == AF_INET ? 32 : 128);

@@ -150,6 +150,17 @@ reply=$(ask_door mx2 $waiter)
 [[ "$reply" != action=DEFER_IF_PERMIT* ]] || fail "the waiter, retrying after the delay, waits a whole delay again: $reply"
 echo "ok: mx1 and mx2 say Redis was emptied and write back the pass they hold (the client still passes) and the triplet mx2 greylisted (its retry passes)"
 
+# --- greygatectl release on a shared store: every gateway passes it ---
+released=2001:db8:78::1
+[[ "$(ask_door mx1 $released)" == action=DEFER_IF_PERMIT* ]] || fail "the client to release was not greylisted at mx1"
+out=$(ggctl mx2 release $released --from carol@sender.test --to dave@example.org) || fail "release at mx2: $out"
+[[ "$out" == "releasing $released (key 2001:db8:78::/64) through the shared store"* ]] || fail "release at mx2 said: $out"
+wait_for 5 logged mx2 "action=pass, reason=released, key=2001:db8:78::/64" || fail "mx2 did not log the release"
+wait_for 5 eval '[ "$(rcli EXISTS "gg:pass:2001:db8:78::/64")" = 1 ]' || fail "the release is not in Redis"
+wait_for 5 eval '[[ "$(ask_door mx1 $released)" != action=DEFER_IF_PERMIT* ]]' ||
+	fail "mx1 still greylists the client released at mx2: $(ask_door mx1 $released)"
+echo "ok: a client released at mx2 (its triplet waited at mx1) passes at mx1"
+
 for gw in mx1 mx2 mx3; do
 	kill "${GG_PID[$gw]}"
 	wait "${GG_PID[$gw]}" || fail "$gw did not stop cleanly"
