@@ -266,8 +266,8 @@ commands_run(struct gateway *gw, int argc, char **argv, const char *who,
 		return 0;
 	}
 	if (!strcmp(a.cmd, "list"))
-		return list_start(gw, a.what ? a.what : "", a.json, out, stream,
-				  err, err_len);
+		return list_start(gw, a.what ? a.what : "", a.json, a.from,
+		                  a.to, out, stream, err, err_len);
 	if (!strcmp(a.cmd, "allow"))
 		return allow(gw, &a, out, err, err_len);
 	if (!strcmp(a.cmd, "release"))

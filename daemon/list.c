@@ -31,6 +31,7 @@ struct list_ctx {
 	struct grey_store_walk *walk; /* grey, pass, trap */
 	size_t next;                  /* allow: the next range */
 	uint64_t generation;          /* allow: the lists it started with */
+	char from[GREY_ADDR_MAX], to[GREY_ADDR_MAX]; /* grey: "" any */
 };
 
 static void
@@ -74,6 +75,10 @@ list_triplet(const struct grey_client *c, const char *sender, const char *rcpt,
 
 	if (age > (int64_t)g->retry_window_sec)
 		return 0; /* expired: purge will take it */
+	/* (the stored addresses are lower-case: grey_normalize_*) */
+	if ((l->from[0] && !strstr(sender, l->from)) ||
+	    (l->to[0] && !strstr(rcpt, l->to)))
+		return 0;
 	if (t->attempts > 1 && age >= (int64_t)g->delay_sec)
 		snprintf(state, sizeof(state), "retried");
 	else if (age >= (int64_t)g->delay_sec)
@@ -172,8 +177,24 @@ list_free(void *state)
 	free(l);
 }
 
+/* A filter's text in lower case, as the stored addresses are. */
+static int
+filter_of(const char *text, char *out, size_t len)
+{
+	size_t n = text ? strlen(text) : 0;
+
+	if (n >= len)
+		return -ENAMETOOLONG;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (char)(text[i] >= 'A' && text[i] <= 'Z' ? text[i] + 32
+		                                                 : text[i]);
+	out[n] = 0;
+	return 0;
+}
+
 int
-list_start(struct gateway *gw, const char *what, bool json, FILE *out,
+list_start(struct gateway *gw, const char *what, bool json,
+           const char *from, const char *to, FILE *out,
            struct control_stream *stream, char *err, size_t len)
 {
 	struct list_ctx *l;
@@ -184,6 +205,17 @@ list_start(struct gateway *gw, const char *what, bool json, FILE *out,
 	l->gw = gw;
 	l->json = json;
 	l->now = loop_wall_sec(gw->loop);
+	if ((from || to) && strcmp(what, "grey")) {
+		free(l);
+		snprintf(err, len, "list: --from and --to are for list grey");
+		return -EINVAL;
+	}
+	if (filter_of(from, l->from, sizeof(l->from)) < 0 ||
+	    filter_of(to, l->to, sizeof(l->to)) < 0) {
+		free(l);
+		snprintf(err, len, "list: --from or --to too long");
+		return -EINVAL;
+	}
 	{
 		size_t n;
 

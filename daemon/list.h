@@ -12,10 +12,12 @@ struct gateway;
 
 /*
  * list_start - the header of "list WHAT" (grey, pass, trap or allow) to
- * out, the rows left to stream.
+ * out, the rows left to stream. grey only: from, to (NULL: any) keep the
+ * triplets whose sender, recipient holds that text (any case).
  * Return: 0, or -errno with err set.
  */
-int list_start(struct gateway *gw, const char *what, bool json, FILE *out,
+int list_start(struct gateway *gw, const char *what, bool json,
+               const char *from, const char *to, FILE *out,
                struct control_stream *stream, char *err, size_t len);
 
 #endif
