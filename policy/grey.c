@@ -658,6 +658,12 @@ on_starttls(struct grey *grey, const struct grey_attempt *a,
 		return;
 	}
 	pass_client(grey, now, GREY_REASON_STARTTLS, w, out);
+	/* With the hand-off this very attempt is delivered (in TLS, on
+	 * its first attempt): a delay of 0, as the report must count it
+	 * (issue 32: these passes were missing from its delay). Without,
+	 * the session ends unanswered and its delivery is not seen. */
+	if (grey->cfg.handoff && out->action == GREY_PASS)
+		count_delay(grey, 0);
 }
 
 void

@@ -183,6 +183,19 @@ test_delay_to_delivery_with_the_handoff(void)
 		GREY_PATH_FAST, 250);
 	grey_get_pass_delays(grey, &n);
 	CHECK_INT(n, 1);
+	/* STARTTLS at the tarpit: handed over in TLS and delivered on its
+	 * first attempt, a delay of 0 (it was missing: issue 32). */
+	{
+		struct grey_addr a = ip("198.51.103.7");
+		struct grey_decision d;
+
+		CHECK_INT(starttls(T0 + 1000, &a, GREY_PATH_TARPIT, &d), 0);
+		CHECK_INT(d.reason, GREY_REASON_STARTTLS);
+		delays = grey_get_pass_delays(grey, &n);
+		CHECK_INT(n, 2);
+		CHECK_INT(delays[1], 0);
+		CHECK_INT(grey_get_delay_histogram(grey)->count, 2);
+	}
 	teardown();
 }
 
