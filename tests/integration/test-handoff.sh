@@ -149,11 +149,15 @@ echo "ok: a client gone during its hand-off leaves no descriptor behind, and del
 # --- STARTTLS with tls_pass: delivered on the first attempt, TLS from the
 # client to the MTA ---
 ggctl forget 2001:db8:1::10 >/dev/null
+passes0=$(ggctl report --json | jq .delay.passes)
 out_reconfigure "smtp_tls_security_level = may" "smtp_tls_loglevel = 1"
 out_send "tls-$NETNS_RUN"
 wait_for 30 mail_delivered mx "tls-$NETNS_RUN" || { tail -n 30 "$log" "$outlog"; fail "TLS: not delivered"; }
 ! grep -q "status=deferred" "$outlog" || fail "TLS: deferred: $(grep status= "$outlog")"
 grep -q "action=pass, reason=starttls, client=2001:db8:1::10" "$log" || fail "TLS: no STARTTLS pass"
+# (its delay to delivery, 0, is in the report: it was missing, issue 32)
+[ "$(ggctl report --json | jq .delay.passes)" = $(( passes0 + 1 )) ] ||
+	fail "TLS: the report's delay did not count the STARTTLS pass: $(ggctl report --json | jq -c .delay)"
 grep -q "TLS connection established from unknown\[2001:db8:1::10\]" "$(postfix_log mx)" ||
 	fail "TLS: the MTA did not do TLS with the client: $(grep -i tls "$(postfix_log mx)" | tail -3)"
 grep -q "TLS connection established to 2001:db8:1::1" "$outlog" || fail "TLS: the sender did not do TLS"
