@@ -12,20 +12,12 @@
 #include <sys/socket.h>
 
 #include "check.h"
+#include "check_grey.h"
 #include "policy.h"
 #include "shared_passes.h"
 
 #define T0 1800000000LL
 #define TTL (35 * 86400u)
-
-static struct grey_client
-net(const char *cidr)
-{
-	struct grey_client c;
-
-	CHECK_INT(grey_cidr_parse(cidr, &c), 0);
-	return c;
-}
 
 static void
 test_found_while_it_lasts(void)

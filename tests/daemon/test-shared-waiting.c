@@ -10,19 +10,11 @@
 #include <string.h>
 
 #include "check.h"
+#include "check_grey.h"
 #include "policy.h"
 #include "shared_waiting.h"
 
 #define T0 1800000000LL
-
-static struct grey_client
-net(const char *cidr)
-{
-	struct grey_client c;
-
-	CHECK_INT(grey_cidr_parse(cidr, &c), 0);
-	return c;
-}
 
 static void
 free_list(struct shared_waiting_triplet **list, size_t n)
