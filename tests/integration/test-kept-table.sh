@@ -78,7 +78,7 @@ greygated_start
 wait_for 10 grep -q "nft: 1 passed client(s) the kept table held and the store lacked were written back into it" "$log" ||
 	fail "the kept pass was not written back: $(grep nft: "$log" | tail -3)"
 in_set || fail "the pass is not in the set after the restart"
-ggctl list pass | grep -q "^203.0.113.0/24 " || fail "the store lacks the pass: $(ggctl list pass)"
+grep -q "^203.0.113.0/24 " <<<"$(ggctl list pass)" || fail "the store lacks the pass: $(ggctl list pass)"
 echo "ok: the next greygated wrote the kept pass back into the store and kept it in the set"
 
 kill -TERM "$GG_PID"
