@@ -3,9 +3,10 @@
  * and the decider (its listener): what the store holds goes into the
  * pass and trap sets with the time each has left (at the start, and
  * again after a shared store's gap), and so does what this gateway's
- * decider decides and what other gateways decide, forget or allow. Elements are only ever
- * added here, or deleted when forgotten: the sets' own timeouts end the
- * rest. Without sets (the policy door alone) nothing is held. */
+ * decider decides and what other gateways decide, forget or allow.
+ * Elements are only ever added here, or deleted when forgotten: the
+ * sets' own timeouts end the rest. Without sets (the policy door alone)
+ * nothing is held. */
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>

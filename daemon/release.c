@@ -20,7 +20,7 @@ struct release {
 	struct grey_records w;
 	char who[128];
 	int r;       /* 0 released, -ENOENT no such triplet waiting, -errno */
-	bool done, on_heap;
+	bool on_heap;
 	int64_t expires;
 };
 
@@ -94,7 +94,6 @@ on_fetched(struct grey_records *w, int r, void *ctx)
 			gateway_decided(gw, &a, &d, false);
 	}
 	say(rl, key);
-	rl->done = true;
 	if (rl->on_heap)
 		free(rl);
 }
