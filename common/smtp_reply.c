@@ -1,34 +1,46 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* An SMTP reply's end and code (see smtp_reply.h). */
+/* An SMTP reply's lines, end and code (see smtp_reply.h). */
+#include <string.h>
+
 #include "smtp_reply.h"
 
-static int
+static inline int
 digit(char c)
 {
 	return c >= '0' && c <= '9' ? c - '0' : -1;
+}
+
+enum smtp_reply_line_kind
+smtp_reply_line(const char *line, size_t len, int *code)
+{
+	int a, b, c;
+
+	*code = 0;
+	if (len < 3)
+		return SMTP_REPLY_BAD;
+	a = digit(line[0]);
+	b = digit(line[1]);
+	c = digit(line[2]);
+	if (a < 0 || b < 0 || c < 0 ||
+	    (len > 3 && line[3] != ' ' && line[3] != '-'))
+		return SMTP_REPLY_BAD;
+	*code = a * 100 + b * 10 + c;
+	return len > 3 && line[3] == '-' ? SMTP_REPLY_MORE : SMTP_REPLY_LAST;
 }
 
 size_t
 smtp_reply_whole(const char *buf, size_t len, int *code)
 {
 	size_t start = 0;
+	const char *lf;
 
-	for (size_t i = 0; i < len; i++) {
-		size_t line;
+	while (start < len && (lf = memchr(buf + start, '\n', len - start))) {
+		size_t end = (size_t)(lf - buf);
+		size_t line = end - start - (end > start && buf[end - 1] == '\r');
 
-		if (buf[i] != '\n')
-			continue;
-		line = i - start - (i > start && buf[i - 1] == '\r');
-		/* "250" alone, or "250 text": the last line of the reply */
-		if (line >= 3 && (line == 3 || buf[start + 3] != '-')) {
-			int a = digit(buf[start]), b = digit(buf[start + 1]),
-			    c = digit(buf[start + 2]);
-
-			*code = a < 0 || b < 0 || c < 0 ? 0
-			                                : a * 100 + b * 10 + c;
-			return i + 1;
-		}
-		start = i + 1;
+		if (smtp_reply_line(buf + start, line, code) != SMTP_REPLY_MORE)
+			return end + 1;
+		start = end + 1;
 	}
 	return 0;
 }

@@ -1,16 +1,31 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* An SMTP server's reply, as the hand-off reads them from the MTA (in
- * greygated and in the tarpit): where the first whole one ends, and its
- * code. */
+/* An SMTP server's reply, read one way everywhere greygate reads one: by
+ * the sensor on the fast path (line by line) and by the hand-off in
+ * greygated and in the tarpit (the first whole reply in a buffer). */
 #ifndef GREYGATE_SMTP_REPLY_H
 #define GREYGATE_SMTP_REPLY_H
 
 #include <stddef.h>
 
+enum smtp_reply_line_kind {
+	SMTP_REPLY_BAD,  /* not a reply line: no three digits, or the
+			  * fourth byte neither ' ' nor '-' */
+	SMTP_REPLY_MORE, /* "250-...": the reply goes on */
+	SMTP_REPLY_LAST, /* "250 ..." or "250": the reply's last line */
+};
+
 /*
- * smtp_reply_whole - the first whole reply in buf (multi-line ones end
- * at the line whose fourth byte is not '-').
- * @code: its code (three digits read as they are; 0 if not digits)
+ * smtp_reply_line - one line of a reply, without its CRLF (or bare LF).
+ * @code: its three digits as a number (BAD: 0)
+ */
+enum smtp_reply_line_kind smtp_reply_line(const char *line, size_t len,
+					  int *code);
+
+/*
+ * smtp_reply_whole - the first whole reply in buf: up to its last line,
+ * or up to a line that is no reply line (code 0: never a 2xx, so every
+ * caller takes it for a failure, at once rather than at its timeout).
+ * @code: its code, or 0
  * Return: its length with the last LF, or 0 if not whole yet.
  */
 size_t smtp_reply_whole(const char *buf, size_t len, int *code);

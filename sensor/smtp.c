@@ -11,6 +11,8 @@
 #include <strings.h>
 
 #include "sensor.h"
+#include "smtp_command.h"
+#include "smtp_reply.h"
 
 enum cmd {
 	CMD_GREETING,
@@ -60,6 +62,7 @@ struct smtp_conv {
 	bool server_seen;
 	bool client_spoke;
 	bool replies_lost; /* matching is broken for good */
+	bool from_unread;  /* this transaction's MAIL could not be read */
 	uint64_t bdat_left;
 	bool bdat_last;
 	size_t qhead, qlen;
@@ -266,143 +269,24 @@ line_feed(struct smtp_conv *c, struct line_buf *lb, const uint8_t *buf,
 
 /* --- client commands --- */
 
-/* In the C locale: a printable character other than space. Inline, as
- * isgraph() is a call through the locale tables for every byte. */
-static inline bool
-graph(unsigned char ch)
-{
-	return ch > 0x20 && ch < 0x7f;
-}
-
-static inline bool
-digit(unsigned char ch)
-{
-	return (unsigned)(ch - '0') < 10u;
-}
-
-/* A command's first four bytes folded to lower case, as one number: the
- * verb is told with integer compares before the exact check (verb_is,
- * prefix_is) of the one that matches. */
-#define VERB_KEY(a, b, c, d)                                                  \
-	((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 |            \
-	 (uint32_t)(d) << 24)
-
-static uint32_t
-verb_key(const char *line, size_t len)
-{
-	const unsigned char *u = (const unsigned char *)line;
-
-	if (len < 4)
-		return 0;
-	return VERB_KEY(u[0] | 0x20, u[1] | 0x20, u[2] | 0x20, u[3] | 0x20);
-}
-
-/* line starts with verb (upper case, letters only) in any case, then ends
- * or has a space. ASCII letters differ from their lower case in bit 5. */
-static bool
-verb_is(const char *line, size_t len, const char *verb)
-{
-	size_t n = 0;
-
-	for (; verb[n]; n++)
-		if (n >= len || (line[n] & ~0x20) != verb[n])
-			return false;
-	return len == n || line[n] == ' ';
-}
-
-/* The same for a command that goes on with ':' ("MAIL FROM:"): prefix
- * holds upper-case letters, spaces and the colon, compared as they are
- * for other bytes than letters. */
-static bool
-prefix_is(const char *line, size_t len, const char *prefix)
-{
-	for (size_t n = 0; prefix[n]; n++) {
-		char want = prefix[n], ch;
-
-		if (n >= len)
-			return false;
-		ch = want >= 'A' && want <= 'Z' ? (char)(line[n] & ~0x20)
-						: line[n];
-		if (ch != want)
-			return false;
-	}
-	return true;
-}
-
-/* The path after "MAIL FROM:" / "RCPT TO:", with or without <>; copies
- * it into out. Returns false if it is malformed or too long. */
-static bool
-parse_path(const char *p, size_t len, char *out)
-{
-	const char *end = p + len, *stop;
-	unsigned bad = 0;
-	size_t n;
-
-	while (p < end && *p == ' ')
-		p++;
-	if (p < end && *p == '<') {
-		p++;
-		stop = memchr(p, '>', (size_t)(end - p));
-		if (!stop)
-			return false;
-	} else {
-		stop = memchr(p, ' ', (size_t)(end - p));
-		if (!stop)
-			stop = end;
-	}
-	n = (size_t)(stop - p);
-	if (n >= SMTP_ADDR_MAX)
-		return false;
-	/* Every byte checked without a branch each: addresses are short. */
-	for (size_t i = 0; i < n; i++)
-		bad |= !graph((unsigned char)p[i]);
-	if (bad)
-		return false;
-	memcpy(out, p, n);
-	out[n] = 0;
-	return true;
-}
-
 static char *
-rcpt_arg(const char *from, const char *to)
+rcpt_arg(const char *from, const char *to, size_t to_len)
 {
-	size_t lf = strlen(from), lt = strlen(to);
-	char *arg = malloc(lf + lt + 2);
+	size_t lf = strlen(from);
+	char *arg = malloc(lf + to_len + 2);
 
 	if (!arg)
 		return NULL;
 	memcpy(arg, from, lf + 1);
-	memcpy(arg + lf + 1, to, lt + 1);
+	memcpy(arg + lf + 1, to, to_len);
+	arg[lf + 1 + to_len] = 0;
 	return arg;
-}
-
-/* BDAT <size> [LAST]: false for a size that is not a plain number or is
- * absurd (a server refuses those and reads on as commands). */
-static bool
-parse_bdat(struct smtp_conv *c, const char *line, size_t len)
-{
-	uint64_t size = 0;
-	size_t i = 5;
-
-	if (i >= len || !digit((unsigned char)line[i]))
-		return false;
-	for (; i < len && digit((unsigned char)line[i]); i++) {
-		size = size * 10 + (uint64_t)(line[i] - '0');
-		if (size > (1ull << 40))
-			return false;
-	}
-	if (i < len && line[i] != ' ')
-		return false;
-	c->bdat_left = size;
-	c->bdat_last = i + 5 <= len && strncasecmp(line + i, " LAST", 5) == 0;
-	return true;
 }
 
 static void
 on_command(struct smtp_conv *c, const char *line, size_t len)
 {
-	char path[SMTP_ADDR_MAX];
-	uint32_t key;
+	struct smtp_command cmd;
 
 	if (c->mode == CM_AUTH) {
 		/* A SASL response: never looked at (credentials). A "*"
@@ -414,66 +298,83 @@ on_command(struct smtp_conv *c, const char *line, size_t len)
 		c->ctr->garbage++;
 		return;
 	}
-	key = verb_key(line, len);
-	if ((key == VERB_KEY('e', 'h', 'l', 'o') ||
-	     key == VERB_KEY('h', 'e', 'l', 'o')) &&
-	    (verb_is(line, len, "EHLO") || verb_is(line, len, "HELO"))) {
-		size_t n = 0;
-
-		for (size_t i = 5; i < len && line[i] != ' ' &&
-				   n + 1 < sizeof(c->helo);
-		     i++)
-			if (graph((unsigned char)line[i]))
-				c->helo[n++] = line[i];
-		c->helo[n] = 0;
+	smtp_command_parse(line, len, &cmd);
+	switch (cmd.verb) {
+	case SMTP_VERB_HELO:
+	case SMTP_VERB_EHLO:
+		smtp_printable_copy(c->helo, sizeof(c->helo), cmd.helo,
+				    cmd.helo_len);
 		c->from[0] = 0;
+		c->from_unread = false;
 		q_push(c, CMD_HELO, NULL);
-	} else if (key == VERB_KEY('m', 'a', 'i', 'l') &&
-		   prefix_is(line, len, "MAIL FROM:") &&
-		   parse_path(line + 10, len - 10, path)) {
-		memcpy(c->from, path, sizeof(path));
+		return;
+	case SMTP_VERB_MAIL:
+		/* A sender the MTA may take but greygate cannot keep (a
+		 * space in it, over 256 bytes): this transaction's
+		 * recipients have no triplet, rather than one with <>. */
+		c->from_unread = cmd.path_status != SMTP_PATH_OK;
+		if (c->from_unread)
+			break;
+		memcpy(c->from, cmd.path, cmd.path_len);
+		c->from[cmd.path_len] = 0;
 		q_push(c, CMD_MAIL, NULL);
-	} else if (key == VERB_KEY('r', 'c', 'p', 't') &&
-		   prefix_is(line, len, "RCPT TO:") &&
-		   parse_path(line + 8, len - 8, path) && path[0]) {
-		q_push(c, CMD_RCPT, rcpt_arg(c->from, path));
-	} else if (key == VERB_KEY('d', 'a', 't', 'a') &&
-		   verb_is(line, len, "DATA")) {
+		return;
+	case SMTP_VERB_RCPT:
+		if (cmd.path_status != SMTP_PATH_OK || cmd.path_len == 0 ||
+		    c->from_unread)
+			break;
+		q_push(c, CMD_RCPT, rcpt_arg(c->from, cmd.path, cmd.path_len));
+		return;
+	case SMTP_VERB_DATA:
 		q_push(c, CMD_DATA, NULL);
 		c->mode = CM_DATA_WAIT;
-	} else if (key == VERB_KEY('b', 'd', 'a', 't') &&
-		   verb_is(line, len, "BDAT") && parse_bdat(c, line, len)) {
+		return;
+	case SMTP_VERB_BDAT:
+		/* A size that is no number, or absurd: a server refuses it
+		 * and reads on as commands. */
+		if (!cmd.bdat_ok || cmd.bdat_size >= SMTP_BDAT_SIZE_MAX)
+			break;
+		c->bdat_left = cmd.bdat_size;
+		c->bdat_last = cmd.bdat_last;
 		q_push(c, CMD_BDAT, NULL);
 		if (c->bdat_left)
 			c->mode = CM_BDAT;
-	} else if (key == VERB_KEY('s', 't', 'a', 'r') &&
-		   verb_is(line, len, "STARTTLS")) {
+		return;
+	case SMTP_VERB_STARTTLS:
 		q_push(c, CMD_STARTTLS, NULL);
 		c->mode = CM_TLS_WAIT;
-	} else if (verb_is(line, len, "XCLIENT")) {
+		return;
+	case SMTP_VERB_XCLIENT:
 		/* A proxy's connection (greygate's own hand-off, or another
 		 * proxy's): the client it speaks for is not the one seen
 		 * here, and was seen where it connected. */
 		c->mode = CM_DONE;
 		c->ctr->proxied_flows++;
-	} else if (key == VERB_KEY('a', 'u', 't', 'h') &&
-		   verb_is(line, len, "AUTH")) {
+		return;
+	case SMTP_VERB_AUTH:
 		q_push(c, CMD_AUTH, NULL);
 		/* With an initial response and no server to tell us more,
 		 * assume the exchange is one line. */
-		if (c->server_seen || !memchr(line + 5, ' ', len > 5 ? len - 5 : 0))
+		if (c->server_seen || !memchr(cmd.arg, ' ', cmd.arg_len))
 			c->mode = CM_AUTH;
-	} else if (key == VERB_KEY('r', 's', 'e', 't') &&
-		   verb_is(line, len, "RSET")) {
+		return;
+	case SMTP_VERB_RSET:
 		c->from[0] = 0;
+		c->from_unread = false;
 		q_push(c, CMD_OTHER, NULL);
-	} else {
-		if (!verb_is(line, len, "QUIT") && !verb_is(line, len, "NOOP") &&
-		    !verb_is(line, len, "VRFY") && !verb_is(line, len, "EXPN") &&
-		    !verb_is(line, len, "HELP"))
-			c->ctr->garbage++;
+		return;
+	case SMTP_VERB_QUIT:
+	case SMTP_VERB_NOOP:
+	case SMTP_VERB_VRFY:
+	case SMTP_VERB_EXPN:
+	case SMTP_VERB_HELP:
 		q_push(c, CMD_OTHER, NULL);
+		return;
+	case SMTP_VERB_OTHER:
+		break;
 	}
+	c->ctr->garbage++;
+	q_push(c, CMD_OTHER, NULL);
 }
 
 /* Skips DATA body bytes; returns how many were body (the end included). */
@@ -635,17 +536,16 @@ on_server_line(struct smtp_conv *c, const char *line, size_t len)
 {
 	int code;
 
-	if (!line || len < 3 || !digit((unsigned char)line[0]) ||
-	    !digit((unsigned char)line[1]) ||
-	    !digit((unsigned char)line[2]) || (len > 3 && line[3] != ' ' &&
-						 line[3] != '-')) {
+	switch (line ? smtp_reply_line(line, len, &code) : SMTP_REPLY_BAD) {
+	case SMTP_REPLY_BAD:
 		c->ctr->garbage++;
 		return;
-	}
-	if (len > 3 && line[3] == '-')
+	case SMTP_REPLY_MORE:
 		return; /* a multi-line reply goes on */
-	code = (line[0] - '0') * 100 + (line[1] - '0') * 10 + (line[2] - '0');
-	on_reply(c, code);
+	case SMTP_REPLY_LAST:
+		on_reply(c, code);
+		return;
+	}
 }
 
 void

@@ -3,12 +3,11 @@
  * question for greygated first, answered when its verdict comes). Pure:
  * no sockets, no allocation, every copy bounded. Nothing a client sends is
  * ever accepted: RCPT gets 451 (or, for the null sender, DATA does). */
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
+#include "smtp_command.h"
 #include "tarpit.h"
 
 void
@@ -24,46 +23,6 @@ tarpit_banner(const struct tarpit_config *cfg, char *out, size_t len)
 	int n = snprintf(out, len, "220 %s ESMTP\r\n", cfg->hostname);
 
 	return n < 0 ? 0 : (size_t)n >= len ? len - 1 : (size_t)n;
-}
-
-/* Is the line the verb (case-insensitive), followed by end or a space? */
-static bool
-is_verb(const char *line, size_t len, const char *verb)
-{
-	size_t n = strlen(verb);
-
-	return len >= n && strncasecmp(line, verb, n) == 0 &&
-	       (len == n || line[n] == ' ');
-}
-
-static bool
-has_prefix_ci(const char *line, size_t len, const char *prefix)
-{
-	size_t n = strlen(prefix);
-
-	return len >= n && strncasecmp(line, prefix, n) == 0;
-}
-
-/* The <path> after "MAIL FROM:" or "RCPT TO:", printable ASCII only, into
- * buf. Returns its length, or -1 if there is no well-formed path. */
-static int
-envelope_path(const char *p, size_t len, char *buf, size_t buflen)
-{
-	size_t i = 0, n = 0;
-
-	while (i < len && p[i] == ' ')
-		i++;
-	if (i >= len || p[i] != '<')
-		return -1;
-	for (i++; i < len && p[i] != '>'; i++) {
-		if (!isgraph((unsigned char)p[i]) || n + 1 >= buflen)
-			return -1;
-		buf[n++] = p[i];
-	}
-	if (i >= len)
-		return -1;
-	buf[n] = 0;
-	return (int)n;
 }
 
 static size_t
@@ -156,19 +115,6 @@ said(struct tarpit_dialogue *d, enum tarpit_said what, const char *arg,
 	d->arg_len = len;
 }
 
-/* The argument of HELO/EHLO: the first word after the verb. */
-static void
-said_helo(struct tarpit_dialogue *d, const char *line, size_t len)
-{
-	size_t i = 4, n = 0;
-
-	while (i < len && line[i] == ' ')
-		i++;
-	while (i + n < len && line[i + n] != ' ')
-		n++;
-	said(d, TARPIT_SAID_HELO, line + i, n);
-}
-
 static size_t
 greylisted(const struct tarpit_dialogue *d, char *out, const char *rcpt,
 	   size_t len, uint32_t wait_sec)
@@ -178,27 +124,18 @@ greylisted(const struct tarpit_dialogue *d, char *out, const char *rcpt,
 		     (int)(len < 256 ? len : 256), rcpt, wait_sec);
 }
 
+/* BDAT: no message is taken here; its chunk is skipped and answered 451
+ * (a size too large to skip, or no size: the session ends). */
 static int
-on_bdat(struct tarpit_dialogue *d, const char *line, size_t len, char *out,
+on_bdat(struct tarpit_dialogue *d, const struct smtp_command *cmd, char *out,
 	size_t *out_len)
 {
-	unsigned long long size = 0;
-	size_t i = 5;
-	bool digits = false;
-
-	while (i < len && isdigit((unsigned char)line[i])) {
-		size = size * 10 + (unsigned)(line[i++] - '0');
-		digits = true;
-		/* A chunk larger than we will ever skip: stop listening. */
-		if (size > 100u * 1024 * 1024)
-			break;
-	}
-	if (!digits || size > 100u * 1024 * 1024) {
+	if (!cmd->bdat_ok || cmd->bdat_size > 100u * 1024 * 1024) {
 		*out_len = reply(out, "421 4.7.0 %s Error: bad BDAT size\r\n",
 				 d->cfg->hostname);
 		return TARPIT_CLOSE;
 	}
-	d->skip_bytes = (uint32_t)size;
+	d->skip_bytes = (uint32_t)cmd->bdat_size;
 	end_transaction(d);
 	*out_len = reply(out, "451 4.7.1 Greylisted, please try again in "
 			      "%u seconds\r\n",
@@ -273,58 +210,65 @@ tarpit_dialogue_verdict(struct tarpit_dialogue *d,
 	return 0;
 }
 
+/* MAIL FROM: a path, maybe <> (the null sender). */
+static int
+on_mail(struct tarpit_dialogue *d, const struct smtp_command *cmd, char *out,
+	size_t *out_len)
+{
+	if (d->in_mail)
+		return bad_command(d, out, out_len,
+				   "503 5.5.1 Error: nested MAIL command");
+	if (cmd->path_status == SMTP_PATH_SYNTAX)
+		return bad_command(d, out, out_len,
+				   "501 5.5.4 Syntax: MAIL FROM:<address>");
+	if (cmd->path_status != SMTP_PATH_OK)
+		return bad_command(d, out, out_len,
+				   "501 5.1.7 Bad sender address syntax");
+	d->in_mail = 1;
+	d->null_sender = cmd->path_len == 0;
+	d->data_wait_sec = 0;
+	said(d, TARPIT_SAID_MAIL, cmd->path, cmd->path_len);
+	*out_len = reply(out, "250 2.1.0 Ok\r\n");
+	return 0;
+}
+
 int
 tarpit_dialogue_line(struct tarpit_dialogue *d, const char *line, size_t len,
 		     bool too_long, char *out, size_t *out_len)
 {
 	const struct tarpit_config *cfg = d->cfg;
-	char path[TARPIT_LINE_MAX];
+	struct smtp_command cmd;
 
 	*out_len = 0;
 	d->said = TARPIT_SAID_NOTHING;
 	if (too_long)
 		return bad_command(d, out, out_len,
 				   "500 5.5.0 Error: line too long");
-	if (is_verb(line, len, "EHLO")) {
+	smtp_command_parse(line, len, &cmd);
+	switch (cmd.verb) {
+	case SMTP_VERB_EHLO:
+	case SMTP_VERB_HELO:
 		end_transaction(d);
-		said_helo(d, line, len);
-		*out_len = ehlo_reply(cfg, out);
-	} else if (is_verb(line, len, "HELO")) {
-		end_transaction(d);
-		said_helo(d, line, len);
-		*out_len = reply(out, "250 %s\r\n", cfg->hostname);
-	} else if (has_prefix_ci(line, len, "MAIL FROM:")) {
-		int n = envelope_path(line + 10, len - 10, path, sizeof(path));
-
-		if (d->in_mail)
-			return bad_command(d, out, out_len,
-					   "503 5.5.1 Error: nested MAIL "
-					   "command");
-		if (n < 0)
-			return bad_command(d, out, out_len,
-					   "501 5.1.7 Bad sender address "
-					   "syntax");
-		d->in_mail = 1;
-		d->null_sender = n == 0;
-		d->data_wait_sec = 0;
-		/* The path is found again where it lies in the line. */
-		said(d, TARPIT_SAID_MAIL,
-		     (const char *)memchr(line + 10, '<', len - 10) + 1,
-		     (size_t)n);
-		*out_len = reply(out, "250 2.1.0 Ok\r\n");
-	} else if (has_prefix_ci(line, len, "RCPT TO:")) {
-		int n = envelope_path(line + 8, len - 8, path, sizeof(path));
-
+		said(d, TARPIT_SAID_HELO, cmd.helo, cmd.helo_len);
+		*out_len = cmd.verb == SMTP_VERB_EHLO
+				   ? ehlo_reply(cfg, out)
+				   : reply(out, "250 %s\r\n", cfg->hostname);
+		return 0;
+	case SMTP_VERB_MAIL:
+		return on_mail(d, &cmd, out, out_len);
+	case SMTP_VERB_RCPT:
 		if (!d->in_mail)
 			return bad_command(d, out, out_len,
 					   "503 5.5.1 Error: need MAIL command");
-		if (n <= 0)
+		if (cmd.path_status == SMTP_PATH_SYNTAX)
+			return bad_command(d, out, out_len,
+					   "501 5.5.4 Syntax: RCPT TO:<address>");
+		if (cmd.path_status != SMTP_PATH_OK || cmd.path_len == 0)
 			return bad_command(d, out, out_len,
 					   "501 5.1.3 Bad recipient address "
 					   "syntax");
-		return on_rcpt(d, (const char *)memchr(line + 8, '<', len - 8) + 1,
-			       n, out, out_len);
-	} else if (is_verb(line, len, "DATA")) {
+		return on_rcpt(d, cmd.path, (int)cmd.path_len, out, out_len);
+	case SMTP_VERB_DATA: {
 		uint32_t wait = d->data_wait_sec ? d->data_wait_sec
 						 : cfg->retry_sec;
 
@@ -335,9 +279,11 @@ tarpit_dialogue_line(struct tarpit_dialogue *d, const char *line, size_t len,
 		*out_len = reply(out, "451 4.7.1 Greylisted, please try again "
 				      "in %u seconds\r\n",
 				 wait);
-	} else if (has_prefix_ci(line, len, "BDAT ")) {
-		return on_bdat(d, line, len, out, out_len);
-	} else if (is_verb(line, len, "STARTTLS")) {
+		return 0;
+	}
+	case SMTP_VERB_BDAT:
+		return on_bdat(d, &cmd, out, out_len);
+	case SMTP_VERB_STARTTLS:
 		if (d->ask && cfg->offer_starttls &&
 		    d->asks < TARPIT_ASKS_MAX) {
 			d->asks++;
@@ -346,19 +292,23 @@ tarpit_dialogue_line(struct tarpit_dialogue *d, const char *line, size_t len,
 		}
 		*out_len = reply(out, "454 4.7.0 TLS not available due to "
 				      "temporary reason\r\n");
-	} else if (is_verb(line, len, "RSET")) {
+		return 0;
+	case SMTP_VERB_RSET:
 		end_transaction(d);
 		*out_len = reply(out, "250 2.0.0 Ok\r\n");
-	} else if (is_verb(line, len, "NOOP")) {
+		return 0;
+	case SMTP_VERB_NOOP:
 		*out_len = reply(out, "250 2.0.0 Ok\r\n");
-	} else if (is_verb(line, len, "VRFY")) {
+		return 0;
+	case SMTP_VERB_VRFY:
 		*out_len = reply(out, "252 2.0.0 Cannot VRFY user\r\n");
-	} else if (is_verb(line, len, "QUIT")) {
+		return 0;
+	case SMTP_VERB_QUIT:
 		*out_len = reply(out, "221 2.0.0 Bye\r\n");
 		return TARPIT_CLOSE;
-	} else {
+	default:
+		/* (EXPN, HELP, AUTH, XCLIENT: not here either) */
 		return bad_command(d, out, out_len,
 				   "502 5.5.2 Error: command not recognized");
 	}
-	return 0;
 }

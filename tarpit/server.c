@@ -16,6 +16,7 @@
 #include "log.h"
 #include "loop.h"
 #include "internal.h"
+#include "smtp_command.h"
 
 #define ACCEPT_BATCH 64
 #define RECENT_KEEP_MS 10000  /* closed connections remembered this long */
@@ -449,7 +450,11 @@ keep_said(struct conn *c, const char *line, size_t len)
 	case TARPIT_SAID_HELO:
 		free(c->helo);
 		free(c->helo_line);
-		c->helo = strndup(d->arg, d->arg_len);
+		/* the name as the sensor keeps it too: printable bytes */
+		c->helo = malloc(d->arg_len + 1);
+		if (c->helo)
+			smtp_printable_copy(c->helo, d->arg_len + 1, d->arg,
+					    d->arg_len);
 		c->helo_line = strndup(line, len);
 		/* HELO/EHLO ends the transaction too */
 		__attribute__((fallthrough));

@@ -97,9 +97,15 @@ test_reply_whole(void)
 	CHECK_INT(code, 220);
 	CHECK_INT(smtp_reply_whole("421 bye\n", 8, &code), 8);
 	CHECK_INT(code, 421);
-	CHECK_INT(smtp_reply_whole("\r\n\r\nQUIT\n", 9, &code), 9);
-	CHECK_INT(code, 0); /* not a code: the caller's "not 2xx" */
-	CHECK_INT(smtp_reply_whole("25\r\n", 4, &code), 0);
+	/* A line that is no reply ends it, code 0: the caller's "not 2xx",
+	 * at once (it waited for the timeout on "25" before) */
+	CHECK_INT(smtp_reply_whole("\r\n\r\nQUIT\n", 9, &code), 2);
+	CHECK_INT(code, 0);
+	CHECK_INT(smtp_reply_whole("25\r\n", 4, &code), 4);
+	CHECK_INT(code, 0);
+	CHECK_INT(smtp_reply_whole("250-a\r\n250x\r\n", 13, &code), 13);
+	CHECK_INT(code, 0);
+	CHECK_INT(smtp_reply_whole("250-a\r\n25", 9, &code), 0);
 }
 
 /* The tarpit's EHLO lists what the MTA offers too, SIZE with its limit. */

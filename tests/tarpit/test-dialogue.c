@@ -117,10 +117,29 @@ test_other_commands(void)
 	CHECK_STR(out, "502 5.5.2 Error: command not recognized\r\n");
 	CHECK_INT(say("EHLOX"), 0);
 	CHECK(strncmp(out, "502 ", 4) == 0);
-	CHECK_INT(say("MAIL FROM:alice@a.test"), 0);
+	CHECK_INT(say("MAIL FROM:<alice@a.test"), 0);
 	CHECK_STR(out, "501 5.1.7 Bad sender address syntax\r\n");
 	CHECK_INT(say("MAIL FROM:<a\001b@a.test>"), 0);
 	CHECK(strncmp(out, "501 ", 4) == 0);
+	CHECK_INT(say("MAIL"), 0);
+	CHECK_STR(out, "501 5.5.4 Syntax: MAIL FROM:<address>\r\n");
+}
+
+/* A path without its brackets is taken, as the MTA behind takes it
+ * (Postfix: strict_rfc821_envelopes = no): refused here, a printer's or a
+ * script's mail would bounce although the MTA would have taken it. */
+static void
+test_bare_paths_are_taken(void)
+{
+	start();
+	say("EHLO c");
+	CHECK_INT(say("MAIL FROM:alice@a.test SIZE=10"), 0);
+	CHECK_STR(out, "250 2.1.0 Ok\r\n");
+	CHECK_INT(say("RCPT TO:bob@b.test"), 0);
+	CHECK_STR(out, "451 4.7.1 <bob@b.test>: Greylisted, please try again "
+		       "in 300 seconds\r\n");
+	CHECK_INT(say("RCPT TO bob@b.test"), 0);
+	CHECK_STR(out, "501 5.5.4 Syntax: RCPT TO:<address>\r\n");
 }
 
 static void
@@ -288,6 +307,7 @@ main(void)
 	RUN(test_rcpt_gets_451);
 	RUN(test_null_sender_defers_at_data);
 	RUN(test_other_commands);
+	RUN(test_bare_paths_are_taken);
 	RUN(test_bdat_skips_chunk);
 	RUN(test_bad_command_cap_and_long_line);
 	RUN(test_asks_and_verdicts);

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Tests of the one SMTP command recogniser: a table of command lines with
+ * what it makes of each (verb, HELO name, path, parameters, BDAT size),
+ * over the edge cases where the sensor and the tarpit once disagreed
+ * (case, several spaces, spaces after the colon, "<>" and a path without
+ * brackets, ESMTP parameters, a path over 256 bytes, bytes that are not
+ * printable ASCII); then the same lines said to the tarpit's dialogue and
+ * heard by the sensor, which must take the same HELO name, sender and
+ * recipient from each, or both refuse it. */
+#include "check.h"
+#include "smtp_agree.h"
+#include "smtp_command.h"
+
+#define LONG_PATH_257                                                        \
+	"a123456789b123456789c123456789d123456789e123456789f123456789"        \
+	"g123456789h123456789i123456789j123456789k123456789l123456789"        \
+	"m123456789n123456789o123456789p123456789q123456789r123456789"        \
+	"s123456789t123456789u123456789v123456789w123456789x123456789"        \
+	"@y123456789z12345"
+#define LONG_PATH_256                                                        \
+	"a123456789b123456789c123456789d123456789e123456789f123456789"        \
+	"g123456789h123456789i123456789j123456789k123456789l123456789"        \
+	"m123456789n123456789o123456789p123456789q123456789r123456789"        \
+	"s123456789t123456789u123456789v123456789w123456789x123456789"        \
+	"@y123456789z1234"
+
+struct row {
+	const char *line;
+	enum smtp_verb verb;
+	enum smtp_path_status status;
+	const char *path;   /* MAIL, RCPT: the path when OK; HELO: the name */
+	const char *params; /* MAIL, RCPT: the parameters when OK */
+};
+
+static const struct row rows[] = {
+	{"EHLO client.test", SMTP_VERB_EHLO, SMTP_PATH_NONE, "client.test", NULL},
+	{"ehlo client.test", SMTP_VERB_EHLO, SMTP_PATH_NONE, "client.test", NULL},
+	{"EHLO  spaced.test", SMTP_VERB_EHLO, SMTP_PATH_NONE, "spaced.test", NULL},
+	{"HELO name.test extra", SMTP_VERB_HELO, SMTP_PATH_NONE, "name.test", NULL},
+	{"HELO", SMTP_VERB_HELO, SMTP_PATH_NONE, "", NULL},
+	{"EHLOX a", SMTP_VERB_OTHER, SMTP_PATH_NONE, NULL, NULL},
+	{"MAIL FROM:<a@a.test>", SMTP_VERB_MAIL, SMTP_PATH_OK, "a@a.test", ""},
+	{"mail from:<a@a.test>", SMTP_VERB_MAIL, SMTP_PATH_OK, "a@a.test", ""},
+	{"Mail From:<a@a.test> SIZE=10 BODY=8BITMIME", SMTP_VERB_MAIL,
+	 SMTP_PATH_OK, "a@a.test", "SIZE=10 BODY=8BITMIME"},
+	{"MAIL FROM: <a@a.test>", SMTP_VERB_MAIL, SMTP_PATH_OK, "a@a.test", ""},
+	{"MAIL  FROM:<a@a.test>", SMTP_VERB_MAIL, SMTP_PATH_OK, "a@a.test", ""},
+	{"MAIL FROM:a@a.test", SMTP_VERB_MAIL, SMTP_PATH_OK, "a@a.test", ""},
+	{"MAIL FROM:a@a.test SIZE=1", SMTP_VERB_MAIL, SMTP_PATH_OK, "a@a.test",
+	 "SIZE=1"},
+	{"MAIL FROM:<>", SMTP_VERB_MAIL, SMTP_PATH_OK, "", ""},
+	{"MAIL FROM:<> SIZE=1", SMTP_VERB_MAIL, SMTP_PATH_OK, "", "SIZE=1"},
+	{"MAIL FROM :<a@a.test>", SMTP_VERB_MAIL, SMTP_PATH_SYNTAX, NULL, NULL},
+	{"MAIL FROM<a@a.test>", SMTP_VERB_MAIL, SMTP_PATH_SYNTAX, NULL, NULL},
+	{"MAIL TO:<a@a.test>", SMTP_VERB_MAIL, SMTP_PATH_SYNTAX, NULL, NULL},
+	{"MAIL", SMTP_VERB_MAIL, SMTP_PATH_SYNTAX, NULL, NULL},
+	{"MAIL FROM:<a@a.test", SMTP_VERB_MAIL, SMTP_PATH_BAD, NULL, NULL},
+	{"MAIL FROM:<a b@a.test>", SMTP_VERB_MAIL, SMTP_PATH_BAD, NULL, NULL},
+	{"MAIL FROM:<a\x01@a.test>", SMTP_VERB_MAIL, SMTP_PATH_BAD, NULL, NULL},
+	{"MAIL FROM:<\xc3\xa9@a.test>", SMTP_VERB_MAIL, SMTP_PATH_BAD, NULL, NULL},
+	{"MAIL FROM:a@a.test>", SMTP_VERB_MAIL, SMTP_PATH_BAD, NULL, NULL},
+	{"MAIL FROM:<" LONG_PATH_256 ">", SMTP_VERB_MAIL, SMTP_PATH_OK,
+	 LONG_PATH_256, ""},
+	{"MAIL FROM:<" LONG_PATH_257 ">", SMTP_VERB_MAIL, SMTP_PATH_BAD, NULL,
+	 NULL},
+	{"RCPT TO:<b@b.test>", SMTP_VERB_RCPT, SMTP_PATH_OK, "b@b.test", ""},
+	{"rcpt to:<b@b.test> NOTIFY=NEVER", SMTP_VERB_RCPT, SMTP_PATH_OK,
+	 "b@b.test", "NOTIFY=NEVER"},
+	{"RCPT TO:b@b.test", SMTP_VERB_RCPT, SMTP_PATH_OK, "b@b.test", ""},
+	{"RCPT TO:<>", SMTP_VERB_RCPT, SMTP_PATH_OK, "", ""},
+	{"RCPT TO:", SMTP_VERB_RCPT, SMTP_PATH_OK, "", ""},
+	{"RCPT FROM:<b@b.test>", SMTP_VERB_RCPT, SMTP_PATH_SYNTAX, NULL, NULL},
+	{"RCPTTO:<b@b.test>", SMTP_VERB_OTHER, SMTP_PATH_NONE, NULL, NULL},
+	{"DATA", SMTP_VERB_DATA, SMTP_PATH_NONE, NULL, NULL},
+	{"data", SMTP_VERB_DATA, SMTP_PATH_NONE, NULL, NULL},
+	{"DATAX", SMTP_VERB_OTHER, SMTP_PATH_NONE, NULL, NULL},
+	{"RSET", SMTP_VERB_RSET, SMTP_PATH_NONE, NULL, NULL},
+	{"NOOP x", SMTP_VERB_NOOP, SMTP_PATH_NONE, NULL, NULL},
+	{"QUIT", SMTP_VERB_QUIT, SMTP_PATH_NONE, NULL, NULL},
+	{"VRFY u", SMTP_VERB_VRFY, SMTP_PATH_NONE, NULL, NULL},
+	{"EXPN l", SMTP_VERB_EXPN, SMTP_PATH_NONE, NULL, NULL},
+	{"HELP", SMTP_VERB_HELP, SMTP_PATH_NONE, NULL, NULL},
+	{"STARTTLS", SMTP_VERB_STARTTLS, SMTP_PATH_NONE, NULL, NULL},
+	{"starttls", SMTP_VERB_STARTTLS, SMTP_PATH_NONE, NULL, NULL},
+	{"STARTTL", SMTP_VERB_OTHER, SMTP_PATH_NONE, NULL, NULL},
+	{"STARTTLSX", SMTP_VERB_OTHER, SMTP_PATH_NONE, NULL, NULL},
+	{"START", SMTP_VERB_OTHER, SMTP_PATH_NONE, NULL, NULL},
+	{"AUTH PLAIN", SMTP_VERB_AUTH, SMTP_PATH_NONE, NULL, NULL},
+	{"XCLIENT ADDR=1.2.3.4", SMTP_VERB_XCLIENT, SMTP_PATH_NONE, NULL, NULL},
+	{"XCLI", SMTP_VERB_OTHER, SMTP_PATH_NONE, NULL, NULL},
+	{"M@IL FROM:<a@a.test>", SMTP_VERB_OTHER, SMTP_PATH_NONE, NULL, NULL},
+	{"", SMTP_VERB_OTHER, SMTP_PATH_NONE, NULL, NULL},
+	{"GET / HTTP/1.0", SMTP_VERB_OTHER, SMTP_PATH_NONE, NULL, NULL},
+};
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+static char *
+dup_n(const char *p, size_t n)
+{
+	char *s = malloc(n + 1);
+
+	CHECK(s);
+	memcpy(s, p, n);
+	s[n] = 0;
+	return s;
+}
+
+static void
+test_the_table(void)
+{
+	for (size_t i = 0; i < NROWS; i++) {
+		const struct row *r = &rows[i];
+		struct smtp_command cmd;
+		char *got;
+
+		fprintf(stderr, "row %zu: %s\n", i, r->line);
+		smtp_command_parse(r->line, strlen(r->line), &cmd);
+		CHECK_INT(cmd.verb, r->verb);
+		CHECK_INT(cmd.path_status, r->status);
+		if (r->verb == SMTP_VERB_HELO || r->verb == SMTP_VERB_EHLO) {
+			got = dup_n(cmd.helo, cmd.helo_len);
+			CHECK_STR(got, r->path);
+			free(got);
+		}
+		if (r->status == SMTP_PATH_OK) {
+			got = dup_n(cmd.path, cmd.path_len);
+			CHECK_STR(got, r->path);
+			free(got);
+			got = dup_n(cmd.params, cmd.params_len);
+			CHECK_STR(got, r->params);
+			free(got);
+			CHECK(cmd.path >= r->line &&
+			      cmd.path + cmd.path_len <= r->line + strlen(r->line));
+		}
+	}
+}
+
+/* The line need not end in NUL: nothing past len is read. */
+static void
+test_reads_only_len(void)
+{
+	struct smtp_command cmd;
+
+	smtp_command_parse("MAIL FROM:<a@a.test>XYZ", 19, &cmd);
+	CHECK_INT(cmd.path_status, SMTP_PATH_BAD); /* no '>' within len */
+	smtp_command_parse("RCPT TO:b@b.test SIZE", 16, &cmd);
+	CHECK_INT(cmd.path_status, SMTP_PATH_OK);
+	CHECK_INT(cmd.path_len, 8);
+	CHECK_INT(cmd.params_len, 0);
+	smtp_command_parse("STARTTLS", 5, &cmd);
+	CHECK_INT(cmd.verb, SMTP_VERB_OTHER);
+}
+
+static void
+test_bdat(void)
+{
+	struct smtp_command cmd;
+
+	smtp_command_parse("BDAT 1000", 9, &cmd);
+	CHECK(cmd.verb == SMTP_VERB_BDAT && cmd.bdat_ok && !cmd.bdat_last);
+	CHECK_INT(cmd.bdat_size, 1000);
+	smtp_command_parse("bdat 0 last", 11, &cmd);
+	CHECK(cmd.bdat_ok && cmd.bdat_last);
+	CHECK_INT(cmd.bdat_size, 0);
+	smtp_command_parse("BDAT 99999999999999999999999", 28, &cmd);
+	CHECK(cmd.bdat_ok);
+	CHECK_INT(cmd.bdat_size, SMTP_BDAT_SIZE_MAX);
+	smtp_command_parse("BDAT x", 6, &cmd);
+	CHECK(!cmd.bdat_ok);
+	smtp_command_parse("BDAT 10 MORE", 12, &cmd);
+	CHECK(!cmd.bdat_ok);
+	smtp_command_parse("BDAT", 4, &cmd);
+	CHECK(!cmd.bdat_ok);
+}
+
+/* --- the tarpit and the sensor agree (tests/lib/smtp_agree.c) --- */
+
+static void
+test_tarpit_and_sensor_agree(void)
+{
+	static const char *const helos[] = {"EHLO client.test",
+					    "EHLO  client.test", "helo c.test x",
+					    "EHLO c\x01l\xc3\xa9.test"};
+	static const char *const mails[] = {
+		"MAIL FROM:<a@a.test>", "mail from:<a@a.test> SIZE=1",
+		"MAIL FROM: <a@a.test>", "MAIL  FROM:<a@a.test>",
+		"MAIL FROM:a@a.test", "MAIL FROM:<>",
+		"MAIL FROM:<a b@a.test>", "MAIL FROM :<a@a.test>",
+		"MAIL FROM:<" LONG_PATH_256 ">", "MAIL FROM:<" LONG_PATH_257 ">",
+	};
+	static const char *const rcpts[] = {
+		"RCPT TO:<b@b.test>", "rcpt to:<b@b.test> NOTIFY=NEVER",
+		"RCPT TO: <b@b.test>", "RCPT TO:b@b.test", "RCPT TO:<>",
+		"RCPT TO:<b@b.test", "RCPT TO:<" LONG_PATH_257 ">",
+	};
+	char s[1024], t[1024];
+	unsigned agreed = 0, seen = 0;
+
+	for (size_t h = 0; h < sizeof(helos) / sizeof(helos[0]); h++)
+		for (size_t m = 0; m < sizeof(mails) / sizeof(mails[0]); m++)
+			for (size_t r = 0; r < sizeof(rcpts) / sizeof(rcpts[0]);
+			     r++) {
+				const char *e = helos[h], *f = mails[m],
+					   *g = rcpts[r];
+
+				smtp_agree_sensor(e, strlen(e), f, strlen(f), g,
+						  strlen(g), s, sizeof(s));
+				smtp_agree_tarpit(e, strlen(e), f, strlen(f), g,
+						  strlen(g), t, sizeof(t));
+				if (strcmp(s, t) != 0)
+					fprintf(stderr,
+						"%s / %s / %s:\n  sensor: %s\n"
+						"  tarpit: %s\n",
+						helos[h], mails[m], rcpts[r],
+						s, t);
+				else
+					agreed++;
+				seen += s[0] != 0;
+			}
+	CHECK_INT(agreed, sizeof(helos) / sizeof(helos[0]) *
+			      (sizeof(mails) / sizeof(mails[0])) *
+			      (sizeof(rcpts) / sizeof(rcpts[0])));
+	/* (and most of them were taken, not refused by both) */
+	CHECK(seen >= 4 * 7 * 4);
+}
+
+int
+main(void)
+{
+	RUN(test_the_table);
+	RUN(test_reads_only_len);
+	RUN(test_bdat);
+	RUN(test_tarpit_and_sensor_agree);
+	return 0;
+}
