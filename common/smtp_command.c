@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#define KEY(a, b, c, d)                                                      \
-	((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 |          \
+#define KEY(a, b, c, d)                                                        \
+	((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 |            \
 	 (uint32_t)(d) << 24)
 
 /* line's first n bytes are upper's, letters in any case (ASCII letters
@@ -21,7 +21,7 @@ same_ci(const char *line, const char *upper, size_t n)
 		char want = upper[i];
 
 		if ((want >= 'A' && want <= 'Z' ? (char)(line[i] & ~0x20)
-						: line[i]) != want)
+		                                : line[i]) != want)
 			return false;
 	}
 	return true;
@@ -50,8 +50,8 @@ verb_of(const char *line, size_t len, size_t *verb_len)
 		const char *upper;
 		enum smtp_verb verb;
 	} longer[] = {
-		{"STARTTLS", SMTP_VERB_STARTTLS},
-		{"XCLIENT", SMTP_VERB_XCLIENT},
+	        {"STARTTLS", SMTP_VERB_STARTTLS},
+	        {"XCLIENT", SMTP_VERB_XCLIENT},
 	};
 	const unsigned char *u = (const unsigned char *)line;
 	enum smtp_verb verb;
@@ -59,22 +59,53 @@ verb_of(const char *line, size_t len, size_t *verb_len)
 	if (len < 4)
 		return SMTP_VERB_OTHER;
 	switch (KEY(u[0] | 0x20, u[1] | 0x20, u[2] | 0x20, u[3] | 0x20)) {
-	case KEY('h', 'e', 'l', 'o'): verb = SMTP_VERB_HELO; break;
-	case KEY('e', 'h', 'l', 'o'): verb = SMTP_VERB_EHLO; break;
-	case KEY('m', 'a', 'i', 'l'): verb = SMTP_VERB_MAIL; break;
-	case KEY('r', 'c', 'p', 't'): verb = SMTP_VERB_RCPT; break;
-	case KEY('d', 'a', 't', 'a'): verb = SMTP_VERB_DATA; break;
-	case KEY('b', 'd', 'a', 't'): verb = SMTP_VERB_BDAT; break;
-	case KEY('r', 's', 'e', 't'): verb = SMTP_VERB_RSET; break;
-	case KEY('n', 'o', 'o', 'p'): verb = SMTP_VERB_NOOP; break;
-	case KEY('q', 'u', 'i', 't'): verb = SMTP_VERB_QUIT; break;
-	case KEY('v', 'r', 'f', 'y'): verb = SMTP_VERB_VRFY; break;
-	case KEY('e', 'x', 'p', 'n'): verb = SMTP_VERB_EXPN; break;
-	case KEY('h', 'e', 'l', 'p'): verb = SMTP_VERB_HELP; break;
-	case KEY('a', 'u', 't', 'h'): verb = SMTP_VERB_AUTH; break;
-	case KEY('s', 't', 'a', 'r'): verb = SMTP_VERB_STARTTLS; break;
-	case KEY('x', 'c', 'l', 'i'): verb = SMTP_VERB_XCLIENT; break;
-	default: return SMTP_VERB_OTHER;
+	case KEY('h', 'e', 'l', 'o'):
+		verb = SMTP_VERB_HELO;
+		break;
+	case KEY('e', 'h', 'l', 'o'):
+		verb = SMTP_VERB_EHLO;
+		break;
+	case KEY('m', 'a', 'i', 'l'):
+		verb = SMTP_VERB_MAIL;
+		break;
+	case KEY('r', 'c', 'p', 't'):
+		verb = SMTP_VERB_RCPT;
+		break;
+	case KEY('d', 'a', 't', 'a'):
+		verb = SMTP_VERB_DATA;
+		break;
+	case KEY('b', 'd', 'a', 't'):
+		verb = SMTP_VERB_BDAT;
+		break;
+	case KEY('r', 's', 'e', 't'):
+		verb = SMTP_VERB_RSET;
+		break;
+	case KEY('n', 'o', 'o', 'p'):
+		verb = SMTP_VERB_NOOP;
+		break;
+	case KEY('q', 'u', 'i', 't'):
+		verb = SMTP_VERB_QUIT;
+		break;
+	case KEY('v', 'r', 'f', 'y'):
+		verb = SMTP_VERB_VRFY;
+		break;
+	case KEY('e', 'x', 'p', 'n'):
+		verb = SMTP_VERB_EXPN;
+		break;
+	case KEY('h', 'e', 'l', 'p'):
+		verb = SMTP_VERB_HELP;
+		break;
+	case KEY('a', 'u', 't', 'h'):
+		verb = SMTP_VERB_AUTH;
+		break;
+	case KEY('s', 't', 'a', 'r'):
+		verb = SMTP_VERB_STARTTLS;
+		break;
+	case KEY('x', 'c', 'l', 'i'):
+		verb = SMTP_VERB_XCLIENT;
+		break;
+	default:
+		return SMTP_VERB_OTHER;
 	}
 	for (size_t i = 0; i < sizeof(longer) / sizeof(longer[0]); i++) {
 		size_t n = strlen(longer[i].upper);
@@ -133,7 +164,7 @@ parse_path(const char *line, size_t i, size_t len, struct smtp_command *cmd)
 
 		bad |= (unsigned)!smtp_path_byte_ok(c) |
 		       ((unsigned)!cmd->path_bracketed &
-			(unsigned)(c == '<' || c == '>'));
+		        (unsigned)(c == '<' || c == '>'));
 	}
 	if (bad) {
 		cmd->path_status = SMTP_PATH_BAD;
@@ -150,7 +181,7 @@ parse_path(const char *line, size_t i, size_t len, struct smtp_command *cmd)
 /* MAIL: 1+ spaces, "FROM:"; RCPT: "TO:". */
 static void
 parse_envelope(const char *line, size_t len, size_t verb_len,
-	       struct smtp_command *cmd)
+               struct smtp_command *cmd)
 {
 	const char *word = cmd->verb == SMTP_VERB_MAIL ? "FROM:" : "TO:";
 	size_t n = strlen(word), i = skip_spaces(line, verb_len, len);
@@ -204,8 +235,8 @@ smtp_command_parse(const char *line, size_t len, struct smtp_command *cmd)
 		const char *space = memchr(cmd->arg, ' ', cmd->arg_len);
 
 		cmd->helo = cmd->arg;
-		cmd->helo_len = space ? (size_t)(space - cmd->arg)
-				      : cmd->arg_len;
+		cmd->helo_len =
+		        space ? (size_t)(space - cmd->arg) : cmd->arg_len;
 		break;
 	}
 	case SMTP_VERB_MAIL:

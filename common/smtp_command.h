@@ -46,7 +46,7 @@ enum smtp_path_status {
 	SMTP_PATH_NONE,   /* not MAIL or RCPT */
 	SMTP_PATH_SYNTAX, /* no "FROM:" after MAIL, no "TO:" after RCPT */
 	SMTP_PATH_BAD,    /* an unclosed '<', a byte that is not printable
-			   * ASCII, or longer than SMTP_PATH_MAX */
+	                   * ASCII, or longer than SMTP_PATH_MAX */
 	SMTP_PATH_OK,     /* a path, maybe empty ("<>") */
 };
 
@@ -66,7 +66,7 @@ struct smtp_command {
 	const char *path;    /* inside the brackets; path_len 0 for "<>" */
 	size_t path_len;
 	const char *params; /* the ESMTP parameters after the path, spaces
-			     * before them skipped (SIZE=..., BODY=...) */
+	                     * before them skipped (SIZE=..., BODY=...) */
 	size_t params_len;
 	/* BDAT: the chunk's size (saturated at SMTP_BDAT_SIZE_MAX) and
 	 * whether it is the LAST; bdat_ok false for a size that is no

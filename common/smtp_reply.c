@@ -36,7 +36,8 @@ smtp_reply_whole(const char *buf, size_t len, int *code)
 
 	while (start < len && (lf = memchr(buf + start, '\n', len - start))) {
 		size_t end = (size_t)(lf - buf);
-		size_t line = end - start - (end > start && buf[end - 1] == '\r');
+		size_t line =
+		        end - start - (end > start && buf[end - 1] == '\r');
 
 		if (smtp_reply_line(buf + start, line, code) != SMTP_REPLY_MORE)
 			return end + 1;

@@ -113,8 +113,10 @@ test_the_table(void)
 		struct smtp_command cmd;
 		char *got;
 
-		fprintf(stderr, "row %zu: %s\n", i, r->line);
 		smtp_command_parse(r->line, strlen(r->line), &cmd);
+		/* (the row, said only when it is wrong) */
+		if (cmd.verb != r->verb || cmd.path_status != r->status)
+			fprintf(stderr, "row %zu: %s\n", i, r->line);
 		CHECK_INT(cmd.verb, r->verb);
 		CHECK_INT(cmd.path_status, r->status);
 		if (r->verb == SMTP_VERB_HELO || r->verb == SMTP_VERB_EHLO) {

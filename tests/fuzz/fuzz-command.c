@@ -69,15 +69,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			return 0;
 		smtp_command_parse(line[k], len[k], &cmd);
 		if (k == 0 ? cmd.verb != SMTP_VERB_EHLO &&
-				     cmd.verb != SMTP_VERB_HELO
-			   : cmd.verb != (k == 1 ? SMTP_VERB_MAIL
-						 : SMTP_VERB_RCPT))
+		                     cmd.verb != SMTP_VERB_HELO
+		           : cmd.verb !=
+		                     (k == 1 ? SMTP_VERB_MAIL : SMTP_VERB_RCPT))
 			return 0;
 	}
 	smtp_agree_sensor(line[0], len[0], line[1], len[1], line[2], len[2], s,
-			  sizeof(s));
+	                  sizeof(s));
 	smtp_agree_tarpit(line[0], len[0], line[1], len[1], line[2], len[2], t,
-			  sizeof(t));
+	                  sizeof(t));
 	if (strcmp(s, t) != 0)
 		abort();
 	return 0;

@@ -18,7 +18,7 @@ struct heard {
 
 static void
 on_heard(enum sensor_event_type type, int reply, const char *helo,
-	 const char *from, const char *to, void *ctx)
+         const char *from, const char *to, void *ctx)
 {
 	struct heard *h = ctx;
 
@@ -36,8 +36,8 @@ client_line(struct smtp_conv *c, const char *line, size_t len)
 
 void
 smtp_agree_sensor(const char *ehlo, size_t ehlo_len, const char *mail,
-		  size_t mail_len, const char *rcpt, size_t rcpt_len,
-		  char *out, size_t size)
+                  size_t mail_len, const char *rcpt, size_t rcpt_len, char *out,
+                  size_t size)
 {
 	struct sensor_counters ctr = {0};
 	struct heard h = {out, size};
@@ -57,13 +57,13 @@ smtp_agree_sensor(const char *ehlo, size_t ehlo_len, const char *mail,
 
 void
 smtp_agree_tarpit(const char *ehlo, size_t ehlo_len, const char *mail,
-		  size_t mail_len, const char *rcpt, size_t rcpt_len,
-		  char *out, size_t size)
+                  size_t mail_len, const char *rcpt, size_t rcpt_len, char *out,
+                  size_t size)
 {
 	struct tarpit_config cfg;
 	struct tarpit_dialogue d;
 	char reply[TARPIT_REPLY_MAX], helo[TARPIT_LINE_MAX] = "",
-		from[TARPIT_LINE_MAX] = "";
+	                              from[TARPIT_LINE_MAX] = "";
 	size_t n;
 
 	tarpit_config_defaults(&cfg);
@@ -80,9 +80,9 @@ smtp_agree_tarpit(const char *ehlo, size_t ehlo_len, const char *mail,
 		return;
 	snprintf(from, sizeof(from), "%.*s", (int)d.arg_len, d.arg);
 	if (tarpit_dialogue_line(&d, rcpt, rcpt_len, false, reply, &n) !=
-		    TARPIT_ASK ||
+	            TARPIT_ASK ||
 	    d.said != TARPIT_SAID_RCPT)
 		return;
 	snprintf(out, size, "%s <%s> <%.*s>", helo, from, (int)d.arg_len,
-		 d.arg);
+	         d.arg);
 }
