@@ -57,6 +57,7 @@ struct flow {
 	struct timeval last;
 	enum sensor_path path;
 	bool path_known;
+	bool path_rechecked; /* asked again at its first event */
 	bool from_start; /* it began with the client's SYN */
 	bool skip; /* the tarpit's: it speaks for its sessions itself */
 };
@@ -253,8 +254,23 @@ flow_emit(struct flow *f, enum sensor_event_type type, int reply,
 	memcpy(ev.client, f->client, 16);
 	memcpy(ev.server, f->server, 16);
 	if (type == SENSOR_EV_RCPT || type == SENSOR_EV_STARTTLS ||
-	    type == SENSOR_EV_AUTH || type == SENSOR_EV_HELO)
+	    type == SENSOR_EV_AUTH || type == SENSOR_EV_HELO) {
 		ev.path = flow_path(f);
+		/* The MTA's banner made it the fast path, but it may be
+		 * greygate's own: the transparent hand-off's connection
+		 * leaves from the client's address, and greygated reads its
+		 * banner before the tarpit holds it; the tarpit does from
+		 * the replay on, before any reply that makes an event. So
+		 * asked again, once, at the first event. (Its packets are
+		 * skipped from here: reassemble's caller sees the path.) */
+		if (ev.path == SENSOR_PATH_FAST && !f->path_rechecked) {
+			f->path_rechecked = true;
+			f->path_known = false;
+			ev.path = flow_path(f);
+		}
+		if (ev.path == SENSOR_PATH_TARPIT)
+			return;
+	}
 	f->sensor->fn(&ev, f->sensor->ctx);
 }
 

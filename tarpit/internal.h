@@ -99,6 +99,11 @@ void conn_arm_timer(struct conn *c);
  * asked, then the two are joined. On failure the client hears the plain
  * deferral and the connection ends. fd is the join's (closed by it). */
 void join_begin(struct conn *c, int fd, bool greeted);
+/* tarpit_remember_closed - a connection of the tarpit's, or a hand-off's
+ * to the MTA, that just closed: tarpit_holds says yes to it for a few
+ * seconds more (the capture may be behind). @addr: 4 or 16 bytes. */
+void tarpit_remember_closed(struct tarpit *tp, int family, const uint8_t *addr,
+			    uint16_t port);
 /* join_end - free what a joined connection holds (conn_close calls). */
 void join_end(struct conn *c);
 /* join_holds - is this endpoint the local end of a hand-off's connection

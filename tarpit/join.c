@@ -477,6 +477,11 @@ join_end(struct conn *c)
 		loop_del_fd(tp->loop, j->fd);
 		close(j->fd);
 	}
+	/* The sensor may hear this connection's last words (and, behind,
+	 * its first) after it closed: it stays greygate's own a while. */
+	if (j->local_family)
+		tarpit_remember_closed(tp, j->local_family, j->local,
+				       j->local_port);
 	free(j->up.data);
 	free(j->down.data);
 	free(j);

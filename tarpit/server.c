@@ -116,16 +116,18 @@ unlink_id(struct conn *c)
 		*pp = c->id_next;
 }
 
-static void
-remember_closed(struct tarpit *tp, const struct conn *c)
+void
+tarpit_remember_closed(struct tarpit *tp, int family, const uint8_t *addr,
+		       uint16_t port)
 {
 	struct recent *r = &tp->recent[tp->recent_next];
 
 	tp->recent_next = (tp->recent_next + 1) % RECENT_MAX;
 	r->closed_ms = loop_now_ms(tp->loop);
-	r->port = c->port;
-	r->family = c->family;
-	memcpy(r->addr, c->addr, 16);
+	r->port = port;
+	r->family = (uint8_t)family;
+	memset(r->addr, 0, sizeof(r->addr));
+	memcpy(r->addr, addr, family == AF_INET ? 4 : 16);
 }
 
 void
@@ -152,7 +154,7 @@ conn_close(struct conn *c)
 	loop_timer_cancel(tp->loop, &c->timer);
 	loop_del_fd(tp->loop, c->fd);
 	close(c->fd);
-	remember_closed(tp, c);
+	tarpit_remember_closed(tp, c->family, c->addr, c->port);
 	tp->counters.open--;
 	if (tp->counters.stressed && tp->counters.open <= tp->cfg.stress_low) {
 		tp->counters.stressed = 0;

@@ -263,6 +263,55 @@ test_replay_then_joined(void)
 	teardown();
 }
 
+/* The hand-off's own connection to the MTA is the tarpit's while it is
+ * joined and for a while after it closed (the sensor, behind in the
+ * capture, must not take it for the fast path: in transparent mode it
+ * leaves from the client's address). */
+static void
+test_mta_connection_is_the_tarpits(void)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+	                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in mine;
+	socklen_t sl = sizeof(sin);
+	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, false};
+	int lfd, to_mta, m, c;
+	uint8_t lo[4] = {127, 0, 0, 1};
+	uint16_t port;
+
+	setup(5000, 2000);
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(lfd >= 0 && bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+	      listen(lfd, 1) == 0 &&
+	      getsockname(lfd, (struct sockaddr *)&sin, &sl) == 0);
+	to_mta = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(to_mta >= 0 &&
+	      connect(to_mta, (struct sockaddr *)&sin, sizeof(sin)) == 0);
+	sl = sizeof(mine);
+	CHECK(getsockname(to_mta, (struct sockaddr *)&mine, &sl) == 0);
+	port = ntohs(mine.sin_port);
+	m = accept(lfd, NULL, NULL);
+	CHECK(m >= 0);
+	CHECK(!tarpit_holds(f.tp, AF_INET, lo, port));
+	c = client_at_rcpt("MAIL FROM:<a@a.test>\r\n");
+	v.handoff_fd = to_mta;
+	CHECK_INT(tarpit_verdict(f.tp, f.session, f.question, &v), 0);
+	CHECK(tarpit_holds(f.tp, AF_INET, lo, port));
+	put(m, "220 mta\r\n");
+	mta_replays(m, true, "MAIL FROM:<a@a.test>");
+	put(m, "250 ok\r\n");
+	CHECK_STR(line_from(c), "250 ok");
+	/* the client leaves, then the MTA: the join ends */
+	close(c);
+	CHECK(closed(m));
+	close(m);
+	spin(20);
+	CHECK_INT(tarpit_get_counters(f.tp)->joined_open, 0);
+	CHECK(tarpit_holds(f.tp, AF_INET, lo, port));
+	close(lfd);
+	teardown();
+}
+
 /* A megabyte each way at once, read in small bites at one end: the
  * bounded buffers hold back the faster side, and every byte arrives in
  * order. */
@@ -672,5 +721,6 @@ main(void)
 	RUN(test_refused_replay_closes_cleanly);
 	RUN(test_mta_gone_after_data);
 	RUN(test_client_reset_after_half_close);
+	RUN(test_mta_connection_is_the_tarpits);
 	return 0;
 }
