@@ -226,7 +226,7 @@ report(struct gateway *gw, const struct args *a, FILE *out,
 			fmt_utc(gateway_stats_since(gw), t));
 		return 0;
 	}
-	report_compute(&r, gw->grey, gateway_stats_since(gw), loop_wall_sec(gw->loop));
+	report_compute(&r, gateway_grey(gw), gateway_stats_since(gw), loop_wall_sec(gw->loop));
 	if (a->svg)
 		report_print_svg(out, &r);
 	else if (a->json)

@@ -25,6 +25,8 @@
 
 /* The decider's own state (gw->decider). */
 struct decider {
+	struct grey *grey; /* the greylist's decision, its lists and
+			      counters (policy/grey.c) */
 	struct gateway_decision *starting; /* a decision being fetched in
 					      this call (done inline?) */
 	uint64_t store_committed_ms; /* the last commit, loop ms */
@@ -55,7 +57,29 @@ gateway_decider_new(void)
 void
 gateway_decider_free(struct decider *d)
 {
+	if (d)
+		grey_free(d->grey);
 	free(d);
+}
+
+int
+gateway_decider_open(struct gateway *gw)
+{
+	gw->decider->grey = grey_new(&gw->cfg->grey, gw->store);
+	return gw->decider->grey ? 0 : -ENOMEM;
+}
+
+void
+gateway_decider_close(struct gateway *gw)
+{
+	grey_free(gw->decider->grey);
+	gw->decider->grey = NULL;
+}
+
+struct grey *
+gateway_grey(const struct gateway *gw)
+{
+	return gw->decider ? gw->decider->grey : NULL;
 }
 
 void
@@ -305,7 +329,7 @@ on_records(struct grey_records *w, int r, void *ctx)
 
 	if (r >= 0) {
 		before = *w;
-		r = grey_decide_records(gw->grey, &q->a, w, &d);
+		r = grey_decide_records(gateway_grey(gw), &q->a, w, &d);
 	}
 	if (r >= 0)
 		r = grey_store_apply(gw->records, &before, w, &d);
@@ -360,7 +384,7 @@ gateway_decide_async(struct gateway *gw, struct grey_attempt *a, bool log,
 	q->ctx = ctx;
 	if (q->on_heap)
 		keep_strings(q);
-	grey_records_prepare(gw->grey, &q->a, &q->w);
+	grey_records_prepare(gateway_grey(gw), &q->a, &q->w);
 	gw->decider->starting = q;
 	grey_store_fetch(gw->records, &q->w, q->a.now, on_records, q);
 	if (gw->decider->starting != q)

@@ -30,8 +30,8 @@ struct gateway {
 				store) this gateway's own report */
 	struct grey_store *records; /* the greylist's store, whichever it
 				       is: what the decider asks */
-	struct decider *decider; /* the decider's state (decide.c) */
-	struct grey *grey;
+	struct decider *decider; /* the decider's state and its greylist
+				    (decide.c) */
 	struct nftset *nft;
 	struct control *control;
 	struct policy_door *policy_door; /* NULL: off */
@@ -135,6 +135,14 @@ void gateway_prefix_of(const struct grey_client *c, struct nftset_prefix *p);
  * _new: NULL (ENOMEM); _free: NULL is fine. */
 struct decider *gateway_decider_new(void);
 void gateway_decider_free(struct decider *d);
+/* gateway_decider_open, _close - the greylist's decision (struct grey)
+ * over the LMDB file gw->store, the decider's own. _open: 0 or -ENOMEM. */
+int gateway_decider_open(struct gateway *gw);
+void gateway_decider_close(struct gateway *gw);
+/* gateway_grey - the decider's greylist: its lists, counters and
+ * settings, for those who report them or change them (allow lists,
+ * exempt recipients and traps at a reload); NULL before it is open. */
+struct grey *gateway_grey(const struct gateway *gw);
 /* gateway_set_changes_failed - set changes that did not reach the
  * kernel (gateway_set_failed), since greygated started. */
 uint64_t gateway_set_changes_failed(const struct gateway *gw);

@@ -147,9 +147,9 @@ open_policy(struct gateway *gw, char *err)
 	if (store_open_why()[0])
 		log_warnx("store %s: %s: starting with an empty greylist",
 			  cfg->store_dir, store_open_why());
-	gw->grey = grey_new(&cfg->grey, gw->store);
-	if (!gw->grey)
-		return -ENOMEM;
+	r = gateway_decider_open(gw);
+	if (r < 0)
+		return r;
 	r = gateway_housekeeping_open(gw);
 	if (r < 0)
 		return r;
@@ -163,9 +163,9 @@ open_policy(struct gateway *gw, char *err)
 		return -ENOMEM;
 	}
 	for (int i = 0; i < cfg->nexempt; i++)
-		grey_exempt_add(gw->grey, cfg->exempt[i]);
+		grey_exempt_add(gateway_grey(gw), cfg->exempt[i]);
 	for (int i = 0; i < cfg->ntraps; i++)
-		grey_trap_add(gw->grey, cfg->traps[i]);
+		grey_trap_add(gateway_grey(gw), cfg->traps[i]);
 	return 0;
 }
 
@@ -374,12 +374,12 @@ gateway_reload(struct gateway *gw, char *err)
 		return r;
 	}
 	log_set_level((enum log_level)cfg->log_level);
-	grey_set_config(gw->grey, &cfg->grey);
-	grey_recipients_clear(gw->grey);
+	grey_set_config(gateway_grey(gw), &cfg->grey);
+	grey_recipients_clear(gateway_grey(gw));
 	for (int i = 0; i < cfg->nexempt; i++)
-		grey_exempt_add(gw->grey, cfg->exempt[i]);
+		grey_exempt_add(gateway_grey(gw), cfg->exempt[i]);
 	for (int i = 0; i < cfg->ntraps; i++)
-		grey_trap_add(gw->grey, cfg->traps[i]);
+		grey_trap_add(gateway_grey(gw), cfg->traps[i]);
 	gateway_allow_reload(gw);
 	policy_door_reload(gw->policy_door);
 	if (r == CONFIG_CHILD_CHANGED && cfg->gateway) {
@@ -411,10 +411,10 @@ gateway_close(struct gateway *gw)
 	handoff_route_close(gw);
 	handoff_state_free(gw->handoff);
 	nftset_close(gw->nft);
-	if (gw->grey)
+	if (gateway_grey(gw))
 		gateway_housekeeping_close(gw); /* (the figures saved:
 						   committed below) */
-	grey_free(gw->grey);
+	gateway_decider_close(gw);
 	if (gw->store) {
 		size_t waiting = store_pending(gw->store);
 		int r = store_sync(gw->store);

@@ -122,7 +122,7 @@ gateway_allow_reload(struct gateway *gw)
 	r = allow_set_merge(&set, now, &ranges, &n);
 	allow_set_free(&set);
 	if (r == 0)
-		r = allow_ranges_to_policy(gw->grey, ranges, n);
+		r = allow_ranges_to_policy(gateway_grey(gw), ranges, n);
 	if (r < 0) {
 		log_warnx("allow lists: %s: the lists in place stay",
 		          strerror(-r));

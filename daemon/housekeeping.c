@@ -35,13 +35,13 @@ struct housekeeping {
 static void
 restore_stats(struct gateway *gw)
 {
-	int r = grey_stats_load(gw->grey, &gw->hk->stats_since);
+	int r = grey_stats_load(gateway_grey(gw), &gw->hk->stats_since);
 
 	if (r == STORE_FOUND) {
 		char when[FMT_UTC_MAX];
 
 		fmt_utc(gw->hk->stats_since, when);
-		gw->hk->stats_saved = *grey_get_counters(gw->grey);
+		gw->hk->stats_saved = *grey_get_counters(gateway_grey(gw));
 		log_info("report: counting on since %s (%" PRIu64
 			 " attempts so far)",
 			 when, gw->hk->stats_saved.attempts);
@@ -59,15 +59,15 @@ restore_stats(struct gateway *gw)
 static void
 save_stats(struct gateway *gw)
 {
-	const struct grey_counters *k = grey_get_counters(gw->grey);
+	const struct grey_counters *k = grey_get_counters(gateway_grey(gw));
 	bool changed = memcmp(k, &gw->hk->stats_saved, sizeof(*k)) != 0;
 
 	if (gw->records) /* (at the end: gone, with its connection) */
-		grey_store_share_report(gw->records, gw->grey,
+		grey_store_share_report(gw->records, gateway_grey(gw),
 		                        gw->hk->stats_since, changed);
 	if (!changed)
 		return;
-	if (grey_stats_save(gw->grey, gw->hk->stats_since) < 0) {
+	if (grey_stats_save(gateway_grey(gw), gw->hk->stats_since) < 0) {
 		log_warnx("report: cannot save its figures to the store");
 		return;
 	}
@@ -78,12 +78,12 @@ void
 gateway_stats_reset(struct gateway *gw)
 {
 	metrics_report_reset(gw);
-	grey_stats_reset(gw->grey);
+	grey_stats_reset(gateway_grey(gw));
 	gw->hk->stats_since = loop_wall_sec(gw->loop);
-	if (grey_stats_save(gw->grey, gw->hk->stats_since) < 0)
+	if (grey_stats_save(gateway_grey(gw), gw->hk->stats_since) < 0)
 		log_warnx("report: cannot save its figures to the store");
-	gw->hk->stats_saved = *grey_get_counters(gw->grey);
-	grey_store_share_report(gw->records, gw->grey, gw->hk->stats_since, true);
+	gw->hk->stats_saved = *grey_get_counters(gateway_grey(gw));
+	grey_store_share_report(gw->records, gateway_grey(gw), gw->hk->stats_since, true);
 	gateway_commit(gw);
 	log_info("report: counting starts again");
 }

@@ -511,13 +511,13 @@ void
 metrics_started(struct gateway *gw)
 {
 	memset(&gw->figures->decided, 0, sizeof(gw->figures->decided));
-	add_counters(&gw->figures->decided, grey_get_counters(gw->grey), -1);
+	add_counters(&gw->figures->decided, grey_get_counters(gateway_grey(gw)), -1);
 }
 
 void
 metrics_report_reset(struct gateway *gw)
 {
-	add_counters(&gw->figures->decided, grey_get_counters(gw->grey), 1);
+	add_counters(&gw->figures->decided, grey_get_counters(gateway_grey(gw)), 1);
 }
 
 void
@@ -538,7 +538,7 @@ take_snapshot(struct gateway *gw, struct snapshot *s)
 
 	memset(s, 0, sizeof(*s));
 	s->decided = gw->figures->decided;
-	add_counters(&s->decided, grey_get_counters(gw->grey), 1);
+	add_counters(&s->decided, grey_get_counters(gateway_grey(gw)), 1);
 	s->passed_other = s->decided.passed - s->decided.passed_retry;
 	supervise_get_status(gw, &s->sup);
 	s->child = *s->sup.stats;
@@ -782,7 +782,7 @@ static void
 delay_histogram(struct gateway *gw, FILE *out)
 {
 	const struct grey_delay_histogram *h =
-	        grey_get_delay_histogram(gw->grey);
+	        grey_get_delay_histogram(gateway_grey(gw));
 	const char *name = "greygate_delivery_delay_seconds";
 
 	family_header("delivery_delay_seconds",

@@ -185,8 +185,8 @@ site_report_start(struct gateway *gw, enum site_report_format format,
 		return -ENOMEM;
 	s->gw = gw;
 	s->format = format;
-	delays = grey_get_pass_delays(gw->grey, &ndelays);
-	r = add_gateway(s, gw->cfg->hostname, grey_get_counters(gw->grey),
+	delays = grey_get_pass_delays(gateway_grey(gw), &ndelays);
+	r = add_gateway(s, gw->cfg->hostname, grey_get_counters(gateway_grey(gw)),
 	                gateway_stats_since(gw), 0, delays, ndelays);
 	if (r == 0)
 		r = grey_store_reports(gw->records, on_figures, on_walked, s);

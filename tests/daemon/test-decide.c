@@ -35,12 +35,11 @@ setup(void)
 	gw.loop = loop_new(&clock_.base);
 	CHECK(gw.loop);
 	CHECK_INT(store_open(dir, false, &gw.store), 0);
-	gw.grey = grey_new(&cfg.grey, gw.store);
-	CHECK(gw.grey);
 	gw.records = grey_store_lmdb_new(gw.store);
 	CHECK(gw.records);
 	gw.decider = gateway_decider_new();
 	CHECK(gw.decider);
+	CHECK_INT(gateway_decider_open(&gw), 0);
 }
 
 static void
@@ -48,7 +47,6 @@ teardown(void)
 {
 	char cmd[128];
 
-	grey_free(gw.grey);
 	grey_store_free(gw.records);
 	gateway_decider_free(gw.decider);
 	store_close(gw.store);
@@ -168,7 +166,7 @@ test_fast_path_visits(void)
 
 	setup();
 	cfg.grey.refresh_interval_sec = 60;
-	grey_set_config(gw.grey, &cfg.grey);
+	grey_set_config(gateway_grey(&gw), &cfg.grey);
 	v.client.family = AF_INET;
 	inet_pton(AF_INET, "198.51.100.7", v.client.bytes);
 	tls.kind = GREY_ATTEMPT_STARTTLS;
@@ -192,8 +190,8 @@ test_fast_path_visits(void)
 		  0);
 	CHECK_INT(rec.sessions, 2);
 	CHECK_INT(rec.expires, d.expires);
-	CHECK_INT(grey_get_counters(gw.grey)->fastpath_sessions, 2);
-	CHECK_INT(grey_get_counters(gw.grey)->fastpath_tls, 1);
+	CHECK_INT(grey_get_counters(gateway_grey(&gw))->fastpath_sessions, 2);
+	CHECK_INT(grey_get_counters(gateway_grey(&gw))->fastpath_tls, 1);
 	teardown();
 }
 

@@ -47,11 +47,10 @@ open_common(void)
 	CHECK(gw.loop);
 	/* (the report's own store, as greygated keeps beside Redis) */
 	CHECK_INT(store_open(dir, false, &gw.store), 0);
-	gw.grey = grey_new(&cfg.grey, gw.store);
-	CHECK(gw.grey);
 	gw.decider = gateway_decider_new();
 	CHECK(gw.decider);
-	CHECK_INT(grey_trap_add(gw.grey, "trap@example.org"), 0);
+	CHECK_INT(gateway_decider_open(&gw), 0);
+	CHECK_INT(grey_trap_add(gateway_grey(&gw), "trap@example.org"), 0);
 }
 
 static void
@@ -107,7 +106,6 @@ close_backend(void)
 
 	grey_store_free(gw.records); /* (Redis: its connection too) */
 	gateway_decider_free(gw.decider);
-	grey_free(gw.grey);
 	store_close(gw.store);
 	loop_free(gw.loop);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
@@ -372,7 +370,7 @@ report_seen(const char *gateway, const void *figures, size_t len,
 	struct grey_stats st;
 
 	CHECK_INT(grey_stats_decode(figures, len, &st), 0);
-	CHECK_INT(st.counters.attempts, grey_get_counters(gw.grey)->attempts);
+	CHECK_INT(st.counters.attempts, grey_get_counters(gateway_grey(&gw))->attempts);
 	grey_stats_free(&st);
 	r->gateways++;
 	snprintf(r->name, sizeof(r->name), "%s", gateway);
@@ -397,7 +395,7 @@ report_story(bool shared)
 	int e;
 
 	memset(&r, 0, sizeof(r));
-	grey_store_share_report(gw.records, gw.grey, t0, true);
+	grey_store_share_report(gw.records, gateway_grey(&gw), t0, true);
 	e = grey_store_reports(gw.records, report_seen, reports_done, &r);
 	if (!shared) {
 		CHECK_INT(e, -EOPNOTSUPP);
@@ -487,15 +485,14 @@ story(const char *backend)
 
 	/* A restart's greylist over the same store: what it knows is the
 	 * store's. */
-	grey_free(gw.grey);
-	gw.grey = grey_new(&cfg.grey, gw.store);
-	CHECK(gw.grey);
+	gateway_decider_close(&gw);
+	CHECK_INT(gateway_decider_open(&gw), 0);
 	d = rcpt("198.51.100.8", "frank@f.test", "bob@example.org", delay + 6);
 	CHECK_INT(d.action, GREY_PASS);
 	CHECK_INT(d.reason, GREY_REASON_PASSED);
 	d = rcpt("203.0.113.5", "eve@e.test", "bob@example.org", delay + 7);
 	CHECK_INT(d.action, GREY_TRAP);
-	CHECK_INT(grey_get_counters(gw.grey)->attempts, 2);
+	CHECK_INT(grey_get_counters(gateway_grey(&gw))->attempts, 2);
 	walk_story();
 	follow_story();
 	report_story(gw.records->settings_agreed);
