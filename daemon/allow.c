@@ -479,6 +479,19 @@ allow_runtime_put(struct allow_runtime **list, size_t *n,
 }
 
 int
+allow_runtime_remove(struct allow_runtime *list, size_t *n, const char *cidr)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(list[i].cidr, cidr) == 0) {
+			memmove(&list[i], &list[i + 1],
+				(*n - i - 1) * sizeof(*list));
+			(*n)--;
+			return 1;
+		}
+	return 0;
+}
+
+int
 allow_runtime_save(const char *path, const struct allow_runtime *list,
 		   size_t n)
 {

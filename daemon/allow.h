@@ -104,6 +104,11 @@ int allow_runtime_load(const char *path, int64_t now,
 int allow_runtime_put(struct allow_runtime **list, size_t *n,
 		      const struct allow_runtime *e);
 
+/* allow_runtime_remove - the entry for cidr (canonical form) out of the
+ * list. Return: 1 (removed), 0 (it was not there). */
+int allow_runtime_remove(struct allow_runtime *list, size_t *n,
+			 const char *cidr);
+
 /* allow_runtime_save - write the entries to a new file (created, never
  * followed through a link), sync it, rename it over path and sync the
  * folder: a crash leaves the old list or the new one.

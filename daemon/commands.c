@@ -117,6 +117,33 @@ allow(struct gateway *gw, const struct args *a, FILE *out, char *err,
 	return r;
 }
 
+static int
+disallow(struct gateway *gw, const struct args *a, const char *who, FILE *out,
+         char *err, size_t len)
+{
+	int r;
+
+	if (!a->what) {
+		snprintf(err, len, "disallow what? a run-time allow entry's "
+		                   "address or CIDR");
+		return -EINVAL;
+	}
+	r = gateway_disallow_runtime(gw, a->what, who);
+	if (r == -EINVAL)
+		snprintf(err, len, "'%s' is not an address or CIDR", a->what);
+	else if (r == -ENOENT)
+		snprintf(err, len, "disallow %s: no such run-time entry "
+		                   "(greygatectl list allow shows them; an allow "
+		                   "file's entries are removed from their file, "
+		                   "then greygatectl reload): nothing changed",
+		         a->what);
+	else if (r < 0)
+		snprintf(err, len, "disallow %s: %s", a->what, strerror(-r));
+	else
+		fprintf(out, "disallowed %s\n", a->what);
+	return r;
+}
+
 /* What gateway_key_of's refusals mean, said for verb (forget, release).
  * Return: true if r was one. */
 static bool
@@ -270,6 +297,8 @@ commands_run(struct gateway *gw, int argc, char **argv, const char *who,
 		                  a.to, out, stream, err, err_len);
 	if (!strcmp(a.cmd, "allow"))
 		return allow(gw, &a, out, err, err_len);
+	if (!strcmp(a.cmd, "disallow"))
+		return disallow(gw, &a, who, out, err, err_len);
 	if (!strcmp(a.cmd, "release"))
 		return release(gw, &a, who, out, err, err_len);
 	if (!strcmp(a.cmd, "forget"))

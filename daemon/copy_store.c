@@ -16,6 +16,7 @@
 #include "allow.h"
 #include "config.h"
 #include "copy_store.h"
+#include "grey_store.h"
 #include "loop.h"
 #include "redis_loop.h"
 #include "store_copy.h"
@@ -84,6 +85,11 @@ on_allow_found(const struct grey_client *net, int64_t expires,
 		return;
 	}
 	grey_client_format(net, e.cidr, sizeof(e.cidr));
+	/* a removal's mark (greygatectl disallow): removed here too */
+	if (expires == GREY_ALLOW_REMOVED) {
+		allow_runtime_remove(ac->list, &ac->n, e.cidr);
+		return;
+	}
 	snprintf(e.comment, sizeof(e.comment), "%s", comment);
 	if (allow_runtime_put(&ac->list, &ac->n, &e) < 0)
 		ac->failed++;

@@ -103,6 +103,17 @@ allowed(void *ctx, const struct grey_client *net, int64_t expires,
 	struct allow_runtime e = {0};
 	int r;
 
+	if (expires == GREY_ALLOW_REMOVED) {
+		r = gateway_allow_remove(gw, net, apply);
+		if (r > 0) {
+			char cidr[64];
+
+			log_info("action=disallow, client=%s (from the shared "
+			         "store)",
+			         grey_client_format(net, cidr, sizeof(cidr)));
+		}
+		return r < 0 ? -1 : r;
+	}
 	if (expires && expires <= loop_wall_sec(gw->loop))
 		return 0;
 	if (!allow_text_ok(comment) || strlen(comment) >= sizeof(e.comment))

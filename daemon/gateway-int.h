@@ -180,6 +180,21 @@ gateway_allow_runtime_entries(const struct gateway *gw, size_t *n);
 int gateway_allow_runtime(struct gateway *gw, const char *cidr,
 			  uint32_t ttl_sec, const char *comment);
 
+/* gateway_disallow_runtime - remove a run-time allow entry (made here or
+ * by another gateway on the store), save the list, take it out of the
+ * sets, and tell every gateway that shares the store. Entries of the
+ * allow files are not touched. by: who asked (the log line's by=).
+ * Return: 0, -EINVAL (not a CIDR), -ENOENT (no such run-time entry), or
+ * -errno. */
+int gateway_disallow_runtime(struct gateway *gw, const char *cidr,
+			     const char *by);
+
+/* gateway_allow_remove - net's run-time entry out of the list; with
+ * apply, saved and out of the sets at once. Not told to the shared store.
+ * Return: 1 (removed), 0 (absent), or -errno. */
+int gateway_allow_remove(struct gateway *gw, const struct grey_client *net,
+			 bool apply);
+
 /* gateway_allow_reload - read the files and the run-time entries again,
  * merge them, and put the ranges in the policy and (one batch) in the
  * kernel; on failure the lists in place stay. Return: 0 or -errno. */

@@ -159,6 +159,16 @@ gateway_allow_reload(struct gateway *gw)
 	return 0;
 }
 
+/* The run-time list changed: with apply, saved and in the sets now.
+ * Return: 1, or -errno. */
+static int
+changed(struct gateway *gw, bool apply)
+{
+	int r = apply ? gateway_allow_apply(gw) : 0;
+
+	return r < 0 ? r : 1;
+}
+
 int
 gateway_allow_put(struct gateway *gw, const struct allow_runtime *e, bool apply)
 {
@@ -166,13 +176,7 @@ gateway_allow_put(struct gateway *gw, const struct allow_runtime *e, bool apply)
 
 	if (r <= 0)
 		return r; /* (unchanged: its own, back from the shared store) */
-	if (apply) {
-		int r = gateway_allow_apply(gw);
-
-		if (r < 0)
-			return r;
-	}
-	return 1;
+	return changed(gw, apply);
 }
 
 int
@@ -185,6 +189,38 @@ gateway_allow_apply(struct gateway *gw)
 	/* A new ttl or comment for an entry already there: the set's
 	 * element is replaced, so reload all in one batch. */
 	return gateway_allow_reload(gw);
+}
+
+int
+gateway_allow_remove(struct gateway *gw, const struct grey_client *net,
+                     bool apply)
+{
+	char cidr[64];
+
+	grey_client_format(net, cidr, sizeof(cidr));
+	if (!allow_runtime_remove(gw->allow->runtime, &gw->allow->nruntime,
+	                          cidr))
+		return 0;
+	return changed(gw, apply);
+}
+
+int
+gateway_disallow_runtime(struct gateway *gw, const char *cidr, const char *by)
+{
+	struct grey_client net;
+	char canonical[64];
+	int r;
+
+	if (grey_cidr_parse(cidr, &net) < 0)
+		return -EINVAL;
+	r = gateway_allow_remove(gw, &net, true);
+	if (r <= 0)
+		return r < 0 ? r : -ENOENT;
+	grey_client_format(&net, canonical, sizeof(canonical));
+	log_info("action=disallow, client=%s, by=%s", canonical, by);
+	/* Every gateway sharing the store removes it too. */
+	grey_store_share_allow(gw->records, &net, GREY_ALLOW_REMOVED, "");
+	return 0;
 }
 
 int

@@ -54,6 +54,11 @@ struct grey_store_rows {
  * rebuild: at the start, and for a store shared by other gateways again
  * whenever it cannot tell what was missed) and what changes in it from
  * elsewhere. */
+/* A run-time allow entry's end that means "removed" (greygatectl
+ * disallow): one second past the epoch, which no entry made by greygatectl
+ * allow can have (its end is always now or later). */
+#define GREY_ALLOW_REMOVED 1
+
 struct grey_store_listener {
 	/* now - the listener's clock (epoch seconds): what ended by then
 	 * is not told. */
@@ -65,8 +70,10 @@ struct grey_store_listener {
 	/* forgot - a pass (or trap) forgotten elsewhere. */
 	void (*forgot)(void *ctx, bool trap, const struct grey_client *key);
 	/* allowed - a run-time allow entry made elsewhere (apply false
-	 * during a rebuild: applied at its end). Return: 1 (new), 0 (held
-	 * already, or ended), -1 (refused: not what greygatectl takes). */
+	 * during a rebuild: applied at its end); expires
+	 * GREY_ALLOW_REMOVED: removed elsewhere (greygatectl disallow).
+	 * Return: 1 (new, or removed here), 0 (held already, absent, or
+	 * ended), -1 (refused: not what greygatectl takes). */
 	int (*allowed)(void *ctx, const struct grey_client *net,
 	               int64_t expires, const char *comment, bool apply);
 	/* commit - what was held goes to the kernel now (after each change
@@ -149,9 +156,10 @@ struct grey_store_ops {
 	int (*forget)(struct grey_store *s, const struct grey_client *key,
 	              const struct grey_client *trap);
 	/* share_allow - a run-time allow entry made here (net, until
-	 * expires, 0: for ever, with comment), for every gateway that
-	 * shares the store (kept and sent later while it is away). A
-	 * store of this gateway's alone has nobody to tell. */
+	 * expires, 0: for ever, with comment), or removed here (expires
+	 * GREY_ALLOW_REMOVED), for every gateway that shares the store
+	 * (kept and sent later while it is away). A store of this
+	 * gateway's alone has nobody to tell. */
 	void (*share_allow)(struct grey_store *s, const struct grey_client *net,
 	                    int64_t expires, const char *comment);
 	/* walk - a walk over table's records, at now; its rows are asked

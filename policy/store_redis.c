@@ -651,16 +651,21 @@ store_redis_agree(struct rconn *c, const char *prefix,
 
 /* --- run-time allow entries --- */
 
-/* KEYS: the entry, the stream. ARGV: expires (0: never), comment,
- * gateway, CIDR, "nx" (only if the store lacks the entry) or "". Returns
- * OK (written) or KEPT. */
+/* KEYS: the entry, the stream. ARGV: expires (0: never; 1, that is
+ * GREY_ALLOW_REMOVED: removed), comment, gateway, CIDR, "nx" (only if the
+ * store lacks the entry) or "". Returns OK (written) or KEPT. A removal
+ * stays 30 days as a mark, so that a gateway that was away and still
+ * holds the entry does not write it back ("nx" finds the mark), and a
+ * rebuild removes it too. */
 static const char allow_script[] =
         "if ARGV[5] == 'nx' and redis.call('EXISTS', KEYS[1]) == 1 then\n"
         "  return 'KEPT'\n"
         "end\n"
         "redis.call('HSET', KEYS[1], 'expires', ARGV[1], 'comment', "
         "ARGV[2], 'by', ARGV[3])\n"
-        "if tonumber(ARGV[1]) > 0 then\n"
+        "if ARGV[1] == '1' then\n"
+        "  redis.call('EXPIRE', KEYS[1], 2592000)\n"
+        "elseif tonumber(ARGV[1]) > 0 then\n"
         "  redis.call('EXPIREAT', KEYS[1], ARGV[1])\n"
         "else\n"
         "  redis.call('PERSIST', KEYS[1])\n"

@@ -31,6 +31,8 @@ usage(FILE *out)
 		"  allow CIDR [--ttl T] [--comment C]\n"
 		"                                  allow a net now (and after "
 		"restarts)\n"
+		"  disallow CIDR                   remove a run-time allow "
+		"entry (every gateway)\n"
 		"  release CLIENT [--from S --to R]\n"
 		"                                  it passes now (with S and R: "
 		"if that triplet waits)\n"

@@ -69,6 +69,20 @@ ggctl allow ::ffff:198.51.100.9 | grep "^allowed" >/dev/null || fail "allow ::ff
 grep -q "^198.51.100.9/32 " "$NETNS_TMP/store/allow-runtime.txt" || fail "::ffff: not kept as IPv4"
 echo "ok: greygatectl's entries merge with the files' (adjacent, contained, /0 over /8)"
 
+# greygatectl disallow: a run-time entry goes from the list, the saved
+# file and the set; a file's entry or one that is not there is refused.
+ggctl disallow 0.0.0.0/0 | grep "^disallowed 0.0.0.0/0$" >/dev/null || fail "disallow"
+[ "$(allow4)" = '["198.51.100.0/24","203.0.113.0/24"]' ] || fail "after disallow 0.0.0.0/0: $(allow4)"
+! grep -q "^0.0.0.0/0 " "$NETNS_TMP/store/allow-runtime.txt" || fail "disallowed, but still saved"
+! ggctl list allow | grep "^0.0.0.0/0 " >/dev/null || fail "disallowed, but still listed"
+grep -q "action=disallow, client=0.0.0.0/0, by=uid 0 " "$GG_LOG" || fail "disallow not logged: $(grep disallow "$GG_LOG")"
+for what in 0.0.0.0/0 203.0.113.0/24; do
+	out=$(ggctl disallow $what 2>&1) && fail "disallow $what: $out"
+	echo "$out" | grep "no such run-time entry" >/dev/null || fail "disallow $what: $out"
+done
+[ "$(allow4)" = '["198.51.100.0/24","203.0.113.0/24"]' ] || fail "a refused disallow changed the set: $(allow4)"
+echo "ok: greygatectl disallow: out of the list, the saved file and the set; a file's entry is refused"
+
 # Refused, and nothing changed.
 before=$(cat "$NETNS_TMP/store/allow-runtime.txt")
 out=$(python3 - "$GG_SOCK" <<'PY'

@@ -214,6 +214,19 @@ wait_for 1 eval 'nsx mx2 nft list set inet greygate allow4 | grep -F "198.51.100
 ggctl mx2 list allow | grep "198.51.100.64/26 .*allowed at mx1" >/dev/null || fail "mx2 does not list it: $(ggctl mx2 list allow)"
 logged mx2 "action=allow, client=198.51.100.64/26" || fail "mx2 did not log the allow entry it took"
 echo "ok: a run-time allow entry made at mx1 is in mx2's set within a second"
+# Removed at mx2 (greygatectl disallow): gone from mx1's set within a
+# second, and a mark in Redis keeps a gateway that was away from writing
+# it back.
+ggctl mx2 disallow 198.51.100.64/26 >/dev/null || fail "greygatectl disallow failed at mx2"
+wait_for 1 eval '! nsx mx1 nft list set inet greygate allow4 | grep -F "198.51.100.64/26" >/dev/null' ||
+	fail "mx2's disallow did not reach mx1's set within a second"
+! nsx mx2 nft list set inet greygate allow4 | grep -F "198.51.100.64/26" >/dev/null || fail "mx2 still allows it"
+! ggctl mx1 list allow | grep "198.51.100.64/26" >/dev/null || fail "mx1 still lists it"
+logged mx1 "action=disallow, client=198.51.100.64/26 (from the shared store)" || fail "mx1 did not log the removal"
+[ "$(rcli HGET gg:allow:198.51.100.64/26 expires)" = 1 ] || fail "no removal mark in Redis"
+ttl=$(rcli TTL gg:allow:198.51.100.64/26)
+[ "$ttl" -gt 2500000 ] && [ "$ttl" -le 2592000 ] || fail "the removal mark lasts $ttl s, not 30 days"
+echo "ok: greygatectl disallow at mx2: out of mx1's set within a second, a 30-day mark in Redis"
 
 # --- Redis stops answering for a while ---
 kill -STOP "$REDIS_PID"
@@ -271,7 +284,7 @@ wait "${GG_PID[mx1]}" || fail "mx1 did not stop cleanly"
 rcli HSET gg:allow:198.51.100.128/28 expires 0 comment "in Redis alone" by mx9.test >/dev/null
 copied=$(nsx mx1 "$GREYGATE_BUILD/daemon/greygated" --config "$NETNS_TMP/mx1/greygate.conf" --store-copy to-lmdb) ||
 	fail "--store-copy to-lmdb failed: $copied"
-[[ "$copied" == *"copied "[1-9]*" triplets, 3 passes, 0 traps and 4 run-time allow entries from redis://198.51.100.2:6379/0 to LMDB in $NETNS_TMP/mx1/store;"*" 0 failed" ]] ||
+[[ "$copied" == *"copied "[1-9]*" triplets, 3 passes, 0 traps and 3 run-time allow entries from redis://198.51.100.2:6379/0 to LMDB in $NETNS_TMP/mx1/store;"*" 0 failed" ]] ||
 	fail "unexpected: $copied"
 grep -Fx "198.51.100.128/28 0 in Redis alone" "$NETNS_TMP/mx1/store/allow-runtime.txt" >/dev/null ||
 	fail "the allow entry in Redis is not in mx1's list: $(cat "$NETNS_TMP/mx1/store/allow-runtime.txt")"
@@ -288,7 +301,7 @@ wait_for 10 eval '[ "$(rcli HGET gg:config delay)" = 3 ]' || fail "the keys were
 kill -0 "${GG_PID[mx2]}" || fail "mx2 died"
 # (mx2's run-time allow list, its own entries and those it took, back in
 # the store)
-wait_for 5 logged mx2 "allow: 3 run-time entries the shared store lacked written from this gateway's list" ||
+wait_for 5 logged mx2 "allow: 2 run-time entries the shared store lacked written from this gateway's list" ||
 	fail "mx2 did not share its allow list with the emptied Redis: $(grep allow: "$(gg_log mx2)" | tail -3)"
 [ "$(rcli HGET gg:allow:2001:db8:77::/48 comment)" = "a bank, allowed at mx2" ] ||
 	fail "mx2's allow entry is not in the emptied Redis again"
@@ -300,11 +313,12 @@ echo "ok: an emptied Redis is noticed, the keys agreed again, the sets' passes g
 # --- and copied back into the empty Redis: every gateway has it again ---
 copied=$(nsx mx1 "$GREYGATE_BUILD/daemon/greygated" --config "$NETNS_TMP/mx1/greygate.conf" --store-copy to-redis) ||
 	fail "--store-copy to-redis failed: $copied"
-[[ "$copied" == *" 3 passes, 0 traps and 4 run-time allow entries from LMDB in $NETNS_TMP/mx1/store to redis://"*" 0 failed" ]] ||
+[[ "$copied" == *" 3 passes, 0 traps and 3 run-time allow entries from LMDB in $NETNS_TMP/mx1/store to redis://"*" 0 failed" ]] ||
 	fail "unexpected: $copied"
 [ "$(rcli --scan --pattern 'gg:pass:*' | wc -l)" = 3 ] || fail "the passes are not in Redis again"
-[ "$(rcli HGET gg:allow:198.51.100.64/26 comment)" = "allowed at mx1" ] &&
-	[ "$(rcli HGET gg:allow:198.51.100.128/28 comment)" = "in Redis alone" ] ||
+[ "$(rcli HGET gg:allow:2001:db8:77::/48 comment)" = "a bank, allowed at mx2" ] &&
+	[ "$(rcli HGET gg:allow:198.51.100.128/28 comment)" = "in Redis alone" ] &&
+	[ "$(rcli EXISTS gg:allow:198.51.100.64/26)" = 0 ] ||
 	fail "the allow entries are not in Redis again: $(rcli --scan --pattern 'gg:allow:*')"
 [ "$(rcli EXISTS "gg:grey:2001:db8:9::/64 alice@client.test bob@example.org")" = 1 ] ||
 	fail "the triplets are not in Redis again"

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "grey_store.h"
 #include "loop.h"
 #include "policy.h"
 #include "redis_loop.h"
@@ -644,7 +645,7 @@ test_follow_tells_an_emptied_redis(void)
 
 static bool allow_written;
 static int allow_err;
-static int allows_seen;
+static int allows_seen, allows_removed;
 static int64_t allow_expires;
 static char allow_comment[128];
 
@@ -660,6 +661,7 @@ on_allow_found(const struct grey_client *net, int64_t expires,
                const char *comment, void *ctx)
 {
 	allows_seen++;
+	allows_removed += expires == GREY_ALLOW_REMOVED;
 	allow_expires = expires;
 	snprintf(allow_comment, sizeof(allow_comment), "%s", comment);
 }
@@ -750,14 +752,24 @@ test_allow_entries(void)
 	CHECK_INT(allow_err, 0);
 	/* written only where the store lacks the network's entry */
 	CHECK(!allow_if_absent(&net, "again"));
+	/* removed (greygatectl disallow): a mark stays, that a gateway
+	 * which was away and still holds the entry does not write back */
+	allow_written = false;
+	CHECK_INT(store_redis_allow(conn, "gg:", &net, GREY_ALLOW_REMOVED, "",
+	                            "mx2", on_allow_written, NULL),
+	          0);
+	LOOP_UNTIL(loop, allow_written, 3000);
+	CHECK_INT(allow_err, 0);
+	CHECK(!allow_if_absent(&net, "back from a gateway that was away"));
 	CHECK_INT(grey_cidr_parse("203.0.113.128/25", &net), 0);
 	CHECK(allow_if_absent(&net, "absent"));
 	redis(4, bad);
-	allows_seen = 0;
+	allows_seen = allows_removed = 0;
 	scanned_err = 1;
 	walked(store_redis_scan_allows(conn, "gg:", on_allow_found, on_scanned,
 	                               NULL));
 	CHECK_INT(allows_seen, 3);
+	CHECK_INT(allows_removed, 1); /* (a rebuild removes it too) */
 	CHECK_INT(scanned_counts.bad, 1);
 	redis(1, flush);
 }
