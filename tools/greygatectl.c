@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* greygatectl: asks a running greygated over its control socket. It only
  * speaks the socket's protocol (daemon/control.h); greygated does the
- * work and the formatting. */
+ * work and the formatting (but for top's rates: tools/ctl_top.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include "ctl.h"
 
 #define DEFAULT_SOCKET "/run/greygate/control.sock"
 #define REQUEST_MAX 4096
@@ -44,6 +46,9 @@ usage(FILE *out)
 		"                                  every gateway's on a shared "
 		"store, summed\n"
 		"  report --reset                  count from zero from now on\n"
+		"  top [--interval SEC] [--count N]\n"
+		"                                  a live view: figures and "
+		"rates every second\n"
 		"The socket defaults to $GREYGATE_SOCKET or " DEFAULT_SOCKET
 		".\n");
 }
@@ -99,14 +104,56 @@ read_all(int fd, size_t *len)
 }
 
 int
+ctl_ask(const char *sock_path, const char *req, size_t req_len, char **body)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char *answer, *nl;
+	size_t len;
+	int fd;
+
+	if (strlen(sock_path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "greygatectl: socket path too long\n");
+		return 2;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "greygatectl: %s: %s (is greygated running? "
+				"are you root or in the greygate-admin group?)\n",
+			sock_path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 2;
+	}
+	if (send_all(fd, req, req_len) < 0 || !(answer = read_all(fd, &len))) {
+		fprintf(stderr, "greygatectl: %s: %s\n", sock_path,
+			strerror(errno));
+		close(fd);
+		return 2;
+	}
+	close(fd);
+	nl = strchr(answer, '\n');
+	if (strncmp(answer, "ok\n", 3) != 0) {
+		if (nl)
+			*nl = 0;
+		fprintf(stderr, "greygatectl: %s\n",
+			len ? answer : "greygated closed the connection");
+		free(answer);
+		return 1;
+	}
+	memmove(answer, nl + 1, len - (size_t)(nl + 1 - answer) + 1);
+	*body = answer;
+	return 0;
+}
+
+int
 main(int argc, char **argv)
 {
 	const char *sock_path = getenv("GREYGATE_SOCKET");
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	const char *svg_file = NULL;
-	char req[REQUEST_MAX], *answer, *body;
-	size_t req_len = 0, len;
-	int fd, i, rc;
+	char req[REQUEST_MAX], *body;
+	size_t req_len = 0;
+	int i, rc;
 
 	if (!sock_path)
 		sock_path = DEFAULT_SOCKET;
@@ -126,6 +173,8 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (!strcmp(argv[i], "top"))
+		return ctl_top(sock_path, argc - i - 1, argv + i + 1);
 	/* The request: each argument NUL-ended, then a newline. */
 	for (; i < argc; i++) {
 		const char *arg = argv[i];
@@ -148,35 +197,9 @@ main(int argc, char **argv)
 		req_len += n + 1;
 	}
 	req[req_len++] = '\n';
-	if (strlen(sock_path) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "greygatectl: socket path too long\n");
-		return 2;
-	}
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "greygatectl: %s: %s (is greygated running? "
-				"are you root or in the greygate-admin group?)\n",
-			sock_path, strerror(errno));
-		return 2;
-	}
-	if (send_all(fd, req, req_len) < 0 || !(answer = read_all(fd, &len))) {
-		fprintf(stderr, "greygatectl: %s: %s\n", sock_path,
-			strerror(errno));
-		return 2;
-	}
-	close(fd);
-	body = strchr(answer, '\n');
-	if (strncmp(answer, "ok\n", 3) != 0) {
-		if (body)
-			*body = 0;
-		fprintf(stderr, "greygatectl: %s\n",
-			len ? answer : "greygated closed the connection");
-		free(answer);
-		return 1;
-	}
-	body++;
-	rc = 0;
+	rc = ctl_ask(sock_path, req, req_len, &body);
+	if (rc != 0)
+		return rc;
 	if (svg_file) {
 		FILE *f = fopen(svg_file, "w");
 
@@ -188,6 +211,6 @@ main(int argc, char **argv)
 	} else {
 		fputs(body, stdout);
 	}
-	free(answer);
+	free(body);
 	return rc;
 }

@@ -8,7 +8,8 @@
 # greylisted and a passed client a PromQL query through its HTTP API
 # returns those counts; killing greygated's child between two scrapes
 # sends no counter back (Prometheus sees no reset); status's text and
-# JSON say what the exposition says; the example Grafana dashboard's
+# JSON say what the exposition says; greygatectl top's rates count what
+# happened between its frames; the example Grafana dashboard's
 # queries name only exported figures and Prometheus takes them.
 set -euo pipefail
 here=$(dirname "$0")
@@ -180,6 +181,30 @@ echo "ok: the child killed between scrapes: tarpit connections $before -> $after
 [ "$(pgrep -P "$GG_PID" -f -- "--metrics-http")" = "$listener" ] ||
 	fail "the listener was restarted: $(grep "metrics: the listener" "$log")"
 ! grep "metrics: the listener" "$log" || fail "the listener ended"
+
+# greygatectl top: a frame, then, after 4 greylisted clients, a frame
+# whose rates count them (3 s apart: the child's figures come up each
+# second, so they are in by then however busy the machine).
+# (over IPv6: 203.0.113.10's /24 passed above)
+ggctl top --count 2 --interval 3 >"$NETNS_TMP/top.out" 2>&1 &
+top_pid=$!
+wait_for 5 grep "^tarpit " "$NETNS_TMP/top.out" >/dev/null || fail "top: no first frame: $(cat "$NETNS_TMP/top.out")"
+for i in 1 2 3 4; do
+	SMTP_SENDER="top$i@sender.test" nsx sender python3 "$here/../lib/smtp-session.py" \
+		try 2001:db8:1::10 2001:db8:1::1 | grep "^RCPT 451" >/dev/null || fail "top: client $i not greylisted"
+done
+wait "$top_pid" || fail "top: $(cat "$NETNS_TMP/top.out")"
+[ "$(grep -c "^greygate top: " "$NETNS_TMP/top.out")" = 2 ] || fail "top: not 2 frames: $(cat "$NETNS_TMP/top.out")"
+grep "(rates from the next frame on)" "$NETNS_TMP/top.out" >/dev/null || fail "top: the first frame does not say it has no rates"
+second=$(awk '/^greygate top: /{n++} n == 2' "$NETNS_TMP/top.out")
+# 4 connections, 4 greylisted new in about 3 s: 1.3 a second
+grep -E "^tarpit +[0-9]+ open +1\.[0-9] connections/s" <<<"$second" >/dev/null ||
+	fail "top: the tarpit's rate: $second"
+grep -E "^decisions +1\.[0-9] attempts/s: 1\.[0-9] greylisted \(1\.[0-9] new\), 0\.0 passed" <<<"$second" >/dev/null ||
+	fail "top: the decisions' rates: $second"
+grep -E "^fast path .* passed networks 1 \(sets pass4 1, pass6 0\)" <<<"$second" >/dev/null ||
+	fail "top: the passed networks: $second"
+echo "ok: greygatectl top: 2 frames 3 s apart, the second's rates count the 4 clients greylisted between them"
 
 # --- the policy door alone (gateway = no), as root: greygated drops every
 # capability, so a listener that died cannot be started again as the
