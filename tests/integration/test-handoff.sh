@@ -117,7 +117,7 @@ echo "ok: greylisted and delivered in the same session (RSET, MAIL, RCPT after t
 # --- pipelined: MAIL, two RCPTs and DATA in one write; the second RCPT
 # and DATA wait in the tarpit while the first is handed, then go on ---
 session try 2001:db8:6::10 2001:db8:5::1 | grep "^RCPT 451" >/dev/null || fail "pipelined: not greylisted first"
-sleep 3
+wait_may_pass 2001:db8:6::/64
 out=$(session pipelined 2001:db8:6::10 2001:db8:5::1 "pipe-$NETNS_RUN") || { echo "$out"; tail "$log"; fail "pipelined"; }
 wait_for 10 eval '[ "$(mail_copies mx "pipe-$NETNS_RUN")" = 2 ]' ||
 	fail "pipelined: $(mail_copies mx "pipe-$NETNS_RUN") copies, not one each for bob and carol"
@@ -127,7 +127,7 @@ echo "ok: pipelined MAIL, RCPT, RCPT, DATA: the first RCPT handed, the rest foll
 
 # --- swaks pipelining MAIL, RCPT and DATA into the session that passes ---
 session try 2001:db8:a::10 2001:db8:5::1 | grep "^RCPT 451" >/dev/null || fail "swaks: not greylisted first"
-sleep 3
+wait_may_pass 2001:db8:a::/64
 nsx client swaks --server 2001:db8:5::1 --local-interface 2001:db8:a::10 --pipeline \
 	--helo swaks.test --from alice@client.test --to bob@example.org \
 	--header "Subject: swaks-$NETNS_RUN" >"$NETNS_TMP/swaks.log" 2>&1 ||
@@ -138,7 +138,7 @@ echo "ok: swaks --pipeline into the passing session: delivered once"
 
 # --- a client gone before its answer: nothing delivered, nothing kept ---
 session try 2001:db8:7::10 2001:db8:5::1 | grep "^RCPT 451" >/dev/null || fail "vanish: not greylisted first"
-sleep 3
+wait_may_pass 2001:db8:7::/64
 session vanish 2001:db8:7::10 2001:db8:5::1 >/dev/null
 wait_for 10 eval '[ "$(child_fds)" = "$fds0" ]' || fail "vanish: the child holds $(child_fds) descriptors, not $fds0"
 wait_for 10 eval '[ "$(ggctl status --json | jq .handoff.open)" = 0 ]' || fail "vanish: a hand-off is still open"
@@ -173,7 +173,7 @@ echo "ok: status: $(ggctl status | grep "^hand-off:")"
 # The MTA answers the replayed MAIL 421.
 SMTP_SENDER=busy@client.test session try 2001:db8:b::10 2001:db8:5::1 | grep "^RCPT 451 .*Greylisted" >/dev/null ||
 	fail "421: not greylisted first"
-sleep 3
+wait_may_pass 2001:db8:b::/64
 out=$(SMTP_SENDER=busy@client.test session try 2001:db8:b::10 2001:db8:5::1)
 echo "$out" | grep "^RCPT 451 4.7.1 <bob@example.org>: Passed greylisting, please try again now" >/dev/null ||
 	{ tail "$log"; fail "421: the passing attempt: $out"; }
@@ -201,7 +201,7 @@ $1"
 }
 fails_then_returns() { # SRC WHAT
 	session try "$1" 2001:db8:5::1 | grep "^RCPT 451 .*Greylisted" >/dev/null || fail "$2: not greylisted first"
-	sleep 3
+	wait_may_pass "${1%10}/64"
 	out=$(session try "$1" 2001:db8:5::1)
 	echo "$out" | grep "^RCPT 451 4.7.1 <bob@example.org>: Passed greylisting, please try again now" >/dev/null ||
 		{ tail "$log"; fail "$2: the passing attempt: $out"; }
@@ -236,7 +236,7 @@ nsx gw nft list chain inet greygate handoff_guard |
 nsx gw timeout 3 bash -c "exec 3<>/dev/tcp/203.0.113.1/10025" 2>/dev/null ||
 	fail "guard: the gateway itself cannot reach it"
 session try 2001:db8:c::10 2001:db8:5::1 | grep "^RCPT 451" >/dev/null || fail "guard: not greylisted first"
-sleep 3
+wait_may_pass 2001:db8:c::/64
 out=$(session deliver 2001:db8:c::10 2001:db8:5::1 "guard-$NETNS_RUN") || { echo "$out"; tail "$log"; fail "guard: the passing attempt"; }
 wait_for 10 mail_delivered mx "guard-$NETNS_RUN" || fail "guard: not delivered"
 nsx gw nft -j list counter inet greygate handoff_refused | jq -e '.nftables[1].counter.packets > 0' >/dev/null ||
@@ -259,7 +259,7 @@ echo "ok: XCLIENT on port 25: delivered once by the retry that passed, Received 
 # anyone else: the MTA checks each XCLIENT against the address the last
 # one set, the client's, which may not use it.
 session try 2001:db8:d::10 2001:db8:5::1 | grep "^RCPT 451" >/dev/null || fail "xclient: not greylisted first"
-sleep 3
+wait_may_pass 2001:db8:d::/64
 out=$(session xclient 2001:db8:d::10 2001:db8:5::1) || { echo "$out"; fail "xclient: a joined session named itself 127.0.0.1"; }
 echo "ok: XCLIENT on port 25: a joined session that says XCLIENT ADDR=127.0.0.1 hears $(grep "^XCLIENT" <<<"$out" | cut -c9-20)"
 child_never_died
@@ -269,7 +269,7 @@ child_never_died
 ggctl forget 2001:db8:c::10 >/dev/null
 ggctl forget 2001:db8:7::10 >/dev/null
 session try 2001:db8:c::10 2001:db8:5::1 | grep "^RCPT 451" >/dev/null || fail "drain: not greylisted first"
-sleep 3
+wait_may_pass 2001:db8:c::/64
 session hold 2001:db8:c::10 2001:db8:5::1 8 "drain-$NETNS_RUN" >"$NETNS_TMP/drain.out" 2>&1 &
 holder=$!
 wait_for 10 grep "^RCPT 250" "$NETNS_TMP/drain.out" >/dev/null || { cat "$NETNS_TMP/drain.out"; fail "drain: the hand-off was not joined"; }

@@ -100,7 +100,7 @@ echo "ok: first attempt deferred with the configured text (postgrey's placeholde
 out=$(swaks_from 198.51.100.7 alice@example.com bob@example.org)
 grep -E "action=greylist, reason=early-retry \([0-9]s missing\)" "$GG_LOG" >/dev/null ||
 	fail "no early-retry line"
-sleep 4
+wait_may_pass 198.51.100.0/24
 out=$(swaks_from 198.51.100.7 alice@example.com bob@example.org)
 grep -E "^<- +250 .*queued as" <<<"$out" >/dev/null || { echo "$out"; fail "retry not accepted"; }
 wait_for 10 eval '[ "$(delivered 198.51.100.7)" = 1 ]' || fail "retry not delivered"
@@ -260,7 +260,7 @@ wait_for 5 in_set pass6 2001:db8:300:: ||
 tarpit_try() { nsx sender swaks --server 203.0.113.1 --from h@example.com --to i@example.org \
 	--quit-after RCPT 2>&1 || true; }
 grep -E "^<\*\* +451 " <<<"$(tarpit_try)" >/dev/null || fail "the tarpit did not greylist"
-sleep 4
+wait_may_pass 203.0.113.0/24
 tarpit_try >/dev/null
 wait_for 5 in_set pass4 203.0.113.0 ||
 	fail "the tarpit did not pass the sender"

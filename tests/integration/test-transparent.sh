@@ -117,7 +117,7 @@ passed_and_handed "IPv4, MTA behind the router" mxb "behind-$NETNS_RUN" 203.0.11
 grep "connect from unknown\[203.0.113.10\]" "$(postfix_log mxb)" >/dev/null || fail "mxb did not see the client's address"
 
 session client try 2001:db8:6::10 2001:db8:2::2 | grep "^RCPT 451" >/dev/null || fail "router v6: not greylisted first"
-sleep 5
+wait_may_pass 2001:db8:6::/64
 out=$(session client deliver 2001:db8:6::10 2001:db8:2::2 "behind6-$NETNS_RUN") || { echo "$out"; tail "$log"; fail "router v6"; }
 wait_for 10 mail_delivered mxb "behind6-$NETNS_RUN" || fail "router v6: not delivered"
 mail_received mxb "behind6-$NETNS_RUN" | grep "(unknown \[IPv6:2001:db8:6::10\])" >/dev/null ||
@@ -153,7 +153,7 @@ echo "ok: STARTTLS: delivered on the first attempt in TLS; the client saw the MT
 
 # --- kill -9 during a joined hand-off; the fast path goes on ---
 session client try 2001:db8:5::10 2001:db8:5::1 | grep "^RCPT 451" >/dev/null || fail "kill: not greylisted first"
-sleep 5
+wait_may_pass 2001:db8:5::/64
 # 203.0.113.10 has passed: its session goes straight to the MTA.
 session sender hold 203.0.113.10 203.0.113.1 14 "fast-$NETNS_RUN" >"$NETNS_TMP/fast.out" 2>&1 &
 fast=$!

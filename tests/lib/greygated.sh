@@ -41,3 +41,12 @@ greygated_start() {
 }
 
 ggctl() { "$GREYGATE_BUILD/tools/greygatectl" --socket "$GG_SOCK" "$@"; }
+# wait_may_pass KEY: until a triplet of KEY (a client's network as
+# greygatectl list grey names it, 2001:db8:6::/64) may pass, its delay
+# over ("may-pass", or "retried" after an early retry): the retry that
+# follows passes, with no fixed sleep past the delay (awk reads the list
+# whole: no early exit under pipefail).
+wait_may_pass() {
+	wait_for 30 eval "ggctl list grey | awk -v k='$1' '\$1 == k && (\$NF == \"may-pass\" || \$NF == \"retried\") {f = 1} END {exit !f}'" ||
+		fail "no triplet of $1 may pass: $(ggctl list grey)"
+}
