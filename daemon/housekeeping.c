@@ -17,6 +17,7 @@
 
 #define HOUSEKEEPING_MS 1000
 #define PURGE_BATCH 2000
+#define PURGED_SAID_SEC 3600 /* what the purge took, said this often */
 /* Everything is synced every few seconds (passes at once: decide.c). */
 #define STORE_SYNC_TICKS 5
 
@@ -29,6 +30,10 @@ struct housekeeping {
 	int64_t stats_since;
 	struct grey_counters stats_saved;
 	struct store_counters store_seen; /* its events logged so far */
+	/* what the purge deleted since it last said so (at most once an
+	 * hour, the first time at once) */
+	struct store_purged purged;
+	int64_t purged_said; /* 0: never yet */
 };
 
 /* The report's figures from before the restart, if any were saved. */
@@ -114,6 +119,31 @@ log_store_events(struct gateway *gw)
 	*seen = *now;
 }
 
+/* What the purge took, in one line: the first time at once, then at most
+ * once an hour, so that an admin sees the store kept bounded (and the
+ * retry window at work) without a line a second. */
+static void
+say_purged(struct gateway *gw, int64_t now)
+{
+	struct store_purged *p = &gw->hk->purged;
+	const char *since = gw->hk->purged_said ? "in the last hour" : "";
+
+	if (!p->triplets && !p->passes && !p->traps)
+		return;
+	if (gw->hk->purged_said && now - gw->hk->purged_said < PURGED_SAID_SEC)
+		return;
+	log_info("store: purged %s%s%" PRIu64 " triplet(s) unseen for the retry "
+	         "window (%us), %" PRIu64 " pass(es) and %" PRIu64
+	         " trap(s) past their end; %zu triplet(s), %zu pass(es) and "
+	         "%zu trap(s) kept",
+	         since, since[0] ? ": " : "", p->triplets,
+	         gw->cfg->grey.retry_window_sec, p->passes, p->traps,
+	         store_count(gw->store, -1), store_count(gw->store, STORE_PASS),
+	         store_count(gw->store, STORE_TRAP));
+	memset(p, 0, sizeof(*p));
+	gw->hk->purged_said = now;
+}
+
 static void
 on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 {
@@ -124,9 +154,10 @@ on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 	if (gateway_allow_expire(gw, now))
 		gateway_allow_reload(gw);
 	r = store_purge(gw->store, now, gw->cfg->grey.retry_window_sec,
-			PURGE_BATCH);
-	if (r > 0)
-		log_debug("store: purged %d expired records", r);
+			PURGE_BATCH, &gw->hk->purged);
+	if (r < 0)
+		log_warnx("store: purging expired records: %s", strerror(-r));
+	say_purged(gw, now);
 	if (++gw->hk->ticks % STORE_SYNC_TICKS == 0) {
 		save_stats(gw);
 		gateway_commit(gw);

@@ -262,13 +262,21 @@ int store_each_triplet_from(struct store *store, struct store_pos *pos,
 MUST_CHECK int store_forget_client(struct store *store,
 			const struct grey_client *client);
 
+/* What store_purge deleted, by table (added to). */
+struct store_purged {
+	uint64_t triplets; /* unseen for triplet_ttl_sec */
+	uint64_t passes;   /* past their end */
+	uint64_t traps;    /* past their end */
+};
+
 /*
  * store_purge - delete at most max expired records: triplets older than
  * triplet_ttl_sec since last seen, clients whose expires <= now.
+ * @purged: what was deleted, added to its counts (NULL: not told)
  * Return: number deleted (0 when nothing is left to purge), or -errno.
  */
 MUST_CHECK int store_purge(struct store *store, int64_t now, uint32_t triplet_ttl_sec,
-		size_t max);
+		size_t max, struct store_purged *purged);
 
 /* store_get_meta - a named record of any size other than the schema
  * stamp ("schema" is refused), copied to *out (malloc'd; the caller

@@ -983,17 +983,23 @@ purge_table(struct store *store, int db, int64_t now, uint32_t ttl,
 
 int
 store_purge(struct store *store, int64_t now, uint32_t triplet_ttl_sec,
-	    size_t max)
+	    size_t max, struct store_purged *purged)
 {
 	static const int dbs[] = {DB_TRIPLET, DB_PASS, DB_TRAP};
 	int deleted = 0;
 
 	for (size_t i = 0; i < sizeof(dbs) / sizeof(dbs[0]); i++) {
+		int before = deleted;
 		int rc = purge_table(store, dbs[i], now, triplet_ttl_sec, max,
 				     &deleted);
 
 		if (rc)
 			return rc;
+		if (purged)
+			*(dbs[i] == DB_TRIPLET ? &purged->triplets
+			  : dbs[i] == DB_PASS  ? &purged->passes
+					       : &purged->traps) +=
+				(uint64_t)(deleted - before);
 	}
 	return deleted;
 }
