@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "nftset.h"
+#include "nftset_config.h"
 
 struct nftnl_rule;
 

@@ -7,7 +7,7 @@
 
 #include "must_check.h"
 
-#include "nftset.h"
+#include "nftset_config.h"
 
 /* Netlink datatypes nft uses to print set keys as addresses. */
 #define NFT_TYPE_IPADDR 7

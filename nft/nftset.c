@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "nftset.h"
 
 #define ELEMS_PER_MSG 64 /* elements sharing one netlink message */
 /* Well under the room a batch keeps for one message (nft/batch.c). */
@@ -49,15 +50,6 @@ struct nftset {
 	struct nftset_elem *kept;
 	size_t nkept, kept_alloc;
 };
-
-const char *
-nftset_set_name(enum nftset_kind kind, int family)
-{
-	static const char *const names[NFTSET_KINDS][2] = {
-		{"allow4", "allow6"}, {"pass4", "pass6"}, {"trap4", "trap6"}};
-
-	return names[kind][family == AF_INET6];
-}
 
 const char *
 nftset_explain(int err)
