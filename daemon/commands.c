@@ -264,10 +264,10 @@ report(struct gateway *gw, const struct args *a, FILE *out,
 }
 
 int
-commands_run(struct gateway *gw, int argc, char **argv, const char *who,
-	     FILE *out, struct control_stream *stream, char *err,
-	     size_t err_len)
+commands_run(void *ctx, int argc, char **argv, const char *who, FILE *out,
+	     struct control_stream *stream, char *err, size_t err_len)
 {
+	struct gateway *gw = ctx;
 	struct args a;
 	int r;
 

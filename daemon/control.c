@@ -17,7 +17,6 @@
 
 #include "accept_pause.h"
 #include "control.h"
-#include "gateway-int.h"
 #include "log.h"
 
 #define CONTROL_CONNS_MAX 64
@@ -48,7 +47,8 @@ struct control_conn {
 
 struct control {
 	struct loop *loop;
-	struct gateway *gw;
+	control_run_fn *run; /* each request's */
+	void *run_ctx;
 	struct control_access access;
 	int fd;
 	struct accept_pause pause; /* out of descriptors: rests, no spin */
@@ -176,8 +176,8 @@ answer(struct control_conn *c)
 		snprintf(err, sizeof(err), "malformed request");
 		r = -EINVAL;
 	} else {
-		r = commands_run(c->ctl->gw, argc, argv, c->who, out,
-				 &c->stream, err, sizeof(err));
+		r = c->ctl->run(c->ctl->run_ctx, argc, argv, c->who, out,
+				&c->stream, err, sizeof(err));
 	}
 	fclose(out);
 	if (r < 0) {
@@ -420,8 +420,8 @@ prepare_folder(const char *path, gid_t gid, char *err)
 
 int
 control_open(const char *path, const struct control_access *access,
-	     struct loop *loop, struct gateway *gw, struct control **out,
-	     char *err)
+	     struct loop *loop, control_run_fn *run, void *ctx,
+	     struct control **out, char *err)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	gid_t gid = access->admin_gid;
@@ -447,7 +447,8 @@ control_open(const char *path, const struct control_access *access,
 	if (!ctl)
 		return -ENOMEM;
 	ctl->loop = loop;
-	ctl->gw = gw;
+	ctl->run = run;
+	ctl->run_ctx = ctx;
 	ctl->access = *access;
 	snprintf(ctl->path, sizeof(ctl->path), "%s", path);
 	ctl->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

@@ -14,7 +14,6 @@
 #include <sys/types.h>
 
 struct control;
-struct gateway;
 struct loop;
 
 #define CONTROL_REQUEST_MAX 4096
@@ -50,8 +49,17 @@ struct control_stream {
 /* control_stream_wake - a waiting answer has more: ask for it. */
 void control_stream_wake(void *wake);
 
+/* What a request is handed to: its arguments, who asked (the peer's
+ * credentials, "uid U gid G pid P", for the log); a command with a long
+ * answer writes its start to out and leaves the rest to stream
+ * (stream->more set). Return: 0, or -errno with err set. */
+typedef int control_run_fn(void *ctx, int argc, char **argv, const char *who,
+			   FILE *out, struct control_stream *stream, char *err,
+			   size_t err_len);
+
 /*
- * control_open - bind path and serve it. The socket's folder is made if
+ * control_open - bind path and serve it, each request handed to run(ctx,
+ * ...). The socket's folder is made if
  * missing (0750, root and the admin group); the default folder
  * (/run/greygate, which systemd makes for root) is given to the admin
  * group too. A socket left by a dead greygated is replaced; one that
@@ -59,8 +67,8 @@ void control_stream_wake(void *wake);
  * Return: 0 or -errno with err set (512 bytes).
  */
 int control_open(const char *path, const struct control_access *access,
-		 struct loop *loop, struct gateway *gw, struct control **out,
-		 char *err);
+		 struct loop *loop, control_run_fn *run, void *ctx,
+		 struct control **out, char *err);
 
 /* control_close - close the socket and its connections, remove the path. */
 void control_close(struct control *c);

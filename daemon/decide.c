@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decision_port.h"
 #include "gateway-int.h"
 #include "grey_store.h"
 #include "log.h"
@@ -25,6 +26,7 @@
 
 /* The decider's own state (gw->decider). */
 struct decider {
+	struct gateway *gw; /* what it decides with: the store, the sets */
 	struct grey *grey; /* the greylist's decision, its lists and
 			      counters (policy/grey.c) */
 	struct gateway_decision *starting; /* a decision being fetched in
@@ -49,9 +51,13 @@ gateway_decider_listen(struct gateway *gw, const struct decider_listener *l)
 }
 
 struct decider *
-gateway_decider_new(void)
+gateway_decider_new(struct gateway *gw)
 {
-	return calloc(1, sizeof(struct decider));
+	struct decider *d = calloc(1, sizeof(struct decider));
+
+	if (d)
+		d->gw = gw;
+	return d;
 }
 
 void
@@ -300,7 +306,8 @@ struct gateway_decision {
 	char helo[256], sender[GREY_ADDR_MAX], rcpt[GREY_ADDR_MAX];
 	struct grey_records w;
 	bool log, on_heap;
-	gateway_decided_fn *done;
+	gateway_decided_fn *done; /* or: */
+	decision_done_fn *done_plain;
 	void *ctx;
 };
 
@@ -313,6 +320,8 @@ finish(struct gateway_decision *q, int r, const struct grey_decision *d)
 		gw->decider->starting = NULL;
 	if (q->done)
 		q->done(gw, r, &q->a, d, q->ctx);
+	else if (q->done_plain)
+		q->done_plain(r, &q->a, d, q->ctx);
 	if (q->on_heap)
 		free(q);
 }
@@ -361,9 +370,11 @@ keep_strings(struct gateway_decision *q)
 	q->a.rcpt = q->rcpt;
 }
 
-struct gateway_decision *
-gateway_decide_async(struct gateway *gw, struct grey_attempt *a, bool log,
-                     gateway_decided_fn *done, void *ctx)
+/* Either done (with gw) or done_plain tells the asker. */
+static struct gateway_decision *
+decide_async(struct gateway *gw, struct grey_attempt *a, bool log,
+             gateway_decided_fn *done, decision_done_fn *done_plain,
+             void *ctx)
 {
 	struct gateway_decision here, *heap = NULL, *q = &here;
 
@@ -372,7 +383,10 @@ gateway_decide_async(struct gateway *gw, struct grey_attempt *a, bool log,
 	if (!gw->records->completes_inline) {
 		q = heap = malloc(sizeof(*heap));
 		if (!heap) {
-			done(gw, -ENOMEM, a, NULL, ctx);
+			if (done)
+				done(gw, -ENOMEM, a, NULL, ctx);
+			else
+				done_plain(-ENOMEM, a, NULL, ctx);
 			return NULL;
 		}
 	}
@@ -381,6 +395,7 @@ gateway_decide_async(struct gateway *gw, struct grey_attempt *a, bool log,
 	q->log = log;
 	q->on_heap = q != &here;
 	q->done = done;
+	q->done_plain = done_plain;
 	q->ctx = ctx;
 	if (q->on_heap)
 		keep_strings(q);
@@ -400,11 +415,41 @@ gateway_decide_async(struct gateway *gw, struct grey_attempt *a, bool log,
 	return heap;
 }
 
+struct gateway_decision *
+gateway_decide_async(struct gateway *gw, struct grey_attempt *a, bool log,
+                     gateway_decided_fn *done, void *ctx)
+{
+	return decide_async(gw, a, log, done, NULL, ctx);
+}
+
+static struct gateway_decision *
+port_ask(void *ctx, struct grey_attempt *a, bool log, decision_done_fn *done,
+         void *done_ctx)
+{
+	struct decider *dc = ctx;
+
+	return decide_async(dc->gw, a, log, NULL, done, done_ctx);
+}
+
+static void
+port_cancel(struct gateway_decision *q)
+{
+	if (q) {
+		q->done = NULL;
+		q->done_plain = NULL;
+	}
+}
+
 void
 gateway_decide_cancel(struct gateway_decision *q)
 {
-	if (q)
-		q->done = NULL;
+	port_cancel(q);
+}
+
+struct decision_port
+gateway_decision_port(struct gateway *gw)
+{
+	return (struct decision_port){port_ask, port_cancel, gw->decider};
 }
 
 /* (gateway_decide's answer, from an inline store) */

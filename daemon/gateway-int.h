@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "allow.h"
+#include "decision_port.h"
 #include "gateway.h"
 #include "ipc.h"
 #include "loop.h"
@@ -82,6 +83,10 @@ struct gateway_decision *gateway_decide_async(struct gateway *gw,
  * the decision itself goes on. NULL is fine. */
 void gateway_decide_cancel(struct gateway_decision *q);
 
+/* gateway_decision_port - the decider as a service that only asks sees it
+ * (decision_port.h: the policy door). */
+struct decision_port gateway_decision_port(struct gateway *gw);
+
 /* Who acts on each decision the decider makes (the nft sets), told in
  * the turn it is made, before the turn's commit. a and d are valid
  * during the call only. */
@@ -133,7 +138,7 @@ void gateway_prefix_of(const struct grey_client *c, struct nftset_prefix *p);
 
 /* gateway_decider_new, _free - the decider's state (gw->decider).
  * _new: NULL (ENOMEM); _free: NULL is fine. */
-struct decider *gateway_decider_new(void);
+struct decider *gateway_decider_new(struct gateway *gw);
 void gateway_decider_free(struct decider *d);
 /* gateway_decider_open, _close - the greylist's decision (struct grey)
  * over the LMDB file gw->store, the decider's own. _open: 0 or -ENOMEM. */
@@ -321,13 +326,10 @@ void supervise_flush(struct gateway *gw);
 void supervise_send_verdict(struct gateway *gw, uint64_t session,
 			    uint32_t question, const struct tarpit_verdict *v);
 
-/* The control socket (control.c) hands each request to this, with who
- * asked (the peer's credentials, for the log); a command with a long
- * answer writes its start to out and leaves the rest to stream
- * (stream->more set). */
+/* greygatectl's commands (commands.c): what the control socket hands each
+ * request to (control_run_fn, ctx the gateway). */
 struct control_stream;
-int commands_run(struct gateway *gw, int argc, char **argv, const char *who,
-		 FILE *out, struct control_stream *stream, char *err,
-		 size_t err_len);
+int commands_run(void *gw, int argc, char **argv, const char *who, FILE *out,
+		 struct control_stream *stream, char *err, size_t err_len);
 
 #endif

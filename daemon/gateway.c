@@ -260,8 +260,8 @@ open_control(struct gateway *gw, char *err)
 		log_warnx("control: admin_group %s is the child's own group: "
 			  "its members may use greygatectl, the child may not",
 			  cfg->admin_group);
-	return control_open(cfg->control_socket, &access, gw->loop, gw,
-			    &gw->control, err);
+	return control_open(cfg->control_socket, &access, gw->loop,
+			    commands_run, gw, &gw->control, err);
 }
 
 /* The firewall's part: the table, the tarpit's ports, a capture tried. */
@@ -300,6 +300,7 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	     struct loop *loop, struct gateway **out, char *err)
 {
 	struct gateway *gw = calloc(1, sizeof(*gw));
+	struct decision_port decide;
 	int r;
 
 	if (!gw)
@@ -311,7 +312,7 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	gw->figures = metrics_figures_new(loop_wall_sec(gw->loop));
 	gw->handoff = handoff_state_new();
 	gw->sup = supervise_new();
-	gw->decider = gateway_decider_new();
+	gw->decider = gateway_decider_new(gw);
 	if (!gw->figures || !gw->handoff || !gw->sup || !gw->decider) {
 		metrics_figures_free(gw->figures);
 		handoff_state_free(gw->handoff);
@@ -329,7 +330,9 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	r = open_control(gw, err);
 	if (r < 0)
 		goto fail;
-	r = policy_door_open(gw, &gw->policy_door, err);
+	decide = gateway_decision_port(gw);
+	r = policy_door_open(gw->loop, gw->cfg, &decide, &gw->policy_door,
+			     err);
 	if (r < 0)
 		goto fail;
 	r = metrics_listen_open(gw, &gw->metrics_listener, err);

@@ -22,7 +22,8 @@
 
 #include "accept_pause.h"
 #include "config.h"
-#include "gateway-int.h"
+#include "decision_port.h"
+#include "loop.h"
 #include "log.h"
 #include "policy.h"
 #include "policy_door.h"
@@ -59,7 +60,9 @@ struct door_conn {
 };
 
 struct policy_door {
-	struct gateway *gw;
+	struct loop *loop;
+	const struct config *cfg; /* (changed in place at a reload) */
+	struct decision_port decide; /* who decides each request */
 	int fd;
 	struct accept_pause pause;
 	char unix_path[108]; /* removed at close, "" for inet */
@@ -79,9 +82,9 @@ conn_close(struct door_conn *c)
 			door->conns[i] = door->conns[--door->nconns];
 			break;
 		}
-	gateway_decide_cancel(c->asking);
-	loop_timer_cancel(door->gw->loop, &c->idle);
-	loop_del_fd(door->gw->loop, c->fd);
+	door->decide.cancel(c->asking);
+	loop_timer_cancel(door->loop, &c->idle);
+	loop_del_fd(door->loop, c->fd);
 	close(c->fd);
 	door->stats.open--;
 	free(c);
@@ -117,7 +120,7 @@ on_idle(struct loop *loop, struct loop_timer *t, void *ctx)
 static void
 arm_timer(struct door_conn *c)
 {
-	struct loop *loop = c->door->gw->loop;
+	struct loop *loop = c->door->loop;
 	uint64_t now = loop_now_ms(loop);
 
 	if (c->waiting)
@@ -126,7 +129,7 @@ arm_timer(struct door_conn *c)
 		c->request_ms = 0;
 		c->active_ms = now;
 		loop_timer_arm(loop, &c->idle,
-		               now + c->door->gw->cfg->policy.idle_timeout_ms);
+		               now + c->door->cfg->policy.idle_timeout_ms);
 		return;
 	}
 	if (!c->request_ms) {
@@ -184,7 +187,7 @@ client_of(const char *text, struct grey_addr *addr)
 static int64_t
 decision_time(const struct policy_door *door, const struct policy_request *r)
 {
-	const struct config *cfg = door->gw->cfg;
+	const struct config *cfg = door->cfg;
 	char *end;
 	long long t;
 
@@ -195,10 +198,10 @@ decision_time(const struct policy_door *door, const struct policy_request *r)
 		if (!errno && !*end && t > 0)
 			return t;
 	}
-	return loop_wall_sec(door->gw->loop);
+	return loop_wall_sec(door->loop);
 }
 
-static void on_decided(struct gateway *gw, int r, const struct grey_attempt *a,
+static void on_decided(int r, const struct grey_attempt *a,
                        const struct grey_decision *d, void *ctx);
 
 /* Answers one request, or asks for its decision (c->waiting while it is
@@ -207,7 +210,7 @@ static void
 decide_request(struct policy_door *door, struct door_conn *c,
                const struct policy_request *req, struct policy_answer *ans)
 {
-	const struct config *cfg = door->gw->cfg;
+	const struct config *cfg = door->cfg;
 	struct grey_attempt a = {0};
 
 	ans->verdict = POLICY_DUNNO;
@@ -253,7 +256,7 @@ decide_request(struct policy_door *door, struct door_conn *c,
 	c->req = *req;
 	c->ans = *ans;
 	c->waiting = c->deciding_now = true;
-	c->asking = gateway_decide_async(door->gw, &a, false, on_decided, c);
+	c->asking = door->decide.ask(door->decide.ctx, &a, false, on_decided, c);
 	c->deciding_now = false;
 	*ans = c->ans; /* (if decided at once) */
 }
@@ -263,7 +266,7 @@ static void
 answer_decision(struct door_conn *c, const struct policy_request *req,
                 struct policy_answer *ans, int r, const struct grey_decision *d)
 {
-	const struct config *cfg = c->door->gw->cfg;
+	const struct config *cfg = c->door->cfg;
 	char extra[64];
 
 	if (r < 0) {
@@ -380,8 +383,8 @@ answer_requests(struct door_conn *c)
 		if (c->waiting) {
 			/* Not read until it is answered (on_decided), nor
 			 * timed out meanwhile. */
-			loop_mod_fd(door->gw->loop, c->fd, 0);
-			loop_timer_cancel(door->gw->loop, &c->idle);
+			loop_mod_fd(door->loop, c->fd, 0);
+			loop_timer_cancel(door->loop, &c->idle);
 			return true;
 		}
 		if (!send_answer(c, &ans))
@@ -394,8 +397,8 @@ answer_requests(struct door_conn *c)
 }
 
 static void
-on_decided(struct gateway *gw, int r, const struct grey_attempt *a,
-           const struct grey_decision *d, void *ctx)
+on_decided(int r, const struct grey_attempt *a, const struct grey_decision *d,
+           void *ctx)
 {
 	struct door_conn *c = ctx;
 
@@ -406,7 +409,7 @@ on_decided(struct gateway *gw, int r, const struct grey_attempt *a,
 		return; /* decide_request goes on with the answer */
 	if (!send_answer(c, &c->ans))
 		return;
-	loop_mod_fd(gw->loop, c->fd, EPOLLIN);
+	loop_mod_fd(c->door->loop, c->fd, EPOLLIN);
 	/* What came meanwhile is read when the socket says so; what the
 	 * buffer holds already is answered now. */
 	if (answer_requests(c))
@@ -514,7 +517,7 @@ static void
 on_accept(struct loop *loop, int fd, uint32_t events, void *ctx)
 {
 	struct policy_door *door = ctx;
-	uint32_t max = door->gw->cfg->policy.max_conns;
+	uint32_t max = door->cfg->policy.max_conns;
 	struct door_conn *c;
 	char peer[64], ip[INET6_ADDRSTRLEN];
 	int cfd = accept_pause_accept(&door->pause, NULL, NULL);
@@ -607,7 +610,7 @@ on_bad_line(const char *path, int line, const char *why, void *ctx)
 static int
 load_lists(struct policy_door *door, char *err)
 {
-	const struct policy_config *p = &door->gw->cfg->policy;
+	const struct policy_config *p = &door->cfg->policy;
 	struct policy_lists *lists;
 	int r = policy_lists_load(p->whitelist_clients, p->whitelist_recipients,
 				  on_bad_line, NULL, &lists, err);
@@ -641,9 +644,11 @@ policy_door_reload(struct policy_door *door)
 }
 
 int
-policy_door_open(struct gateway *gw, struct policy_door **out, char *err)
+policy_door_open(struct loop *loop, const struct config *cfg,
+                 const struct decision_port *decide, struct policy_door **out,
+                 char *err)
 {
-	const struct policy_config *p = &gw->cfg->policy;
+	const struct policy_config *p = &cfg->policy;
 	const struct sockaddr_un *un = (const void *)&p->addr;
 	struct policy_door *door;
 	int one = 1, r;
@@ -659,7 +664,9 @@ policy_door_open(struct gateway *gw, struct policy_door **out, char *err)
 	door = calloc(1, sizeof(*door));
 	if (!door)
 		return -ENOMEM;
-	door->gw = gw;
+	door->loop = loop;
+	door->cfg = cfg;
+	door->decide = *decide;
 	door->fd = -1;
 	r = load_lists(door, err);
 	if (r < 0) {
@@ -683,12 +690,12 @@ policy_door_open(struct gateway *gw, struct policy_door **out, char *err)
 	}
 	if (listen(door->fd, 128) < 0)
 		goto fail;
-	r = loop_add_fd(gw->loop, door->fd, EPOLLIN, on_accept, door);
+	r = loop_add_fd(loop, door->fd, EPOLLIN, on_accept, door);
 	if (r < 0) {
 		errno = -r;
 		goto fail;
 	}
-	accept_pause_init(&door->pause, gw->loop, door->fd, EPOLLIN);
+	accept_pause_init(&door->pause, loop, door->fd, EPOLLIN);
 	log_info("policy: answering Postfix's check_policy_service on %s",
 	         p->listen);
 	*out = door;
@@ -714,7 +721,7 @@ policy_door_close(struct policy_door *door)
 		conn_close(door->conns[0]);
 	free(door->conns);
 	accept_pause_cancel(&door->pause);
-	loop_del_fd(door->gw->loop, door->fd);
+	loop_del_fd(door->loop, door->fd);
 	close(door->fd);
 	if (door->unix_path[0])
 		unlink(door->unix_path);

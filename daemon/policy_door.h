@@ -7,7 +7,9 @@
 
 #include <stdint.h>
 
-struct gateway;
+struct config;
+struct decision_port;
+struct loop;
 struct policy_door;
 
 /* What the door counted since it opened (greygatectl status). */
@@ -27,14 +29,18 @@ struct policy_door_stats {
 };
 
 /*
- * policy_door_open - listen where gw's config says ([policy] listen) and
+ * policy_door_open - listen where cfg says ([policy] listen, read again
+ * from cfg at each use: a reload changes it in place), each request
+ * decided through decide (copied), and
  * answer there. A unix socket left by a dead greygated is replaced; it is
  * made 0666: who may reach it is its folder's business, as for Postfix's
  * own sockets.
  * Return: 0 (*out NULL when the door is off) or -errno with err set (512
  * bytes).
  */
-int policy_door_open(struct gateway *gw, struct policy_door **out, char *err);
+int policy_door_open(struct loop *loop, const struct config *cfg,
+		     const struct decision_port *decide,
+		     struct policy_door **out, char *err);
 
 /* policy_door_reload - read the whitelist files again (SIGHUP); on
  * error the lists in place stay. Return: 0 or -errno (logged). */

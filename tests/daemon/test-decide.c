@@ -37,7 +37,7 @@ setup(void)
 	CHECK_INT(store_open(dir, false, &gw.store), 0);
 	gw.records = grey_store_lmdb_new(gw.store);
 	CHECK(gw.records);
-	gw.decider = gateway_decider_new();
+	gw.decider = gateway_decider_new(&gw);
 	CHECK(gw.decider);
 	CHECK_INT(gateway_decider_open(&gw), 0);
 }

@@ -47,7 +47,7 @@ open_common(void)
 	CHECK(gw.loop);
 	/* (the report's own store, as greygated keeps beside Redis) */
 	CHECK_INT(store_open(dir, false, &gw.store), 0);
-	gw.decider = gateway_decider_new();
+	gw.decider = gateway_decider_new(&gw);
 	CHECK(gw.decider);
 	CHECK_INT(gateway_decider_open(&gw), 0);
 	CHECK_INT(grey_trap_add(gateway_grey(&gw), "trap@example.org"), 0);
