@@ -239,12 +239,22 @@ report(struct gateway *gw, const struct args *a, FILE *out,
 		                   "its own (greygatectl report --reset there)");
 		return -EINVAL;
 	}
-	if (a->site)
-		return site_report_start(gw,
+	if (a->site) {
+		struct site_report_here here = {
+		        .hostname = gw->cfg->hostname,
+		        .store = gw->cfg->store,
+		        .loop = gw->loop,
+		        .records = gw->records,
+		        .grey = gateway_grey(gw),
+		        .stats_since = gateway_stats_since(gw),
+		};
+
+		return site_report_start(&here,
 		                         a->svg    ? SITE_REPORT_SVG
 		                         : a->json ? SITE_REPORT_JSON
 		                                   : SITE_REPORT_TEXT,
 		                         stream, err, len);
+	}
 	if (a->reset) {
 		char t[32];
 

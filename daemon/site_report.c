@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include "control.h"
-#include "gateway-int.h"
+#include "loop.h"
+#include "policy.h"
 #include "log.h"
 #include "report.h"
 #include "grey_store.h"
@@ -20,7 +21,7 @@
 /* --- the site's, summed --- */
 
 struct site {
-	struct gateway *gw;
+	struct site_report_here here;
 	enum site_report_format format;
 	struct grey_counters k;
 	int64_t since;
@@ -94,7 +95,7 @@ on_figures(const char *gateway, const void *figures, size_t len,
 	struct site *s = ctx;
 	struct grey_stats st;
 
-	if (!strcmp(gateway, s->gw->cfg->hostname))
+	if (!strcmp(gateway, s->here.hostname))
 		return; /* this gateway's own: counted now, not as written */
 	if (grey_stats_decode(figures, len, &st) < 0) {
 		s->unreadable++;
@@ -146,7 +147,7 @@ site_more(void *state, FILE *out, void *wake)
 		return -ENOMEM;
 	qsort(s->gateways, s->ngateways, sizeof(*s->gateways), cmp_name);
 	report_compute_from(&r, &s->k, s->delays, s->ndelays, s->since,
-	                    loop_wall_sec(s->gw->loop));
+	                    loop_wall_sec(s->here.loop));
 	r.gateways = s->gateways;
 	r.ngateways = s->ngateways;
 	r.unreadable = s->unreadable;
@@ -172,7 +173,8 @@ site_free(void *state)
 }
 
 int
-site_report_start(struct gateway *gw, enum site_report_format format,
+site_report_start(const struct site_report_here *here,
+                  enum site_report_format format,
                   struct control_stream *stream, char *err, size_t len)
 {
 	struct site *s;
@@ -183,13 +185,13 @@ site_report_start(struct gateway *gw, enum site_report_format format,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->gw = gw;
+	s->here = *here;
 	s->format = format;
-	delays = grey_get_pass_delays(gateway_grey(gw), &ndelays);
-	r = add_gateway(s, gw->cfg->hostname, grey_get_counters(gateway_grey(gw)),
-	                gateway_stats_since(gw), 0, delays, ndelays);
+	delays = grey_get_pass_delays(here->grey, &ndelays);
+	r = add_gateway(s, here->hostname, grey_get_counters(here->grey),
+	                here->stats_since, 0, delays, ndelays);
 	if (r == 0)
-		r = grey_store_reports(gw->records, on_figures, on_walked, s);
+		r = grey_store_reports(here->records, on_figures, on_walked, s);
 	if (r < 0) {
 		free_site(s);
 		if (r == -EOPNOTSUPP)
@@ -197,10 +199,10 @@ site_report_start(struct gateway *gw, enum site_report_format format,
 			         "report --site: this gateway's store is not "
 			         "shared (store = %s): its report is the "
 			         "site's",
-			         gw->cfg->store);
+			         here->store);
 		else if (r == -ENOTCONN)
 			snprintf(err, len, "report --site: %s does not answer",
-			         grey_store_where(gw->records));
+			         grey_store_where(here->records));
 		else
 			snprintf(err, len, "report --site: %s", strerror(-r));
 		return r == -EOPNOTSUPP ? -EINVAL : r;

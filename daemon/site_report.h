@@ -9,8 +9,23 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <stdint.h>
+
 struct control_stream;
-struct gateway;
+struct grey;
+struct grey_store;
+struct loop;
+
+/* This gateway, as the site's report needs it (borrowed for the
+ * report's life: the hostname and store strings are the settings'). */
+struct site_report_here {
+	const char *hostname; /* this gateway's name in the store */
+	const char *store;    /* the store setting, for messages */
+	struct loop *loop;
+	struct grey_store *records; /* the shared store walked */
+	const struct grey *grey;    /* this gateway's figures, now */
+	int64_t stats_since;        /* since when they count */
+};
 
 enum site_report_format { SITE_REPORT_TEXT, SITE_REPORT_JSON, SITE_REPORT_SVG };
 
@@ -21,7 +36,8 @@ enum site_report_format { SITE_REPORT_TEXT, SITE_REPORT_JSON, SITE_REPORT_SVG };
  * Return: 0, or -errno with err set (-ENOTCONN: Redis away; -EINVAL: the
  * store is not shared).
  */
-int site_report_start(struct gateway *gw, enum site_report_format format,
+int site_report_start(const struct site_report_here *here,
+                      enum site_report_format format,
                       struct control_stream *stream, char *err, size_t len);
 
 #endif
