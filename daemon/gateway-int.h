@@ -285,10 +285,9 @@ void supervise_adopt_listener(struct gateway *gw, int slot, int fd);
  * after a reload (retiring.c's), newest first. */
 struct retiring;
 struct retiring **supervise_retiring(const struct gateway *gw);
-/* supervise_session - the running child's tarpit session (NULL: none
- * such). */
-struct session_info;
-struct session_info *supervise_session(struct gateway *gw, uint64_t session);
+/* supervise_handoff_child - how the hand-off talks to the child: verdicts
+ * and caps down, a session's hand-off over. */
+struct handoff_child supervise_handoff_child(struct gateway *gw);
 /* supervise_send_caps - tell the child what its EHLO lists now (with the
  * next verdicts; nothing while no child runs). */
 void supervise_send_caps(struct gateway *gw);

@@ -275,7 +275,7 @@ open_gateway(struct gateway *gw, char *err)
 			 nftset_explain(r));
 		return r;
 	}
-	r = handoff_route_open(gw, err);
+	r = handoff_route_open(gw->handoff, err);
 	if (r < 0)
 		return r;
 	r = bind_tarpit(gw, err);
@@ -291,7 +291,7 @@ start_gateway(struct gateway *gw, char *err)
 	int r = supervise_start(gw, err);
 	if (r < 0)
 		return r;
-	handoff_probe_start(gw);
+	handoff_probe_start(gw->handoff);
 	return 0;
 }
 
@@ -301,6 +301,7 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 {
 	struct gateway *gw = calloc(1, sizeof(*gw));
 	struct decision_port decide;
+	struct handoff_child child;
 	int r;
 
 	if (!gw)
@@ -310,7 +311,7 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	gw->cfg_source.missing_ok = missing_ok;
 	gw->loop = loop;
 	gw->figures = metrics_figures_new(loop_wall_sec(gw->loop));
-	gw->handoff = handoff_state_new();
+	gw->handoff = handoff_state_new(loop, cfg);
 	gw->sup = supervise_new();
 	gw->decider = gateway_decider_new(gw);
 	if (!gw->figures || !gw->handoff || !gw->sup || !gw->decider) {
@@ -321,6 +322,8 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 		free(gw);
 		return -ENOMEM;
 	}
+	child = supervise_handoff_child(gw);
+	handoff_set_child(gw->handoff, &child);
 	r = open_policy(gw, err);
 	if (r < 0)
 		goto fail;
@@ -402,7 +405,7 @@ gateway_close(struct gateway *gw)
 		return;
 	supervise_stop(gw);
 	metrics_listen_close(gw->metrics_listener);
-	handoff_abort_all(gw);
+	handoff_abort_all(gw->handoff);
 	gateway_housekeeping_stop(gw);
 	control_close(gw->control);
 	policy_door_close(gw->policy_door);
@@ -411,7 +414,7 @@ gateway_close(struct gateway *gw)
 	grey_store_free(gw->records);
 	gw->records = NULL;
 	gateway_allow_close(gw);
-	handoff_route_close(gw);
+	handoff_route_close(gw->handoff);
 	handoff_state_free(gw->handoff);
 	nftset_close(gw->nft);
 	if (gateway_grey(gw))

@@ -12,10 +12,13 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "gateway-int.h"
+#include "config.h"
 #include "handoff.h"
+#include "ipc.h"
 #include "log.h"
+#include "loop.h"
 #include "markroute.h"
+#include "sessions.h"
 #include "smtp_reply.h"
 
 /* The MTA's replies greygated reads (greeting, EHLO, XCLIENT). */
@@ -33,7 +36,7 @@ enum ho_state {
 
 struct handoff {
 	struct handoff *next;
-	struct gateway *gw;
+	struct handoff_state *hs;
 	bool probe; /* no client: the MTA's EHLO is read, then QUIT */
 	uint64_t session;
 	uint32_t question;
@@ -49,9 +52,12 @@ struct handoff {
 	struct loop_timer deadline;
 };
 
-/* greygated's hand-off side (gw->handoff): the hand-offs under way, the
+/* greygated's hand-off side (hs): the hand-offs under way, the
  * MTA's EHLO as last asked, the transparent hand-off's way back. */
 struct handoff_state {
+	struct loop *loop;
+	const struct config *cfg; /* (changed in place at a reload) */
+	struct handoff_child child; /* how verdicts and caps go down */
 	struct handoff *handoffs;
 	uint64_t handoffs_started, handoffs_failed;
 	/* what the MTA's EHLO offers, asked every 10 minutes */
@@ -65,9 +71,21 @@ struct handoff_state {
 };
 
 struct handoff_state *
-handoff_state_new(void)
+handoff_state_new(struct loop *loop, const struct config *cfg)
 {
-	return calloc(1, sizeof(struct handoff_state));
+	struct handoff_state *hs = calloc(1, sizeof(struct handoff_state));
+
+	if (hs) {
+		hs->loop = loop;
+		hs->cfg = cfg;
+	}
+	return hs;
+}
+
+void
+handoff_set_child(struct handoff_state *hs, const struct handoff_child *child)
+{
+	hs->child = *child;
 }
 
 void
@@ -77,24 +95,24 @@ handoff_state_free(struct handoff_state *s)
 }
 
 void
-handoff_get_counts(const struct gateway *gw, uint64_t *started,
+handoff_get_counts(const struct handoff_state *hs, uint64_t *started,
                    uint64_t *failed)
 {
-	*started = gw->handoff->handoffs_started;
-	*failed = gw->handoff->handoffs_failed;
+	*started = hs->handoffs_started;
+	*failed = hs->handoffs_failed;
 }
 
 static void
 unlink_handoff(struct handoff *h)
 {
-	struct handoff **pp = &h->gw->handoff->handoffs;
+	struct handoff **pp = &h->hs->handoffs;
 
 	while (*pp && *pp != h)
 		pp = &(*pp)->next;
 	if (*pp)
 		*pp = h->next;
-	loop_timer_cancel(h->gw->loop, &h->deadline);
-	loop_del_fd(h->gw->loop, h->fd);
+	loop_timer_cancel(h->hs->loop, &h->deadline);
+	loop_del_fd(h->hs->loop, h->fd);
 }
 
 /* The session's hand-off is over (the verdict goes down now): another
@@ -102,85 +120,82 @@ unlink_handoff(struct handoff *h)
 static void
 handing_over(struct handoff *h)
 {
-	struct session_info *si = supervise_session(h->gw, h->session);
-
-	if (si)
-		si->handing = false;
+	h->hs->child.handed(h->hs->child.ctx, h->session);
 }
 
 /* The MTA knows the client: the connection goes down with the verdict. */
 static void
 finish(struct handoff *h, bool greeted)
 {
-	struct gateway *gw = h->gw;
+	struct handoff_state *hs = h->hs;
 
 	handing_over(h);
 	unlink_handoff(h);
 	h->v.handoff_fd = h->fd;
 	h->v.greeted = greeted;
-	supervise_send_verdict(gw, h->session, h->question, &h->v);
+	hs->child.send_verdict(hs->child.ctx, h->session, h->question, &h->v);
 	free(h);
 }
 
 /* The MTA cannot be asked: said once (until it can be again); the
  * tarpit's EHLO stays as it was. */
 static void
-probe_failed(struct gateway *gw, const char *why)
+probe_failed(struct handoff_state *hs, const char *why)
 {
-	if (gw->handoff->mta_probe_failing)
+	if (hs->mta_probe_failing)
 		return;
-	gw->handoff->mta_probe_failing = true;
+	hs->mta_probe_failing = true;
 	log_warnx("hand-off: the MTA at %s cannot be asked its EHLO: %s; "
 		  "passing clients hear 451 until it can (the tarpit's EHLO "
 		  "is unchanged)",
-		  gw->cfg->handoff.address, why);
+		  hs->cfg->handoff.address, why);
 }
 
 /* What the MTA's EHLO reply (in[0..len)) offers: the tarpit's EHLO lists
  * the part of its own it shares, told to the child when it changes. */
 static void
-learn_ehlo(struct gateway *gw, const char *in, size_t len)
+learn_ehlo(struct handoff_state *hs, const char *in, size_t len)
 {
-	char caps[sizeof(gw->handoff->mta_caps)];
+	char caps[sizeof(hs->mta_caps)];
 	bool starttls;
 
-	handoff_common_caps(gw->cfg->capabilities, in, len, caps,
+	handoff_common_caps(hs->cfg->capabilities, in, len, caps,
 			    sizeof(caps), &starttls);
-	if (gw->handoff->mta_probe_failing)
+	if (hs->mta_probe_failing)
 		log_info("hand-off: the MTA at %s answers again",
-			 gw->cfg->handoff.address);
-	gw->handoff->mta_probe_failing = false;
-	if (gw->handoff->mta_known && !strcmp(caps, gw->handoff->mta_caps) &&
-	    starttls == gw->handoff->mta_starttls)
+			 hs->cfg->handoff.address);
+	hs->mta_probe_failing = false;
+	if (hs->mta_known && !strcmp(caps, hs->mta_caps) &&
+	    starttls == hs->mta_starttls)
 		return;
-	snprintf(gw->handoff->mta_caps, sizeof(gw->handoff->mta_caps), "%s", caps);
-	gw->handoff->mta_starttls = starttls;
-	gw->handoff->mta_known = true;
+	snprintf(hs->mta_caps, sizeof(hs->mta_caps), "%s", caps);
+	hs->mta_starttls = starttls;
+	hs->mta_known = true;
 	log_info("hand-off: the MTA at %s offers STARTTLS: %s; the tarpit's "
 		 "EHLO lists: %s%s",
-		 gw->cfg->handoff.address, starttls ? "yes" : "no",
+		 hs->cfg->handoff.address, starttls ? "yes" : "no",
 		 caps[0] ? caps : "(nothing)",
-		 starttls && gw->cfg->tarpit.offer_starttls ? ", STARTTLS" : "");
-	handoff_send_caps(gw);
+		 starttls && hs->cfg->tarpit.offer_starttls ? ", STARTTLS" : "");
+	handoff_send_caps(hs);
 }
 
 void
-handoff_send_caps(struct gateway *gw)
+handoff_send_caps(struct handoff_state *hs)
 {
-	if (gw->handoff->mta_known)
-		supervise_send_caps(gw);
+	if (hs->mta_known)
+		hs->child.caps_changed(hs->child.ctx);
 }
 
 void
-handoff_fill_caps(const struct gateway *gw, struct ipc_record *rec)
+handoff_fill_caps(const struct handoff_state *hs, struct ipc_record *rec)
 {
 	memset(rec, 0, sizeof(*rec));
 	rec->version = IPC_VERSION;
 	rec->type = IPC_CAPS;
 	snprintf(rec->u.caps.capabilities, sizeof(rec->u.caps.capabilities),
-		 "%s", gw->handoff->mta_caps);
+		 "%s", hs->mta_caps);
 	rec->u.caps.starttls =
-		gw->handoff->mta_starttls && gw->cfg->tarpit.offer_starttls;
+		hs->mta_starttls && hs->cfg->tarpit.offer_starttls;
 }
 
 /* The verdict without a connection: the client hears the plain 451 and
@@ -188,22 +203,22 @@ handoff_fill_caps(const struct gateway *gw, struct ipc_record *rec)
 static void
 fail(struct handoff *h, const char *why)
 {
-	struct gateway *gw = h->gw;
+	struct handoff_state *hs = h->hs;
 
 	unlink_handoff(h);
 	close(h->fd);
 	if (h->probe) {
-		probe_failed(gw, why);
+		probe_failed(hs, why);
 		free(h);
 		return;
 	}
-	gw->handoff->handoffs_failed++;
+	hs->handoffs_failed++;
 	log_warnx("%s: hand-off to %s: %s; the client hears 451 and comes "
 	          "back",
-	          h->client_text, gw->cfg->handoff.address, why);
+	          h->client_text, hs->cfg->handoff.address, why);
 	handing_over(h);
 	h->v.handoff_fd = -1;
-	supervise_send_verdict(gw, h->session, h->question, &h->v);
+	hs->child.send_verdict(hs->child.ctx, h->session, h->question, &h->v);
 	free(h);
 }
 
@@ -294,7 +309,7 @@ on_replies(struct handoff *h)
 			if (code != 220)
 				goto refused;
 			len = snprintf(ehlo, sizeof(ehlo), "EHLO %s\r\n",
-			               h->gw->cfg->hostname);
+			               h->hs->cfg->hostname);
 			if (len <= 0 || !send_all(h, ehlo, (size_t)len)) {
 				fail(h, "cannot send EHLO");
 				return false;
@@ -304,7 +319,7 @@ on_replies(struct handoff *h)
 		case HO_EHLO:
 			if (code != 250)
 				goto refused;
-			learn_ehlo(h->gw, h->in, n);
+			learn_ehlo(h->hs, h->in, n);
 			if (h->probe) {
 				probe_done(h);
 				return false;
@@ -358,14 +373,14 @@ on_mta(struct loop *loop, int fd, uint32_t events, void *ctx)
 			fail(h, strerror(err));
 			return;
 		}
-		if (h->gw->cfg->handoff.mode == HANDOFF_TRANSPARENT &&
+		if (h->hs->cfg->handoff.mode == HANDOFF_TRANSPARENT &&
 		    !h->probe) {
 			/* The MTA sees the client itself: its greeting is
 			 * the child's to read. */
 			finish(h, false);
 			return;
 		}
-		if (h->gw->cfg->handoff.mode == HANDOFF_PROXY_V2 && h->probe) {
+		if (h->hs->cfg->handoff.mode == HANDOFF_PROXY_V2 && h->probe) {
 			/* LOCAL: greygate itself asks, no client to tell. */
 			static const char local[16] = {
 				0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51,
@@ -375,7 +390,7 @@ on_mta(struct loop *loop, int fd, uint32_t events, void *ctx)
 				fail(h, "cannot send the PROXY header");
 				return;
 			}
-		} else if (h->gw->cfg->handoff.mode == HANDOFF_PROXY_V2) {
+		} else if (h->hs->cfg->handoff.mode == HANDOFF_PROXY_V2) {
 			size_t len = handoff_proxy_header(
 			        (struct sockaddr *)&h->client,
 			        (struct sockaddr *)&h->dst, header);
@@ -419,7 +434,7 @@ on_deadline(struct loop *loop, struct loop_timer *t, void *ctx)
 static void
 endpoints(struct handoff *h, const struct session_ends *ends)
 {
-	const struct handoff_config *hc = &h->gw->cfg->handoff;
+	const struct handoff_config *hc = &h->hs->cfg->handoff;
 	const void *addr;
 
 	h->client = ends->client;
@@ -442,18 +457,18 @@ endpoints(struct handoff *h, const struct session_ends *ends)
 static int
 not_started(struct handoff *h, const char *where, int err)
 {
-	struct gateway *gw = h->gw;
+	struct handoff_state *hs = h->hs;
 
 	if (h->probe) {
 		char why[192];
 
 		snprintf(why, sizeof(why), "%s: %s", where, strerror(err));
-		probe_failed(gw, why);
+		probe_failed(hs, why);
 	} else {
 		log_warnx("%s: hand-off %s: %s; the client hears 451 and "
 		          "comes back",
 		          h->client_text, where, strerror(err));
-		gw->handoff->handoffs_failed++;
+		hs->handoffs_failed++;
 	}
 	if (h->fd >= 0)
 		close(h->fd);
@@ -482,7 +497,7 @@ sockaddr_port(const struct sockaddr_storage *ss)
 static int
 bind_as_client(struct handoff *h)
 {
-	const struct handoff_config *hc = &h->gw->cfg->handoff;
+	const struct handoff_config *hc = &h->hs->cfg->handoff;
 	struct sockaddr_storage src = h->client;
 	socklen_t len = sockaddr_len(&src);
 	bool v4 = src.ss_family == AF_INET;
@@ -520,12 +535,12 @@ bind_as_client(struct handoff *h)
 static const struct sockaddr_storage *
 destination(const struct handoff *h)
 {
-	const struct handoff_config *hc = &h->gw->cfg->handoff;
+	const struct handoff_config *hc = &h->hs->cfg->handoff;
 
 	if (hc->mode != HANDOFF_TRANSPARENT || h->probe ||
 	    !sockaddr_port(&h->dst))
 		return &hc->addr;
-	if (sockaddr_port(&h->dst) != h->gw->cfg->nft.smtp_port)
+	if (sockaddr_port(&h->dst) != h->hs->cfg->nft.smtp_port)
 		return NULL;
 	return &h->dst;
 }
@@ -537,7 +552,7 @@ destination(const struct handoff *h)
 static int
 not_on_tarpit_port(const struct handoff *h)
 {
-	const struct config *cfg = h->gw->cfg;
+	const struct config *cfg = h->hs->cfg;
 	struct sockaddr_storage got;
 	socklen_t len = sizeof(got);
 	uint16_t port;
@@ -556,8 +571,8 @@ not_on_tarpit_port(const struct handoff *h)
 static int
 open_connection(struct handoff *h)
 {
-	struct gateway *gw = h->gw;
-	const struct handoff_config *hc = &gw->cfg->handoff;
+	struct handoff_state *hs = h->hs;
+	const struct handoff_config *hc = &hs->cfg->handoff;
 	const struct sockaddr_storage *to = destination(h);
 	char where[128];
 	int r;
@@ -566,7 +581,7 @@ open_connection(struct handoff *h)
 		snprintf(where, sizeof(where),
 			 "refused: the client was going to port %u, not to "
 			 "smtp_port %u (the port greygate redirects)",
-			 sockaddr_port(&h->dst), gw->cfg->nft.smtp_port);
+			 sockaddr_port(&h->dst), hs->cfg->nft.smtp_port);
 		return not_started(h, where, EPERM);
 	}
 	if (hc->mode == HANDOFF_TRANSPARENT && !h->probe &&
@@ -602,19 +617,19 @@ open_connection(struct handoff *h)
 	r = not_on_tarpit_port(h);
 	if (r < 0)
 		return not_started(h, "from a tarpit port", -r);
-	r = loop_add_fd(gw->loop, h->fd, EPOLLOUT, on_mta, h);
+	r = loop_add_fd(hs->loop, h->fd, EPOLLOUT, on_mta, h);
 	if (r < 0)
 		return not_started(h, "watch", -r);
 	loop_timer_init(&h->deadline, on_deadline, h);
-	loop_timer_arm(gw->loop, &h->deadline,
-	               loop_now_ms(gw->loop) + hc->timeout_ms);
-	h->next = gw->handoff->handoffs;
-	gw->handoff->handoffs = h;
+	loop_timer_arm(hs->loop, &h->deadline,
+	               loop_now_ms(hs->loop) + hc->timeout_ms);
+	h->next = hs->handoffs;
+	hs->handoffs = h;
 	return 0;
 }
 
 int
-handoff_begin(struct gateway *gw, uint64_t session, uint32_t question,
+handoff_begin(struct handoff_state *hs, uint64_t session, uint32_t question,
 	      const struct session_ends *ends, const char *helo,
 	      const struct tarpit_verdict *v)
 {
@@ -622,8 +637,8 @@ handoff_begin(struct gateway *gw, uint64_t session, uint32_t question,
 
 	if (!h)
 		return -ENOMEM;
-	gw->handoff->handoffs_started++;
-	h->gw = gw;
+	hs->handoffs_started++;
+	h->hs = hs;
 	h->session = session;
 	h->question = question;
 	h->v = *v;
@@ -636,13 +651,13 @@ handoff_begin(struct gateway *gw, uint64_t session, uint32_t question,
 static void
 on_probe_due(struct loop *loop, struct loop_timer *t, void *ctx)
 {
-	struct gateway *gw = ctx;
+	struct handoff_state *hs = ctx;
 	struct handoff *h = calloc(1, sizeof(*h));
 
 	loop_timer_arm(loop, t, loop_now_ms(loop) + PROBE_EVERY_MS);
 	if (!h)
 		return;
-	h->gw = gw;
+	h->hs = hs;
 	h->probe = true;
 	h->fd = -1;
 	snprintf(h->client_text, sizeof(h->client_text), "probe");
@@ -650,13 +665,13 @@ on_probe_due(struct loop *loop, struct loop_timer *t, void *ctx)
 }
 
 void
-handoff_probe_start(struct gateway *gw)
+handoff_probe_start(struct handoff_state *hs)
 {
-	if (gw->cfg->handoff.mode == HANDOFF_OFF)
+	if (hs->cfg->handoff.mode == HANDOFF_OFF)
 		return;
-	loop_timer_init(&gw->handoff->probe_timer, on_probe_due, gw);
-	gw->handoff->probing = true;
-	on_probe_due(gw->loop, &gw->handoff->probe_timer, gw);
+	loop_timer_init(&hs->probe_timer, on_probe_due, hs);
+	hs->probing = true;
+	on_probe_due(hs->loop, &hs->probe_timer, hs);
 }
 
 static struct markroute_config
@@ -668,13 +683,13 @@ route_config(const struct config *cfg)
 }
 
 int
-handoff_route_open(struct gateway *gw, char *err)
+handoff_route_open(struct handoff_state *hs, char *err)
 {
-	struct markroute_config rc = route_config(gw->cfg);
+	struct markroute_config rc = route_config(hs->cfg);
 	struct markroute_result res;
 	int r;
 
-	if (gw->cfg->handoff.mode != HANDOFF_TRANSPARENT)
+	if (hs->cfg->handoff.mode != HANDOFF_TRANSPARENT)
 		return 0;
 	r = markroute_install(&rc, &res);
 	if (r < 0) {
@@ -685,7 +700,7 @@ handoff_route_open(struct gateway *gw, char *err)
 		         rc.mark, rc.sport, rc.table, markroute_explain(r));
 		return r;
 	}
-	gw->handoff->transparent_routed = true;
+	hs->transparent_routed = true;
 	if (res.stale)
 		log_warnx("hand-off: removed %u policy rule%s (fwmark 0x%x, "
 		          "table %u) a greygated that did not stop cleanly "
@@ -701,14 +716,14 @@ handoff_route_open(struct gateway *gw, char *err)
 }
 
 void
-handoff_route_close(struct gateway *gw)
+handoff_route_close(struct handoff_state *hs)
 {
-	struct markroute_config rc = route_config(gw->cfg);
+	struct markroute_config rc = route_config(hs->cfg);
 	int r;
 
-	if (!gw->handoff->transparent_routed)
+	if (!hs->transparent_routed)
 		return;
-	gw->handoff->transparent_routed = false;
+	hs->transparent_routed = false;
 	r = markroute_remove(&rc);
 	if (r < 0)
 		log_warnx("hand-off: the policy rule (fwmark 0x%x, table %u) "
@@ -719,9 +734,9 @@ handoff_route_close(struct gateway *gw)
 
 /* Ends the hand-offs under way (of sessions, or probes too). */
 static void
-abort_handoffs(struct gateway *gw, bool probes)
+abort_handoffs(struct handoff_state *hs, bool probes)
 {
-	struct handoff **pp = &gw->handoff->handoffs;
+	struct handoff **pp = &hs->handoffs;
 
 	while (*pp) {
 		struct handoff *h = *pp;
@@ -737,16 +752,16 @@ abort_handoffs(struct gateway *gw, bool probes)
 }
 
 void
-handoff_abort_sessions(struct gateway *gw)
+handoff_abort_sessions(struct handoff_state *hs)
 {
-	abort_handoffs(gw, false);
+	abort_handoffs(hs, false);
 }
 
 void
-handoff_abort_all(struct gateway *gw)
+handoff_abort_all(struct handoff_state *hs)
 {
-	if (gw->handoff->probing)
-		loop_timer_cancel(gw->loop, &gw->handoff->probe_timer);
-	gw->handoff->probing = false;
-	abort_handoffs(gw, true);
+	if (hs->probing)
+		loop_timer_cancel(hs->loop, &hs->probe_timer);
+	hs->probing = false;
+	abort_handoffs(hs, true);
 }

@@ -19,21 +19,42 @@
 
 #include "must_check.h"
 
-struct gateway;
+struct config;
+struct ipc_record;
+struct loop;
 struct session_ends;
 struct tarpit_verdict;
 
-/* handoff_state_new, _free - greygated's hand-off side (gw->handoff:
- * the hand-offs under way, the MTA's probe, the transparent route),
- * made before anything uses it, freed after handoff_abort_all and
- * handoff_route_close. _new: NULL (ENOMEM); _free: NULL is fine. */
+/* How the hand-off talks to the child (the supervisor's: supervise.c). */
+struct handoff_child {
+	/* the verdict goes down, with the MTA's connection or without */
+	void (*send_verdict)(void *ctx, uint64_t session, uint32_t question,
+			     const struct tarpit_verdict *v);
+	/* what the tarpit's EHLO lists changed (handoff_fill_caps) */
+	void (*caps_changed)(void *ctx);
+	/* the session's hand-off is over: another of it may begin */
+	void (*handed)(void *ctx, uint64_t session);
+	void *ctx;
+};
+
+/* handoff_state_new, _free - greygated's hand-off side (the hand-offs
+ * under way, the MTA's probe, the transparent route) over loop and cfg
+ * (borrowed; a reload changes cfg in place), made before anything uses
+ * it, freed after handoff_abort_all and handoff_route_close. _new: NULL
+ * (ENOMEM); _free: NULL is fine. */
 struct handoff_state;
-struct handoff_state *handoff_state_new(void);
+struct handoff_state *handoff_state_new(struct loop *loop,
+					const struct config *cfg);
 void handoff_state_free(struct handoff_state *s);
+
+/* handoff_set_child - how it talks to the child (copied): before the
+ * first hand-off. */
+void handoff_set_child(struct handoff_state *hs,
+		       const struct handoff_child *child);
 
 /* handoff_get_counts - hand-offs begun, and those whose connection to
  * the MTA could not be made, since greygated started. */
-void handoff_get_counts(const struct gateway *gw, uint64_t *started,
+void handoff_get_counts(const struct handoff_state *hs, uint64_t *started,
                         uint64_t *failed);
 
 /* The longest PROXY v2 header (IPv6, no TLVs). */
@@ -49,18 +70,18 @@ void handoff_get_counts(const struct gateway *gw, uint64_t *started,
  * Return: 0 (under way), or -errno (nothing started, said and counted:
  * the caller sends v).
  */
-MUST_CHECK int handoff_begin(struct gateway *gw, uint64_t session, uint32_t question,
+MUST_CHECK int handoff_begin(struct handoff_state *hs, uint64_t session, uint32_t question,
 		  const struct session_ends *ends, const char *helo,
 		  const struct tarpit_verdict *v);
 
 /* handoff_abort_sessions - end the hand-offs of sessions under way (the
  * child is gone: its sessions are too, and a new child's sessions are
  * numbered again from 1). */
-void handoff_abort_sessions(struct gateway *gw);
+void handoff_abort_sessions(struct handoff_state *hs);
 
 /* handoff_abort_all - end every hand-off under way, and the MTA's probe
  * (greygated stops). */
-void handoff_abort_all(struct gateway *gw);
+void handoff_abort_all(struct handoff_state *hs);
 
 /*
  * handoff_proxy_header - a PROXY v2 header (version 2, PROXY, TCP over
@@ -97,7 +118,7 @@ void handoff_common_caps(const char *configured, const char *ehlo,
 /* handoff_probe_start - ask the MTA's EHLO now and every 10 minutes: the
  * tarpit then lists what the MTA offers (handoff_common_caps), and the
  * log says at once whether the MTA can be reached. */
-void handoff_probe_start(struct gateway *gw);
+void handoff_probe_start(struct handoff_state *hs);
 
 /*
  * handoff_route_open - in transparent mode, the policy route that takes
@@ -105,18 +126,17 @@ void handoff_probe_start(struct gateway *gw);
  * killed greygated left removed first; nothing in other modes.
  * Return: 0 or -errno with err (512 bytes) saying what the kernel lacks.
  */
-MUST_CHECK int handoff_route_open(struct gateway *gw, char *err);
+MUST_CHECK int handoff_route_open(struct handoff_state *hs, char *err);
 
 /* handoff_route_close - remove it again (every orderly exit). */
-void handoff_route_close(struct gateway *gw);
+void handoff_route_close(struct handoff_state *hs);
 
 /* handoff_send_caps - tell the child what its EHLO lists (after a spawn;
  * nothing if the MTA's was never read), with the verdicts: never
  * blocking, the latest kept while the child does not read. */
-void handoff_send_caps(struct gateway *gw);
+void handoff_send_caps(struct handoff_state *hs);
 
 /* handoff_fill_caps - rec as IPC_CAPS: what the tarpit's EHLO lists now. */
-struct ipc_record;
-void handoff_fill_caps(const struct gateway *gw, struct ipc_record *rec);
+void handoff_fill_caps(const struct handoff_state *hs, struct ipc_record *rec);
 
 #endif

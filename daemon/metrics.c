@@ -577,7 +577,7 @@ take_snapshot(struct gateway *gw, struct snapshot *s)
 	s->passes = store_count(gw->store, STORE_PASS);
 	s->traps = store_count(gw->store, STORE_TRAP);
 	s->child_restarts = s->sup.starts > 1 ? s->sup.starts - 1 : 0;
-	handoff_get_counts(gw, &s->handoffs_started, &s->handoffs_failed);
+	handoff_get_counts(gw->handoff, &s->handoffs_started, &s->handoffs_failed);
 	s->verdicts_unsent = s->sup.verdicts_unsent;
 	s->records_refused = s->sup.records_refused;
 	s->set_changes_failed = gateway_set_changes_failed(gw);

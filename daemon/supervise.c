@@ -105,10 +105,36 @@ supervise_retiring(const struct gateway *gw)
 	return &gw->sup->retiring;
 }
 
-struct session_info *
-supervise_session(struct gateway *gw, uint64_t session)
+/* --- the hand-off's way to the child (struct handoff_child) --- */
+
+static void
+child_send_verdict(void *ctx, uint64_t session, uint32_t question,
+		   const struct tarpit_verdict *v)
 {
-	return sessions_find(gw->sup->sessions, session);
+	supervise_send_verdict(ctx, session, question, v);
+}
+
+static void
+child_caps_changed(void *ctx)
+{
+	supervise_send_caps(ctx);
+}
+
+static void
+child_handed(void *ctx, uint64_t session)
+{
+	struct gateway *gw = ctx;
+	struct session_info *si = sessions_find(gw->sup->sessions, session);
+
+	if (si)
+		si->handing = false;
+}
+
+struct handoff_child
+supervise_handoff_child(struct gateway *gw)
+{
+	return (struct handoff_child){child_send_verdict, child_caps_changed,
+				      child_handed, gw};
 }
 
 void
@@ -166,7 +192,7 @@ close_child_sock(struct gateway *gw)
 	/* A new child numbers its sessions from 1 again: nothing of the
 	 * old one's may reach it. */
 	sessions_reset(gw->sup->sessions);
-	handoff_abort_sessions(gw);
+	handoff_abort_sessions(gw->handoff);
 	if (gw->sup->child_sock < 0)
 		return;
 	loop_del_fd(gw->loop, gw->sup->child_sock);
@@ -241,7 +267,7 @@ on_attempt_decided(struct gateway *gw, int r, const struct grey_attempt *a,
 	if (v.action == TARPIT_PASS && gw->cfg->handoff.mode != HANDOFF_OFF &&
 	    !si->handing) {
 		si->handing = true;
-		if (handoff_begin(gw, at->session, at->question, &si->ends,
+		if (handoff_begin(gw->handoff, at->session, at->question, &si->ends,
 				  at->helo, &v) == 0) {
 			free(p);
 			return;
@@ -303,7 +329,7 @@ flush_caps(struct gateway *gw)
 
 	if (!gw->sup->caps_pending)
 		return true;
-	handoff_fill_caps(gw, &rec);
+	handoff_fill_caps(gw->handoff, &rec);
 	if (send(gw->sup->child_sock, &rec, sizeof(rec),
 		 MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof(rec)) {
 		gw->sup->caps_pending = false;
@@ -574,7 +600,7 @@ retire_child(struct gateway *gw)
 	/* What greygated had under way for its sessions goes: they end
 	 * there, and the new child numbers its own from 1. */
 	drop_queued_verdicts(gw);
-	handoff_abort_sessions(gw);
+	handoff_abort_sessions(gw->handoff);
 	gw->sup->sessions = NULL;
 	gw->sup->child_proc = NULL;
 	gw->sup->child_pid = 0;
@@ -706,7 +732,7 @@ spawn(struct gateway *gw, char *err)
 	gw->sup->child_since = loop_wall_sec(gw->loop);
 	gw->sup->child_starts++;
 	/* A new child lists what the last probe learnt of the MTA. */
-	handoff_send_caps(gw);
+	handoff_send_caps(gw->handoff);
 	metrics_child_gone(gw, &gw->sup->child_stats);
 	memset(&gw->sup->child_stats, 0, sizeof(gw->sup->child_stats));
 	r = loop_add_fd(gw->loop, sv[0], EPOLLIN, on_child_sock, gw);
