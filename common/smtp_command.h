@@ -22,6 +22,11 @@
  * sensor). */
 #define SMTP_PATH_MAX 256
 
+/* The longest HELO name kept (RFC 5321 4.5.3.1.2: a domain is at most 255
+ * octets): every reader cuts a longer one there, so that the sensor, the
+ * tarpit and the records greygated keeps name the client alike. */
+#define SMTP_HELO_NAME_MAX 255
+
 enum smtp_verb {
 	SMTP_VERB_OTHER, /* not one greygate knows (or not a verb at all) */
 	SMTP_VERB_HELO,

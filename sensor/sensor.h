@@ -13,10 +13,12 @@
 #include <stdint.h>
 #include <sys/time.h>
 
+#include "smtp_command.h"
+
 /* RFC 5321 4.5.3.1: a path is at most 256 octets. */
 #define SMTP_ADDR_MAX 257
-/* A domain (HELO argument) is at most 255 octets. */
-#define SMTP_HELO_MAX 256
+/* A domain (HELO argument) is at most 255 octets (smtp_command.h). */
+#define SMTP_HELO_MAX (SMTP_HELO_NAME_MAX + 1)
 /* We keep command lines up to this length; longer ones are counted and
  * skipped (RFC 5321 allows 512; some clients send long ESMTP params). */
 #define SMTP_LINE_MAX 1024

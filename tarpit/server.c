@@ -452,11 +452,12 @@ keep_said(struct conn *c, const char *line, size_t len)
 	case TARPIT_SAID_HELO:
 		free(c->helo);
 		free(c->helo_line);
-		/* the name as the sensor keeps it too: printable bytes */
-		c->helo = malloc(d->arg_len + 1);
+		/* the name as the sensor keeps it too: printable bytes, at
+		 * most SMTP_HELO_NAME_MAX of them */
+		c->helo = malloc(SMTP_HELO_NAME_MAX + 1);
 		if (c->helo)
-			smtp_printable_copy(c->helo, d->arg_len + 1, d->arg,
-					    d->arg_len);
+			smtp_printable_copy(c->helo, SMTP_HELO_NAME_MAX + 1,
+					    d->arg, d->arg_len);
 		c->helo_line = strndup(line, len);
 		/* HELO/EHLO ends the transaction too */
 		__attribute__((fallthrough));

@@ -62,7 +62,7 @@ smtp_agree_tarpit(const char *ehlo, size_t ehlo_len, const char *mail,
 {
 	struct tarpit_config cfg;
 	struct tarpit_dialogue d;
-	char reply[TARPIT_REPLY_MAX], helo[TARPIT_LINE_MAX] = "",
+	char reply[TARPIT_REPLY_MAX], helo[SMTP_HELO_NAME_MAX + 1] = "",
 	                              from[TARPIT_LINE_MAX] = "";
 	size_t n;
 
