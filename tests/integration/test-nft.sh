@@ -178,19 +178,31 @@ done
 echo "ok: a refused element is named, the others in its batch are applied"
 
 # --- timeouts ---
+# Each check is made against the clock, not a fixed sleep: a busy machine
+# may take longer than an element's timeout between two steps (a
+# presence is asserted only when read before its end; an absence, after
+# waiting past it).
+ms() { echo $(( $(date +%s%N) / 1000000 )); }
+until_ms() { while [ "$(ms)" -lt "$1" ]; do sleep 0.05; done; }
 say add pass 198.51.100.0/24 1500
 say add pass 198.51.101.0/24 2500
+t0=$(ms)
 commit >/dev/null
-sleep 1.2
+until_ms $(( t0 + 1200 ))
 say add pass 198.51.101.0/24 2500 # refresh: restarts its clock
+t1=$(ms)
 commit >/dev/null
 in_set() { nsx gw nft -j list set inet greygate pass4 |
 	jq -e --arg a "$1" '[.nftables[] | select(.set) | .set.elem[]? | .elem.val // .] | index($a)' >/dev/null; }
-in_set 198.51.100.0 || fail "element gone before its timeout"
-sleep 0.8
+present=0
+in_set 198.51.100.0 && present=1
+[ "$present" = 1 ] || [ "$(ms)" -ge $(( t0 + 1500 )) ] || fail "element gone before its timeout"
+until_ms $(( t0 + 2000 ))
 in_set 198.51.100.0 && fail "element still there after its timeout"
-in_set 198.51.101.0 || fail "refreshed element expired on its old timeout"
-sleep 2
+present=0
+in_set 198.51.101.0 && present=1
+[ "$present" = 1 ] || [ "$(ms)" -ge $(( t1 + 2500 )) ] || fail "refreshed element expired on its old timeout"
+until_ms $(( t1 + 3000 ))
 in_set 198.51.101.0 && fail "refreshed element outlived its new timeout"
 echo "ok: timeouts expire in the kernel, refresh extends"
 
