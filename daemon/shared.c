@@ -602,9 +602,20 @@ static void
 allow_waits(struct shared_allow_entry *a)
 {
 	struct shared *sh = a->sh;
+	bool removal = a->expires == GREY_ALLOW_REMOVED;
 	char cidr[64];
 
 	grey_client_format(&a->net, cidr, sizeof(cidr));
+	if (sh->closing && removal) {
+		/* (no list here holds it any more to write back: the others
+		 * keep it until it is disallowed again there) */
+		log_warnx("disallow %s: not written to the shared store "
+		          "(greygated stopped): the other gateways still "
+		          "allow it",
+		          cidr);
+		free(a);
+		return;
+	}
 	if (sh->closing) {
 		log_warnx("allow %s: not written to the shared store yet "
 		          "(greygated stopped): written at its next start if "
@@ -628,9 +639,10 @@ allow_waits(struct shared_allow_entry *a)
 		                             sizeof(old_cidr)));
 		free(old);
 	}
-	log_info("allow %s: Redis is away: allowed here now, at the other "
-	         "gateways once it is back",
-	         cidr);
+	log_info("%s %s: Redis is away: %s here now, at the other gateways "
+	         "once it is back",
+	         removal ? "disallow" : "allow", cidr,
+	         removal ? "removed" : "allowed");
 	a->next = NULL;
 	if (sh->allows_waiting_tail)
 		sh->allows_waiting_tail->next = a;

@@ -250,6 +250,11 @@ logged mx2 "allow 2001:db8:66::/48: Redis is away: allowed here now, at the othe
 	fail "mx2 did not say the allow entry waits: $(grep allow "$(gg_log mx2)" | tail -2)"
 nsx mx2 nft list set inet greygate allow6 | grep -F "2001:db8:66::/48" >/dev/null ||
 	fail "mx2 does not hold its own allow entry while Redis is away"
+# One allowed and removed again meanwhile: both go, in that order.
+ggctl mx2 allow 2001:db8:67::/48 >/dev/null || fail "greygatectl allow 2001:db8:67::/48 failed while Redis was away"
+ggctl mx2 disallow 2001:db8:67::/48 >/dev/null || fail "greygatectl disallow failed while Redis was away"
+logged mx2 "disallow 2001:db8:67::/48: Redis is away: removed here now, at the other gateways once it is back" ||
+	fail "mx2 did not say the removal waits: $(grep allow "$(gg_log mx2)" | tail -2)"
 sleep "$outage"
 kill -0 "${GG_PID[mx2]}" || fail "mx2 died while Redis was away"
 ggctl mx2 status | grep "store:.*AWAY" >/dev/null || fail "status does not say Redis is away: $(ggctl mx2 status)"
@@ -264,12 +269,15 @@ wait_for 5 logged mx2 "action=pass, reason=retry-passed, client=2001:db8:9::10" 
 	fail "the client greylisted during the outage did not pass later: $reply"
 # (mx1's idle connections meet the outage too, and reconnect within 4 s)
 wait_for 6 in_pass6 mx1 2001:db8:9:: || fail "that pass did not reach mx1"
-logged mx2 "allow: writing 1 entry made while Redis was away" ||
+logged mx2 "allow: writing 3 entries made while Redis was away" ||
 	fail "mx2 did not write the allow entry made meanwhile"
 wait_for 6 eval 'nsx mx1 nft list set inet greygate allow6 | grep -F "2001:db8:66::/48" >/dev/null' ||
 	fail "the allow entry made while Redis was away did not reach mx1"
 [ "$(rcli HGET gg:allow:2001:db8:66::/48 comment)" = "allowed while Redis was away" ] ||
 	fail "the allow entry is not in Redis"
+[ "$(rcli HGET gg:allow:2001:db8:67::/48 expires)" = 1 ] || fail "the removal made while Redis was away is not in Redis"
+wait_for 6 eval '! nsx mx1 nft list set inet greygate allow6 | grep -F "2001:db8:67::/48" >/dev/null' ||
+	fail "mx1 allows what mx2 allowed and removed while Redis was away"
 kill -0 "${GG_PID[mx1]}" || fail "mx1 died"
 ggctl mx2 status | grep "store:.*connected" >/dev/null || fail "status does not say connected: $(ggctl mx2 status)"
 [ "$(ggctl mx1 status --json | jq '.shared.from_known')" -ge 1 ] ||
