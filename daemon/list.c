@@ -47,20 +47,31 @@ list_client(const struct grey_client *c, const struct store_client *rec,
             void *ctx)
 {
 	struct list_ctx *l = ctx;
-	char key[64], a[32], b[32];
+	bool known_here = l->walk->known_here != NULL;
+	char key[64], a[32] = "-", b[32], deliveries[16] = "-", sessions[16] = "-";
 
 	grey_client_format(c, key, sizeof(key));
+	if (rec->since)
+		fmt_utc(rec->since, a);
+	fmt_utc(rec->expires, b);
+	if (!known_here) {
+		snprintf(deliveries, sizeof(deliveries), "%u", rec->deliveries);
+		snprintf(sessions, sizeof(sessions), "%u", rec->sessions);
+	}
 	row_start(l);
-	if (l->json)
+	if (l->json) {
+		/* not known: null, as the text's "-" */
+		fprintf(l->out, "\"client\":\"%s\",\"since\":%s%s%s", key,
+		        rec->since ? "\"" : "", rec->since ? a : "null",
+		        rec->since ? "\"" : "");
 		fprintf(l->out,
-		        "\"client\":\"%s\",\"since\":\"%s\",\"expires\":\"%s\","
-		        "\"deliveries\":%u,\"sessions\":%u}",
-		        key, fmt_utc(rec->since, a), fmt_utc(rec->expires, b),
-		        rec->deliveries, rec->sessions);
-	else
-		fprintf(l->out, "%-24s %-20s %-20s %10u %8u\n", key,
-		        fmt_utc(rec->since, a), fmt_utc(rec->expires, b),
-		        rec->deliveries, rec->sessions);
+		        ",\"expires\":\"%s\",\"deliveries\":%s,\"sessions\":%s}",
+		        b, known_here ? "null" : deliveries,
+		        known_here ? "null" : sessions);
+	} else {
+		fprintf(l->out, "%-24s %-20s %-20s %10s %8s\n", key, a, b,
+		        deliveries, sessions);
+	}
 	return 0;
 }
 
@@ -165,6 +176,8 @@ list_more(void *state, FILE *out, void *wake)
 		        l->json ? "]\n" : "", GREY_STORE_WALK_WAITING_MAX >> 20);
 	else if (r == 0 && l->json)
 		fputs("]\n", out);
+	if (r == 0 && !l->json && l->walk && l->walk->known_here)
+		fprintf(out, "(%s)\n", l->walk->known_here);
 	return r == -EOVERFLOW ? 0 : r;
 }
 

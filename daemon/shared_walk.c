@@ -78,6 +78,32 @@ on_scanned(int err, const struct store_redis_scan_counts *n, void *ctx)
 	wake_reader(w);
 }
 
+/* Redis away: the passes this gateway knows are what it decides from
+ * (shared_passes.h), so they are what it lists, said as such. */
+static int
+walk_known_passes(struct shared *sh, struct redis_walk *w)
+{
+	struct shared_pass *known;
+	size_t n;
+
+	if (shared_passes_list(sh->passes, w->now, &known, &n) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct store_client rec = {
+		        .since = known[i].since,
+		        .expires = known[i].expires,
+		};
+
+		grey_store_queue_client(&w->rows, &known[i].key, &rec);
+	}
+	free(known);
+	w->base.known_here =
+	        "Redis is away: the passes this gateway knows, which it "
+	        "decides from meanwhile; deliveries and sessions are not "
+	        "known here";
+	return 0;
+}
+
 int
 shared_walk(struct grey_store *s, enum grey_store_table table, int64_t now,
             struct grey_store_walk **out)
@@ -86,7 +112,7 @@ shared_walk(struct grey_store *s, enum grey_store_table table, int64_t now,
 	struct redis_walk *w;
 	int r;
 
-	if (!sh->agreed)
+	if (!sh->agreed && table != GREY_STORE_PASSES)
 		return -ENOTCONN;
 	w = calloc(1, sizeof(*w));
 	if (!w)
@@ -94,6 +120,15 @@ shared_walk(struct grey_store *s, enum grey_store_table table, int64_t now,
 	w->base.ops = s->ops;
 	grey_store_queue_init(&w->rows, GREY_STORE_WALK_WAITING_MAX);
 	w->now = now;
+	if (!sh->agreed) {
+		r = walk_known_passes(sh, w);
+		if (r < 0) {
+			free_walk(w);
+			return r;
+		}
+		*out = &w->base;
+		return 0;
+	}
 	r = table == GREY_STORE_TRIPLETS
 	            ? store_redis_scan_triplets(sh->c, SHARED_PREFIX,
 	                                        on_triplet, on_scanned, w)

@@ -163,8 +163,10 @@ struct grey_store_ops {
 	void (*share_allow)(struct grey_store *s, const struct grey_client *net,
 	                    int64_t expires, const char *comment);
 	/* walk - a walk over table's records, at now; its rows are asked
-	 * for with walk_more. Return: 0 with *out, -ENOTCONN (the store
-	 * does not answer), -errno. */
+	 * for with walk_more. A store that does not answer may walk what
+	 * this gateway knows instead (its known_here says so). Return: 0
+	 * with *out, -ENOTCONN (the store does not answer and nothing is
+	 * known here), -errno. */
 	int (*walk)(struct grey_store *s, enum grey_store_table table,
 	            int64_t now, struct grey_store_walk **out);
 	/* walk_more - up to max rows told to rows now. Return: 0 (the walk
@@ -258,6 +260,10 @@ grey_store_share_allow(struct grey_store *s, const struct grey_client *net,
 /* Every backend's walk starts with this. */
 struct grey_store_walk {
 	const struct grey_store_ops *ops;
+	/* NULL, or why the rows are not the store's own but what this
+	 * gateway knows of them (a shared store away): its counts are not
+	 * known (0), and the reader is to say so */
+	const char *known_here;
 };
 
 /* grey_store_walk_start - see grey_store_ops.walk. */

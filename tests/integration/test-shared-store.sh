@@ -240,6 +240,14 @@ for gw in mx2 mx1; do
 	answer=$(ask_door $gw 203.0.113.10) || fail "$gw's door did not answer"
 	[ "$answer" = "action=DUNNO" ] || fail "$gw's door, Redis away, for a passed client: $answer"
 done
+# What it decides from is what it lists, said as such (it failed before).
+listed=$(ggctl mx1 list pass) || fail "mx1's list pass failed while Redis was away: $listed"
+grep "^203.0.113.0/24 .* - *- *$" <<<"$listed" >/dev/null ||
+	fail "mx1 does not list the pass it knows while Redis is away: $listed"
+grep -F "(Redis is away: the passes this gateway knows" <<<"$listed" >/dev/null ||
+	fail "mx1's list pass does not say Redis is away: $listed"
+[ "$(ggctl mx1 list pass --json | jq -r '.[] | select(.client == "203.0.113.0/24") | .deliveries')" = null ] ||
+	fail "list pass --json gives counts it does not know while Redis is away"
 answer=$(ask_door mx2 2001:db8:5555::1) || fail "mx2's door did not answer"
 [[ "$answer" == "action=DEFER_IF_PERMIT "* ]] || fail "mx2's door, Redis away, for a new client: $answer"
 # An allow entry made meanwhile holds at once here, and goes to the
@@ -282,7 +290,7 @@ kill -0 "${GG_PID[mx1]}" || fail "mx1 died"
 ggctl mx2 status | grep "store:.*connected" >/dev/null || fail "status does not say connected: $(ggctl mx2 status)"
 [ "$(ggctl mx1 status --json | jq '.shared.from_known')" -ge 1 ] ||
 	fail "mx1 counted no decision from a known pass: $(ggctl mx1 status --json | jq -c .shared)"
-echo "ok: Redis away for ${outage} s: 451 meanwhile to new clients, passed clients still passed at the door, an allow entry held here, all written when back, the client passes later"
+echo "ok: Redis away for ${outage} s: 451 meanwhile to new clients, passed clients still passed at the door and listed, an allow entry held here, all written when back, the client passes later"
 
 # --- the greylist copied out of Redis into mx1's LMDB store ---
 kill "${GG_PID[mx1]}"
