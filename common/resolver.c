@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* greygated's DNS resolver (resolver.h): c-ares's channel driven by the
+ * loop, the cache in front of it, and a question in flight per
+ * (type, name) with everyone who waits for it. */
+#include <ares.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+
+#include "dns_cache.h"
+#include "resolver.h"
+
+/* One question in flight, and who waits for its answer. */
+struct pending {
+	struct resolver *r;
+	struct pending *prev, *next; /* the resolver's */
+	struct resolver_query *waiters;
+	enum dns_type type;
+	bool asking;   /* inside ares_query: an answer now waits in early */
+	bool answered; /* early holds it */
+	bool delivering;
+	struct dns_answer early;
+	char name[];
+};
+
+struct resolver_query {
+	struct pending *p;
+	struct resolver_query *next;
+	resolver_fn *fn; /* NULL: cancelled while its answer is told */
+	void *ctx;
+};
+
+struct resolver {
+	struct loop *loop;
+	ares_channel channel;
+	struct dns_cache *cache;
+	struct resolver_config cfg;
+	struct loop_timer timer;
+	struct pending *pending;
+	struct resolver_counters n;
+};
+
+static void
+arm_timer(struct resolver *r)
+{
+	struct timeval tv;
+
+	if (!ares_timeout(r->channel, NULL, &tv)) {
+		loop_timer_cancel(r->loop, &r->timer);
+		return;
+	}
+	loop_timer_arm(r->loop, &r->timer,
+	               loop_now_ms(r->loop) + (uint64_t)tv.tv_sec * 1000 +
+	                       (uint64_t)(tv.tv_usec + 999) / 1000);
+}
+
+static void
+on_socket(struct loop *loop, int fd, uint32_t events, void *ctx)
+{
+	struct resolver *r = ctx;
+
+	(void)loop;
+	ares_process_fd(r->channel,
+	                events & (EPOLLIN | EPOLLERR | EPOLLHUP) ? fd
+	                                                         : ARES_SOCKET_BAD,
+	                events & EPOLLOUT ? fd : ARES_SOCKET_BAD);
+	arm_timer(r);
+}
+
+static void
+on_timer(struct loop *loop, struct loop_timer *timer, void *ctx)
+{
+	struct resolver *r = ctx;
+
+	(void)loop;
+	(void)timer;
+	ares_process_fd(r->channel, ARES_SOCKET_BAD, ARES_SOCKET_BAD);
+	arm_timer(r);
+}
+
+/* c-ares opens, changes and closes its sockets: the loop follows. */
+static void
+on_socket_state(void *ctx, ares_socket_t fd, int readable, int writable)
+{
+	struct resolver *r = ctx;
+	uint32_t events = (readable ? EPOLLIN : 0) | (writable ? EPOLLOUT : 0);
+
+	if (!events) {
+		loop_del_fd(r->loop, fd);
+		return;
+	}
+	if (loop_mod_fd(r->loop, fd, events) == -ENOENT)
+		(void)loop_add_fd(r->loop, fd, events, on_socket, r);
+	/* (a socket the loop cannot watch times out: said as a timeout) */
+}
+
+static void
+unlink_pending(struct pending *p)
+{
+	struct resolver *r = p->r;
+
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		r->pending = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+}
+
+/* Everyone waiting is told (a waiter may cancel another meanwhile: it is
+ * marked, not freed, until all are told). */
+static void
+deliver(struct pending *p, const struct dns_answer *a)
+{
+	struct resolver_query *q, *next;
+
+	unlink_pending(p);
+	p->delivering = true;
+	for (q = p->waiters; q; q = q->next)
+		if (q->fn)
+			q->fn(a, false, q->ctx);
+	for (q = p->waiters; q; q = next) {
+		next = q->next;
+		free(q);
+	}
+	free(p);
+}
+
+static void
+read_answer(struct resolver *r, struct pending *p, int status,
+            unsigned char *abuf, int alen, struct dns_answer *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = p->type;
+	switch (status) {
+	case ARES_SUCCESS:
+	case ARES_ENODATA:
+	case ARES_ENOTFOUND:
+		if (abuf && alen > 0 &&
+		    dns_answer_read(abuf, (size_t)alen, p->type,
+		                    r->cfg.negative_ttl_max, a) == 0)
+			break;
+		a->status = abuf ? DNS_BAD : status == ARES_ENOTFOUND
+		                                     ? DNS_NXDOMAIN
+		                                     : DNS_NODATA;
+		break;
+	case ARES_ETIMEOUT:
+		a->status = DNS_TIMEOUT;
+		break;
+	case ARES_EBADNAME:
+	case ARES_EBADRESP:
+	case ARES_EFORMERR:
+		a->status = DNS_BAD;
+		break;
+	default: /* SERVFAIL, refused, connection refused, ... */
+		a->status = DNS_SERVFAIL;
+		break;
+	}
+	if (a->status == DNS_TIMEOUT)
+		r->n.timeouts++;
+	else if (a->status == DNS_SERVFAIL || a->status == DNS_BAD)
+		r->n.failures++;
+}
+
+static void
+on_answer(void *ctx, int status, int timeouts, unsigned char *abuf, int alen)
+{
+	struct pending *p = ctx;
+	struct resolver *r = p->r;
+	struct dns_answer a;
+
+	(void)timeouts;
+	if (status == ARES_EDESTRUCTION || status == ARES_ECANCELLED) {
+		/* resolver_free: nobody is told */
+		struct resolver_query *q, *next;
+
+		for (q = p->waiters; q; q = next) {
+			next = q->next;
+			free(q);
+		}
+		unlink_pending(p);
+		free(p);
+		return;
+	}
+	read_answer(r, p, status, abuf, alen, &a);
+	if (dns_cache_put(r->cache, p->name, &a, r->cfg.ttl_max,
+	                  loop_now_ms(r->loop)) < 0) {
+		/* not kept: asked again next time */
+	}
+	if (p->asking) { /* answered inside ares_query: told after it */
+		p->early = a;
+		p->answered = true;
+		return;
+	}
+	deliver(p, &a);
+	dns_answer_clear(&a);
+}
+
+static struct pending *
+in_flight(struct resolver *r, enum dns_type type, const char *name)
+{
+	for (struct pending *p = r->pending; p; p = p->next)
+		if (p->type == type && !p->delivering && !strcasecmp(p->name, name))
+			return p;
+	return NULL;
+}
+
+int
+resolver_ask(struct resolver *r, const char *name, enum dns_type type,
+             resolver_fn *fn, void *ctx, struct resolver_query **out)
+{
+	const struct dns_answer *kept;
+	struct resolver_query *q;
+	struct pending *p;
+
+	*out = NULL;
+	kept = dns_cache_get(r->cache, type, name, loop_now_ms(r->loop));
+	if (kept) {
+		r->n.cached++;
+		fn(kept, true, ctx);
+		return 0;
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->fn = fn;
+	q->ctx = ctx;
+	p = in_flight(r, type, name);
+	if (p) {
+		r->n.joined++;
+		q->p = p;
+		q->next = p->waiters;
+		p->waiters = q;
+		*out = q;
+		return 0;
+	}
+	p = calloc(1, sizeof(*p) + strlen(name) + 1);
+	if (!p) {
+		free(q);
+		return -ENOMEM;
+	}
+	strcpy(p->name, name);
+	p->r = r;
+	p->type = type;
+	p->waiters = q;
+	q->p = p;
+	p->next = r->pending;
+	if (r->pending)
+		r->pending->prev = p;
+	r->pending = p;
+	r->n.asked++;
+	p->asking = true;
+	ares_query(r->channel, name, 1 /* IN */, (int)type, on_answer, p);
+	p->asking = false;
+	if (p->answered) {
+		struct dns_answer a = p->early;
+
+		deliver(p, &a);
+		dns_answer_clear(&a);
+		return 0;
+	}
+	*out = q;
+	arm_timer(r);
+	return 0;
+}
+
+void
+resolver_cancel(struct resolver_query *q)
+{
+	struct pending *p;
+	struct resolver_query **at;
+
+	if (!q)
+		return;
+	p = q->p;
+	if (p->delivering) {
+		q->fn = NULL;
+		return;
+	}
+	for (at = &p->waiters; *at != q; at = &(*at)->next)
+		;
+	*at = q->next;
+	free(q);
+	/* The question stays asked: its answer is cached for the next. */
+}
+
+struct resolver *
+resolver_new(struct loop *loop, const struct resolver_config *cfg, char *err,
+             size_t len)
+{
+	struct ares_options opts;
+	struct resolver *r;
+	int rc;
+
+	rc = ares_library_init(ARES_LIB_INIT_ALL);
+	if (rc != ARES_SUCCESS) {
+		snprintf(err, len, "c-ares: %s", ares_strerror(rc));
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		snprintf(err, len, "out of memory");
+		return NULL;
+	}
+	r->loop = loop;
+	r->cfg = *cfg;
+	r->cfg.servers = NULL; /* (given to c-ares: not kept) */
+	if (!r->cfg.timeout_ms)
+		r->cfg.timeout_ms = 1000;
+	if (!r->cfg.tries)
+		r->cfg.tries = 2;
+	if (!r->cfg.cache_max)
+		r->cfg.cache_max = 10000;
+	if (!r->cfg.ttl_max)
+		r->cfg.ttl_max = 86400;
+	if (!r->cfg.negative_ttl_max)
+		r->cfg.negative_ttl_max = 900;
+	loop_timer_init(&r->timer, on_timer, r);
+	r->cache = dns_cache_new(r->cfg.cache_max);
+	if (!r->cache) {
+		snprintf(err, len, "out of memory");
+		free(r);
+		return NULL;
+	}
+	memset(&opts, 0, sizeof(opts));
+	opts.timeout = (int)r->cfg.timeout_ms;
+	opts.tries = (int)r->cfg.tries;
+	opts.sock_state_cb = on_socket_state;
+	opts.sock_state_cb_data = r;
+	opts.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES | ARES_FLAG_EDNS;
+	opts.ednspsz = 1232; /* (DNS flag day 2020: no fragments) */
+	rc = ares_init_options(&r->channel, &opts,
+	                       ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES |
+	                               ARES_OPT_SOCK_STATE_CB | ARES_OPT_FLAGS |
+	                               ARES_OPT_EDNSPSZ);
+	if (rc != ARES_SUCCESS) {
+		snprintf(err, len, "c-ares: %s", ares_strerror(rc));
+		dns_cache_free(r->cache);
+		free(r);
+		return NULL;
+	}
+	if (cfg->servers && cfg->servers[0] &&
+	    (rc = ares_set_servers_ports_csv(r->channel, cfg->servers)) !=
+	            ARES_SUCCESS) {
+		snprintf(err, len, "DNS servers \"%s\": %s", cfg->servers,
+		         ares_strerror(rc));
+		resolver_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void
+resolver_free(struct resolver *r)
+{
+	if (!r)
+		return;
+	ares_destroy(r->channel); /* each question in flight: EDESTRUCTION */
+	loop_timer_cancel(r->loop, &r->timer);
+	dns_cache_free(r->cache);
+	free(r);
+}
+
+void
+resolver_counters(const struct resolver *r, struct resolver_counters *out,
+                  size_t *cached_now)
+{
+	*out = r->n;
+	if (cached_now)
+		*cached_now = dns_cache_count(r->cache);
+}

@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The resolver against a real DNS server: run by
+ * tests/integration/test-resolver.sh inside its namespace, with the
+ * address of the nsd it started (serving the zones the script wrote)
+ * and nsd's PIDs, which this stops and continues to see timeouts.
+ *
+ *   check-resolver SERVER[:PORT] NSD_PID...
+ *
+ * (nsd answers from a process of its own: every one is stopped.)
+ *
+ * Each step waits on the loop for the answers it asked for; a step
+ * that waits longer than it should fails. */
+#include <arpa/inet.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "fcrdns.h"
+#include "loop.h"
+#include "resolver.h"
+#include "timesrc.h"
+
+static struct loop *loop;
+static struct resolver *res;
+
+/* One answer waited for. */
+struct got {
+	bool told, cached;
+	int calls;
+	struct dns_answer a;
+};
+
+static void
+on_answer(const struct dns_answer *a, bool cached, void *ctx)
+{
+	struct got *g = ctx;
+
+	g->calls++;
+	g->told = true;
+	g->cached = cached;
+	dns_answer_clear(&g->a);
+	CHECK_INT(dns_answer_copy(&g->a, a), 0);
+}
+
+/* Turns of the loop until every one of gots is told, at most max_ms. */
+static uint64_t
+wait_for(struct got **gots, size_t n, uint64_t max_ms)
+{
+	uint64_t start = loop_now_ms(loop);
+
+	for (;;) {
+		size_t told = 0;
+
+		for (size_t i = 0; i < n; i++)
+			told += gots[i]->told;
+		if (told == n)
+			return loop_now_ms(loop) - start;
+		if (loop_now_ms(loop) - start > max_ms) {
+			fprintf(stderr, "no answer within %llu ms\n",
+			        (unsigned long long)max_ms);
+			exit(1);
+		}
+		CHECK(loop_run_once(loop, 50) >= 0);
+	}
+}
+
+static void
+ask(const char *name, enum dns_type type, struct got *g)
+{
+	struct resolver_query *q;
+
+	memset(g, 0, sizeof(*g));
+	CHECK_INT(resolver_ask(res, name, type, on_answer, g, &q), 0);
+}
+
+static struct resolver_counters
+counters(void)
+{
+	struct resolver_counters n;
+
+	resolver_counters(res, &n, NULL);
+	return n;
+}
+
+static void
+test_records(void)
+{
+	struct got g;
+	uint8_t want[16];
+	char rev[DNS_REVERSE_MAX];
+
+	ask("mx1.mail.test", DNS_A, &g);
+	CHECK(!g.told);
+	wait_for((struct got *[]){&g}, 1, 3000);
+	CHECK_INT(g.a.status, DNS_OK);
+	CHECK(!g.cached);
+	CHECK_INT(g.a.n, 1);
+	inet_pton(AF_INET, "198.51.100.25", want);
+	CHECK(!memcmp(g.a.rec[0].addr, want, 4));
+	CHECK(g.a.ttl > 0 && g.a.ttl <= 300);
+	CHECK_INT(counters().asked, 1);
+
+	/* again: from the cache, at once, no question sent */
+	ask("MX1.mail.test", DNS_A, &g);
+	CHECK(g.told && g.cached);
+	CHECK_INT(g.a.n, 1);
+	CHECK_INT(counters().asked, 1);
+	CHECK_INT(counters().cached, 1);
+
+	ask("mx1.mail.test", DNS_AAAA, &g);
+	wait_for((struct got *[]){&g}, 1, 3000);
+	inet_pton(AF_INET6, "2001:db8:25::25", want);
+	CHECK_INT(g.a.n, 1);
+	CHECK(!memcmp(g.a.rec[0].addr, want, 16));
+
+	inet_pton(AF_INET, "198.51.100.25", want);
+	dns_reverse_name(AF_INET, want, rev);
+	ask(rev, DNS_PTR, &g);
+	wait_for((struct got *[]){&g}, 1, 3000);
+	CHECK_INT(g.a.n, 1);
+	CHECK_STR(g.a.rec[0].text, "mx1.mail.test");
+
+	inet_pton(AF_INET6, "2001:db8:25::25", want);
+	dns_reverse_name(AF_INET6, want, rev);
+	ask(rev, DNS_PTR, &g);
+	wait_for((struct got *[]){&g}, 1, 3000);
+	CHECK_INT(g.a.n, 1);
+	CHECK_STR(g.a.rec[0].text, "mx1.mail.test");
+
+	ask("mail.test", DNS_MX, &g);
+	wait_for((struct got *[]){&g}, 1, 3000);
+	CHECK_INT(g.a.n, 1);
+	CHECK_INT(g.a.rec[0].pref, 10);
+	CHECK_STR(g.a.rec[0].text, "mx1.mail.test");
+
+	/* a TXT record of two strings, joined; over 512 bytes: by TCP or
+	 * EDNS, whichever the server and c-ares choose */
+	ask("long.mail.test", DNS_TXT, &g);
+	wait_for((struct got *[]){&g}, 1, 3000);
+	CHECK_INT(g.a.n, 1);
+	CHECK_INT(strlen(g.a.rec[0].text), 600);
+	CHECK(!strncmp(g.a.rec[0].text, "v=spf1 ", 7));
+
+	/* the name exists, no TXT: NODATA, kept */
+	ask("mx1.mail.test", DNS_TXT, &g);
+	wait_for((struct got *[]){&g}, 1, 3000);
+	CHECK_INT(g.a.status, DNS_NODATA);
+	ask("mx1.mail.test", DNS_TXT, &g);
+	CHECK(g.told && g.cached);
+
+	/* 40 A records: 32 kept */
+	ask("many.mail.test", DNS_A, &g);
+	wait_for((struct got *[]){&g}, 1, 3000);
+	CHECK_INT(g.a.n, DNS_RECORDS_MAX);
+	CHECK_INT(g.a.dropped, 40 - DNS_RECORDS_MAX);
+	dns_answer_clear(&g.a);
+}
+
+/* Kept for the TTL and no longer: the zone's records of 2 s, its
+ * negative TTL of 2 s (the SOA's minimum). */
+static void
+test_ttls(void)
+{
+	struct got g;
+	uint64_t asked;
+
+	ask("short.mail.test", DNS_A, &g);
+	wait_for((struct got *[]){&g}, 1, 3000);
+	CHECK_INT(g.a.ttl, 2);
+	ask("nope.mail.test", DNS_A, &g);
+	wait_for((struct got *[]){&g}, 1, 3000);
+	CHECK_INT(g.a.status, DNS_NXDOMAIN);
+	CHECK_INT(g.a.ttl, 2);
+	asked = counters().asked;
+	ask("short.mail.test", DNS_A, &g);
+	CHECK(g.cached);
+	ask("nope.mail.test", DNS_A, &g);
+	CHECK(g.cached);
+	CHECK_INT(counters().asked, asked);
+	/* past 2 s (the cache counts from the answer: any later is past) */
+	usleep(2100 * 1000);
+	ask("short.mail.test", DNS_A, &g);
+	CHECK(!g.told);
+	wait_for((struct got *[]){&g}, 1, 3000);
+	ask("nope.mail.test", DNS_A, &g);
+	CHECK(!g.told);
+	wait_for((struct got *[]){&g}, 1, 3000);
+	CHECK_INT(g.a.status, DNS_NXDOMAIN);
+	CHECK_INT(counters().asked, asked + 2);
+	dns_answer_clear(&g.a);
+}
+
+/* Many asking the same at once: one question. A cancelled one is not
+ * told; its answer is cached all the same. */
+static void
+test_joined_and_cancelled(void)
+{
+	struct got g[5], cancelled;
+	struct got *all[5];
+	struct resolver_query *q;
+	uint64_t asked = counters().asked;
+
+	for (int i = 0; i < 5; i++) {
+		ask("mx2.mail.test", DNS_A, &g[i]);
+		all[i] = &g[i];
+	}
+	memset(&cancelled, 0, sizeof(cancelled));
+	CHECK_INT(resolver_ask(res, "mx2.mail.test", DNS_A, on_answer,
+	                       &cancelled, &q), 0);
+	CHECK(q);
+	resolver_cancel(q);
+	wait_for(all, 5, 3000);
+	CHECK_INT(counters().asked, asked + 1);
+	CHECK_INT(counters().joined, 5);
+	for (int i = 0; i < 5; i++) {
+		CHECK_INT(g[i].calls, 1);
+		CHECK_INT(g[i].a.n, 1);
+		dns_answer_clear(&g[i].a);
+	}
+	CHECK(!cancelled.told);
+
+	/* Cancelled alone: still asked, cached when it comes. */
+	CHECK_INT(resolver_ask(res, "mx3.mail.test", DNS_A, on_answer,
+	                       &cancelled, &q), 0);
+	resolver_cancel(q);
+	for (int i = 0; i < 20; i++)
+		CHECK(loop_run_once(loop, 50) >= 0);
+	CHECK(!cancelled.told);
+	ask("mx3.mail.test", DNS_A, &g[0]);
+	CHECK(g[0].told && g[0].cached);
+	dns_answer_clear(&g[0].a);
+}
+
+/* The server stopped: a timeout after the tries, not sooner and not
+ * much later; the loop turns meanwhile; not cached. */
+/* --- forward-confirmed reverse DNS --- */
+
+struct fc {
+	bool told;
+	int calls;
+	struct fcrdns_answer a;
+};
+
+static void
+on_fcrdns(const struct fcrdns_answer *a, void *ctx)
+{
+	struct fc *fc = ctx;
+
+	fc->calls++;
+	fc->told = true;
+	fc->a = *a;
+}
+
+/* The FCrDNS of addr, waited for (at most max_ms). */
+static struct fc
+fcrdns_of(const char *addr, uint64_t max_ms)
+{
+	struct fc fc = {0};
+	struct fcrdns *f;
+	uint8_t bytes[16];
+	int family = strchr(addr, ':') ? AF_INET6 : AF_INET;
+	uint64_t start = loop_now_ms(loop);
+
+	CHECK_INT(inet_pton(family, addr, bytes), 1);
+	CHECK_INT(fcrdns_start(res, family, bytes, on_fcrdns, &fc, &f), 0);
+	CHECK(fc.told == (f == NULL));
+	while (!fc.told) {
+		CHECK(loop_now_ms(loop) - start <= max_ms);
+		CHECK(loop_run_once(loop, 50) >= 0);
+	}
+	CHECK_INT(fc.calls, 1);
+	return fc;
+}
+
+static void
+test_fcrdns(void)
+{
+	struct fc fc;
+	uint64_t asked;
+	struct fcrdns *f;
+	uint8_t bytes[16];
+
+	fc = fcrdns_of("198.51.100.25", 3000);
+	CHECK_INT(fc.a.result, FCRDNS_CONFIRMED);
+	CHECK_STR(fc.a.name, "mx1.mail.test");
+	fc = fcrdns_of("2001:db8:25::25", 3000);
+	CHECK_INT(fc.a.result, FCRDNS_CONFIRMED);
+	CHECK_STR(fc.a.name, "mx1.mail.test");
+	/* the PTR names an address that is not the client's */
+	fc = fcrdns_of("198.51.100.30", 3000);
+	CHECK_INT(fc.a.result, FCRDNS_UNCONFIRMED);
+	CHECK_STR(fc.a.name, "liar.mail.test");
+	/* no PTR */
+	fc = fcrdns_of("198.51.100.32", 3000);
+	CHECK_INT(fc.a.result, FCRDNS_NO_PTR);
+	CHECK_STR(fc.a.name, "");
+	/* two PTR names, one of which does not exist: the other confirms */
+	fc = fcrdns_of("198.51.100.33", 3000);
+	CHECK_INT(fc.a.result, FCRDNS_CONFIRMED);
+	CHECK_STR(fc.a.name, "mx5.mail.test");
+	/* seen again: all from the cache, told inside fcrdns_start */
+	asked = counters().asked;
+	fc = fcrdns_of("198.51.100.25", 0);
+	CHECK_INT(fc.a.result, FCRDNS_CONFIRMED);
+	CHECK_INT(counters().asked, asked);
+	/* cancelled: never told */
+	memset(&fc, 0, sizeof(fc));
+	inet_pton(AF_INET, "198.51.100.35", bytes);
+	CHECK_INT(fcrdns_start(res, AF_INET, bytes, on_fcrdns, &fc, &f), 0);
+	CHECK(f);
+	fcrdns_cancel(f);
+	for (int i = 0; i < 20; i++)
+		CHECK(loop_run_once(loop, 50) >= 0);
+	CHECK(!fc.told);
+}
+
+static void
+stop_all(char **pids, int n, int sig)
+{
+	for (int i = 0; i < n; i++)
+		CHECK_INT(kill((pid_t)atoi(pids[i]), sig), 0);
+}
+
+static void
+test_timeout(char **pids, int npids)
+{
+	struct got g;
+	uint64_t took;
+	uint64_t timeouts = counters().timeouts;
+
+	stop_all(pids, npids, SIGSTOP);
+	ask("mx4.mail.test", DNS_A, &g);
+	took = wait_for((struct got *[]){&g}, 1, 5000);
+	stop_all(pids, npids, SIGCONT);
+	CHECK_INT(g.a.status, DNS_TIMEOUT);
+	/* 2 tries of 300 ms (c-ares may stretch later tries: at most 4x) */
+	CHECK(took >= 550);
+	fprintf(stderr, "a timeout took %llu ms\n", (unsigned long long)took);
+	CHECK_INT(counters().timeouts, timeouts + 1);
+	/* FCrDNS with the server away: not known, never "no PTR" */
+	stop_all(pids, npids, SIGSTOP);
+	{
+		struct fc fc = fcrdns_of("198.51.100.34", 5000);
+
+		stop_all(pids, npids, SIGCONT);
+		CHECK_INT(fc.a.result, FCRDNS_TEMPERROR);
+	}
+	ask("mx4.mail.test", DNS_A, &g);
+	CHECK(!g.told); /* not kept: asked again */
+	wait_for((struct got *[]){&g}, 1, 3000);
+	CHECK_INT(g.a.status, DNS_OK);
+	dns_answer_clear(&g.a);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct resolver_config cfg = {.timeout_ms = 300, .tries = 2};
+	char err[256];
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: check-resolver SERVER[:PORT] NSD_PID...\n");
+		return 2;
+	}
+	loop = loop_new(timesrc_system());
+	CHECK(loop);
+	cfg.servers = "bogus server";
+	CHECK(resolver_new(loop, &cfg, err, sizeof(err)) == NULL);
+	fprintf(stderr, "refused: %s\n", err);
+	CHECK(strstr(err, "bogus server"));
+	cfg.servers = argv[1];
+	res = resolver_new(loop, &cfg, err, sizeof(err));
+	if (!res) {
+		fprintf(stderr, "resolver_new: %s\n", err);
+		return 1;
+	}
+	RUN(test_records);
+	RUN(test_ttls);
+	RUN(test_joined_and_cancelled);
+	RUN(test_fcrdns);
+	test_timeout(argv + 2, argc - 2);
+	printf("ok test_timeout\n");
+	resolver_free(res);
+	loop_free(loop);
+	return 0;
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# greygated's resolver (common/resolver.c: c-ares on the loop, a TTL cache
+# with negative caching, one question per name in flight) and the FCrDNS
+# signal built on it (policy/fcrdns.c) against a real authoritative server: nsd on host 'dns', serving a forward zone and the
+# reverse zones of the test addresses, asked from host 'gw' by
+# tests/common/check-resolver.c. It stops nsd's processes to see a
+# timeout.
+set -euo pipefail
+here=$(dirname "$0")
+. "$here/../lib/netns.sh"
+
+command -v nsd >/dev/null || fail "nsd is not installed (scripts/deps)"
+netns_init
+netns_host gw
+netns_host dns
+netns_link dns 198.51.100.53/24 gw 198.51.100.1/24
+
+zones=$NETNS_TMP/zones
+mkdir -p "$zones"
+soa='@ 3600 IN SOA ns.mail.test. admin.mail.test. 1 3600 600 86400 2'
+{
+	echo '$TTL 300'
+	echo "$soa"
+	echo '@ IN NS ns.mail.test.'
+	echo 'ns IN A 198.51.100.53'
+	echo '@ IN MX 10 mx1.mail.test.'
+	echo 'mx1 IN A 198.51.100.25'
+	echo 'mx1 IN AAAA 2001:db8:25::25'
+	echo 'mx2 IN A 198.51.100.26'
+	echo 'mx3 IN A 198.51.100.27'
+	echo 'mx4 IN A 198.51.100.28'
+	echo 'short 2 IN A 198.51.100.29'
+	echo 'liar IN A 198.51.100.31'
+	echo 'mx5 IN A 198.51.100.33'
+	# a TXT of 600 bytes in three strings (past 512: EDNS or TCP)
+	printf 'long IN TXT "v=spf1 %s" "%s" "%s"\n' "$(printf 'a%.0s' $(seq 193))" \
+		"$(printf 'b%.0s' $(seq 200))" "$(printf 'c%.0s' $(seq 200))"
+	for i in $(seq 1 40); do echo "many IN A 198.51.100.$((100 + i))"; done
+} >"$zones/mail.test.zone"
+{
+	echo '$TTL 300'
+	echo "$soa"
+	echo '@ IN NS ns.mail.test.'
+	echo '25 IN PTR mx1.mail.test.'
+	echo '30 IN PTR liar.mail.test.'
+	echo '33 IN PTR nope2.mail.test.'
+	echo '33 IN PTR mx5.mail.test.'
+	echo '34 IN PTR mx6.mail.test.'
+} >"$zones/100.51.198.in-addr.arpa.zone"
+{
+	echo '$TTL 300'
+	echo "$soa"
+	echo '@ IN NS ns.mail.test.'
+	# 2001:db8:25::25 under 8.b.d.0.1.0.0.2.ip6.arpa
+	echo '5.2.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.5.2.0.0 IN PTR mx1.mail.test.'
+} >"$zones/8.b.d.0.1.0.0.2.ip6.arpa.zone"
+cat >"$NETNS_TMP/nsd.conf" <<CONF
+server:
+	ip-address: 198.51.100.53
+	port: 53
+	do-ip6: no
+	username: ""
+	chroot: ""
+	zonesdir: "$zones"
+	pidfile: "$NETNS_TMP/nsd.pid"
+	database: ""
+	zonelistfile: "$NETNS_TMP/zone.list"
+	xfrdfile: "$NETNS_TMP/xfrd.state"
+	xfrdir: "$NETNS_TMP"
+	server-count: 1
+	verbosity: 1
+remote-control:
+	control-enable: no
+zone:
+	name: mail.test
+	zonefile: mail.test.zone
+zone:
+	name: 100.51.198.in-addr.arpa
+	zonefile: 100.51.198.in-addr.arpa.zone
+zone:
+	name: 8.b.d.0.1.0.0.2.ip6.arpa
+	zonefile: 8.b.d.0.1.0.0.2.ip6.arpa.zone
+CONF
+netns_spawn dns nsd -d -c "$NETNS_TMP/nsd.conf" >"$NETNS_TMP/nsd.log" 2>&1
+nsd_pid=$SPAWNED
+wait_for 10 eval 'nsx gw dig +short +time=1 +tries=1 @198.51.100.53 mx1.mail.test A | grep -q 198.51.100.25' ||
+	{ cat "$NETNS_TMP/nsd.log"; fail "nsd does not answer"; }
+# nsd answers from its children's children: all are stopped for the
+# timeout step.
+descendants() { local c; for c in $(pgrep -P "$1"); do echo "$c"; descendants "$c"; done; }
+mapfile -t nsd_pids < <(echo "$nsd_pid"; descendants "$nsd_pid")
+
+nsx gw "$GREYGATE_BUILD/tests/check-resolver" 198.51.100.53 "${nsd_pids[@]}" ||
+	fail "check-resolver failed (nsd's log: $(tail -5 "$NETNS_TMP/nsd.log"))"
+echo "ok: the resolver against nsd: records of each type, TTLs and negative TTLs kept and no longer, one question for many, cancel, a timeout; FCrDNS confirmed (v4, v6, second name), unconfirmed, no PTR, temperror with the server away"
