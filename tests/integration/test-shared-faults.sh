@@ -16,7 +16,8 @@
 #    Redis was emptied (not "trimmed"), put the site's settings and the
 #    passes they hold back, and the triplets they greylisted (a sender
 #    greylisted at mx2 before the emptying passes on its retry); the
-#    newcomer yields (log, status, metric) and keeps running.
+#    newcomer yields (log, status, metric) and keeps running; started
+#    again while Redis is away from it, it yields once it reaches Redis;
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -149,6 +150,27 @@ logged mx2 "1 triplet(s) greylisted here lately written back" ||
 reply=$(ask_door mx2 $waiter)
 [[ "$reply" != action=DEFER_IF_PERMIT* ]] || fail "the waiter, retrying after the delay, waits a whole delay again: $reply"
 echo "ok: mx1 and mx2 say Redis was emptied and write back the pass they hold (the client still passes) and the triplet mx2 greylisted (its retry passes)"
+
+# --- D1 in another order: the newcomer started while Redis is away from
+# it runs on its own settings; once it reaches Redis it yields, and the
+# site's settings stay ---
+kill "${GG_PID[mx3]}"
+wait "${GG_PID[mx3]}" || fail "mx3 did not stop cleanly"
+yielded=$(grep -c "this gateway yields" "$(gg_log mx3)")
+away=$(grep -c "new clients are greylisted meanwhile" "$(gg_log mx3)") || true
+cut mx3 198.51.100.34
+gg_start mx3
+wait_for 10 eval '[ "$(grep -c "new clients are greylisted meanwhile" "$(gg_log mx3)")" -gt "$away" ]' ||
+	fail "mx3 did not say Redis was away at its start: $(grep store: "$(gg_log mx3)" | tail -3)"
+nsx mx3 nft delete table inet cut
+ask_door mx3 $client >/dev/null || true
+wait_for 20 eval '[ "$(grep -c "this gateway yields" "$(gg_log mx3)")" -gt "$yielded" ]' ||
+	fail "the newcomer started while Redis was away did not yield: $(grep store: "$(gg_log mx3)" | tail -3)"
+[ "$(rcli HGET gg:config delay)" = 1 ] || fail "the newcomer started while Redis was away wrote its settings: $(rcli HGETALL gg:config | tr '\n' ' ')"
+for gw in mx1 mx2 mx3; do
+	kill -0 "${GG_PID[$gw]}" || fail "$gw stopped: $(tail -3 "$(gg_log $gw)")"
+done
+echo "ok: a newcomer with delay 5 started while Redis was away from it yields once it reaches Redis; the site keeps delay 1"
 
 # --- greygatectl release on a shared store: every gateway passes it ---
 released=2001:db8:78::1
