@@ -73,10 +73,13 @@ parse_args(int argc, char **argv, struct args *a, char *err, size_t len)
 static void
 status(struct gateway *gw, const struct args *a, FILE *out)
 {
+	struct metrics_snapshot s;
+
+	gateway_figures(gw, &s);
 	if (a->json)
-		metrics_status_json(gw, out);
+		metrics_status_json(&s, out);
 	else
-		metrics_status_text(gw, out);
+		metrics_status_text(&s, out);
 }
 
 /* --- the rest --- */
@@ -299,7 +302,10 @@ commands_run(void *ctx, int argc, char **argv, const char *who, FILE *out,
 		return 0;
 	}
 	if (!strcmp(a.cmd, "metrics")) {
-		metrics_exposition(gw, out);
+		struct metrics_snapshot s;
+
+		gateway_figures(gw, &s);
+		metrics_exposition(&s, out);
 		return 0;
 	}
 	if (!strcmp(a.cmd, "list"))

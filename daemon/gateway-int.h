@@ -266,6 +266,11 @@ int supervise_check_capture(struct gateway *gw, char *err);
  * supervise_start and freed after supervise_stop. _free: NULL is fine. */
 struct supervisor *supervise_new(void);
 void supervise_free(struct supervisor *sup);
+/* gateway_figures - every figure, read now from each service, with the
+ * counters' carry (figures.c): what status and metrics render. */
+struct metrics_snapshot;
+void gateway_figures(struct gateway *gw, struct metrics_snapshot *s);
+
 /* What status and metrics tell of the child. */
 struct supervise_status {
 	pid_t pid;               /* 0: none (restarting) */
@@ -307,10 +312,11 @@ void supervise_describe_end(int status, char *buf, size_t len);
  */
 int retiring_add(struct gateway *gw, struct proc *proc, int sock,
 		 struct sessions *sessions);
-/* retiring_newest - the pid of the last child to hand over, 0: none. */
-pid_t retiring_newest(const struct gateway *gw);
-/* retiring_status - a line each, for greygatectl status. */
-void retiring_status(const struct gateway *gw, FILE *out);
+/* retiring_list - the children finishing their hand-offs, newest
+ * first: their pids and since when (epoch s), max at most. Return: how
+ * many. */
+size_t retiring_list(const struct gateway *gw, pid_t *pids, int64_t *since,
+                     size_t max);
 /* retiring_stop_all - at greygated's stop: each ended, waited for. */
 void retiring_stop_all(struct gateway *gw);
 

@@ -123,6 +123,13 @@ check_store_folder(const char *dir, char *err)
 	return 0;
 }
 
+/* The run-time allow list, for a shared store that lacks its entries. */
+static const struct allow_runtime *
+allow_entries_of(void *ctx, size_t *n)
+{
+	return gateway_allow_runtime_entries(ctx, n);
+}
+
 static int
 open_policy(struct gateway *gw, char *err)
 {
@@ -153,10 +160,12 @@ open_policy(struct gateway *gw, char *err)
 	r = gateway_housekeeping_open(gw);
 	if (r < 0)
 		return r;
-	metrics_started(gw);
+	metrics_figures_begin(gw->figures, grey_get_counters(gateway_grey(gw)));
 	/* The greylist's store: Redis (shared_open sets it) or this file. */
 	if (cfg->store_url.redis) {
-		r = shared_open(gw, err);
+		struct shared_allow_source allow = {allow_entries_of, gw};
+
+		r = shared_open(gw->loop, cfg, &allow, &gw->records, err);
 		if (r < 0)
 			return r;
 	} else if (!(gw->records = grey_store_lmdb_new(gw->store))) {

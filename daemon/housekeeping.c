@@ -52,7 +52,7 @@ restore_stats(struct gateway *gw)
 			 when, gw->hk->stats_saved.attempts);
 		return;
 	}
-	gw->hk->stats_since = metrics_started_at(gw);
+	gw->hk->stats_since = metrics_figures_started(gw->figures);
 	if (r < 0)
 		log_warnx("report: the saved figures cannot be read (%s): "
 			  "counting starts again",
@@ -82,7 +82,8 @@ save_stats(struct gateway *gw)
 void
 gateway_stats_reset(struct gateway *gw)
 {
-	metrics_report_reset(gw);
+	metrics_figures_report_reset(gw->figures,
+	                             grey_get_counters(gateway_grey(gw)));
 	grey_stats_reset(gateway_grey(gw));
 	gw->hk->stats_since = loop_wall_sec(gw->loop);
 	if (grey_stats_save(gateway_grey(gw), gw->hk->stats_since) < 0)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The registry of greygated's figures and its three renderings (see
- * metrics.h). Every figure is read once into a snapshot, then each entry
- * of the registry names its place there. */
+ * metrics.h). Every figure is read once into a snapshot (by the root:
+ * daemon/figures.c), then each entry of the registry names its place
+ * there. Nothing here asks a service. */
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -11,33 +12,15 @@
 
 #include "config.h"
 #include "fmt.h"
-#include "gateway-int.h"
-#include "grey_store.h"
-#include "handoff.h"
 #include "json.h"
 #include "metrics.h"
-#include "policy_door.h"
 
 #ifndef GREYGATE_VERSION
 #define GREYGATE_VERSION "unknown"
 #endif
 
-/* Every figure, read at one moment. */
-struct snapshot {
-	struct grey_counters decided; /* for the life of greygated */
-	uint64_t passed_other;        /* passes not by a retry */
-	struct ipc_stats child;       /* counters for the life of greygated */
-	struct policy_door_stats door;
-	struct store_counters store;
-	uint64_t sets[NFTSET_KINDS][2]; /* kind, v4/v6 */
-	uint64_t triplets, passes, traps;
-	uint64_t child_restarts, handoffs_started, handoffs_failed;
-	uint64_t verdicts_unsent, records_refused, set_changes_failed;
-	struct grey_store_status shared; /* a shared store's (zero: none) */
-	struct supervise_status sup; /* the child's */
-	uint64_t shared_up, shared_disagreed;
-	bool sets_uncounted; /* passes and traps: kept in no count here */
-};
+/* (the registry's offsets are into the public snapshot) */
+#define snapshot metrics_snapshot
 
 enum metric_type { COUNTER, GAUGE };
 
@@ -502,88 +485,51 @@ metrics_figures_free(struct metrics_figures *f)
 }
 
 int64_t
-metrics_started_at(const struct gateway *gw)
+metrics_figures_started(const struct metrics_figures *f)
 {
-	return gw->figures->started;
+	return f->started;
 }
 
 void
-metrics_started(struct gateway *gw)
+metrics_figures_begin(struct metrics_figures *f,
+                      const struct grey_counters *held)
 {
-	memset(&gw->figures->decided, 0, sizeof(gw->figures->decided));
-	add_counters(&gw->figures->decided, grey_get_counters(gateway_grey(gw)), -1);
+	memset(&f->decided, 0, sizeof(f->decided));
+	add_counters(&f->decided, held, -1);
 }
 
 void
-metrics_report_reset(struct gateway *gw)
+metrics_figures_report_reset(struct metrics_figures *f,
+                             const struct grey_counters *now)
 {
-	add_counters(&gw->figures->decided, grey_get_counters(gateway_grey(gw)), 1);
+	add_counters(&f->decided, now, 1);
 }
 
 void
-metrics_child_gone(struct gateway *gw, const struct ipc_stats *last)
+metrics_figures_child_gone(struct metrics_figures *f,
+                           const struct ipc_stats *last)
 {
 	size_t base = offsetof(struct snapshot, child);
 
 	for (size_t i = 0; i < NMETRICS; i++)
 		if (is_child_counter(&registry[i]))
-			add_field(&gw->figures->child, last,
-			          registry[i].off - base, registry[i].size);
+			add_field(&f->child, last, registry[i].off - base,
+			          registry[i].size);
 }
 
-static void
-take_snapshot(struct gateway *gw, struct snapshot *s)
+void
+metrics_figures_carry(const struct metrics_figures *f,
+                      struct metrics_snapshot *s)
 {
 	size_t base = offsetof(struct snapshot, child);
 
-	memset(s, 0, sizeof(*s));
-	s->decided = gw->figures->decided;
-	add_counters(&s->decided, grey_get_counters(gateway_grey(gw)), 1);
+	add_counters(&s->decided, &f->decided, 1);
 	s->passed_other = s->decided.passed - s->decided.passed_retry;
-	supervise_get_status(gw, &s->sup);
-	s->child = *s->sup.stats;
 	for (size_t i = 0; i < NMETRICS; i++)
 		if (is_child_counter(&registry[i]))
-			add_field(&s->child, &gw->figures->child,
-			          registry[i].off - base, registry[i].size);
-	policy_door_get_stats(gw->policy_door, &s->door);
-	s->store = *store_get_counters(gw->store);
-	/* Kept counts, never a dump of the kernel's sets (a million allow
-	 * entries took minutes): the merged allow ranges greygated sent,
-	 * and the store's pass and trap records (the kernel's elements
-	 * expire with them). */
-	{
-		size_t nallow;
-		const struct allow_range *allow =
-		        gateway_allow_ranges(gw, &nallow, NULL);
-
-		for (size_t i = 0; i < nallow; i++)
-			s->sets[NFTSET_ALLOW]
-			       [allow[i].range.family == AF_INET6]++;
-	}
-	for (int f = 0; f < 2; f++) {
-		int family = f ? AF_INET6 : AF_INET;
-		int64_t passes = grey_store_count(gw->records,
-		                                  GREY_STORE_PASSES, family);
-		int64_t traps = grey_store_count(gw->records, GREY_STORE_TRAPS,
-		                                 family);
-
-		/* (a store every gateway writes keeps no count here) */
-		s->sets_uncounted = passes < 0 || traps < 0;
-		s->sets[NFTSET_PASS][f] = passes < 0 ? 0 : (uint64_t)passes;
-		s->sets[NFTSET_TRAP][f] = traps < 0 ? 0 : (uint64_t)traps;
-	}
-	s->triplets = store_count(gw->store, -1);
-	s->passes = store_count(gw->store, STORE_PASS);
-	s->traps = store_count(gw->store, STORE_TRAP);
-	s->child_restarts = s->sup.starts > 1 ? s->sup.starts - 1 : 0;
-	handoff_get_counts(gw->handoff, &s->handoffs_started, &s->handoffs_failed);
-	s->verdicts_unsent = s->sup.verdicts_unsent;
-	s->records_refused = s->sup.records_refused;
-	s->set_changes_failed = gateway_set_changes_failed(gw);
-	grey_store_get_status(gw->records, &s->shared);
-	s->shared_up = s->shared.up;
-	s->shared_disagreed = s->shared.disagreed;
+			add_field(&s->child, &f->child, registry[i].off - base,
+			          registry[i].size);
+	s->started = f->started;
 }
 
 /* On a shared store the pass and trap sets are fed by every gateway and
@@ -621,72 +567,74 @@ text_figures(const struct snapshot *s, const char *group, FILE *out)
 }
 
 void
-metrics_status_text(struct gateway *gw, FILE *out)
+metrics_status_text(const struct snapshot *s, FILE *out)
 {
-	const struct config *cfg = gw->cfg;
-	int64_t now = loop_wall_sec(gw->loop);
-	struct snapshot s;
+	const struct config *cfg = s->cfg;
+	int64_t now = s->now;
 	char t[FMT_UTC_MAX];
 
-	take_snapshot(gw, &s);
 	fprintf(out, "greygated %s, up %" PRId64 " s (since %s)\n",
-	        GREYGATE_VERSION, now - gw->figures->started, fmt_utc(gw->figures->started, t));
+	        GREYGATE_VERSION, now - s->started, fmt_utc(s->started, t));
 	if (!cfg->gateway)
 		fprintf(out, "gateway:   off (the policy door alone: no child, "
 		             "no capture, no table)\n");
-	else if (s.sup.pid > 0)
+	else if (s->child_pid > 0)
 		fprintf(out,
 		        "child:     pid %d, up %" PRId64 " s, started %u "
 		        "time(s), %" PRIu64 " records refused\n",
-		        (int)s.sup.pid, now - s.sup.since, s.sup.starts,
-		        s.records_refused);
+		        (int)s->child_pid, now - s->child_since, s->child_starts,
+		        s->records_refused);
 	else
 		fprintf(out,
 		        "child:     down (restarting), started %u "
 		        "time(s), %" PRIu64 " records refused\n",
-		        s.sup.starts, s.records_refused);
-	retiring_status(gw, out);
+		        s->child_starts, s->records_refused);
+	for (size_t i = 0; i < s->nretiring; i++)
+		fprintf(out,
+		        "           pid %d (before the reload): finishing the "
+		        "sessions it handed to the MTA, for %" PRId64 " s\n",
+		        (int)s->retiring[i].pid, now - s->retiring[i].since);
 	fputs("sets:      ", out);
-	text_figures(&s, "sets", out);
-	if (s.sets_uncounted)
+	text_figures(s, "sets", out);
+	if (s->sets_uncounted)
 		fprintf(out, " (passes and traps: from every gateway, counted "
 		             "nowhere here: nft list set inet %s pass4)",
 		        cfg->table);
-	if (s.shared.remote) {
-		fprintf(out, "\nstore:     %s, ", s.shared.where);
-		if (s.shared.up)
+	if (s->shared.remote) {
+		fprintf(out, "\nstore:     %s, ", s->shared.where);
+		if (s->shared.up)
 			fprintf(out,
 			        "connected, stream %s (lag %" PRId64 " ms)%s",
-			        s.shared.following ? "followed"
+			        s->shared.following ? "followed"
 			                           : "not followed",
-			        s.shared.lag_ms,
-			        s.shared.name_clash
+			        s->shared.lag_ms,
+			        s->shared.name_clash
 			                ? "; ANOTHER GATEWAY USES THIS "
 			                  "ONE'S NAME (hostname)"
 			                : "");
-		else if (s.shared.disagreed)
+		else if (s->shared.disagreed)
 			fprintf(out,
 			        "SETTINGS DISAGREE, this gateway yields "
 			        "(writes nothing there): %s",
-			        s.shared.last_error);
+			        s->shared.last_error);
 		else
 			fprintf(out, "AWAY for %" PRId64 " s: %s",
-			        s.shared.down_since
-			                ? now - s.shared.down_since
+			        s->shared.down_since
+			                ? now - s->shared.down_since
 			                : 0,
-			        s.shared.last_error);
+			        s->shared.last_error);
 		fputs("\nshared:    ", out);
-		text_figures(&s, "shared", out);
+		text_figures(s, "shared", out);
 	} else {
 		fputs("\nstore:     ", out);
-		text_figures(&s, "store", out);
+		text_figures(s, "store", out);
 	}
 	fputs("\ndecisions: ", out);
-	text_figures(&s, "decisions", out);
+	text_figures(s, "decisions", out);
 	fputs(" (since greygated started; the report's since its reset)\n"
 	      "tarpit:    ",
 	      out);
-	text_figures(&s, "tarpit", out);
+	text_figures(s, "tarpit", out);
 	if (cfg->handoff.mode == HANDOFF_OFF) {
 		fputs("\nhand-off:  off (a passing attempt hears 451 and "
 		      "retries)",
@@ -697,16 +645,16 @@ metrics_status_text(struct gateway *gw, FILE *out)
 		        cfg->handoff.mode == HANDOFF_TRANSPARENT
 		                ? "where each client was going, as the client"
 		                : cfg->handoff.address);
-		text_figures(&s, "handoff", out);
+		text_figures(s, "handoff", out);
 	}
-	if (gw->policy_door) {
+	if (s->policy_door_on) {
 		fprintf(out, "\npolicy:    on %s: ", cfg->policy.listen);
-		text_figures(&s, "policy", out);
+		text_figures(s, "policy", out);
 	} else {
 		fputs("\npolicy:    off", out);
 	}
 	fputs("\nsensor:    ", out);
-	text_figures(&s, "sensor", out);
+	text_figures(s, "sensor", out);
 	fputc('\n', out);
 }
 
@@ -726,45 +674,43 @@ json_figures(const struct snapshot *s, const char *group, bool first, FILE *out)
 }
 
 void
-metrics_status_json(struct gateway *gw, FILE *out)
+metrics_status_json(const struct snapshot *s, FILE *out)
 {
 	static const char *const plain[] = {"sets", "store", "decisions",
 	                                    "tarpit"};
-	const struct config *cfg = gw->cfg;
-	struct snapshot s;
+	const struct config *cfg = s->cfg;
 	char t[FMT_UTC_MAX];
 
-	take_snapshot(gw, &s);
 	fprintf(out,
 	        "{\"version\":\"%s\",\"since\":\"%s\",\"uptime\":%" PRId64
 	        ",\"child\":{\"pid\":%d,\"running\":%s,\"starts\":%u,"
 	        "\"draining_pid\":%d",
-	        GREYGATE_VERSION, fmt_utc(gw->figures->started, t),
-	        loop_wall_sec(gw->loop) - gw->figures->started, (int)s.sup.pid,
-	        s.sup.pid > 0 ? "true" : "false", s.sup.starts,
-	        (int)retiring_newest(gw));
-	json_figures(&s, "child", false, out);
+	        GREYGATE_VERSION, fmt_utc(s->started, t),
+	        s->now - s->started, (int)s->child_pid,
+	        s->child_pid > 0 ? "true" : "false", s->child_starts,
+	        (int)(s->nretiring ? s->retiring[0].pid : 0));
+	json_figures(s, "child", false, out);
 	for (size_t i = 0; i < sizeof(plain) / sizeof(*plain); i++) {
 		fprintf(out, "},\"%s\":{", plain[i]);
-		json_figures(&s, plain[i], true, out);
+		json_figures(s, plain[i], true, out);
 	}
 	fprintf(out, "},\"handoff\":{\"mode\":\"%s\"",
 	        config_handoff_mode_name(cfg->handoff.mode));
-	json_figures(&s, "handoff", false, out);
+	json_figures(s, "handoff", false, out);
 	fputs("},\"policy\":{\"listen\":", out);
 	json_put_string(out, cfg->policy.listen);
-	json_figures(&s, "policy", false, out);
+	json_figures(s, "policy", false, out);
 	fputs("},\"sensor\":{", out);
-	json_figures(&s, "sensor", true, out);
-	if (s.shared.remote) {
+	json_figures(s, "sensor", true, out);
+	if (s->shared.remote) {
 		fputs("},\"shared\":{\"where\":", out);
-		json_put_string(out, s.shared.where);
+		json_put_string(out, s->shared.where);
 		fprintf(out, ",\"following\":%s,\"lag_ms\":%" PRId64
 		             ",\"down_since\":%" PRId64 ",\"last_error\":",
-		        s.shared.following ? "true" : "false", s.shared.lag_ms,
-		        s.shared.down_since);
-		json_put_string(out, s.shared.last_error);
-		json_figures(&s, "shared", false, out);
+		        s->shared.following ? "true" : "false", s->shared.lag_ms,
+		        s->shared.down_since);
+		json_put_string(out, s->shared.last_error);
+		json_figures(s, "shared", false, out);
 	}
 	fputs("}}\n", out);
 }
@@ -779,10 +725,8 @@ family_header(const char *name, const char *help, const char *type, FILE *out)
 }
 
 static void
-delay_histogram(struct gateway *gw, FILE *out)
+delay_histogram(const struct grey_delay_histogram *h, FILE *out)
 {
-	const struct grey_delay_histogram *h =
-	        grey_get_delay_histogram(gateway_grey(gw));
 	const char *name = "greygate_delivery_delay_seconds";
 
 	family_header("delivery_delay_seconds",
@@ -800,20 +744,18 @@ delay_histogram(struct gateway *gw, FILE *out)
 }
 
 void
-metrics_exposition(struct gateway *gw, FILE *out)
+metrics_exposition(const struct snapshot *s, FILE *out)
 {
-	struct snapshot s;
 
-	take_snapshot(gw, &s);
 	family_header("build_info", "greygate's version", "gauge", out);
 	fprintf(out, "greygate_build_info{version=\"%s\"} 1\n",
 	        GREYGATE_VERSION);
 	family_header("start_time_seconds",
 	              "When greygated started, in seconds since the epoch",
 	              "gauge", out);
-	fprintf(out, "greygate_start_time_seconds %" PRId64 "\n", gw->figures->started);
+	fprintf(out, "greygate_start_time_seconds %" PRId64 "\n", s->started);
 	for (size_t f = 0; f < NFAMILIES; f++) {
-		if (!s.shared.remote &&
+		if (!s->shared.remote &&
 		    !strncmp(families[f].name, "shared_", 7))
 			continue; /* no shared store to tell of */
 		family_header(families[f].name, families[f].help,
@@ -823,13 +765,13 @@ metrics_exposition(struct gateway *gw, FILE *out)
 			const struct metric *m = &registry[i];
 
 			if (strcmp(m->family, families[f].name) ||
-			    !shown(&s, m))
+			    !shown(s, m))
 				continue;
 			fprintf(out, "greygate_%s%s%s%s %" PRIu64 "\n",
 			        m->family, m->labels ? "{" : "",
 			        m->labels ? m->labels : "",
-			        m->labels ? "}" : "", value_of(&s, m));
+			        m->labels ? "}" : "", value_of(s, m));
 		}
 	}
-	delay_histogram(gw, out);
+	delay_histogram(s->delays, out);
 }

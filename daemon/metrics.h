@@ -7,19 +7,58 @@
  * so they never disagree.
  *
  * Counters are monotonic for the life of greygated: the child's carry
- * over its restarts (metrics_child_gone), the decisions over the
- * report's resets (metrics_report_reset); the report's own resettable
- * figures stay the report's. */
+ * over its restarts (metrics_figures_child_gone), the decisions over the
+ * report's resets (metrics_figures_report_reset); the report's own
+ * resettable figures stay the report's. */
 #ifndef GREYGATE_METRICS_H
 #define GREYGATE_METRICS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
+#include "config.h"
+#include "grey_store.h"
 #include "ipc.h"
+#include "nftset_config.h"
 #include "policy.h"
+#include "policy_door.h"
 
-struct gateway;
+/* Children finishing their hand-offs after a reload, shown at most. */
+#define METRICS_RETIRING_MAX 8
+
+/* Every figure, read at one moment, and what the renderings show beside
+ * them: the root collects it (gateway_figures, daemon/figures.c) from
+ * each service; this module only renders it, so it knows no service. */
+struct metrics_snapshot {
+	struct grey_counters decided; /* for the life of greygated */
+	uint64_t passed_other;        /* passes not by a retry */
+	struct ipc_stats child;       /* counters for the life of greygated */
+	struct policy_door_stats door;
+	struct store_counters store;
+	uint64_t sets[NFTSET_KINDS][2]; /* kind, v4/v6 */
+	uint64_t triplets, passes, traps;
+	uint64_t child_restarts, handoffs_started, handoffs_failed;
+	uint64_t verdicts_unsent, records_refused, set_changes_failed;
+	struct grey_store_status shared; /* a shared store's (zero: none) */
+	uint64_t shared_up, shared_disagreed;
+	bool sets_uncounted; /* passes and traps: kept in no count here */
+	/* the running child (pid 0: none, restarting) and those retiring */
+	pid_t child_pid;
+	unsigned child_starts;
+	int64_t child_since;
+	struct metrics_retiring {
+		pid_t pid;
+		int64_t since;
+	} retiring[METRICS_RETIRING_MAX]; /* newest first */
+	size_t nretiring;
+	/* the moment, greygated's start, the settings shown */
+	int64_t now, started;
+	const struct config *cfg;
+	bool policy_door_on;
+	const struct grey_delay_histogram *delays;
+};
 
 /* What greygated's figures keep beside their sources (gw->figures):
  * when greygated started, and what the counters carry over. */
@@ -30,27 +69,35 @@ struct metrics_figures;
 struct metrics_figures *metrics_figures_new(int64_t started);
 void metrics_figures_free(struct metrics_figures *f);
 
-/* metrics_started_at - when greygated started (epoch seconds). */
-int64_t metrics_started_at(const struct gateway *gw);
+/* metrics_figures_started - when greygated started (epoch seconds). */
+int64_t metrics_figures_started(const struct metrics_figures *f);
 
-/* metrics_started - the decision counters count from now: what the
- * report restored from the store is not this greygated's. */
-void metrics_started(struct gateway *gw);
+/* metrics_figures_begin - the decision counters count from now: held,
+ * what the report restored from the store, is not this greygated's. */
+void metrics_figures_begin(struct metrics_figures *f,
+                           const struct grey_counters *held);
 
-/* metrics_child_gone - the child's counters so far go into the carry
- * before a new child starts from zero. */
-struct ipc_stats;
-void metrics_child_gone(struct gateway *gw, const struct ipc_stats *last);
+/* metrics_figures_child_gone - the child's counters so far go into the
+ * carry before a new child starts from zero. */
+void metrics_figures_child_gone(struct metrics_figures *f,
+                                const struct ipc_stats *last);
 
-/* metrics_report_reset - the report's figures go to zero; the decision
- * counters must not (call before they are zeroed). */
-void metrics_report_reset(struct gateway *gw);
+/* metrics_figures_report_reset - the report's figures (now) go to zero;
+ * the decision counters must not (call before they are zeroed). */
+void metrics_figures_report_reset(struct metrics_figures *f,
+                                  const struct grey_counters *now);
+
+/* metrics_figures_carry - s, read from the services (its decided and
+ * child counters as they are now), made monotonic for the life of
+ * greygated with the carry; its started set. */
+void metrics_figures_carry(const struct metrics_figures *f,
+                           struct metrics_snapshot *s);
 
 /* metrics_status_text, metrics_status_json - greygatectl status. */
-void metrics_status_text(struct gateway *gw, FILE *out);
-void metrics_status_json(struct gateway *gw, FILE *out);
+void metrics_status_text(const struct metrics_snapshot *s, FILE *out);
+void metrics_status_json(const struct metrics_snapshot *s, FILE *out);
 
 /* metrics_exposition - Prometheus's text format (version 0.0.4). */
-void metrics_exposition(struct gateway *gw, FILE *out);
+void metrics_exposition(const struct metrics_snapshot *s, FILE *out);
 
 #endif

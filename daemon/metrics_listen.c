@@ -43,10 +43,12 @@ answer(struct metrics_listener *m)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
+	struct metrics_snapshot s;
 
 	if (!out)
 		return;
-	metrics_exposition(m->gw, out);
+	gateway_figures(m->gw, &s);
+	metrics_exposition(&s, out);
 	if (fclose(out) == 0 &&
 	    send(m->sock, buf,
 	         len < METRICS_ANSWER_MAX ? len : METRICS_ANSWER_MAX,

@@ -165,25 +165,18 @@ retiring_add(struct gateway *gw, struct proc *proc, int sock,
 	return 0;
 }
 
-pid_t
-retiring_newest(const struct gateway *gw)
+size_t
+retiring_list(const struct gateway *gw, pid_t *pids, int64_t *since,
+              size_t max)
 {
-	const struct retiring *newest = *supervise_retiring(gw);
+	size_t n = 0;
 
-	return newest ? newest->pid : 0;
-}
-
-void
-retiring_status(const struct gateway *gw, FILE *out)
-{
-	int64_t now = loop_wall_sec(gw->loop);
-
-	for (const struct retiring *r = *supervise_retiring(gw); r;
-	     r = r->next)
-		fprintf(out,
-		        "           pid %d (before the reload): finishing the "
-		        "sessions it handed to the MTA, for %" PRId64 " s\n",
-		        (int)r->pid, now - r->since);
+	for (const struct retiring *r = *supervise_retiring(gw); r && n < max;
+	     r = r->next, n++) {
+		pids[n] = r->pid;
+		since[n] = r->since;
+	}
+	return n;
 }
 
 void

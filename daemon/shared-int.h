@@ -4,6 +4,8 @@
 #ifndef GREYGATE_SHARED_INT_H
 #define GREYGATE_SHARED_INT_H
 
+#include "allow.h"
+#include "config.h"
 #include "grey_store.h"
 #include "loop.h"
 #include "redis_loop.h"
@@ -22,7 +24,9 @@ struct shared_restore;
 #define ALLOWS_WAITING_MAX 1000
 
 struct shared {
-	struct gateway *gw;
+	struct loop *loop;
+	const struct config *cfg; /* (reloaded in place) */
+	struct shared_allow_source allow;
 	struct rconn *c;
 	struct rconn_config rcfg; /* for the follower's own connection */
 	char password[256];

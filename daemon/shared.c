@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "allow.h"
-#include "gateway-int.h"
 #include "grey_store.h"
 #include "log.h"
 #include "redis_loop.h"
@@ -114,7 +113,7 @@ static void
 on_claimed(int err, const char *other, void *ctx)
 {
 	struct shared *sh = ctx;
-	int64_t now = loop_wall_sec(sh->gw->loop);
+	int64_t now = loop_wall_sec(sh->loop);
 
 	if (err == -EEXIST) {
 		if (!sh->name_clash ||
@@ -125,21 +124,21 @@ on_claimed(int err, const char *other, void *ctx)
 			          "each gateway a hostname of its own, or the "
 			          "site's report and the stream's figures mix "
 			          "them up",
-			          other, sh->gw->cfg->hostname);
+			          other, sh->cfg->hostname);
 		}
 		sh->name_clash = true;
 	} else if (err == 0 && sh->name_clash) {
 		sh->name_clash = false;
 		log_info("store: the name %s is this gateway's alone again",
-		         sh->gw->cfg->hostname);
+		         sh->cfg->hostname);
 	}
 }
 
 static void
 claim_name(struct shared *sh)
 {
-	sh->claimed_at = loop_wall_sec(sh->gw->loop);
-	store_redis_claim_name(sh->c, SHARED_PREFIX, sh->gw->cfg->hostname,
+	sh->claimed_at = loop_wall_sec(sh->loop);
+	store_redis_claim_name(sh->c, SHARED_PREFIX, sh->cfg->hostname,
 	                       sh->instance, CLAIM_TTL_SEC, on_claimed, sh);
 }
 
@@ -148,7 +147,7 @@ claim_name(struct shared *sh)
 static void
 say_down(struct shared *sh)
 {
-	int64_t now = loop_wall_sec(sh->gw->loop);
+	int64_t now = loop_wall_sec(sh->loop);
 
 	if (!sh->down_since) {
 		sh->down_since = now;
@@ -157,7 +156,7 @@ say_down(struct shared *sh)
 		          "meanwhile, passed clients go on (the sets, and "
 		          "%zu passes known here for the policy door), and "
 		          "what is decided is written when it is back",
-		          sh->gw->cfg->store, sh->last_error,
+		          sh->cfg->store, sh->last_error,
 		          shared_passes_count(sh->passes));
 	}
 }
@@ -187,7 +186,7 @@ on_minute(struct loop *loop, struct loop_timer *t, void *ctx)
 		sh->down_said = now;
 		log_warnx("store: Redis at %s still away for %" PRId64
 		          " s (%s); %zu decision(s) wait to be written",
-		          sh->gw->cfg->store, now - sh->down_since,
+		          sh->cfg->store, now - sh->down_since,
 		          sh->last_error, sh->nwaiting);
 	}
 	loop_timer_arm(loop, t, loop_now_ms(loop) + 1000);
@@ -289,8 +288,8 @@ send_now(struct shared_write *wr)
 
 	snprintf(once, sizeof(once), "%s:%" PRIu64, sh->instance, wr->seq);
 	r = store_redis_apply(sh->c, SHARED_PREFIX, &wr->before, &wr->after,
-	                      sh->gw->cfg->grey.retry_window_sec,
-	                      sh->gw->cfg->hostname, wr->seq ? once : NULL,
+	                      sh->cfg->grey.retry_window_sec,
+	                      sh->cfg->hostname, wr->seq ? once : NULL,
 	                      on_written, wr);
 
 	if (r == 0)
@@ -317,7 +316,7 @@ static struct shared_write *
 restore_write(struct shared *sh, const struct shared_pass *p)
 {
 	struct shared_write *wr = calloc(1, sizeof(*wr));
-	uint32_t ttl = sh->gw->cfg->grey.pass_ttl_sec;
+	uint32_t ttl = sh->cfg->grey.pass_ttl_sec;
 
 	if (!wr)
 		return NULL;
@@ -416,7 +415,7 @@ restore_passes(struct shared *sh)
 {
 	struct shared_restore *rs = sh->restore;
 
-	int64_t now = loop_wall_sec(sh->gw->loop);
+	int64_t now = loop_wall_sec(sh->loop);
 
 	if (rs) {
 		/* (emptied again: from the first) */
@@ -426,7 +425,7 @@ restore_passes(struct shared *sh)
 	rs = calloc(1, sizeof(*rs));
 	if (!rs || shared_passes_list(sh->passes, now, &rs->list, &rs->n) < 0 ||
 	    shared_waiting_list(sh->greylisted,
-	                        now - (int64_t)sh->gw->cfg->grey.retry_window_sec,
+	                        now - (int64_t)sh->cfg->grey.retry_window_sec,
 	                        &rs->triplets, &rs->ntriplets) < 0) {
 		restore_free(rs);
 		log_warnx("store: no memory to write the passes known here "
@@ -481,7 +480,7 @@ on_fetched(struct grey_records *w, int err, void *ctx)
 {
 	struct shared_fetch *f = ctx;
 	struct shared *sh = f->sh;
-	uint32_t pass_ttl_sec = sh->gw->cfg->grey.pass_ttl_sec;
+	uint32_t pass_ttl_sec = sh->cfg->grey.pass_ttl_sec;
 
 	if (err < 0) {
 		if (sh->closing) {
@@ -681,7 +680,7 @@ send_allow(struct shared_allow_entry *a)
 	struct shared *sh = a->sh;
 	int r = sh->agreed ? store_redis_allow(sh->c, SHARED_PREFIX, &a->net,
 	                                       a->expires, a->comment,
-	                                       sh->gw->cfg->hostname,
+	                                       sh->cfg->hostname,
 	                                       on_allow_written, a)
 	                   : -ENOTCONN;
 
@@ -742,11 +741,11 @@ on_allow_shared(int err, bool written, void *ctx)
 void
 shared_share_allow_list(struct shared *sh)
 {
-	struct gateway *gw = sh->gw;
-	int64_t now = loop_wall_sec(gw->loop);
+	int64_t now = loop_wall_sec(sh->loop);
 	struct allow_share *as;
-	size_t n;
-	const struct allow_runtime *list = gateway_allow_runtime_entries(gw, &n);
+	size_t n = 0;
+	const struct allow_runtime *list =
+	        sh->allow.entries ? sh->allow.entries(sh->allow.ctx, &n) : NULL;
 
 	if (!n || !(as = calloc(1, sizeof(*as))))
 		return;
@@ -760,7 +759,7 @@ shared_share_allow_list(struct shared *sh)
 		    grey_cidr_parse(e->cidr, &net) < 0 ||
 		    store_redis_allow_if_absent(sh->c, SHARED_PREFIX, &net,
 		                                e->expires, e->comment,
-		                                gw->cfg->hostname,
+		                                sh->cfg->hostname,
 		                                on_allow_shared, as) < 0)
 			continue;
 		as->waiting++;
@@ -850,7 +849,7 @@ redis_forget(struct grey_store *s, const struct grey_client *key,
 	f->sh = sh;
 	grey_client_format(key, f->key, sizeof(f->key));
 	r = store_redis_forget(sh->c, SHARED_PREFIX, key, trap,
-	                       sh->gw->cfg->hostname, on_forgot, f);
+	                       sh->cfg->hostname, on_forgot, f);
 	if (r < 0) {
 		free(f);
 		return r;
@@ -899,9 +898,9 @@ agree(struct shared *sh)
 
 	if (sh->agreeing || sh->closing || !rconn_up(sh->c))
 		return;
-	sh->agreed_asked = loop_wall_sec(sh->gw->loop);
-	r = store_redis_agree(sh->c, SHARED_PREFIX, &sh->gw->cfg->grey,
-	                      sh->gw->cfg->hostname, sh->site_since, on_agreed,
+	sh->agreed_asked = loop_wall_sec(sh->loop);
+	r = store_redis_agree(sh->c, SHARED_PREFIX, &sh->cfg->grey,
+	                      sh->cfg->hostname, sh->site_since, on_agreed,
 	                      sh);
 	if (r == 0) {
 		sh->agreeing = true;
@@ -909,8 +908,8 @@ agree(struct shared *sh)
 	}
 	snprintf(sh->last_error, sizeof(sh->last_error),
 	         "cannot ask for the settings: %s", strerror(-r));
-	loop_timer_arm(sh->gw->loop, &sh->agree_again,
-	               loop_now_ms(sh->gw->loop) + AGREE_RETRY_MS);
+	loop_timer_arm(sh->loop, &sh->agree_again,
+	               loop_now_ms(sh->loop) + AGREE_RETRY_MS);
 }
 
 static void
@@ -922,7 +921,7 @@ on_agree_again(struct loop *loop, struct loop_timer *t, void *ctx)
 static void
 say_disagreed(struct shared *sh)
 {
-	sh->disagreed_said = loop_wall_sec(sh->gw->loop);
+	sh->disagreed_said = loop_wall_sec(sh->loop);
 	log_warnx("store: %s; this gateway yields: it writes nothing to the "
 	          "shared store and decides from what it knows here until "
 	          "its settings agree (correct them and restart it)",
@@ -948,7 +947,7 @@ agreed_now(struct shared *sh, const struct store_redis_agreement *a)
 		          "pass(es) known here, the triplets greylisted here "
 		          "lately and the run-time allow list are written "
 		          "back",
-		          sh->gw->cfg->store,
+		          sh->cfg->store,
 		          a->created ? "written back from here"
 		                     : "written back by another gateway",
 		          shared_passes_count(sh->passes));
@@ -970,10 +969,10 @@ agreed_now(struct shared *sh, const struct store_redis_agreement *a)
 	sh->report_unsent = true; /* (a Redis restarted empty lost it) */
 	if (sh->down_since)
 		log_info("store: Redis at %s is back after %" PRId64 " s",
-		         sh->gw->cfg->store,
-		         loop_wall_sec(sh->gw->loop) - sh->down_since);
+		         sh->cfg->store,
+		         loop_wall_sec(sh->loop) - sh->down_since);
 	else if (!sh->opening && !was)
-		log_info("store: connected to Redis at %s", sh->gw->cfg->store);
+		log_info("store: connected to Redis at %s", sh->cfg->store);
 	sh->down_since = 0;
 	claim_name(sh);
 	send_waiting(sh);
@@ -997,14 +996,14 @@ on_agreed(const struct store_redis_agreement *a, void *ctx)
 		if (!sh->answer_said && !sh->opening)
 			log_warnx("store: Redis at %s: %s: asked again every "
 			          "%u ms",
-			          sh->gw->cfg->store, a->why, AGREE_RETRY_MS);
+			          sh->cfg->store, a->why, AGREE_RETRY_MS);
 		sh->answer_said = true;
 		if (sh->agreed) {
 			sh->agreed = false;
 			say_down(sh);
 		}
-		loop_timer_arm(sh->gw->loop, &sh->agree_again,
-		               loop_now_ms(sh->gw->loop) + AGREE_RETRY_MS);
+		loop_timer_arm(sh->loop, &sh->agree_again,
+		               loop_now_ms(sh->loop) + AGREE_RETRY_MS);
 		return;
 	}
 	sh->answer_said = false;
@@ -1031,7 +1030,7 @@ on_state(struct rconn *c, bool up, const char *why, void *ctx)
 	if (!up) {
 		sh->agreed = false;
 		sh->agreeing = false; /* (its answer came back NULL) */
-		loop_timer_cancel(sh->gw->loop, &sh->agree_again);
+		loop_timer_cancel(sh->loop, &sh->agree_again);
 		snprintf(sh->last_error, sizeof(sh->last_error), "%s", why);
 		if (!sh->opening && !sh->disagreed)
 			say_down(sh);
@@ -1041,9 +1040,10 @@ on_state(struct rconn *c, bool up, const char *why, void *ctx)
 }
 
 int
-shared_open(struct gateway *gw, char *err)
+shared_open(struct loop *loop, const struct config *cfg,
+            const struct shared_allow_source *allow, struct grey_store **out,
+            char *err)
 {
-	const struct config *cfg = gw->cfg;
 	const struct store_url *u = &cfg->store_url;
 	struct shared *sh = calloc(1, sizeof(*sh));
 	struct shared_store *ss;
@@ -1054,24 +1054,26 @@ shared_open(struct gateway *gw, char *err)
 		free(sh);
 		return -ENOMEM;
 	}
-	sh->gw = gw;
+	sh->loop = loop;
+	sh->cfg = cfg;
+	sh->allow = *allow;
 	ss->base.ops = &redis_ops;
 	ss->base.settings_agreed = true;
 	ss->sh = sh;
-	gw->records = &ss->base;
+	*out = &ss->base;
 	loop_timer_init(&sh->minute, on_minute, sh);
 	loop_timer_init(&sh->agree_again, on_agree_again, sh);
 	sh->passes = shared_passes_new();
 	sh->greylisted = shared_waiting_new(0);
 	if (!sh->passes || !sh->greylisted)
 		return -ENOMEM;
-	sh->passes_purged = loop_wall_sec(gw->loop);
+	sh->passes_purged = loop_wall_sec(loop);
 	instance_id(cfg->store_dir, sh->instance);
 	/* Names start anywhere: a name of the run before, remembered by
 	 * Redis for a day, must not silence a write of this one. */
 	if (getrandom(&sh->writes_named, sizeof(sh->writes_named), 0) !=
 	    (ssize_t)sizeof(sh->writes_named))
-		sh->writes_named = (uint64_t)loop_now_ms(gw->loop) << 20;
+		sh->writes_named = (uint64_t)loop_now_ms(loop) << 20;
 	sh->writes_named >>= 1; /* (never near the wrap to 0: none) */
 	if (cfg->store_password_file[0]) {
 		r = store_password_read(cfg->store_password_file, sh->password,
@@ -1082,15 +1084,15 @@ shared_open(struct gateway *gw, char *err)
 	store_url_connection(u, sh->password, COMMAND_TIMEOUT_MS, &sh->rcfg);
 	sh->rcfg.backoff_max_ms = RECONNECT_MAX_MS;
 	sh->opening = true;
-	sh->c = rconn_new(gw->loop, &sh->rcfg, on_state, sh);
+	sh->c = rconn_new(loop, &sh->rcfg, on_state, sh);
 	if (!sh->c) {
 		snprintf(err, 512, "store %s: %s", cfg->store, strerror(errno));
 		return -errno;
 	}
 	/* The keys agreed before anything is decided, where Redis answers. */
-	end = loop_now_ms(gw->loop) + START_WAIT_MS;
-	while (!sh->agreed && !sh->disagreed && loop_now_ms(gw->loop) < end)
-		loop_run_once(gw->loop, 50);
+	end = loop_now_ms(loop) + START_WAIT_MS;
+	while (!sh->agreed && !sh->disagreed && loop_now_ms(loop) < end)
+		loop_run_once(loop, 50);
 	sh->opening = false;
 	if (sh->disagreed) {
 		snprintf(err, 512, "store %.200s: %.300s", cfg->store,
@@ -1106,7 +1108,7 @@ shared_open(struct gateway *gw, char *err)
 			         "no answer within %u ms", START_WAIT_MS);
 		say_down(sh);
 	}
-	loop_timer_arm(gw->loop, &sh->minute, loop_now_ms(gw->loop) + 1000);
+	loop_timer_arm(loop, &sh->minute, loop_now_ms(loop) + 1000);
 	return 0;
 }
 
@@ -1119,8 +1121,8 @@ shared_close(struct shared *sh)
 		return;
 	sh->closing = true;
 	shared_follow_stop(sh);
-	loop_timer_cancel(sh->gw->loop, &sh->minute);
-	loop_timer_cancel(sh->gw->loop, &sh->agree_again);
+	loop_timer_cancel(sh->loop, &sh->minute);
+	loop_timer_cancel(sh->loop, &sh->agree_again);
 	/* What waits fails (-ECANCELED to its caller) as the connection
 	 * goes. */
 	rconn_free(sh->c);
@@ -1154,7 +1156,7 @@ redis_status(const struct grey_store *s, struct grey_store_status *out)
 	const struct shared *sh = ((const struct shared_store *)s)->sh;
 
 	out->remote = true;
-	out->where = sh->gw->cfg->store;
+	out->where = sh->cfg->store;
 	out->up = sh->agreed;
 	out->disagreed = sh->disagreed;
 	out->restored = sh->k.restored;

@@ -18,23 +18,38 @@
 #define GREYGATE_SHARED_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 /* Every key greygate writes in Redis starts with this. */
 #define SHARED_KEYS "gg:"
 
-struct gateway;
+struct allow_runtime;
+struct config;
+struct grey_store;
+struct loop;
 struct shared;
 
+/* Where the run-time allow entries this gateway holds come from (they
+ * are written into a store that lacks them: a new or emptied Redis). */
+struct shared_allow_source {
+	const struct allow_runtime *(*entries)(void *ctx, size_t *n);
+	void *ctx;
+};
+
 /*
- * shared_open - connect to the configured Redis and agree on the keys;
+ * shared_open - connect to the Redis cfg names and agree on the keys;
  * waits up to a few seconds for that at start. A Redis that does not
  * answer is not an error (greygated starts, greylisting new clients,
  * and agrees once it answers); a Redis that holds other keys is.
+ * @cfg: greygated's settings (borrowed; a reload changes them in place)
+ * @out: the store, set at once (also when this fails: close it)
  * Return: 0, or -errno with err set (512 bytes).
  */
-int shared_open(struct gateway *gw, char *err);
+int shared_open(struct loop *loop, const struct config *cfg,
+                const struct shared_allow_source *allow,
+                struct grey_store **out, char *err);
 
 /* shared_close - what waits to be written is lost (said); pending
  * decisions are told -ECANCELED. NULL ok. */

@@ -14,7 +14,6 @@
 #include <time.h>
 
 #include "allow.h"
-#include "gateway-int.h"
 #include "log.h"
 #include "shared-int.h"
 
@@ -32,7 +31,7 @@ wall_ms(void)
 static bool
 our_key(const struct shared *sh, const struct grey_client *key)
 {
-	const struct grey_config *g = &sh->gw->cfg->grey;
+	const struct grey_config *g = &sh->cfg->grey;
 
 	return key->prefix == (key->family == AF_INET ? g->prefix4 : g->prefix6);
 }
@@ -59,7 +58,7 @@ on_event(const struct store_redis_event *ev, void *ctx)
 	}
 	/* Its own come back too: already in the sets, added again (a
 	 * gateway's name alone cannot tell it: two may share one). */
-	if (!strcmp(ev->by, sh->gw->cfg->hostname))
+	if (!strcmp(ev->by, sh->cfg->hostname))
 		sh->k.own_events++;
 	else
 		sh->k.events++;
@@ -209,13 +208,11 @@ int
 shared_follow(struct grey_store *s, const struct grey_store_listener *l)
 {
 	struct shared *sh = shared_of(s);
-	struct gateway *gw = sh->gw;
-
 	sh->listener = *l;
 	/* (agreed before the run-time allow list was read: shared now) */
 	if (sh->agreed)
 		shared_share_allow_list(sh);
-	sh->follow = store_redis_follow_new(gw->loop, &sh->rcfg, SHARED_PREFIX,
+	sh->follow = store_redis_follow_new(sh->loop, &sh->rcfg, SHARED_PREFIX,
 	                                    "", on_event, on_gap, sh);
 	return sh->follow ? 0 : -errno;
 }

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway-int.h"
 #include "grey_store.h"
 #include "log.h"
 #include "shared-int.h"
@@ -46,8 +45,8 @@ shared_share_report(struct grey_store *store, const struct grey *grey,
 	r = grey_stats_encode(grey, since, &rec, &len);
 	if (r < 0)
 		return;
-	r = store_redis_put_report(sh->c, SHARED_PREFIX, sh->gw->cfg->hostname,
-	                           rec, len, loop_wall_sec(sh->gw->loop),
+	r = store_redis_put_report(sh->c, SHARED_PREFIX, sh->cfg->hostname,
+	                           rec, len, loop_wall_sec(sh->loop),
 	                           on_report_written, sh);
 	free(rec);
 	if (r < 0)

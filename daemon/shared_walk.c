@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "gateway-int.h"
 #include "grey_store_queue.h"
 #include "shared-int.h"
 

@@ -733,7 +733,7 @@ spawn(struct gateway *gw, char *err)
 	gw->sup->child_starts++;
 	/* A new child lists what the last probe learnt of the MTA. */
 	handoff_send_caps(gw->handoff);
-	metrics_child_gone(gw, &gw->sup->child_stats);
+	metrics_figures_child_gone(gw->figures, &gw->sup->child_stats);
 	memset(&gw->sup->child_stats, 0, sizeof(gw->sup->child_stats));
 	r = loop_add_fd(gw->loop, sv[0], EPOLLIN, on_child_sock, gw);
 	if (r < 0) {

@@ -88,7 +88,8 @@ open_redis(void)
 	snprintf(cfg.store_password_file, sizeof(cfg.store_password_file),
 	         "%s", path);
 	snprintf(cfg.hostname, sizeof(cfg.hostname), "mx1.test");
-	if (shared_open(&gw, err) < 0) {
+	if (shared_open(gw.loop, &cfg, &(struct shared_allow_source){0},
+	                &gw.records, err) < 0) {
 		fprintf(stderr, "shared_open: %s\n", err);
 		exit(1);
 	}
