@@ -169,6 +169,16 @@ static const struct key keys[] = {
 	 false, 0},
 	{"policy", "idle_timeout", K_MS, F(policy.idle_timeout_ms), 1000,
 	 3600000, false, 0},
+
+	{"signals", "lookups", K_BOOL, F(signals.lookups), 0, 0, RESTART, 0},
+	{"signals", "dns_servers", K_TEXT, F(signals.dns_servers), 0, 0,
+	 RESTART, 0},
+	{"signals", "budget", K_MS, F(signals.budget_ms), 100, 10000, false,
+	 0},
+	{"signals", "rdns_patterns", K_PATH, F(signals.rdns_patterns), 0, 0,
+	 RESTART, 0},
+	{"signals", "trust_fcrdns", K_BOOL, F(signals.trust_fcrdns), 0, 0,
+	 false, 0},
 };
 
 #undef F
@@ -305,6 +315,10 @@ config_defaults(struct config *cfg)
 	/* Postfix closes an idle policy connection after 300 s
 	 * (smtpd_policy_service_max_idle): ours outlasts it. */
 	cfg->policy.idle_timeout_ms = 600000;
+	/* Well inside the tarpit's wait for a verdict (2 s). */
+	cfg->signals.budget_ms = 1500;
+	snprintf(cfg->signals.rdns_patterns, sizeof(cfg->signals.rdns_patterns),
+		 "%s/dynamic-rdns", GREYGATE_DATADIR);
 	config_derive(cfg);
 }
 

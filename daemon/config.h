@@ -51,6 +51,18 @@ enum config_tls {
  * "transparent". */
 const char *config_handoff_mode_name(uint8_t mode);
 
+/* [signals]: what DNS says of a client (issue 31), looked up by
+ * greygated while the client talks. */
+struct signals_config {
+	bool lookups;          /* look up FCrDNS and the PTR's shape (no) */
+	char dns_servers[256]; /* "" (the system's) or c-ares's
+				  "ADDR[:PORT],..." */
+	uint32_t budget_ms;    /* a decision waits for them this long */
+	char rdns_patterns[256]; /* dynamic-looking PTR names ("": none) */
+	bool trust_fcrdns;     /* confirmed, not dynamic-looking: passed
+				  at once (no) */
+};
+
 /* [policy]: the policy door (Postfix's check_policy_service). */
 struct policy_config {
 	char listen[128];          /* "", "inet:HOST:PORT" or "unix:PATH" */
@@ -107,6 +119,7 @@ struct config {
 	char capabilities[256];
 	struct handoff_config handoff;
 	struct policy_config policy;
+	struct signals_config signals;
 	/* [greylist] lists */
 	char exempt[CONFIG_LIST_MAX][GREY_ADDR_MAX];
 	int nexempt;

@@ -202,18 +202,20 @@ log_decision(struct gateway *gw, const struct grey_attempt *a,
              const struct grey_decision *d)
 {
 	const struct config *cfg = gw->cfg;
-	char ip[INET6_ADDRSTRLEN], key[64];
+	char ip[INET6_ADDRSTRLEN], key[64], sig[GREY_SIGNALS_MAX + 16] = "";
 	/* Before any transaction: no sender, no recipient to say. */
 	bool tls = a->kind != GREY_ATTEMPT_RCPT;
 
 	inet_ntop(a->client.family, a->client.bytes, ip, sizeof(ip));
+	if (a->signals && a->signals[0])
+		snprintf(sig, sizeof(sig), ", signals=%s", a->signals);
 	grey_client_format(&d->client, key, sizeof(key));
 	switch (d->action) {
 	case GREY_GREYLIST:
 		log_info("action=greylist, reason=%s, client=%s, helo=%s, "
-		         "sender=%s, recipient=%s, delay=%u",
+		         "sender=%s, recipient=%s, delay=%u%s",
 		         grey_reason_name(d->reason), ip, a->helo, a->sender,
-		         a->rcpt, d->wait_sec);
+		         a->rcpt, d->wait_sec, sig);
 		break;
 	case GREY_PASS:
 		if (d->reason == GREY_REASON_PASSED)
@@ -228,10 +230,10 @@ log_decision(struct gateway *gw, const struct grey_attempt *a,
 		else
 			log_info("action=pass, reason=%s, client=%s, key=%s, "
 			         "helo=%s, sender=%s, recipient=%s, delay=%u, "
-			         "ttl=%u",
+			         "ttl=%u%s",
 			         grey_reason_name(d->reason), ip, key, a->helo,
 			         a->sender, a->rcpt, d->delay_sec,
-			         cfg->grey.pass_ttl_sec);
+			         cfg->grey.pass_ttl_sec, sig);
 		break;
 	case GREY_REFRESH:
 		log_info("action=refresh, reason=%s, client=%s, key=%s, ttl=%u",
@@ -304,6 +306,7 @@ struct gateway_decision {
 	struct gateway *gw;
 	struct grey_attempt a;
 	char helo[256], sender[GREY_ADDR_MAX], rcpt[GREY_ADDR_MAX];
+	char signals[GREY_SIGNALS_MAX];
 	struct grey_records w;
 	bool log, on_heap;
 	gateway_decided_fn *done; /* or: */
@@ -365,6 +368,9 @@ keep_strings(struct gateway_decision *q)
 	snprintf(q->sender, sizeof(q->sender), "%s",
 	         a->sender ? a->sender : "");
 	snprintf(q->rcpt, sizeof(q->rcpt), "%s", a->rcpt ? a->rcpt : "");
+	snprintf(q->signals, sizeof(q->signals), "%s",
+	         a->signals ? a->signals : "");
+	q->a.signals = q->signals;
 	q->a.helo = q->helo;
 	q->a.sender = q->sender;
 	q->a.rcpt = q->rcpt;

@@ -137,6 +137,9 @@ static const struct metric registry[] = {
         {"decisions", "passed_other", "# passed otherwise (STARTTLS)",
          "decisions_total", "action=\"pass\",reason=\"other\"", COUNTER,
          AT(passed_other)},
+        {"decisions", "passed_trusted", "# passed at once (DNS signals)",
+         "decisions_total", "action=\"pass\",reason=\"trusted\"", COUNTER,
+         AT(decided.passed_trusted)},
         {"decisions", "handed_unpassed", "# handed over unpassed",
          "decisions_total", "action=\"hand\",reason=\"tls_strict\"", COUNTER,
          AT(decided.tls_handed)},
@@ -524,7 +527,8 @@ metrics_figures_carry(const struct metrics_figures *f,
 	size_t base = offsetof(struct snapshot, child);
 
 	add_counters(&s->decided, &f->decided, 1);
-	s->passed_other = s->decided.passed - s->decided.passed_retry;
+	s->passed_other = s->decided.passed - s->decided.passed_retry -
+	                  s->decided.passed_trusted;
 	for (size_t i = 0; i < NMETRICS; i++)
 		if (is_child_counter(&registry[i]))
 			add_field(&s->child, &f->child, registry[i].off - base,

@@ -69,7 +69,7 @@ report_compute_from(struct report *r, const struct grey_counters *k,
 	r->never_retried = r->k.greylisted_new > r->k.retried
 				   ? r->k.greylisted_new - r->k.retried
 				   : 0;
-	r->passed_other = r->k.passed - r->k.passed_retry;
+	r->passed_other = r->k.passed - r->k.passed_retry - r->k.passed_trusted;
 	for (size_t i = 0; i < n; i++) {
 		sum += kept[i];
 		r->hist[bucket_of(kept[i])]++;
@@ -115,9 +115,9 @@ percent(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0;
 }
 
-#define FUNNEL_ROWS 12
+#define FUNNEL_ROWS 13
 /* The rows up to here count RCPTs: a share of the attempts. */
-#define FUNNEL_ROWS_OF_ATTEMPTS 8
+#define FUNNEL_ROWS_OF_ATTEMPTS 9
 
 /* One funnel row: what it counts, and the figure. */
 struct funnel_row {
@@ -143,6 +143,9 @@ funnel_rows(const struct report *r, struct funnel_row *rows)
 	rows[n++] = (struct funnel_row){"passed_other",
 					"passed by STARTTLS",
 					r->passed_other};
+	rows[n++] = (struct funnel_row){"passed_trusted",
+					"passed at once (DNS signals)",
+					r->k.passed_trusted};
 	rows[n++] = (struct funnel_row){"fastpath_deliveries",
 					"fast-path deliveries (seen)",
 					r->k.fastpath_deliveries};

@@ -36,7 +36,22 @@ struct sessions {
 	uint16_t ports[PORTS_MAX];
 	size_t nports;
 	bool want_dst; /* read SO_ORIGINAL_DST */
+	struct sessions_hooks hooks;
 };
+
+static void
+ended(struct sessions *s, struct entry *e)
+{
+	if (s->hooks.ended && e->info.attached)
+		s->hooks.ended(s->hooks.ctx, e->info.attached);
+	free(e);
+}
+
+void
+sessions_set_hooks(struct sessions *s, const struct sessions_hooks *h)
+{
+	s->hooks = *h;
+}
 
 struct sessions *
 sessions_new(uint32_t max, const uint16_t *ports, size_t nports)
@@ -77,7 +92,7 @@ sessions_reset(struct sessions *s)
 			struct entry *e = s->buckets[i];
 
 			s->buckets[i] = e->next;
-			free(e);
+			ended(s, e);
 		}
 	s->count = 0;
 	s->last_id = 0;
@@ -208,6 +223,8 @@ sessions_open(struct sessions *s, uint64_t id, int fd, const char **why)
 	}
 	e->id = id;
 	e->info.ends = ends;
+	if (s->hooks.opened)
+		e->info.attached = s->hooks.opened(s->hooks.ctx, &e->info);
 	b = bucket(s, id);
 	e->next = *b;
 	*b = e;
@@ -236,7 +253,7 @@ sessions_close(struct sessions *s, uint64_t id)
 		if (e->id != id)
 			continue;
 		*pp = e->next;
-		free(e);
+		ended(s, e);
 		s->count--;
 		return 0;
 	}

@@ -33,6 +33,7 @@ struct session_info {
 	uint32_t questions;     /* questions asked */
 	uint8_t in_flight;      /* questions not yet answered */
 	bool handing;           /* its hand-off is under way (one at a time) */
+	void *attached;         /* the hooks' owner's (sessions_hooks) */
 };
 
 /* Questions one session may have waiting at once: the tarpit asks one at
@@ -57,6 +58,17 @@ void sessions_free(struct sessions *s);
 /* sessions_reset - forget every session and every id (a new child
  * numbers its sessions from 1 again); NULL is fine. */
 void sessions_reset(struct sessions *s);
+
+/* What the table's owner keeps beside each session: made when the
+ * session opens, ended when it closes (or the table is reset or freed). */
+struct sessions_hooks {
+	void *(*opened)(void *ctx, const struct session_info *si);
+	void (*ended)(void *ctx, void *attached);
+	void *ctx;
+};
+
+/* sessions_set_hooks - from now on (NULL fields: none). */
+void sessions_set_hooks(struct sessions *s, const struct sessions_hooks *h);
 
 /* sessions_want_destination - read where each new session's client was
  * going (SO_ORIGINAL_DST: a conntrack lookup) or not (on by default; the

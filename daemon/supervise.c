@@ -21,6 +21,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "proc.h"
+#include "signals.h"
 
 #define RESTART_FIRST_MS 1000
 /* A child asked to stop is killed this much later. */
@@ -48,6 +49,9 @@ struct supervisor {
 	/* the tarpit's sessions, their addresses read from their sockets
 	 * (sessions.h) */
 	struct sessions *sessions;
+	/* each session's DNS signals, looked up from its start ([signals]
+	 * lookups; NULL: off) */
+	struct signals *signals;
 	bool caps_pending; /* what the tarpit's EHLO lists, to be told */
 	pid_t child_pid;
 	unsigned child_starts;
@@ -156,6 +160,7 @@ supervise_free(struct supervisor *sup)
 	for (int i = 0; i < 4; i++)
 		if (sup->listen_fd[i] >= 0)
 			close(sup->listen_fd[i]);
+	signals_free(sup->signals);
 	free(sup);
 }
 
@@ -234,6 +239,7 @@ warn_capture_losses(struct gateway *gw)
 /* A question waiting for its decision (on a shared store, until Redis
  * answers). */
 struct pending_attempt {
+	struct gateway *gw;
 	struct ipc_attempt at;
 	unsigned child; /* the child that asked (gw->sup->child_starts): session
 			   ids start again with each */
@@ -278,6 +284,29 @@ on_attempt_decided(struct gateway *gw, int r, const struct grey_attempt *a,
 	free(p);
 }
 
+/* The session's signals are known, or their budget is spent: the
+ * attempt is decided with them (NULL: the session ended first). */
+static void
+on_signals_ready(void *ctx, const struct session_signals *ss)
+{
+	struct pending_attempt *p = ctx;
+	struct gateway *gw = p->gw;
+	struct session_info *si = ss && p->child == gw->sup->child_starts
+					  ? sessions_find(gw->sup->sessions,
+							  p->at.session)
+					  : NULL;
+	char text[GREY_SIGNALS_MAX];
+	struct grey_attempt a;
+
+	if (!si) {
+		free(p);
+		return;
+	}
+	ipc_attempt_view(&p->at, &si->ends, &a);
+	signals_apply(ss, &a, text);
+	gateway_decide_async(gw, &a, true, on_attempt_decided, p);
+}
+
 static void
 on_attempt(struct gateway *gw, const struct ipc_attempt *at,
 	   const struct session_info *si)
@@ -293,8 +322,14 @@ on_attempt(struct gateway *gw, const struct ipc_attempt *at,
 		supervise_send_verdict(gw, at->session, at->question, &v);
 		return;
 	}
+	p->gw = gw;
 	p->at = *at;
 	p->child = gw->sup->child_starts;
+	/* With [signals] lookups: decided once they are known, or their
+	 * budget is spent (no memory to wait: decided without them). */
+	if (si->attached &&
+	    signals_when_ready(si->attached, on_signals_ready, p) == 0)
+		return;
 	ipc_attempt_view(&p->at, &si->ends, &a);
 	gateway_decide_async(gw, &a, true, on_attempt_decided, p);
 }
@@ -664,6 +699,22 @@ send_config(struct gateway *gw, int sock)
 
 static proc_ended_fn on_child_ended;
 
+/* A session's signals live as long as it does (sessions.h's hooks). */
+static void *
+session_opened(void *ctx, const struct session_info *si)
+{
+	struct supervisor *sup = ctx;
+
+	return signals_session_start(sup->signals, &si->ends.client);
+}
+
+static void
+session_ended(void *ctx, void *attached)
+{
+	(void)ctx;
+	signals_session_end(attached);
+}
+
 static int
 spawn(struct gateway *gw, char *err)
 {
@@ -683,6 +734,11 @@ spawn(struct gateway *gw, char *err)
 		snprintf(err, 512, "the sessions' table: no memory");
 		return -ENOMEM;
 	}
+	if (gw->sup->signals)
+		sessions_set_hooks(gw->sup->sessions,
+		                   &(struct sessions_hooks){session_opened,
+		                                            session_ended,
+		                                            gw->sup});
 	/* Where each client was going: a PROXY header's destination, and a
 	 * transparent hand-off's. */
 	sessions_want_destination(gw->sup->sessions,
@@ -817,6 +873,23 @@ supervise_start(struct gateway *gw, char *err)
 {
 	loop_timer_init(&gw->sup->restart, on_restart, gw);
 	gw->sup->restart_delay_ms = RESTART_FIRST_MS;
+	if (gw->cfg->signals.lookups && !gw->sup->signals) {
+		char why[400];
+
+		gw->sup->signals = signals_new(gw->loop, gw->cfg, why, sizeof(why));
+		if (!gw->sup->signals) {
+			snprintf(err, 512, "[signals]: %s", why);
+			return -EINVAL;
+		}
+		log_info("signals: FCrDNS and the PTR's shape looked up for each "
+		         "tarpit client (DNS: %s; a decision waits %u ms at "
+		         "most; trust_fcrdns %s)",
+		         gw->cfg->signals.dns_servers[0]
+		                 ? gw->cfg->signals.dns_servers
+		                 : "the system's",
+		         gw->cfg->signals.budget_ms,
+		         gw->cfg->signals.trust_fcrdns ? "yes" : "no");
+	}
 	return spawn(gw, err);
 }
 

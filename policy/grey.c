@@ -603,6 +603,16 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 		decide(out, GREY_ALLOWED, GREY_REASON_RECIPIENT_EXEMPT);
 		return;
 	}
+	/* Trusted by its DNS signals: passed now, as a retry would pass
+	 * it; with the hand-off (or asked by the MTA) this very attempt is
+	 * delivered, a delay of 0. */
+	if (a->trusted && path != GREY_PATH_FAST) {
+		grey->counters.passed_trusted++;
+		if (grey->cfg.handoff || path == GREY_PATH_POLICY)
+			count_delay(grey, 0);
+		pass_client(grey, now, GREY_REASON_TRUSTED, w, out);
+		return;
+	}
 	triplet_step(grey, now, path, w, out);
 }
 

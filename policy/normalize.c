@@ -305,6 +305,7 @@ grey_reason_name(enum grey_reason reason)
 		[GREY_REASON_TRAPPED] = "trapped",
 		[GREY_REASON_PASSED] = "passed",
 		[GREY_REASON_TLS_HANDED] = "starttls-handed",
+		[GREY_REASON_TRUSTED] = "trusted",
 	};
 
 	if ((size_t)reason < sizeof(names) / sizeof(names[0]))

@@ -59,9 +59,10 @@ enum grey_reason {
 	GREY_REASON_STARTTLS,
 	GREY_REASON_TRAPPED,
 	GREY_REASON_PASSED, /* already passed, no refresh due yet */
-	GREY_REASON_TLS_HANDED /* STARTTLS with tls_pass = strict: handed to
-				  the MTA in TLS unpassed; the MTA asks the
-				  policy door per recipient */
+	GREY_REASON_TLS_HANDED, /* STARTTLS with tls_pass = strict: handed
+				   to the MTA in TLS unpassed; the MTA asks
+				   the policy door per recipient */
+	GREY_REASON_TRUSTED /* its DNS signals trusted it (issue 31) */
 };
 
 struct grey_config {
@@ -115,6 +116,8 @@ struct grey_counters {
 	uint64_t policy_passed;     /* of those, from passed clients */
 	uint64_t tls_handed;        /* STARTTLS sessions handed over unpassed
 				       (tls_pass = strict) */
+	uint64_t passed_trusted;    /* passes on the first attempt: the
+				       client's DNS signals trusted it */
 };
 
 /* --- the store: the policy's persistent state --- */
@@ -347,6 +350,9 @@ enum grey_attempt_kind {
 /* One attempt, wherever it was seen (the tarpit, the sensor on the fast
  * path, a capture replayed, the simulator): the one thing every caller
  * hands the one decision function. */
+/* A decision's signals as text, at most (with its NUL). */
+#define GREY_SIGNALS_MAX 384
+
 struct grey_attempt {
 	enum grey_attempt_kind kind;
 	int64_t now;             /* the decider's clock (epoch seconds) */
@@ -357,6 +363,11 @@ struct grey_attempt {
 	enum grey_path path;     /* where the connection went */
 	int reply;               /* fast path: the MTA's reply, 0 unknown */
 	bool tls;                /* the session was in TLS */
+	/* What DNS said of the client (issue 31): trusted, pass it now;
+	 * signals, what was found, for the log ("" or NULL: nothing;
+	 * longer than GREY_SIGNALS_MAX is cut) */
+	bool trusted;
+	const char *signals;
 };
 
 /*

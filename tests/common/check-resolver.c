@@ -73,6 +73,7 @@ ask(const char *name, enum dns_type type, struct got *g)
 {
 	struct resolver_query *q;
 
+	dns_answer_clear(&g->a); /* (the answer it held before) */
 	memset(g, 0, sizeof(*g));
 	CHECK_INT(resolver_ask(res, name, type, on_answer, g, &q), 0);
 }
@@ -89,7 +90,7 @@ counters(void)
 static void
 test_records(void)
 {
-	struct got g;
+	struct got g = {0};
 	uint8_t want[16];
 	char rev[DNS_REVERSE_MAX];
 
@@ -165,7 +166,7 @@ test_records(void)
 static void
 test_ttls(void)
 {
-	struct got g;
+	struct got g = {0};
 	uint64_t asked;
 
 	ask("short.mail.test", DNS_A, &g);
@@ -199,7 +200,7 @@ test_ttls(void)
 static void
 test_joined_and_cancelled(void)
 {
-	struct got g[5], cancelled;
+	struct got g[5] = {0}, cancelled = {0};
 	struct got *all[5];
 	struct resolver_query *q;
 	uint64_t asked = counters().asked;
@@ -328,7 +329,7 @@ stop_all(char **pids, int n, int sig)
 static void
 test_timeout(char **pids, int npids)
 {
-	struct got g;
+	struct got g = {0};
 	uint64_t took;
 	uint64_t timeouts = counters().timeouts;
 

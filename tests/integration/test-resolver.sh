@@ -2,15 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # greygated's resolver (common/resolver.c: c-ares on the loop, a TTL cache
 # with negative caching, one question per name in flight) and the FCrDNS
-# signal built on it (policy/fcrdns.c) against a real authoritative server: nsd on host 'dns', serving a forward zone and the
-# reverse zones of the test addresses, asked from host 'gw' by
+# signal built on it (policy/fcrdns.c) against a real authoritative
+# server: nsd on host 'dns' (tests/lib/nsd.sh), serving a forward zone
+# and the reverse zones of the test addresses, asked from host 'gw' by
 # tests/common/check-resolver.c. It stops nsd's processes to see a
 # timeout.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
+. "$here/../lib/nsd.sh"
 
-command -v nsd >/dev/null || fail "nsd is not installed (scripts/deps)"
 netns_init
 netns_host gw
 netns_host dns
@@ -55,41 +56,8 @@ soa='@ 3600 IN SOA ns.mail.test. admin.mail.test. 1 3600 600 86400 2'
 	# 2001:db8:25::25 under 8.b.d.0.1.0.0.2.ip6.arpa
 	echo '5.2.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.5.2.0.0 IN PTR mx1.mail.test.'
 } >"$zones/8.b.d.0.1.0.0.2.ip6.arpa.zone"
-cat >"$NETNS_TMP/nsd.conf" <<CONF
-server:
-	ip-address: 198.51.100.53
-	port: 53
-	do-ip6: no
-	username: ""
-	chroot: ""
-	zonesdir: "$zones"
-	pidfile: "$NETNS_TMP/nsd.pid"
-	database: ""
-	zonelistfile: "$NETNS_TMP/zone.list"
-	xfrdfile: "$NETNS_TMP/xfrd.state"
-	xfrdir: "$NETNS_TMP"
-	server-count: 1
-	verbosity: 1
-remote-control:
-	control-enable: no
-zone:
-	name: mail.test
-	zonefile: mail.test.zone
-zone:
-	name: 100.51.198.in-addr.arpa
-	zonefile: 100.51.198.in-addr.arpa.zone
-zone:
-	name: 8.b.d.0.1.0.0.2.ip6.arpa
-	zonefile: 8.b.d.0.1.0.0.2.ip6.arpa.zone
-CONF
-netns_spawn dns nsd -d -c "$NETNS_TMP/nsd.conf" >"$NETNS_TMP/nsd.log" 2>&1
-nsd_pid=$SPAWNED
-wait_for 10 eval 'nsx gw dig +short +time=1 +tries=1 @198.51.100.53 mx1.mail.test A | grep -q 198.51.100.25' ||
-	{ cat "$NETNS_TMP/nsd.log"; fail "nsd does not answer"; }
-# nsd answers from its children's children: all are stopped for the
-# timeout step.
-descendants() { local c; for c in $(pgrep -P "$1"); do echo "$c"; descendants "$c"; done; }
-mapfile -t nsd_pids < <(echo "$nsd_pid"; descendants "$nsd_pid")
+nsd_start dns 198.51.100.53 mail.test 100.51.198.in-addr.arpa 8.b.d.0.1.0.0.2.ip6.arpa
+mapfile -t nsd_pids < <(nsd_pids)
 
 nsx gw "$GREYGATE_BUILD/tests/check-resolver" 198.51.100.53 "${nsd_pids[@]}" ||
 	fail "check-resolver failed (nsd's log: $(tail -5 "$NETNS_TMP/nsd.log"))"

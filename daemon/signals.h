@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* A tarpit session's DNS signals (issue 31), looked up by greygated from
+ * the moment the session opens, so that they are known, or the budget
+ * ([signals] budget) is spent, when the client's first RCPT is decided:
+ * the PTR name and its forward confirmation (policy/fcrdns.c), and its
+ * shape (policy/rdns_shape.c). A decision waits for them at most until
+ * the budget, counted from the connection, runs out; then it goes on
+ * with what is known (nothing: greylisted as always). */
+#ifndef GREYGATE_SIGNALS_H
+#define GREYGATE_SIGNALS_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "config.h"
+#include "loop.h"
+#include "policy.h"
+
+struct signals;
+struct session_signals;
+
+/*
+ * signals_new - the resolver and the PTR patterns cfg names (borrowed:
+ * a reload changes the budget and trust_fcrdns in place).
+ * Return: them, or NULL with err set.
+ */
+struct signals *signals_new(struct loop *loop, const struct config *cfg,
+                            char *err, size_t len);
+
+/* signals_free - every session's lookups must have ended; NULL ok. */
+void signals_free(struct signals *s);
+
+/* signals_session_start - the lookups for a session's client begin.
+ * Return: its signals, or NULL (no memory: the session goes without). */
+struct session_signals *signals_session_start(struct signals *s,
+                                              const struct sockaddr_storage *client);
+
+/* signals_session_end - the session is over: its lookups cancelled, who
+ * waits told (with NULL). NULL ok. */
+void signals_session_end(struct session_signals *ss);
+
+/* Told once the signals are known or the budget is spent (ss), or the
+ * session ended first (NULL). */
+typedef void signals_ready_fn(void *ctx, const struct session_signals *ss);
+
+/* signals_when_ready - fn told as above; at once (before this returns)
+ * when that is now. Return: 0, or -ENOMEM (fn not told). */
+int signals_when_ready(struct session_signals *ss, signals_ready_fn *fn,
+                       void *ctx);
+
+/* signals_apply - what is known, into the attempt: a->trusted (with
+ * trust_fcrdns: the PTR confirmed and not dynamic-looking) and
+ * a->signals, the text for its log line, written in buf
+ * (GREY_SIGNALS_MAX bytes). */
+void signals_apply(const struct session_signals *ss, struct grey_attempt *a,
+                   char *buf);
+
+#endif

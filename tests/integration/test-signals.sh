@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The DNS signals in greygated ([signals], issue 31) with real parts: nsd
+# on host 'dns' serving the senders' forward and reverse zones, greygated
+# on 'gw' asking only it, clients at the tarpit from 'sender'. Asserted:
+# a client whose PTR name is forward-confirmed (IPv4 and IPv6) is passed
+# on its first attempt with trust_fcrdns (reason=trusted, in the pass
+# set); one with a dynamic-looking name, one without a PTR, one whose
+# name does not resolve back are greylisted, each decision's log line
+# saying which; trust_fcrdns off by reload: a confirmed client is
+# greylisted and says so; with nsd stopped, the RCPT is answered once
+# the budget is spent (greylisted, "fcrdns:late"), not after DNS's own
+# timeouts.
+set -euo pipefail
+here=$(dirname "$0")
+. "$here/../lib/netns.sh"
+. "$here/../lib/greygated.sh"
+. "$here/../lib/nsd.sh"
+
+netns_init
+netns_sender_gw
+netns_host dns
+netns_link dns 198.51.100.53/24 gw 198.51.100.1/24
+for a in 11 12 13 14 15; do
+	nsx sender ip addr add 203.0.113.$a/24 dev "$(netns_dev sender gw)"
+done
+
+zones=$NETNS_TMP/zones
+mkdir -p "$zones"
+soa='@ 3600 IN SOA ns.sender.test. admin.sender.test. 1 3600 600 86400 60'
+zone() { # NAME: the zone's head, then its records from stdin
+	{ echo '$TTL 300'; echo "$soa"; echo '@ IN NS ns.sender.test.'; cat; } >"$zones/$1.zone"
+}
+zone sender.test <<'Z'
+ns IN A 198.51.100.53
+mx IN A 203.0.113.10
+mx IN AAAA 2001:db8:1::10
+liar IN A 203.0.113.99
+mx2 IN A 203.0.113.14
+mx3 IN A 203.0.113.15
+Z
+zone isp.test <<'Z'
+203-0-113-11.dsl IN A 203.0.113.11
+Z
+zone 113.0.203.in-addr.arpa <<'Z'
+10 IN PTR mx.sender.test.
+11 IN PTR 203-0-113-11.dsl.isp.test.
+13 IN PTR liar.sender.test.
+14 IN PTR mx2.sender.test.
+15 IN PTR mx3.sender.test.
+Z
+# 2001:db8:1::10 under 8.b.d.0.1.0.0.2.ip6.arpa
+zone 8.b.d.0.1.0.0.2.ip6.arpa <<'Z'
+0.1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.1.0.0.0 IN PTR mx.sender.test.
+Z
+nsd_start dns 198.51.100.53 sender.test isp.test 113.0.203.in-addr.arpa 8.b.d.0.1.0.0.2.ip6.arpa
+
+# Each address its own key (client_prefix4 = 32), so one's pass does not
+# pass the others.
+greygated_conf "[greylist]
+delay = 1h
+client_prefix4 = 32
+[signals]
+lookups = yes
+dns_servers = 198.51.100.53
+budget = 300ms
+rdns_patterns = $(realpath "$here/../../etc/dynamic-rdns")
+trust_fcrdns = yes"
+greygated_start
+logged() { grep -F -- "$1" "$GG_LOG" >/dev/null; }
+try() { # SOURCE [TO]: one attempt at the tarpit; prints the RCPT reply
+	nsx sender python3 "$here/../lib/smtp-session.py" try "$1" "${2:-203.0.113.1}" 2>&1 || true
+}
+logged "signals: FCrDNS and the PTR's shape looked up for each tarpit client (DNS: 198.51.100.53" ||
+	fail "greygated did not say it looks the signals up: $(grep signals "$GG_LOG")"
+
+# --- trusted: forward-confirmed, not dynamic-looking ---
+reply=$(try 203.0.113.10)
+[[ "$reply" == *"RCPT 451 4.7.1 <"*"Passed greylisting"* ]] || fail "the confirmed client: $reply"
+wait_for 5 logged "action=pass, reason=trusted, client=203.0.113.10, key=203.0.113.10/32" ||
+	fail "no trusted pass: $(grep 203.0.113.10 "$GG_LOG")"
+logged "signals=fcrdns:confirmed:mx.sender.test;rdns:plain" ||
+	fail "the trusted pass's line does not say why: $(grep 203.0.113.10 "$GG_LOG")"
+nsx gw nft list set inet greygate pass4 >"$NETNS_TMP/pass4"
+grep -F "203.0.113.10" "$NETNS_TMP/pass4" >/dev/null || fail "203.0.113.10 is not in pass4: $(cat "$NETNS_TMP/pass4")"
+reply=$(try 2001:db8:1::10 2001:db8:1::1)
+wait_for 5 logged "action=pass, reason=trusted, client=2001:db8:1::10" ||
+	fail "the confirmed IPv6 client was not trusted: $reply $(grep 2001:db8:1::10 "$GG_LOG")"
+echo "ok: a forward-confirmed client is passed on its first attempt (IPv4, IPv6), the line says why"
+
+# --- greylisted, each saying why ---
+check_greylisted() { # SOURCE SIGNALS
+	local reply
+	reply=$(try "$1")
+	[[ "$reply" == *"RCPT 451 4.7.1 <"*"Greylisted"* ]] || fail "$1: $reply"
+	wait_for 5 logged "action=greylist, reason=new, client=$1," ||
+		fail "$1 was not greylisted: $(grep "$1" "$GG_LOG")"
+	grep -F "action=greylist, reason=new, client=$1," "$GG_LOG" | grep -F "signals=$2" >/dev/null ||
+		fail "$1's line does not say signals=$2: $(grep "client=$1," "$GG_LOG")"
+}
+check_greylisted 203.0.113.11 "fcrdns:confirmed:203-0-113-11.dsl.isp.test;rdns:dynamic"
+check_greylisted 203.0.113.12 "fcrdns:no-ptr"
+check_greylisted 203.0.113.13 "fcrdns:unconfirmed:liar.sender.test;rdns:plain"
+echo "ok: a dynamic-looking name, no PTR, a name not resolving back: greylisted, each line saying which"
+
+# --- trust_fcrdns off (a reload): confirmed, greylisted all the same ---
+sed -i 's/^trust_fcrdns = yes$/trust_fcrdns = no/' "$NETNS_TMP/greygate.conf"
+ggctl reload >/dev/null || fail "reload failed"
+check_greylisted 203.0.113.14 "fcrdns:confirmed:mx2.sender.test;rdns:plain"
+echo "ok: trust_fcrdns off by a reload: a confirmed client is greylisted, its line says it was confirmed"
+
+# --- DNS away: answered once the budget is spent ---
+sed -i 's/^trust_fcrdns = no$/trust_fcrdns = yes/' "$NETNS_TMP/greygate.conf"
+ggctl reload >/dev/null || fail "reload failed"
+mapfile -t nsd_pids < <(nsd_pids)
+kill -STOP "${nsd_pids[@]}"
+netns_on_exit "kill -CONT ${nsd_pids[*]}"
+start=$(date +%s%N)
+reply=$(try 203.0.113.15)
+took_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+kill -CONT "${nsd_pids[@]}"
+[[ "$reply" == *"RCPT 451 4.7.1 <"*"Greylisted"* ]] || fail "with DNS away: $reply"
+wait_for 5 logged "action=greylist, reason=new, client=203.0.113.15," || fail "203.0.113.15 was not greylisted"
+grep -F "client=203.0.113.15," "$GG_LOG" | grep -F "signals=fcrdns:late" >/dev/null ||
+	fail "203.0.113.15's line does not say the lookup was late: $(grep "client=203.0.113.15," "$GG_LOG")"
+# (c-ares alone gives up after 3 s: 1 s, then 2 s; the budget is 300 ms)
+[ "$took_ms" -lt 2500 ] || fail "with DNS away the whole session took $took_ms ms: the budget did not hold"
+echo "ok: with DNS away, greylisted once the budget was spent (session of $took_ms ms), its line says fcrdns:late"
+
+ggctl metrics | grep -x 'greygate_decisions_total{action="pass",reason="trusted"} 2' >/dev/null ||
+	fail "metrics: $(ggctl metrics | grep trusted)"
+ggctl report --json | jq -e '.funnel.passed_trusted == 2' >/dev/null ||
+	fail "report: $(ggctl report --json | jq -c .funnel)"
+echo "ok: metrics and the report count 2 passes by trust"
