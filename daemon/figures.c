@@ -73,5 +73,6 @@ gateway_figures(struct gateway *gw, struct metrics_snapshot *s)
 	grey_store_get_status(gw->records, &s->shared);
 	s->shared_up = s->shared.up;
 	s->shared_disagreed = s->shared.disagreed;
+	supervise_dns(gw, s);
 	metrics_figures_carry(gw->figures, s);
 }

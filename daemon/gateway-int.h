@@ -266,9 +266,13 @@ int supervise_check_capture(struct gateway *gw, char *err);
  * supervise_start and freed after supervise_stop. _free: NULL is fine. */
 struct supervisor *supervise_new(void);
 void supervise_free(struct supervisor *sup);
+/* supervise_dns - the signals' resolver counters into s (nothing when
+ * [signals] lookups is off). */
+struct metrics_snapshot;
+void supervise_dns(const struct gateway *gw, struct metrics_snapshot *s);
+
 /* gateway_figures - every figure, read now from each service, with the
  * counters' carry (figures.c): what status and metrics render. */
-struct metrics_snapshot;
 void gateway_figures(struct gateway *gw, struct metrics_snapshot *s);
 
 /* What status and metrics tell of the child. */

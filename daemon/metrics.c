@@ -230,6 +230,19 @@ static const struct metric registry[] = {
         {"sensor", "events_dropped", "# events not delivered to greygated",
          "capture_dropped_total", "where=\"events\"", COUNTER,
          CHILD(events_dropped)},
+
+        {"dns", "asked", "# questions sent", "dns_questions_total",
+         "answered=\"server\"", COUNTER, AT(dns.asked)},
+        {"dns", "cached", "# answered from the cache", "dns_questions_total",
+         "answered=\"cache\"", COUNTER, AT(dns.cached)},
+        {"dns", "joined", "# joined one in flight", "dns_questions_total",
+         "answered=\"in_flight\"", COUNTER, AT(dns.joined)},
+        {"dns", "timeouts", "# timed out", "dns_failures_total",
+         "why=\"timeout\"", COUNTER, AT(dns.timeouts)},
+        {"dns", "failures", "# failed", "dns_failures_total",
+         "why=\"servfail\"", COUNTER, AT(dns.failures)},
+        {"dns", "held", "# answers cached", "dns_cache_answers", NULL, GAUGE,
+         AT(dns.held)},
 };
 
 #define NMETRICS (sizeof(registry) / sizeof(*registry))
@@ -399,6 +412,16 @@ static const struct family {
          "Records from the child refused: malformed, or naming a session "
          "that is not open",
          COUNTER},
+        {"dns_questions_total",
+         "DNS questions of the signals ([signals] lookups), by what "
+         "answered them",
+         COUNTER},
+        {"dns_failures_total",
+         "DNS questions sent that no server answered in time, or that "
+         "failed (SERVFAIL, refused, unreadable)",
+         COUNTER},
+        {"dns_cache_answers", "DNS answers in the resolver's cache now",
+         GAUGE},
 };
 
 #define NFAMILIES (sizeof(families) / sizeof(*families))
@@ -659,6 +682,10 @@ metrics_status_text(const struct snapshot *s, FILE *out)
 	}
 	fputs("\nsensor:    ", out);
 	text_figures(s, "sensor", out);
+	if (s->dns_on) {
+		fputs("\ndns:       ", out);
+		text_figures(s, "dns", out);
+	}
 	fputc('\n', out);
 }
 
@@ -706,6 +733,10 @@ metrics_status_json(const struct snapshot *s, FILE *out)
 	json_figures(s, "policy", false, out);
 	fputs("},\"sensor\":{", out);
 	json_figures(s, "sensor", true, out);
+	if (s->dns_on) {
+		fputs("},\"dns\":{", out);
+		json_figures(s, "dns", true, out);
+	}
 	if (s->shared.remote) {
 		fputs("},\"shared\":{\"where\":", out);
 		json_put_string(out, s->shared.where);
@@ -762,6 +793,8 @@ metrics_exposition(const struct snapshot *s, FILE *out)
 		if (!s->shared.remote &&
 		    !strncmp(families[f].name, "shared_", 7))
 			continue; /* no shared store to tell of */
+		if (!s->dns_on && !strncmp(families[f].name, "dns_", 4))
+			continue; /* no lookups */
 		family_header(families[f].name, families[f].help,
 		              families[f].type == COUNTER ? "counter" : "gauge",
 		              out);

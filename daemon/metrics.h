@@ -58,6 +58,11 @@ struct metrics_snapshot {
 	const struct config *cfg;
 	bool policy_door_on;
 	const struct grey_delay_histogram *delays;
+	/* [signals] lookups: on, and the resolver's counters */
+	bool dns_on;
+	struct {
+		uint64_t asked, cached, joined, timeouts, failures, held;
+	} dns;
 };
 
 /* What greygated's figures keep beside their sources (gw->figures):

@@ -192,6 +192,13 @@ signals_when_ready(struct session_signals *ss, signals_ready_fn *fn, void *ctx)
 }
 
 void
+signals_counters(const struct signals *s, struct resolver_counters *out,
+                 size_t *held)
+{
+	resolver_counters(s->resolver, out, held);
+}
+
+void
 signals_apply(const struct session_signals *ss, struct grey_attempt *a,
               char *buf)
 {

@@ -48,6 +48,11 @@ typedef void signals_ready_fn(void *ctx, const struct session_signals *ss);
 int signals_when_ready(struct session_signals *ss, signals_ready_fn *fn,
                        void *ctx);
 
+/* signals_counters - the resolver's counters, and answers cached now. */
+struct resolver_counters;
+void signals_counters(const struct signals *s, struct resolver_counters *out,
+                      size_t *held);
+
 /* signals_apply - what is known, into the attempt: a->trusted (with
  * trust_fcrdns: the PTR confirmed and not dynamic-looking) and
  * a->signals, the text for its log line, written in buf

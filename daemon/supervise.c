@@ -21,6 +21,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "proc.h"
+#include "resolver.h"
 #include "signals.h"
 
 #define RESTART_FIRST_MS 1000
@@ -162,6 +163,24 @@ supervise_free(struct supervisor *sup)
 			close(sup->listen_fd[i]);
 	signals_free(sup->signals);
 	free(sup);
+}
+
+void
+supervise_dns(const struct gateway *gw, struct metrics_snapshot *s)
+{
+	struct resolver_counters n;
+	size_t held;
+
+	if (!gw->sup->signals)
+		return;
+	signals_counters(gw->sup->signals, &n, &held);
+	s->dns_on = true;
+	s->dns.asked = n.asked;
+	s->dns.cached = n.cached;
+	s->dns.joined = n.joined;
+	s->dns.timeouts = n.timeouts;
+	s->dns.failures = n.failures;
+	s->dns.held = held;
 }
 
 void

@@ -152,4 +152,11 @@ ggctl metrics | grep -x 'greygate_decisions_total{action="pass",reason="trusted"
 	fail "metrics: $(ggctl metrics | grep trusted)"
 ggctl report --json | jq -e '.funnel.passed_trusted == 2' >/dev/null ||
 	fail "report: $(ggctl report --json | jq -c .funnel)"
-echo "ok: metrics and the report count 2 passes by trust"
+asked=$(ggctl metrics | awk '$1 == "greygate_dns_questions_total{answered=\"server\"}" {print $2}')
+[ "${asked:-0}" -ge 8 ] || fail "metrics: $asked DNS questions sent: $(ggctl metrics | grep dns_)"
+ggctl metrics | promtool check metrics >/dev/null 2>"$NETNS_TMP/promtool" ||
+	fail "promtool: $(cat "$NETNS_TMP/promtool")"
+ggctl status | grep -E "^dns: +[0-9]+ questions sent, [0-9]+ answered from the cache" >/dev/null ||
+	fail "status: $(ggctl status | grep dns)"
+[ "$(ggctl status --json | jq .dns.asked)" = "$asked" ] || fail "status --json: $(ggctl status --json | jq -c .dns)"
+echo "ok: metrics and the report count 2 passes by trust; metrics and status count $asked DNS questions"
