@@ -20,6 +20,7 @@
 
 #include "check.h"
 #include "fcrdns.h"
+#include "spf_check.h"
 #include "loop.h"
 #include "resolver.h"
 #include "timesrc.h"
@@ -236,8 +237,6 @@ test_joined_and_cancelled(void)
 	dns_answer_clear(&g[0].a);
 }
 
-/* The server stopped: a timeout after the tries, not sooner and not
- * much later; the loop turns meanwhile; not cached. */
 /* --- forward-confirmed reverse DNS --- */
 
 struct fc {
@@ -319,6 +318,114 @@ test_fcrdns(void)
 	CHECK(!fc.told);
 }
 
+/* --- SPF's check_host (RFC 7208) --- */
+
+struct spf_got {
+	bool told;
+	int calls;
+	struct spf_answer a;
+};
+
+static void
+on_spf(const struct spf_answer *a, void *ctx)
+{
+	struct spf_got *g = ctx;
+
+	g->calls++;
+	g->told = true;
+	g->a = *a;
+}
+
+static struct spf_answer
+spf_of(const char *ip, const char *sender, const char *helo, uint64_t max_ms)
+{
+	struct spf_got g = {0};
+	struct spf_check *c;
+	uint8_t bytes[16];
+	int family = strchr(ip, ':') ? AF_INET6 : AF_INET;
+	uint64_t start = loop_now_ms(loop);
+
+	CHECK_INT(inet_pton(family, ip, bytes), 1);
+	CHECK_INT(spf_check_start(res, family, bytes, sender, helo, on_spf, &g,
+	                          &c), 0);
+	CHECK(g.told == (c == NULL));
+	while (!g.told) {
+		CHECK(loop_now_ms(loop) - start <= max_ms);
+		CHECK(loop_run_once(loop, 50) >= 0);
+	}
+	CHECK_INT(g.calls, 1);
+	return g.a;
+}
+
+static void
+spf_is(const char *ip, const char *sender, enum spf_result want,
+       const char *why)
+{
+	struct spf_answer a = spf_of(ip, sender, "helo.mail.test", 5000);
+
+	if (a.result != want || (why && !strstr(a.why, why))) {
+		fprintf(stderr, "spf %s %s: %s (%s), want %s (%s)\n", ip, sender,
+		        spf_result_name(a.result), a.why, spf_result_name(want),
+		        why ? why : "");
+		CHECK(0);
+	}
+}
+
+static void
+test_spf(void)
+{
+	struct spf_answer a;
+
+	spf_is("198.51.100.25", "alice@spf-ip.mail.test", SPF_PASS,
+	       "ip4:198.51.100.0/24");
+	spf_is("2001:db8:25::7", "alice@spf-ip.mail.test", SPF_PASS,
+	       "ip6:2001:db8:25::/48");
+	spf_is("203.0.113.5", "alice@spf-ip.mail.test", SPF_FAIL, "all");
+	spf_is("198.51.100.26", "alice@spf-a.mail.test", SPF_PASS,
+	       "a:mx1.mail.test");
+	spf_is("198.51.100.30", "alice@spf-a.mail.test", SPF_FAIL, "all");
+	spf_is("198.51.100.25", "alice@spf-mx.mail.test", SPF_PASS, "mx");
+	spf_is("198.51.100.40", "alice@spf-mx.mail.test", SPF_SOFTFAIL, "all");
+	spf_is("198.51.100.25", "alice@spf-inc.mail.test", SPF_PASS,
+	       "include:spf-ip.mail.test");
+	/* the include's fail does not match: the record goes on to ?all */
+	spf_is("203.0.113.5", "alice@spf-inc.mail.test", SPF_NEUTRAL, "all");
+	spf_is("198.51.100.25", "alice@spf-redir.mail.test", SPF_PASS, "ip4");
+	spf_is("198.51.100.25", "alice@spf-redir-none.mail.test",
+	       SPF_PERMERROR, "no SPF record");
+	spf_is("198.51.100.25", "alice@spf-loop1.mail.test", SPF_PERMERROR,
+	       "more than 10 DNS lookups");
+	spf_is("198.51.100.25", "alice@spf-many.mail.test", SPF_PERMERROR,
+	       "more than 10 DNS lookups");
+	spf_is("198.51.100.25", "alice@spf-void.mail.test", SPF_PERMERROR,
+	       "more than 2 void DNS lookups");
+	spf_is("198.51.100.25", "alice@spf-two.mail.test", SPF_PERMERROR,
+	       "two SPF records");
+	spf_is("198.51.100.25", "alice@spf-bad.mail.test", SPF_PERMERROR,
+	       "an unknown mechanism");
+	spf_is("198.51.100.25", "alice@nospf.mail.test", SPF_NONE,
+	       "no SPF record");
+	spf_is("198.51.100.25", "alice@nosuch.mail.test", SPF_NONE,
+	       "no SPF record");
+	spf_is("198.51.100.25", "alice@spf-exists.mail.test", SPF_PASS,
+	       "exists:%{ir}.ok.mail.test");
+	spf_is("198.51.100.26", "alice@spf-exists.mail.test", SPF_FAIL, "all");
+	spf_is("198.51.100.25", "alice@spf-ptr.mail.test", SPF_PASS,
+	       "ptr:mail.test");
+	spf_is("198.51.100.30", "alice@spf-ptr.mail.test", SPF_FAIL, "all");
+	/* %{l}: alice -> a:alice.mail.test (no such name), mx1 -> a:mx1 */
+	spf_is("198.51.100.25", "mx1@spf-macro.mail.test", SPF_PASS,
+	       "a:%{l}.mail.test");
+	spf_is("198.51.100.25", "no-domain", SPF_NONE, "no domain to check");
+	/* the null sender: the HELO name's record */
+	a = spf_of("198.51.100.25", "", "helo1.mail.test", 5000);
+	CHECK_INT(a.result, SPF_PASS);
+	CHECK_STR(a.domain, "helo1.mail.test");
+	/* seen again: from the cache, told inside spf_check_start */
+	a = spf_of("198.51.100.25", "alice@spf-inc.mail.test", "h", 0);
+	CHECK_INT(a.result, SPF_PASS);
+}
+
 static void
 stop_all(char **pids, int n, int sig)
 {
@@ -326,6 +433,8 @@ stop_all(char **pids, int n, int sig)
 		CHECK_INT(kill((pid_t)atoi(pids[i]), sig), 0);
 }
 
+/* The server stopped: a timeout after the tries, not sooner and not
+ * much later; the loop turns meanwhile; not cached. */
 static void
 test_timeout(char **pids, int npids)
 {
@@ -342,6 +451,16 @@ test_timeout(char **pids, int npids)
 	CHECK(took >= 550);
 	fprintf(stderr, "a timeout took %llu ms\n", (unsigned long long)took);
 	CHECK_INT(counters().timeouts, timeouts + 1);
+	/* SPF with the server away: temperror */
+	stop_all(pids, npids, SIGSTOP);
+	{
+		struct spf_answer a = spf_of("198.51.100.25",
+		                             "alice@spf-fresh.mail.test", "h",
+		                             5000);
+
+		stop_all(pids, npids, SIGCONT);
+		CHECK_INT(a.result, SPF_TEMPERROR);
+	}
 	/* FCrDNS with the server away: not known, never "no PTR" */
 	stop_all(pids, npids, SIGSTOP);
 	{
@@ -383,6 +502,7 @@ main(int argc, char **argv)
 	RUN(test_ttls);
 	RUN(test_joined_and_cancelled);
 	RUN(test_fcrdns);
+	RUN(test_spf);
 	test_timeout(argv + 2, argc - 2);
 	printf("ok test_timeout\n");
 	resolver_free(res);

@@ -38,6 +38,31 @@ soa='@ 3600 IN SOA ns.mail.test. admin.mail.test. 1 3600 600 86400 2'
 	printf 'long IN TXT "v=spf1 %s" "%s" "%s"\n' "$(printf 'a%.0s' $(seq 193))" \
 		"$(printf 'b%.0s' $(seq 200))" "$(printf 'c%.0s' $(seq 200))"
 	for i in $(seq 1 40); do echo "many IN A 198.51.100.$((100 + i))"; done
+	# SPF (RFC 7208), one domain a case (tests/common/check-resolver.c)
+	echo 'helo1 IN A 198.51.100.25'
+	echo 'helo1 IN TXT "v=spf1 a -all"'
+	echo 'spf-ip IN TXT "v=spf1 ip4:198.51.100.0/24 ip6:2001:db8:25::/48 -all"'
+	echo 'spf-a IN TXT "v=spf1 a:mx1.mail.test/30 -all"'
+	echo 'spf-mx IN MX 10 mx1.mail.test.'
+	echo 'spf-mx IN TXT "v=spf1 mx ~all"'
+	echo 'spf-inc IN TXT "v=spf1 include:spf-ip.mail.test ?all"'
+	echo 'spf-redir IN TXT "v=spf1 redirect=spf-ip.mail.test"'
+	echo 'spf-redir-none IN TXT "v=spf1 redirect=nospf.mail.test"'
+	echo 'spf-loop1 IN TXT "v=spf1 include:spf-loop2.mail.test -all"'
+	echo 'spf-loop2 IN TXT "v=spf1 include:spf-loop1.mail.test -all"'
+	echo 'spf-many IN TXT "v=spf1 a a a a a a a a a a a -all"'
+	echo 'spf-many IN A 198.51.100.99'
+	echo 'spf-void IN TXT "v=spf1 a:nx1.mail.test a:nx2.mail.test a:nx3.mail.test -all"'
+	echo 'spf-two IN TXT "v=spf1 -all"'
+	echo 'spf-two IN TXT "v=spf1 +all"'
+	echo 'spf-two IN TXT "not spf"'
+	echo 'spf-bad IN TXT "v=spf1 foo -all"'
+	echo 'nospf IN A 198.51.100.98'
+	echo 'spf-exists IN TXT "v=spf1 exists:%{ir}.ok.mail.test -all"'
+	echo '25.100.51.198.ok IN A 127.0.0.2'
+	echo 'spf-ptr IN TXT "v=spf1 ptr:mail.test -all"'
+	echo 'spf-macro IN TXT "v=spf1 a:%{l}.mail.test -all"'
+	echo 'spf-fresh IN TXT "v=spf1 ip4:198.51.100.25 -all"'
 } >"$zones/mail.test.zone"
 {
 	echo '$TTL 300'
@@ -61,4 +86,4 @@ mapfile -t nsd_pids < <(nsd_pids)
 
 nsx gw "$GREYGATE_BUILD/tests/check-resolver" 198.51.100.53 "${nsd_pids[@]}" ||
 	fail "check-resolver failed (nsd's log: $(tail -5 "$NETNS_TMP/nsd.log"))"
-echo "ok: the resolver against nsd: records of each type, TTLs and negative TTLs kept and no longer, one question for many, cancel, a timeout; FCrDNS confirmed (v4, v6, second name), unconfirmed, no PTR, temperror with the server away"
+echo "ok: the resolver against nsd: records of each type, TTLs and negative TTLs kept and no longer, one question for many, cancel, a timeout; FCrDNS confirmed (v4, v6, second name), unconfirmed, no PTR, temperror with the server away; SPF check_host of each mechanism, include, redirect, macros, the limits, temperror"
