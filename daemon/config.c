@@ -50,6 +50,7 @@ enum key_type {
 	K_LISTEN,   /* "", inet:127.0.0.1:10023, inet:[::1]:10023, unix:PATH */
 	K_TEXT,     /* printable text, blanks too */
 	K_TLS,      /* uint8_t enum config_tls: yes, no, strict */
+	K_TRUST,    /* uint8_t enum signals_trust: no, fcrdns, fcrdns+spf */
 	K_STORE,    /* lmdb, redis://..., redis+unix://... (store_url.h) */
 };
 
@@ -177,8 +178,7 @@ static const struct key keys[] = {
 	 0},
 	{"signals", "rdns_patterns", K_PATH, F(signals.rdns_patterns), 0, 0,
 	 RESTART, 0},
-	{"signals", "trust_fcrdns", K_BOOL, F(signals.trust_fcrdns), 0, 0,
-	 false, 0},
+	{"signals", "trust", K_TRUST, F(signals.trust), 0, 0, false, 0},
 };
 
 #undef F
@@ -317,6 +317,7 @@ config_defaults(struct config *cfg)
 	cfg->policy.idle_timeout_ms = 600000;
 	/* Well inside the tarpit's wait for a verdict (2 s). */
 	cfg->signals.budget_ms = 1500;
+	cfg->signals.trust = SIGNALS_TRUST_FCRDNS_SPF;
 	snprintf(cfg->signals.rdns_patterns, sizeof(cfg->signals.rdns_patterns),
 		 "%s/dynamic-rdns", GREYGATE_DATADIR);
 	config_derive(cfg);
@@ -722,6 +723,17 @@ set_key(struct load_state *st, const struct key *k, const char *v,
 		*(uint8_t *)dst = b ? CONFIG_TLS_PASS : CONFIG_TLS_NO;
 		return 0;
 	}
+	case K_TRUST:
+		*why = "want no, fcrdns or fcrdns+spf";
+		if (!strcmp(v, "no"))
+			*(uint8_t *)dst = SIGNALS_TRUST_NO;
+		else if (!strcmp(v, "fcrdns"))
+			*(uint8_t *)dst = SIGNALS_TRUST_FCRDNS;
+		else if (!strcmp(v, "fcrdns+spf"))
+			*(uint8_t *)dst = SIGNALS_TRUST_FCRDNS_SPF;
+		else
+			return -EINVAL;
+		return 0;
 	case K_LOGLEVEL:
 		*why = "want warn, info or debug";
 		lvl = log_level_parse(v);

@@ -51,6 +51,13 @@ enum config_tls {
  * "transparent". */
 const char *config_handoff_mode_name(uint8_t mode);
 
+/* [signals] trust: which clients are passed at once. */
+enum signals_trust {
+	SIGNALS_TRUST_NO,         /* nobody: the signals are only logged */
+	SIGNALS_TRUST_FCRDNS,     /* FCrDNS, not dynamic-looking */
+	SIGNALS_TRUST_FCRDNS_SPF, /* that, and SPF pass for its sender */
+};
+
 /* [signals]: what DNS says of a client (issue 31), looked up by
  * greygated while the client talks. */
 struct signals_config {
@@ -59,8 +66,7 @@ struct signals_config {
 				  "ADDR[:PORT],..." */
 	uint32_t budget_ms;    /* a decision waits for them this long */
 	char rdns_patterns[256]; /* dynamic-looking PTR names ("": none) */
-	bool trust_fcrdns;     /* confirmed, not dynamic-looking: passed
-				  at once (no) */
+	uint8_t trust;         /* enum signals_trust: who is passed at once */
 };
 
 /* [policy]: the policy door (Postfix's check_policy_service). */

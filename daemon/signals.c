@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* A tarpit session's DNS signals (signals.h): one FCrDNS lookup a
- * session, a budget timer from its start, and the attempts that wait. */
+ * session, one SPF check a sender, and the attempts that wait, each with
+ * its budget's timer. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -11,6 +12,7 @@
 #include "fcrdns.h"
 #include "log.h"
 #include "rdns_shape.h"
+#include "spf_check.h"
 #include "resolver.h"
 #include "signals.h"
 
@@ -23,8 +25,10 @@ struct signals {
 
 struct waiter {
 	struct waiter *next;
+	struct session_signals *ss;
 	signals_ready_fn *fn;
 	void *ctx;
+	struct loop_timer budget;
 };
 
 struct session_signals {
@@ -33,10 +37,13 @@ struct session_signals {
 	uint8_t addr[16];
 	struct fcrdns *lookup; /* while under way */
 	bool known;            /* the lookup answered */
-	bool budget_spent;
 	struct fcrdns_answer fcrdns;
 	bool dynamic;          /* the PTR name looks like an access line's */
-	struct loop_timer budget;
+	/* SPF for the sender last asked about */
+	char spf_sender[256];
+	struct spf_check *spf; /* while under way */
+	bool spf_started, spf_known;
+	struct spf_answer spf_answer;
 	struct waiter *waiting;
 };
 
@@ -79,37 +86,43 @@ signals_free(struct signals *s)
 	free(s);
 }
 
-/* Everyone waiting is told (ss, or NULL: the session ended). */
+/* One waiter told (ss, or NULL: the session ended), and gone. */
 static void
-tell_waiting(struct session_signals *ss, const struct session_signals *told)
+tell(struct session_signals *ss, struct waiter *w,
+     const struct session_signals *told)
 {
-	struct waiter *w = ss->waiting;
+	struct waiter **at;
 
-	ss->waiting = NULL;
-	while (w) {
-		struct waiter *next = w->next;
-
-		w->fn(w->ctx, told);
-		free(w);
-		w = next;
-	}
+	for (at = &ss->waiting; *at != w; at = &(*at)->next)
+		;
+	*at = w->next;
+	loop_timer_cancel(ss->s->loop, &w->budget);
+	w->fn(w->ctx, told);
+	free(w);
 }
 
 static bool
 ready(const struct session_signals *ss)
 {
-	return ss->known || ss->budget_spent;
+	return ss->known && ss->spf_known;
+}
+
+/* Everyone waiting is told, if all is known. */
+static void
+tell_if_ready(struct session_signals *ss)
+{
+	while (ready(ss) && ss->waiting)
+		tell(ss, ss->waiting, ss);
 }
 
 static void
 on_budget(struct loop *loop, struct loop_timer *timer, void *ctx)
 {
-	struct session_signals *ss = ctx;
+	struct waiter *w = ctx;
 
 	(void)loop;
 	(void)timer;
-	ss->budget_spent = true;
-	tell_waiting(ss, ss);
+	tell(w->ss, w, w->ss);
 }
 
 static void
@@ -129,8 +142,36 @@ on_fcrdns(const struct fcrdns_answer *a, void *ctx)
 		if (r == 1)
 			log_debug("signals: %s looks dynamic: %s", a->name, why);
 	}
-	loop_timer_cancel(ss->s->loop, &ss->budget);
-	tell_waiting(ss, ss);
+	tell_if_ready(ss);
+}
+
+static void
+on_spf(const struct spf_answer *a, void *ctx)
+{
+	struct session_signals *ss = ctx;
+
+	ss->spf = NULL;
+	ss->spf_answer = *a;
+	ss->spf_known = true;
+	tell_if_ready(ss);
+}
+
+/* SPF for sender, unless it is the one asked about already. */
+static void
+start_spf(struct session_signals *ss, const char *sender, const char *helo)
+{
+	if (ss->spf_started && !strcmp(ss->spf_sender, sender))
+		return;
+	spf_check_cancel(ss->spf);
+	ss->spf = NULL;
+	ss->spf_started = true;
+	ss->spf_known = false;
+	snprintf(ss->spf_sender, sizeof(ss->spf_sender), "%s", sender);
+	if (spf_check_start(ss->s->resolver, ss->family, ss->addr, sender, helo,
+	                    on_spf, ss, &ss->spf) < 0) {
+		ss->spf_answer.result = SPF_TEMPERROR;
+		ss->spf_known = true;
+	}
 }
 
 struct session_signals *
@@ -148,15 +189,11 @@ signals_session_start(struct signals *s, const struct sockaddr_storage *client)
 	else
 		memcpy(ss->addr,
 		       &((const struct sockaddr_in6 *)client)->sin6_addr, 16);
-	loop_timer_init(&ss->budget, on_budget, ss);
-	loop_timer_arm(s->loop, &ss->budget,
-	               loop_now_ms(s->loop) + s->cfg->signals.budget_ms);
 	if (fcrdns_start(s->resolver, ss->family, ss->addr, on_fcrdns, ss,
 	                 &ss->lookup) < 0) {
 		/* (no memory: decided as if nothing were known) */
 		ss->fcrdns.result = FCRDNS_TEMPERROR;
 		ss->known = true;
-		loop_timer_cancel(s->loop, &ss->budget);
 	}
 	return ss;
 }
@@ -167,16 +204,19 @@ signals_session_end(struct session_signals *ss)
 	if (!ss)
 		return;
 	fcrdns_cancel(ss->lookup);
-	loop_timer_cancel(ss->s->loop, &ss->budget);
-	tell_waiting(ss, NULL);
+	spf_check_cancel(ss->spf);
+	while (ss->waiting)
+		tell(ss, ss->waiting, NULL);
 	free(ss);
 }
 
 int
-signals_when_ready(struct session_signals *ss, signals_ready_fn *fn, void *ctx)
+signals_when_ready(struct session_signals *ss, const char *sender,
+                   const char *helo, signals_ready_fn *fn, void *ctx)
 {
 	struct waiter *w;
 
+	start_spf(ss, sender, helo);
 	if (ready(ss)) {
 		fn(ctx, ss);
 		return 0;
@@ -184,8 +224,12 @@ signals_when_ready(struct session_signals *ss, signals_ready_fn *fn, void *ctx)
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
+	w->ss = ss;
 	w->fn = fn;
 	w->ctx = ctx;
+	loop_timer_init(&w->budget, on_budget, w);
+	loop_timer_arm(ss->s->loop, &w->budget,
+	               loop_now_ms(ss->s->loop) + ss->s->cfg->signals.budget_ms);
 	w->next = ss->waiting;
 	ss->waiting = w;
 	return 0;
@@ -203,19 +247,43 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
               char *buf)
 {
 	const struct fcrdns_answer *f = &ss->fcrdns;
+	const struct spf_answer *spf = &ss->spf_answer;
+	uint8_t trust = ss->s->cfg->signals.trust;
+	bool fcrdns_ok = ss->known && f->result == FCRDNS_CONFIRMED &&
+	                 !ss->dynamic;
+	int n;
 
-	if (!ss->known) {
-		snprintf(buf, GREY_SIGNALS_MAX, "fcrdns:late");
-	} else if (f->result == FCRDNS_CONFIRMED ||
-	           f->result == FCRDNS_UNCONFIRMED) {
-		snprintf(buf, GREY_SIGNALS_MAX, "fcrdns:%s:%.250s;rdns:%s",
-		         fcrdns_result_name(f->result), f->name,
-		         ss->dynamic ? "dynamic" : "plain");
-	} else {
-		snprintf(buf, GREY_SIGNALS_MAX, "fcrdns:%s",
-		         fcrdns_result_name(f->result));
+	if (!ss->known)
+		n = snprintf(buf, GREY_SIGNALS_MAX, "fcrdns:late");
+	else if (f->result == FCRDNS_CONFIRMED ||
+	         f->result == FCRDNS_UNCONFIRMED)
+		n = snprintf(buf, GREY_SIGNALS_MAX, "fcrdns:%s:%.200s;rdns:%s",
+		             fcrdns_result_name(f->result), f->name,
+		             ss->dynamic ? "dynamic" : "plain");
+	else
+		n = snprintf(buf, GREY_SIGNALS_MAX, "fcrdns:%s",
+		             fcrdns_result_name(f->result));
+	if (n > 0 && n < GREY_SIGNALS_MAX) {
+		if (!ss->spf_known)
+			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";spf:late");
+		else if (spf->domain[0])
+			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n,
+			         ";spf:%s:%.120s", spf_result_name(spf->result),
+			         spf->domain);
+		else
+			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";spf:%s",
+			         spf_result_name(spf->result));
 	}
 	a->signals = buf;
-	a->trusted = ss->s->cfg->signals.trust_fcrdns && ss->known &&
-	             f->result == FCRDNS_CONFIRMED && !ss->dynamic;
+	a->trusted = (trust == SIGNALS_TRUST_FCRDNS && fcrdns_ok) ||
+	             (trust == SIGNALS_TRUST_FCRDNS_SPF && fcrdns_ok &&
+	              ss->spf_known && spf->result == SPF_PASS);
+}
+
+const char *
+signals_trust_name(uint8_t trust)
+{
+	return trust == SIGNALS_TRUST_FCRDNS       ? "fcrdns"
+	       : trust == SIGNALS_TRUST_FCRDNS_SPF ? "fcrdns+spf"
+	                                           : "no";
 }

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A tarpit session's DNS signals (issue 31), looked up by greygated from
- * the moment the session opens, so that they are known, or the budget
- * ([signals] budget) is spent, when the client's first RCPT is decided:
- * the PTR name and its forward confirmation (policy/fcrdns.c), and its
- * shape (policy/rdns_shape.c). A decision waits for them at most until
- * the budget, counted from the connection, runs out; then it goes on
- * with what is known (nothing: greylisted as always). */
+/* A tarpit session's DNS signals (issue 31), looked up by greygated: the
+ * PTR name and its forward confirmation (policy/fcrdns.c) and its shape
+ * (policy/rdns_shape.c) from the moment the session opens; SPF for the
+ * sender (policy/spf_check.c) from its first RCPT's question (the one
+ * the tarpit asks with MAIL FROM), again when the sender changes. An
+ * attempt waits for them at most [signals] budget from its question;
+ * then it goes on with what is known (nothing: greylisted as always). */
 #ifndef GREYGATE_SIGNALS_H
 #define GREYGATE_SIGNALS_H
 
@@ -43,21 +43,24 @@ void signals_session_end(struct session_signals *ss);
  * session ended first (NULL). */
 typedef void signals_ready_fn(void *ctx, const struct session_signals *ss);
 
-/* signals_when_ready - fn told as above; at once (before this returns)
- * when that is now. Return: 0, or -ENOMEM (fn not told). */
-int signals_when_ready(struct session_signals *ss, signals_ready_fn *fn,
-                       void *ctx);
+/* signals_when_ready - SPF for sender (or the null sender's HELO name)
+ * begun if it was not, and fn told as above; at once (before this
+ * returns) when that is now. Return: 0, or -ENOMEM (fn not told). */
+int signals_when_ready(struct session_signals *ss, const char *sender,
+                       const char *helo, signals_ready_fn *fn, void *ctx);
 
 /* signals_counters - the resolver's counters, and answers cached now. */
 struct resolver_counters;
 void signals_counters(const struct signals *s, struct resolver_counters *out,
                       size_t *held);
 
-/* signals_apply - what is known, into the attempt: a->trusted (with
- * trust_fcrdns: the PTR confirmed and not dynamic-looking) and
- * a->signals, the text for its log line, written in buf
- * (GREY_SIGNALS_MAX bytes). */
+/* signals_apply - what is known, into the attempt: a->trusted (as
+ * [signals] trust says) and a->signals, the text for its log line,
+ * written in buf (GREY_SIGNALS_MAX bytes). */
 void signals_apply(const struct session_signals *ss, struct grey_attempt *a,
                    char *buf);
+
+/* signals_trust_name - "no", "fcrdns", "fcrdns+spf". */
+const char *signals_trust_name(uint8_t trust);
 
 #endif

@@ -344,10 +344,11 @@ on_attempt(struct gateway *gw, const struct ipc_attempt *at,
 	p->gw = gw;
 	p->at = *at;
 	p->child = gw->sup->child_starts;
-	/* With [signals] lookups: decided once they are known, or their
-	 * budget is spent (no memory to wait: decided without them). */
-	if (si->attached &&
-	    signals_when_ready(si->attached, on_signals_ready, p) == 0)
+	/* A RCPT with [signals] lookups: decided once they are known, or
+	 * their budget is spent (no memory to wait: decided without). */
+	if (si->attached && at->kind == TARPIT_ASK_RCPT &&
+	    signals_when_ready(si->attached, p->at.from, p->at.helo,
+	                       on_signals_ready, p) == 0)
 		return;
 	ipc_attempt_view(&p->at, &si->ends, &a);
 	gateway_decide_async(gw, &a, true, on_attempt_decided, p);
@@ -900,14 +901,14 @@ supervise_start(struct gateway *gw, char *err)
 			snprintf(err, 512, "[signals]: %s", why);
 			return -EINVAL;
 		}
-		log_info("signals: FCrDNS and the PTR's shape looked up for each "
-		         "tarpit client (DNS: %s; a decision waits %u ms at "
-		         "most; trust_fcrdns %s)",
+		log_info("signals: FCrDNS, the PTR's shape and SPF looked up "
+		         "for each tarpit client (DNS: %s; a decision waits "
+		         "%u ms at most; trust %s)",
 		         gw->cfg->signals.dns_servers[0]
 		                 ? gw->cfg->signals.dns_servers
 		                 : "the system's",
 		         gw->cfg->signals.budget_ms,
-		         gw->cfg->signals.trust_fcrdns ? "yes" : "no");
+		         signals_trust_name(gw->cfg->signals.trust));
 	}
 	return spawn(gw, err);
 }

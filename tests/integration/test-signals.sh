@@ -4,14 +4,14 @@
 # on host 'dns' serving the senders' forward and reverse zones, greygated
 # on 'gw' asking only it, a real Postfix behind it (the hand-off), a
 # sending Postfix and scripted clients on 'sender'. Asserted: a sender
-# whose PTR name is forward-confirmed is delivered on its first attempt
-# with trust_fcrdns (reason=trusted, in the pass set; IPv6 trusted too);
-# one with a dynamic-looking name, one without a PTR, one whose
-# name does not resolve back are greylisted, each decision's log line
-# saying which; trust_fcrdns off by reload: a confirmed client is
-# greylisted and says so; with nsd stopped, the RCPT is answered once
-# the budget is spent (greylisted, "fcrdns:late"), not after DNS's own
-# timeouts.
+# whose PTR name is forward-confirmed and whose SPF passes is delivered
+# on its first attempt (trust = fcrdns+spf, the default; reason=trusted,
+# in the pass set; IPv6 trusted too); one with a dynamic-looking name,
+# one without a PTR, one whose name does not resolve back, one confirmed
+# but failing SPF or without SPF are greylisted, each decision's log
+# line saying which; trust = fcrdns by a reload: the confirmed one
+# passes; with nsd stopped, the RCPT is answered once the budget is spent
+# (greylisted, "fcrdns:late;spf:late"), not after DNS's own timeouts.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -24,7 +24,7 @@ netns_init
 netns_sender_gw
 netns_host dns
 netns_link dns 198.51.100.53/24 gw 198.51.100.1/24
-for a in 11 12 13 14 15; do
+for a in 11 12 13 14 15 16; do
 	nsx sender ip addr add 203.0.113.$a/24 dev "$(netns_dev sender gw)"
 done
 
@@ -34,13 +34,16 @@ soa='@ 3600 IN SOA ns.sender.test. admin.sender.test. 1 3600 600 86400 60'
 zone() { # NAME: the zone's head, then its records from stdin
 	{ echo '$TTL 300'; echo "$soa"; echo '@ IN NS ns.sender.test.'; cat; } >"$zones/$1.zone"
 }
+# sender.test's SPF lets its mx send (v4 and v6), nobody else
 zone sender.test <<'Z'
+@ IN TXT "v=spf1 ip4:203.0.113.10 ip6:2001:db8:1::10 -all"
 ns IN A 198.51.100.53
 mx IN A 203.0.113.10
 mx IN AAAA 2001:db8:1::10
 liar IN A 203.0.113.99
 mx2 IN A 203.0.113.14
 mx3 IN A 203.0.113.15
+mx4 IN A 203.0.113.16
 Z
 zone isp.test <<'Z'
 203-0-113-11.dsl IN A 203.0.113.11
@@ -51,6 +54,7 @@ zone 113.0.203.in-addr.arpa <<'Z'
 13 IN PTR liar.sender.test.
 14 IN PTR mx2.sender.test.
 15 IN PTR mx3.sender.test.
+16 IN PTR mx4.sender.test.
 Z
 # 2001:db8:1::10 under 8.b.d.0.1.0.0.2.ip6.arpa
 zone 8.b.d.0.1.0.0.2.ip6.arpa <<'Z'
@@ -82,13 +86,15 @@ lookups = yes
 dns_servers = 198.51.100.53
 budget = 300ms
 rdns_patterns = $(realpath "$here/../../etc/dynamic-rdns")
-trust_fcrdns = yes"
+# (trust = fcrdns+spf: the default)"
 greygated_start
 logged() { grep -F -- "$1" "$GG_LOG" >/dev/null; }
-try() { # SOURCE [TO]: one attempt at the tarpit; prints the RCPT reply
-	nsx sender python3 "$here/../lib/smtp-session.py" try "$1" "${2:-203.0.113.1}" 2>&1 || true
+try() { # SOURCE [TO]: one attempt at the tarpit from alice@sender.test
+	# (or $SMTP_SENDER); prints the RCPT reply
+	SMTP_SENDER=${SMTP_SENDER:-alice@sender.test} nsx sender python3 \
+		"$here/../lib/smtp-session.py" try "$1" "${2:-203.0.113.1}" 2>&1 || true
 }
-logged "signals: FCrDNS and the PTR's shape looked up for each tarpit client (DNS: 198.51.100.53" ||
+logged "signals: FCrDNS, the PTR's shape and SPF looked up for each tarpit client (DNS: 198.51.100.53" ||
 	fail "greygated did not say it looks the signals up: $(grep signals "$GG_LOG")"
 
 # --- trusted: forward-confirmed, not dynamic-looking: delivered on its
@@ -100,7 +106,7 @@ outlog=$(postfix_log out)
 [ "$(grep -c "status=sent (250 2.0.0 Ok: queued" "$outlog")" = 1 ] || fail "not sent once: $(grep status= "$outlog")"
 logged "action=pass, reason=trusted, client=203.0.113.10, key=203.0.113.10/32" ||
 	fail "no trusted pass: $(grep 203.0.113.10 "$GG_LOG")"
-logged "signals=fcrdns:confirmed:mx.sender.test;rdns:plain" ||
+logged "signals=fcrdns:confirmed:mx.sender.test;rdns:plain;spf:pass:sender.test" ||
 	fail "the trusted pass's line does not say why: $(grep 203.0.113.10 "$GG_LOG")"
 nsx gw nft list set inet greygate pass4 >"$NETNS_TMP/pass4"
 grep -F "203.0.113.10" "$NETNS_TMP/pass4" >/dev/null || fail "203.0.113.10 is not in pass4: $(cat "$NETNS_TMP/pass4")"
@@ -119,38 +125,41 @@ check_greylisted() { # SOURCE SIGNALS
 	grep -F "action=greylist, reason=new, client=$1," "$GG_LOG" | grep -F "signals=$2" >/dev/null ||
 		fail "$1's line does not say signals=$2: $(grep "client=$1," "$GG_LOG")"
 }
-check_greylisted 203.0.113.11 "fcrdns:confirmed:203-0-113-11.dsl.isp.test;rdns:dynamic"
-check_greylisted 203.0.113.12 "fcrdns:no-ptr"
-check_greylisted 203.0.113.13 "fcrdns:unconfirmed:liar.sender.test;rdns:plain"
+check_greylisted 203.0.113.11 "fcrdns:confirmed:203-0-113-11.dsl.isp.test;rdns:dynamic;spf:fail:sender.test"
+check_greylisted 203.0.113.12 "fcrdns:no-ptr;spf:fail:sender.test"
+check_greylisted 203.0.113.13 "fcrdns:unconfirmed:liar.sender.test;rdns:plain;spf:fail:sender.test"
 echo "ok: a dynamic-looking name, no PTR, a name not resolving back: greylisted, each line saying which"
 
-# --- trust_fcrdns off (a reload): confirmed, greylisted all the same ---
-sed -i 's/^trust_fcrdns = yes$/trust_fcrdns = no/' "$NETNS_TMP/greygate.conf"
+# --- FCrDNS without SPF's pass: greylisted; trust = fcrdns (a reload):
+# passed at once ---
+check_greylisted 203.0.113.14 "fcrdns:confirmed:mx2.sender.test;rdns:plain;spf:fail:sender.test"
+SMTP_SENDER=bob@nospf.sender.test check_greylisted 203.0.113.16 "fcrdns:confirmed:mx4.sender.test;rdns:plain;spf:none:nospf.sender.test"
+echo 'trust = fcrdns' >>"$NETNS_TMP/greygate.conf"
 ggctl reload >/dev/null || fail "reload failed"
-check_greylisted 203.0.113.14 "fcrdns:confirmed:mx2.sender.test;rdns:plain"
-echo "ok: trust_fcrdns off by a reload: a confirmed client is greylisted, its line says it was confirmed"
+try 203.0.113.14 >/dev/null
+wait_for 5 logged "action=pass, reason=trusted, client=203.0.113.14," ||
+	fail "with trust = fcrdns, the confirmed client was not trusted: $(grep "client=203.0.113.14," "$GG_LOG")"
+echo "ok: confirmed without SPF's pass (fail, none): greylisted; with trust = fcrdns (a reload) passed at once"
 
 # --- DNS away: answered once the budget is spent ---
-sed -i 's/^trust_fcrdns = no$/trust_fcrdns = yes/' "$NETNS_TMP/greygate.conf"
-ggctl reload >/dev/null || fail "reload failed"
 mapfile -t nsd_pids < <(nsd_pids)
 kill -STOP "${nsd_pids[@]}"
 netns_on_exit "kill -CONT ${nsd_pids[*]}"
 start=$(date +%s%N)
-reply=$(try 203.0.113.15)
+reply=$(SMTP_SENDER=alice@fresh.sender.test try 203.0.113.15)
 took_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 kill -CONT "${nsd_pids[@]}"
 [[ "$reply" == *"RCPT 451 4.7.1 <"*"Greylisted"* ]] || fail "with DNS away: $reply"
 wait_for 5 logged "action=greylist, reason=new, client=203.0.113.15," || fail "203.0.113.15 was not greylisted"
-grep -F "client=203.0.113.15," "$GG_LOG" | grep -F "signals=fcrdns:late" >/dev/null ||
+grep -F "client=203.0.113.15," "$GG_LOG" | grep -F "signals=fcrdns:late;spf:late" >/dev/null ||
 	fail "203.0.113.15's line does not say the lookup was late: $(grep "client=203.0.113.15," "$GG_LOG")"
 # (c-ares alone gives up after 3 s: 1 s, then 2 s; the budget is 300 ms)
 [ "$took_ms" -lt 2500 ] || fail "with DNS away the whole session took $took_ms ms: the budget did not hold"
 echo "ok: with DNS away, greylisted once the budget was spent (session of $took_ms ms), its line says fcrdns:late"
 
-ggctl metrics | grep -x 'greygate_decisions_total{action="pass",reason="trusted"} 2' >/dev/null ||
+ggctl metrics | grep -x 'greygate_decisions_total{action="pass",reason="trusted"} 3' >/dev/null ||
 	fail "metrics: $(ggctl metrics | grep trusted)"
-ggctl report --json | jq -e '.funnel.passed_trusted == 2' >/dev/null ||
+ggctl report --json | jq -e '.funnel.passed_trusted == 3' >/dev/null ||
 	fail "report: $(ggctl report --json | jq -c .funnel)"
 asked=$(ggctl metrics | awk '$1 == "greygate_dns_questions_total{answered=\"server\"}" {print $2}')
 [ "${asked:-0}" -ge 8 ] || fail "metrics: $asked DNS questions sent: $(ggctl metrics | grep dns_)"
@@ -159,4 +168,4 @@ ggctl metrics | promtool check metrics >/dev/null 2>"$NETNS_TMP/promtool" ||
 ggctl status | grep -E "^dns: +[0-9]+ questions sent, [0-9]+ answered from the cache" >/dev/null ||
 	fail "status: $(ggctl status | grep dns)"
 [ "$(ggctl status --json | jq .dns.asked)" = "$asked" ] || fail "status --json: $(ggctl status --json | jq -c .dns)"
-echo "ok: metrics and the report count 2 passes by trust; metrics and status count $asked DNS questions"
+echo "ok: metrics and the report count 3 passes by trust; metrics and status count $asked DNS questions"
