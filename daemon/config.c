@@ -179,6 +179,8 @@ static const struct key keys[] = {
 	{"signals", "rdns_patterns", K_PATH, F(signals.rdns_patterns), 0, 0,
 	 RESTART, 0},
 	{"signals", "trust", K_TRUST, F(signals.trust), 0, 0, false, 0},
+	{"signals", "suspicious_delay", K_SEC, F(signals.suspicious_delay_sec),
+	 0, 30 * DAY, false, 0},
 };
 
 #undef F
@@ -318,6 +320,9 @@ config_defaults(struct config *cfg)
 	/* Well inside the tarpit's wait for a verdict (2 s). */
 	cfg->signals.budget_ms = 1500;
 	cfg->signals.trust = SIGNALS_TRUST_FCRDNS_SPF;
+	/* Three times the delay: Postfix's retries at 5, 10, 20 min still
+	 * deliver within the half hour. */
+	cfg->signals.suspicious_delay_sec = 900;
 	snprintf(cfg->signals.rdns_patterns, sizeof(cfg->signals.rdns_patterns),
 		 "%s/dynamic-rdns", GREYGATE_DATADIR);
 	config_derive(cfg);

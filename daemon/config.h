@@ -67,6 +67,9 @@ struct signals_config {
 	uint32_t budget_ms;    /* a decision waits for them this long */
 	char rdns_patterns[256]; /* dynamic-looking PTR names ("": none) */
 	uint8_t trust;         /* enum signals_trust: who is passed at once */
+	uint32_t suspicious_delay_sec; /* no PTR, dynamic or unconfirmed
+					  PTR, SPF fail or softfail: the
+					  delay (when longer than delay) */
 };
 
 /* [policy]: the policy door (Postfix's check_policy_service). */

@@ -251,6 +251,12 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
 	uint8_t trust = ss->s->cfg->signals.trust;
 	bool fcrdns_ok = ss->known && f->result == FCRDNS_CONFIRMED &&
 	                 !ss->dynamic;
+	/* looks like a bot: said, and made to wait longer */
+	bool suspicious = (ss->known && (f->result == FCRDNS_NO_PTR ||
+	                                 f->result == FCRDNS_UNCONFIRMED ||
+	                                 ss->dynamic)) ||
+	                  (ss->spf_known && (spf->result == SPF_FAIL ||
+	                                     spf->result == SPF_SOFTFAIL));
 	int n;
 
 	if (!ss->known)
@@ -274,6 +280,10 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
 			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";spf:%s",
 			         spf_result_name(spf->result));
 	}
+	n = (int)strlen(buf);
+	if (suspicious && n < GREY_SIGNALS_MAX)
+		snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";suspicious");
+	a->delay_sec = suspicious ? ss->s->cfg->signals.suspicious_delay_sec : 0;
 	a->signals = buf;
 	a->trusted = (trust == SIGNALS_TRUST_FCRDNS && fcrdns_ok) ||
 	             (trust == SIGNALS_TRUST_FCRDNS_SPF && fcrdns_ok &&

@@ -479,7 +479,7 @@ check_passed(struct grey *grey, int64_t now, enum grey_path path,
 
 static void
 triplet_step(struct grey *grey, int64_t now, enum grey_path path,
-	     struct grey_records *w, struct grey_decision *out)
+	     uint32_t delay, struct grey_records *w, struct grey_decision *out)
 {
 	struct store_triplet *t = &w->triplet;
 	int64_t age = w->triplet_found == STORE_FOUND ? now - t->first_seen
@@ -489,7 +489,7 @@ triplet_step(struct grey *grey, int64_t now, enum grey_path path,
 	if (w->triplet_found != STORE_FOUND ||
 	    age > (int64_t)grey->cfg.retry_window_sec || age < 0) {
 		*t = (struct store_triplet){now, now, 1, 0};
-		out->wait_sec = grey->cfg.delay_sec;
+		out->wait_sec = delay;
 		decide(out, GREY_GREYLIST, GREY_REASON_NEW);
 		grey->counters.greylisted_new++;
 		return;
@@ -497,8 +497,8 @@ triplet_step(struct grey *grey, int64_t now, enum grey_path path,
 	t->last_seen = now;
 	if (++t->attempts == 2)
 		grey->counters.retried++;
-	if (age < (int64_t)grey->cfg.delay_sec) {
-		out->wait_sec = grey->cfg.delay_sec - (uint32_t)age;
+	if (age < (int64_t)delay) {
+		out->wait_sec = delay - (uint32_t)age;
 		decide(out, GREY_GREYLIST, GREY_REASON_EARLY_RETRY);
 		grey->counters.greylisted_early++;
 		return;
@@ -613,7 +613,11 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 		pass_client(grey, now, GREY_REASON_TRUSTED, w, out);
 		return;
 	}
-	triplet_step(grey, now, path, w, out);
+	/* A client its DNS signals call suspicious waits longer. */
+	triplet_step(grey, now, path,
+		     a->delay_sec > grey->cfg.delay_sec ? a->delay_sec
+							: grey->cfg.delay_sec,
+		     w, out);
 }
 
 /* A session on the fast path reached EHLO: a visit from a passed client

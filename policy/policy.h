@@ -365,9 +365,11 @@ struct grey_attempt {
 	bool tls;                /* the session was in TLS */
 	/* What DNS said of the client (issue 31): trusted, pass it now;
 	 * signals, what was found, for the log ("" or NULL: nothing;
-	 * longer than GREY_SIGNALS_MAX is cut) */
+	 * longer than GREY_SIGNALS_MAX is cut); delay_sec below */
 	bool trusted;
 	const char *signals;
+	/* suspicious: this delay, when longer than the configured one */
+	uint32_t delay_sec;
 };
 
 /*

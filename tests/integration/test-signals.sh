@@ -85,6 +85,7 @@ address = 127.0.0.1:10025
 lookups = yes
 dns_servers = 198.51.100.53
 budget = 300ms
+suspicious_delay = 2h
 rdns_patterns = $(realpath "$here/../../etc/dynamic-rdns")
 # (trust = fcrdns+spf: the default)"
 greygated_start
@@ -116,30 +117,31 @@ wait_for 5 logged "action=pass, reason=trusted, client=2001:db8:1::10" ||
 echo "ok: a forward-confirmed sender's first attempt is delivered (Postfix, no deferral), IPv6 trusted too, the line says why"
 
 # --- greylisted, each saying why ---
-check_greylisted() { # SOURCE SIGNALS
-	local reply
+check_greylisted() { # SOURCE SIGNALS DELAY
+	local reply line
 	reply=$(try "$1")
-	[[ "$reply" == *"RCPT 451 4.7.1 <"*"Greylisted"* ]] || fail "$1: $reply"
+	[[ "$reply" == *"RCPT 451 4.7.1 <"*"Greylisted, please try again in $3 seconds"* ]] || fail "$1: $reply"
 	wait_for 5 logged "action=greylist, reason=new, client=$1," ||
 		fail "$1 was not greylisted: $(grep "$1" "$GG_LOG")"
-	grep -F "action=greylist, reason=new, client=$1," "$GG_LOG" | grep -F "signals=$2" >/dev/null ||
-		fail "$1's line does not say signals=$2: $(grep "client=$1," "$GG_LOG")"
+	line=$(grep -F "action=greylist, reason=new, client=$1," "$GG_LOG")
+	[[ "$line" == *", delay=$3, signals=$2" ]] || fail "$1's line does not end delay=$3, signals=$2: $line"
 }
-check_greylisted 203.0.113.11 "fcrdns:confirmed:203-0-113-11.dsl.isp.test;rdns:dynamic;spf:fail:sender.test"
-check_greylisted 203.0.113.12 "fcrdns:no-ptr;spf:fail:sender.test"
-check_greylisted 203.0.113.13 "fcrdns:unconfirmed:liar.sender.test;rdns:plain;spf:fail:sender.test"
-echo "ok: a dynamic-looking name, no PTR, a name not resolving back: greylisted, each line saying which"
+# (suspicious: the longer delay, 2 h; [greylist] delay is 1 h)
+check_greylisted 203.0.113.11 "fcrdns:confirmed:203-0-113-11.dsl.isp.test;rdns:dynamic;spf:fail:sender.test;suspicious" 7200
+check_greylisted 203.0.113.12 "fcrdns:no-ptr;spf:fail:sender.test;suspicious" 7200
+check_greylisted 203.0.113.13 "fcrdns:unconfirmed:liar.sender.test;rdns:plain;spf:fail:sender.test;suspicious" 7200
+echo "ok: a dynamic-looking name, no PTR, a name not resolving back: greylisted as suspicious (2 h), each line saying which"
 
 # --- FCrDNS without SPF's pass: greylisted; trust = fcrdns (a reload):
 # passed at once ---
-check_greylisted 203.0.113.14 "fcrdns:confirmed:mx2.sender.test;rdns:plain;spf:fail:sender.test"
-SMTP_SENDER=bob@nospf.sender.test check_greylisted 203.0.113.16 "fcrdns:confirmed:mx4.sender.test;rdns:plain;spf:none:nospf.sender.test"
+check_greylisted 203.0.113.14 "fcrdns:confirmed:mx2.sender.test;rdns:plain;spf:fail:sender.test;suspicious" 7200
+SMTP_SENDER=bob@nospf.sender.test check_greylisted 203.0.113.16 "fcrdns:confirmed:mx4.sender.test;rdns:plain;spf:none:nospf.sender.test" 3600
 echo 'trust = fcrdns' >>"$NETNS_TMP/greygate.conf"
 ggctl reload >/dev/null || fail "reload failed"
 try 203.0.113.14 >/dev/null
 wait_for 5 logged "action=pass, reason=trusted, client=203.0.113.14," ||
 	fail "with trust = fcrdns, the confirmed client was not trusted: $(grep "client=203.0.113.14," "$GG_LOG")"
-echo "ok: confirmed without SPF's pass (fail, none): greylisted; with trust = fcrdns (a reload) passed at once"
+echo "ok: confirmed without SPF's pass: greylisted (SPF fail as suspicious, none as anyone); with trust = fcrdns (a reload) passed at once"
 
 # --- DNS away: answered once the budget is spent ---
 mapfile -t nsd_pids < <(nsd_pids)
@@ -151,7 +153,7 @@ took_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 kill -CONT "${nsd_pids[@]}"
 [[ "$reply" == *"RCPT 451 4.7.1 <"*"Greylisted"* ]] || fail "with DNS away: $reply"
 wait_for 5 logged "action=greylist, reason=new, client=203.0.113.15," || fail "203.0.113.15 was not greylisted"
-grep -F "client=203.0.113.15," "$GG_LOG" | grep -F "signals=fcrdns:late;spf:late" >/dev/null ||
+grep -F "client=203.0.113.15," "$GG_LOG" | grep -F "delay=3600, signals=fcrdns:late;spf:late" >/dev/null ||
 	fail "203.0.113.15's line does not say the lookup was late: $(grep "client=203.0.113.15," "$GG_LOG")"
 # (c-ares alone gives up after 3 s: 1 s, then 2 s; the budget is 300 ms)
 [ "$took_ms" -lt 2500 ] || fail "with DNS away the whole session took $took_ms ms: the budget did not hold"

@@ -104,6 +104,53 @@ key_of(const struct grey_decision *d)
 	return grey_client_format(&d->client, buf, sizeof(buf));
 }
 
+/* An attempt with what its DNS signals said (issue 31). */
+static struct grey_decision
+signalled(int64_t now, const char *client, bool trusted, uint32_t delay_sec)
+{
+	struct grey_decision d;
+	struct grey_attempt a = {.kind = GREY_ATTEMPT_RCPT, .now = now,
+				 .client = ip(client), .helo = "",
+				 .sender = "alice@a.test", .rcpt = "bob@b.test",
+				 .path = GREY_PATH_TARPIT, .reply = 451,
+				 .trusted = trusted, .delay_sec = delay_sec};
+
+	CHECK_INT(grey_decide(grey, &a, &d), 0);
+	return d;
+}
+
+/* Trusted: passed on the first attempt, counted apart; suspicious: the
+ * longer delay, at first sight and at the retry; a delay shorter than
+ * the configured one changes nothing. */
+static void
+test_signals_trust_and_suspicion(void)
+{
+	struct grey_decision d;
+
+	setup();
+	d = signalled(T0, "198.51.100.7", true, 0);
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_TRUSTED);
+	CHECK_INT(d.expires, T0 + 35 * 86400);
+	CHECK_INT(grey_get_counters(grey)->passed_trusted, 1);
+	CHECK_INT(grey_get_counters(grey)->passed_retry, 0);
+	/* passed now: the next attempt is an ordinary passed client's */
+	d = signalled(T0 + 1, "198.51.100.8", false, 0);
+	CHECK_INT(d.reason, GREY_REASON_PASSED);
+
+	d = signalled(T0, "203.0.113.7", false, 900);
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(d.wait_sec, 900);
+	d = signalled(T0 + 300, "203.0.113.7", false, 900);
+	CHECK_INT(d.reason, GREY_REASON_EARLY_RETRY);
+	CHECK_INT(d.wait_sec, 600);
+	d = signalled(T0 + 900, "203.0.113.7", false, 900);
+	CHECK_INT(d.reason, GREY_REASON_RETRY_PASSED);
+
+	d = signalled(T0, "192.0.2.7", false, 60);
+	CHECK_INT(d.wait_sec, 300);
+}
+
 static void
 test_first_sight_then_retry_passes_exactly_at_delay(void)
 {
@@ -893,6 +940,7 @@ int
 main(void)
 {
 	RUN(test_first_sight_then_retry_passes_exactly_at_delay);
+	RUN(test_signals_trust_and_suspicion);
 	RUN(test_delay_to_delivery_with_the_handoff);
 	RUN(test_delay_to_delivery_bounded);
 	RUN(test_policy_door_path);
