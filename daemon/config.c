@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "dnsbl.h"
 #include "log.h"
 #include "markroute.h"
 #include "store_url.h"
@@ -51,6 +52,7 @@ enum key_type {
 	K_TEXT,     /* printable text, blanks too */
 	K_TLS,      /* uint8_t enum config_tls: yes, no, strict */
 	K_TRUST,    /* uint8_t enum signals_trust: no, fcrdns, fcrdns+spf */
+	K_DNSBL,    /* postscreen_dnsbl_sites' syntax (policy/dnsbl.h) */
 	K_STORE,    /* lmdb, redis://..., redis+unix://... (store_url.h) */
 };
 
@@ -181,6 +183,12 @@ static const struct key keys[] = {
 	{"signals", "trust", K_TRUST, F(signals.trust), 0, 0, false, 0},
 	{"signals", "suspicious_delay", K_SEC, F(signals.suspicious_delay_sec),
 	 0, 30 * DAY, false, 0},
+	{"signals", "dnsbl_sites", K_DNSBL, F(signals.dnsbl_sites), 0, 0,
+	 RESTART, 0},
+	{"signals", "dnsbl_threshold", K_U32, F(signals.dnsbl_threshold), 1,
+	 1000, false, 0},
+	{"signals", "dnswl_threshold", K_U32, F(signals.dnswl_threshold), 0,
+	 1000, false, 0},
 };
 
 #undef F
@@ -323,6 +331,10 @@ config_defaults(struct config *cfg)
 	/* Three times the delay: Postfix's retries at 5, 10, 20 min still
 	 * deliver within the half hour. */
 	cfg->signals.suspicious_delay_sec = 900;
+	/* postscreen's: listed with a score of 1 is suspicious; allowed
+	 * with -1 or less is trusted */
+	cfg->signals.dnsbl_threshold = 1;
+	cfg->signals.dnswl_threshold = 1;
 	snprintf(cfg->signals.rdns_patterns, sizeof(cfg->signals.rdns_patterns),
 		 "%s/dynamic-rdns", GREYGATE_DATADIR);
 	config_derive(cfg);
@@ -763,6 +775,16 @@ set_key(struct load_state *st, const struct key *k, const char *v,
 		       "unix:/an/absolute/path (or nothing: off)";
 		return parse_listen(v, &check) < 0 ? -EINVAL
 						   : set_text(k, dst, v, why);
+	}
+	case K_DNSBL: {
+		static char msg[200];
+		static struct dnsbl_sites check;
+
+		if (dnsbl_sites_parse(v, &check, msg, sizeof(msg)) < 0) {
+			*why = msg;
+			return -EINVAL;
+		}
+		return set_text(k, dst, v, why);
 	}
 	case K_STORE: {
 		struct store_url check;

@@ -68,8 +68,12 @@ struct signals_config {
 	char rdns_patterns[256]; /* dynamic-looking PTR names ("": none) */
 	uint8_t trust;         /* enum signals_trust: who is passed at once */
 	uint32_t suspicious_delay_sec; /* no PTR, dynamic or unconfirmed
-					  PTR, SPF fail or softfail: the
-					  delay (when longer than delay) */
+					  PTR, SPF fail or softfail, DNSBL:
+					  the delay (when longer than delay) */
+	char dnsbl_sites[1024];   /* postscreen's syntax ("": none) */
+	uint32_t dnsbl_threshold; /* a score of this or more: suspicious */
+	uint32_t dnswl_threshold; /* of minus this or less: trusted (0:
+				     never) */
 };
 
 /* [policy]: the policy door (Postfix's check_policy_service). */

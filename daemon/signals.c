@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dnsbl.h"
 #include "fcrdns.h"
 #include "log.h"
 #include "rdns_shape.h"
@@ -21,6 +22,7 @@ struct signals {
 	const struct config *cfg;
 	struct resolver *resolver;
 	struct rdns_shape *shape;
+	struct dnsbl_sites dnsbl; /* (dnsbl_sites is read at start only) */
 };
 
 struct waiter {
@@ -44,6 +46,9 @@ struct session_signals {
 	struct spf_check *spf; /* while under way */
 	bool spf_started, spf_known;
 	struct spf_answer spf_answer;
+	struct dnsbl_check *dnsbl; /* while under way */
+	bool dnsbl_known;
+	struct dnsbl_answer dnsbl_answer;
 	struct waiter *waiting;
 };
 
@@ -59,6 +64,10 @@ signals_new(struct loop *loop, const struct config *cfg, char *err, size_t len)
 	}
 	s->loop = loop;
 	s->cfg = cfg;
+	if (dnsbl_sites_parse(cfg->signals.dnsbl_sites, &s->dnsbl, err, len) < 0) {
+		free(s);
+		return NULL;
+	}
 	s->shape = rdns_shape_load(cfg->signals.rdns_patterns[0]
 	                                   ? cfg->signals.rdns_patterns
 	                                   : NULL,
@@ -104,7 +113,7 @@ tell(struct session_signals *ss, struct waiter *w,
 static bool
 ready(const struct session_signals *ss)
 {
-	return ss->known && ss->spf_known;
+	return ss->known && ss->spf_known && ss->dnsbl_known;
 }
 
 /* Everyone waiting is told, if all is known. */
@@ -142,6 +151,17 @@ on_fcrdns(const struct fcrdns_answer *a, void *ctx)
 		if (r == 1)
 			log_debug("signals: %s looks dynamic: %s", a->name, why);
 	}
+	tell_if_ready(ss);
+}
+
+static void
+on_dnsbl(const struct dnsbl_answer *a, void *ctx)
+{
+	struct session_signals *ss = ctx;
+
+	ss->dnsbl = NULL;
+	ss->dnsbl_answer = *a;
+	ss->dnsbl_known = true;
 	tell_if_ready(ss);
 }
 
@@ -195,6 +215,10 @@ signals_session_start(struct signals *s, const struct sockaddr_storage *client)
 		ss->fcrdns.result = FCRDNS_TEMPERROR;
 		ss->known = true;
 	}
+	if (!s->dnsbl.n ||
+	    dnsbl_start(s->resolver, &s->dnsbl, ss->family, ss->addr, on_dnsbl,
+	                ss, &ss->dnsbl) < 0)
+		ss->dnsbl_known = true; /* (none: nothing to wait for) */
 	return ss;
 }
 
@@ -205,6 +229,7 @@ signals_session_end(struct session_signals *ss)
 		return;
 	fcrdns_cancel(ss->lookup);
 	spf_check_cancel(ss->spf);
+	dnsbl_cancel(ss->dnsbl);
 	while (ss->waiting)
 		tell(ss, ss->waiting, NULL);
 	free(ss);
@@ -251,12 +276,19 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
 	uint8_t trust = ss->s->cfg->signals.trust;
 	bool fcrdns_ok = ss->known && f->result == FCRDNS_CONFIRMED &&
 	                 !ss->dynamic;
-	/* looks like a bot: said, and made to wait longer */
-	bool suspicious = (ss->known && (f->result == FCRDNS_NO_PTR ||
+	const struct signals_config *sc = &ss->s->cfg->signals;
+	int score = ss->dnsbl_known ? ss->dnsbl_answer.score : 0;
+	bool listed = score >= (int)sc->dnsbl_threshold;
+	bool allowed = sc->dnswl_threshold &&
+	               score <= -(int)sc->dnswl_threshold;
+	/* looks like a bot (and no allow list says otherwise): said, and
+	 * made to wait longer */
+	bool suspicious = !allowed && ((ss->known && (f->result == FCRDNS_NO_PTR ||
 	                                 f->result == FCRDNS_UNCONFIRMED ||
 	                                 ss->dynamic)) ||
 	                  (ss->spf_known && (spf->result == SPF_FAIL ||
-	                                     spf->result == SPF_SOFTFAIL));
+	                                     spf->result == SPF_SOFTFAIL)) ||
+	                  listed);
 	int n;
 
 	if (!ss->known)
@@ -281,13 +313,26 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
 			         spf_result_name(spf->result));
 	}
 	n = (int)strlen(buf);
+	if (ss->s->dnsbl.n && n < GREY_SIGNALS_MAX) {
+		if (!ss->dnsbl_known)
+			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n,
+			         ";dnsbl:late");
+		else if (ss->dnsbl_answer.listed[0])
+			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n,
+			         ";dnsbl:%s", ss->dnsbl_answer.listed);
+		n = (int)strlen(buf);
+	}
 	if (suspicious && n < GREY_SIGNALS_MAX)
 		snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";suspicious");
 	a->delay_sec = suspicious ? ss->s->cfg->signals.suspicious_delay_sec : 0;
 	a->signals = buf;
-	a->trusted = (trust == SIGNALS_TRUST_FCRDNS && fcrdns_ok) ||
-	             (trust == SIGNALS_TRUST_FCRDNS_SPF && fcrdns_ok &&
-	              ss->spf_known && spf->result == SPF_PASS);
+	/* An allow list trusts whom trust lets be trusted at all; a block
+	 * list trusts nobody. */
+	a->trusted = !listed && trust != SIGNALS_TRUST_NO &&
+	             (allowed ||
+	              (trust == SIGNALS_TRUST_FCRDNS && fcrdns_ok) ||
+	              (trust == SIGNALS_TRUST_FCRDNS_SPF && fcrdns_ok &&
+	               ss->spf_known && spf->result == SPF_PASS));
 }
 
 const char *

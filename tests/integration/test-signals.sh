@@ -24,7 +24,7 @@ netns_init
 netns_sender_gw
 netns_host dns
 netns_link dns 198.51.100.53/24 gw 198.51.100.1/24
-for a in 11 12 13 14 15 16; do
+for a in 11 12 13 14 15 16 17 18 19; do
 	nsx sender ip addr add 203.0.113.$a/24 dev "$(netns_dev sender gw)"
 done
 
@@ -36,7 +36,7 @@ zone() { # NAME: the zone's head, then its records from stdin
 }
 # sender.test's SPF lets its mx send (v4 and v6), nobody else
 zone sender.test <<'Z'
-@ IN TXT "v=spf1 ip4:203.0.113.10 ip6:2001:db8:1::10 -all"
+@ IN TXT "v=spf1 ip4:203.0.113.10 ip4:203.0.113.17 ip4:203.0.113.18 ip6:2001:db8:1::10 -all"
 ns IN A 198.51.100.53
 mx IN A 203.0.113.10
 mx IN AAAA 2001:db8:1::10
@@ -44,6 +44,8 @@ liar IN A 203.0.113.99
 mx2 IN A 203.0.113.14
 mx3 IN A 203.0.113.15
 mx4 IN A 203.0.113.16
+mx5 IN A 203.0.113.17
+mx6 IN A 203.0.113.18
 Z
 zone isp.test <<'Z'
 203-0-113-11.dsl IN A 203.0.113.11
@@ -55,12 +57,24 @@ zone 113.0.203.in-addr.arpa <<'Z'
 14 IN PTR mx2.sender.test.
 15 IN PTR mx3.sender.test.
 16 IN PTR mx4.sender.test.
+17 IN PTR mx5.sender.test.
+18 IN PTR mx6.sender.test.
 Z
 # 2001:db8:1::10 under 8.b.d.0.1.0.0.2.ip6.arpa
 zone 8.b.d.0.1.0.0.2.ip6.arpa <<'Z'
 0.1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.1.0.0.0 IN PTR mx.sender.test.
 Z
 nsd_start dns 198.51.100.53 sender.test isp.test 113.0.203.in-addr.arpa 8.b.d.0.1.0.0.2.ip6.arpa
+# DNS lists on rbldnsd beside it (c-ares asks it when nsd refuses)
+netns_add_addr "$(netns_ns dns)" "$(netns_dev dns gw)" 198.51.100.54/24
+mkdir -p "$NETNS_TMP/rbl"
+printf ':127.0.0.2:listed\n203.0.113.17\n203.0.113.18 :127.0.0.9:not counted\n' >"$NETNS_TMP/rbl/bl.txt"
+printf ':127.0.0.2:allowed\n203.0.113.19\n' >"$NETNS_TMP/rbl/wl.txt"
+chmod 755 "$NETNS_TMP/rbl"
+netns_spawn dns rbldnsd -n -u nobody:nogroup -r "$NETNS_TMP/rbl" -b 198.51.100.54/53 \
+	bl.test:ip4set:bl.txt wl.test:ip4set:wl.txt >"$NETNS_TMP/rbldnsd.log" 2>&1
+wait_for 10 eval 'nsx gw dig +short +time=1 +tries=1 @198.51.100.54 17.113.0.203.bl.test A | grep -q 127.0.0.2' ||
+	{ cat "$NETNS_TMP/rbldnsd.log"; fail "rbldnsd does not answer"; }
 
 # The MTA behind the gateway, with a PROXY v2 listener for the hand-off;
 # a sending Postfix on 'sender' (from 203.0.113.10, mx.sender.test).
@@ -83,7 +97,8 @@ mode = proxy-v2
 address = 127.0.0.1:10025
 [signals]
 lookups = yes
-dns_servers = 198.51.100.53
+dns_servers = 198.51.100.53,198.51.100.54
+dnsbl_sites = bl.test=127.0.0.[2..3]*2, wl.test*-5
 budget = 300ms
 suspicious_delay = 2h
 rdns_patterns = $(realpath "$here/../../etc/dynamic-rdns")
@@ -132,6 +147,19 @@ check_greylisted 203.0.113.12 "fcrdns:no-ptr;spf:fail:sender.test;suspicious" 72
 check_greylisted 203.0.113.13 "fcrdns:unconfirmed:liar.sender.test;rdns:plain;spf:fail:sender.test;suspicious" 7200
 echo "ok: a dynamic-looking name, no PTR, a name not resolving back: greylisted as suspicious (2 h), each line saying which"
 
+# --- DNS lists: listed (in the filter), a listing the filter does not
+# take, allowed ---
+check_greylisted 203.0.113.17 "fcrdns:confirmed:mx5.sender.test;rdns:plain;spf:pass:sender.test;dnsbl:bl.test(+2);suspicious" 7200
+try 203.0.113.18 >/dev/null
+wait_for 5 logged "action=pass, reason=trusted, client=203.0.113.18," ||
+	fail "a listing the filter does not take kept 203.0.113.18 from trust: $(grep "client=203.0.113.18," "$GG_LOG")"
+try 203.0.113.19 >/dev/null
+wait_for 5 logged "action=pass, reason=trusted, client=203.0.113.19," ||
+	fail "the allow-listed client was not trusted: $(grep "client=203.0.113.19," "$GG_LOG")"
+grep -F "client=203.0.113.19," "$GG_LOG" | grep -F "signals=fcrdns:no-ptr;spf:fail:sender.test;dnsbl:wl.test(-5)" >/dev/null ||
+	fail "the allowed client's line: $(grep "client=203.0.113.19," "$GG_LOG")"
+echo "ok: DNS lists (rbldnsd): listed, suspicious and never trusted though FCrDNS and SPF pass; an answer the filter does not take ignored; allow-listed trusted without a PTR"
+
 # --- FCrDNS without SPF's pass: greylisted; trust = fcrdns (a reload):
 # passed at once ---
 check_greylisted 203.0.113.14 "fcrdns:confirmed:mx2.sender.test;rdns:plain;spf:fail:sender.test;suspicious" 7200
@@ -159,9 +187,9 @@ grep -F "client=203.0.113.15," "$GG_LOG" | grep -F "delay=3600, signals=fcrdns:l
 [ "$took_ms" -lt 2500 ] || fail "with DNS away the whole session took $took_ms ms: the budget did not hold"
 echo "ok: with DNS away, greylisted once the budget was spent (session of $took_ms ms), its line says fcrdns:late"
 
-ggctl metrics | grep -x 'greygate_decisions_total{action="pass",reason="trusted"} 3' >/dev/null ||
+ggctl metrics | grep -x 'greygate_decisions_total{action="pass",reason="trusted"} 5' >/dev/null ||
 	fail "metrics: $(ggctl metrics | grep trusted)"
-ggctl report --json | jq -e '.funnel.passed_trusted == 3' >/dev/null ||
+ggctl report --json | jq -e '.funnel.passed_trusted == 5' >/dev/null ||
 	fail "report: $(ggctl report --json | jq -c .funnel)"
 asked=$(ggctl metrics | awk '$1 == "greygate_dns_questions_total{answered=\"server\"}" {print $2}')
 [ "${asked:-0}" -ge 8 ] || fail "metrics: $asked DNS questions sent: $(ggctl metrics | grep dns_)"
@@ -170,4 +198,4 @@ ggctl metrics | promtool check metrics >/dev/null 2>"$NETNS_TMP/promtool" ||
 ggctl status | grep -E "^dns: +[0-9]+ questions sent, [0-9]+ answered from the cache" >/dev/null ||
 	fail "status: $(ggctl status | grep dns)"
 [ "$(ggctl status --json | jq .dns.asked)" = "$asked" ] || fail "status --json: $(ggctl status --json | jq -c .dns)"
-echo "ok: metrics and the report count 3 passes by trust; metrics and status count $asked DNS questions"
+echo "ok: metrics and the report count 5 passes by trust; metrics and status count $asked DNS questions"
