@@ -122,6 +122,8 @@ static const struct key keys[] = {
 	 offsetof(struct config, nexempt)},
 	{"greylist", "trap_recipients", K_LIST, F(traps), 0, 0, false,
 	 offsetof(struct config, ntraps)},
+	{"greylist", "valid_recipients", K_PATH, F(valid_recipients), 0, 0,
+	 false, 0},
 
 	{"tarpit", "max_connections", K_U32, F(tarpit.max_conns), 1, 1000000,
 	 false, 0},
@@ -183,6 +185,8 @@ static const struct key keys[] = {
 	{"signals", "trust", K_TRUST, F(signals.trust), 0, 0, false, 0},
 	{"signals", "suspicious_delay", K_SEC, F(signals.suspicious_delay_sec),
 	 0, 30 * DAY, false, 0},
+	{"signals", "refuse_spf_fail", K_BOOL, F(signals.refuse_spf_fail), 0, 0,
+	 false, 0},
 	{"signals", "dnsbl_sites", K_DNSBL, F(signals.dnsbl_sites), 0, 0,
 	 RESTART, 0},
 	{"signals", "dnsbl_threshold", K_U32, F(signals.dnsbl_threshold), 1,

@@ -70,6 +70,7 @@ struct signals_config {
 	uint32_t suspicious_delay_sec; /* no PTR, dynamic or unconfirmed
 					  PTR, SPF fail or softfail, DNSBL:
 					  the delay (when longer than delay) */
+	bool refuse_spf_fail;     /* SPF fail: 550 at RCPT (no: suspicious) */
 	char dnsbl_sites[1024];   /* postscreen's syntax ("": none) */
 	uint32_t dnsbl_threshold; /* a score of this or more: suspicious */
 	uint32_t dnswl_threshold; /* of minus this or less: trusted (0:
@@ -133,6 +134,9 @@ struct config {
 	struct handoff_config handoff;
 	struct policy_config policy;
 	struct signals_config signals;
+	/* [greylist] valid_recipients: the recipients that exist ("": not
+	 * checked; policy/recipients.h) */
+	char valid_recipients[256];
 	/* [greylist] lists */
 	char exempt[CONFIG_LIST_MAX][GREY_ADDR_MAX];
 	int nexempt;

@@ -267,6 +267,12 @@ log_decision(struct gateway *gw, const struct grey_attempt *a,
 			          "sender=%s, recipient=%s",
 			          ip, a->sender, a->rcpt);
 		break;
+	case GREY_REFUSE:
+		log_info("action=refuse, reason=%s, client=%s, helo=%s, "
+		         "sender=%s, recipient=%s%s",
+		         grey_reason_name(d->reason), ip, a->helo, a->sender,
+		         a->rcpt, sig);
+		break;
 	case GREY_ACTION_NONE:
 		break;
 	}
@@ -498,6 +504,7 @@ gateway_verdict_of(const struct gateway *gw, int r,
 	v->wait_sec = gw->cfg->grey.delay_sec;
 	v->handoff_fd = -1;
 	v->greeted = false;
+	v->refused = 0;
 	if (r < 0)
 		return; /* the store failed: the plain deferral */
 	switch (d->action) {
@@ -511,6 +518,12 @@ gateway_verdict_of(const struct gateway *gw, int r,
 		break;
 	case GREY_TRAP:
 		v->action = TARPIT_TRAP;
+		break;
+	case GREY_REFUSE:
+		v->action = TARPIT_REFUSE;
+		v->refused = d->reason == GREY_REASON_SPF_FAIL
+		                     ? TARPIT_REFUSED_SPF
+		                     : TARPIT_REFUSED_RECIPIENT;
 		break;
 	case GREY_ACTION_NONE:
 		break;

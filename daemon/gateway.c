@@ -18,6 +18,7 @@
 #include "control.h"
 #include "fmt.h"
 #include "gateway-int.h"
+#include "recipients.h"
 #include "grey_store.h"
 #include "handoff.h"
 #include "log.h"
@@ -130,6 +131,32 @@ allow_entries_of(void *ctx, size_t *n)
 	return gateway_allow_runtime_entries(ctx, n);
 }
 
+/* [greylist] valid_recipients, read anew. Return: 0, or -errno with err
+ * (512 bytes) set: at start greygated refuses to run; at a reload the
+ * list before stays. */
+static int
+load_valid_recipients(struct gateway *gw, char *err)
+{
+	const char *path = gw->cfg->valid_recipients;
+	struct recipients *r;
+	char why[400];
+
+	if (!path[0]) {
+		grey_set_valid_recipients(gateway_grey(gw), NULL);
+		return 0;
+	}
+	r = recipients_load(path, why, sizeof(why));
+	if (!r) {
+		snprintf(err, 512, "[greylist] valid_recipients: %s", why);
+		return -EINVAL;
+	}
+	log_info("recipients: %zu addresses and domains in %s: an unknown "
+	         "one at those domains hears 550 at the tarpit",
+	         recipients_count(r), path);
+	grey_set_valid_recipients(gateway_grey(gw), r);
+	return 0;
+}
+
 static int
 open_policy(struct gateway *gw, char *err)
 {
@@ -175,6 +202,9 @@ open_policy(struct gateway *gw, char *err)
 		grey_exempt_add(gateway_grey(gw), cfg->exempt[i]);
 	for (int i = 0; i < cfg->ntraps; i++)
 		grey_trap_add(gateway_grey(gw), cfg->traps[i]);
+	r = load_valid_recipients(gw, err);
+	if (r < 0)
+		return r;
 	return 0;
 }
 
@@ -395,6 +425,12 @@ gateway_reload(struct gateway *gw, char *err)
 		grey_exempt_add(gateway_grey(gw), cfg->exempt[i]);
 	for (int i = 0; i < cfg->ntraps; i++)
 		grey_trap_add(gateway_grey(gw), cfg->traps[i]);
+	{
+		char why[512];
+
+		if (load_valid_recipients(gw, why) < 0)
+			log_warnx("reload: %s (the recipients before stay)", why);
+	}
 	gateway_allow_reload(gw);
 	policy_door_reload(gw->policy_door);
 	if (r == CONFIG_CHILD_CHANGED && cfg->gateway) {

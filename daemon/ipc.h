@@ -115,7 +115,7 @@ struct ipc_verdict {
 	uint8_t handoff;   /* a connection to the MTA comes with it (its
 			      descriptor in the message's SCM_RIGHTS) */
 	uint8_t greeted;   /* ... whose greeting greygated already read */
-	uint8_t pad;
+	uint8_t refused;   /* TARPIT_REFUSE: enum tarpit_refusal */
 	uint32_t wait_sec; /* TARPIT_GREYLIST: seconds left */
 };
 

@@ -294,6 +294,13 @@ answer_decision(struct door_conn *c, const struct policy_request *req,
 		ans->wait_sec = cfg->grey.delay_sec;
 		log_action(req, "greylist", "trapped", NULL);
 		return;
+	case GREY_REFUSE:
+		/* (the tarpit's alone: the door's requests never are; the
+		 * MTA knows its recipients) */
+		ans->verdict = POLICY_DEFER;
+		ans->wait_sec = cfg->grey.delay_sec;
+		log_action(req, "greylist", "refused", NULL);
+		return;
 	case GREY_ALLOWED:
 		log_action(req, "pass",
 		           d->reason == GREY_REASON_RECIPIENT_EXEMPT

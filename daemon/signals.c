@@ -325,6 +325,8 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
 	if (suspicious && n < GREY_SIGNALS_MAX)
 		snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";suspicious");
 	a->delay_sec = suspicious ? ss->s->cfg->signals.suspicious_delay_sec : 0;
+	a->refuse_spf = sc->refuse_spf_fail && ss->spf_known &&
+	                spf->result == SPF_FAIL && !allowed;
 	a->signals = buf;
 	/* An allow list trusts whom trust lets be trusted at all; a block
 	 * list trusts nobody. */

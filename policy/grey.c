@@ -10,6 +10,7 @@
 
 #include "grey_store.h"
 #include "policy.h"
+#include "recipients.h"
 
 struct str_list {
 	char **items;
@@ -23,6 +24,7 @@ struct grey {
 	size_t allow_len;
 	struct str_list exempt; /* "postmaster@" matches any domain */
 	struct str_list traps;
+	struct recipients *valid; /* NULL: recipients not checked */
 	struct grey_counters counters;
 	uint32_t *delays; /* ring of GREY_DELAYS_KEPT, grown on demand */
 	size_t ndelays, delays_alloc;
@@ -78,6 +80,7 @@ grey_free(struct grey *grey)
 	free(grey->delays);
 	str_list_free(&grey->exempt);
 	str_list_free(&grey->traps);
+	recipients_free(grey->valid);
 	free(grey);
 }
 
@@ -163,6 +166,13 @@ int
 grey_trap_add(struct grey *grey, const char *rcpt)
 {
 	return str_list_add(&grey->traps, rcpt);
+}
+
+void
+grey_set_valid_recipients(struct grey *grey, struct recipients *r)
+{
+	recipients_free(grey->valid);
+	grey->valid = r;
 }
 
 const struct grey_counters *
@@ -601,6 +611,20 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 	if (path == GREY_PATH_TARPIT && grey->cfg.handoff &&
 	    grey->cfg.mta_asks && str_list_match(&grey->exempt, w->rcpt)) {
 		decide(out, GREY_ALLOWED, GREY_REASON_RECIPIENT_EXEMPT);
+		return;
+	}
+	/* Refused at once at the tarpit, before any triplet is kept: a
+	 * recipient that does not exist, a sender whose SPF fails where
+	 * the site says so. */
+	if (path == GREY_PATH_TARPIT && grey->valid &&
+	    recipients_unknown(grey->valid, w->rcpt)) {
+		decide(out, GREY_REFUSE, GREY_REASON_UNKNOWN_RECIPIENT);
+		grey->counters.refused_recipient++;
+		return;
+	}
+	if (path == GREY_PATH_TARPIT && a->refuse_spf) {
+		decide(out, GREY_REFUSE, GREY_REASON_SPF_FAIL);
+		grey->counters.refused_spf++;
 		return;
 	}
 	/* Trusted by its DNS signals: passed now, as a retry would pass

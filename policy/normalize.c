@@ -284,6 +284,8 @@ grey_action_name(enum grey_action action)
 		return "trap";
 	case GREY_ALLOWED:
 		return "allow";
+	case GREY_REFUSE:
+		return "refuse";
 	case GREY_ACTION_NONE:
 		break;
 	}
@@ -306,6 +308,8 @@ grey_reason_name(enum grey_reason reason)
 		[GREY_REASON_PASSED] = "passed",
 		[GREY_REASON_TLS_HANDED] = "starttls-handed",
 		[GREY_REASON_TRUSTED] = "trusted",
+		[GREY_REASON_SPF_FAIL] = "spf-fail",
+		[GREY_REASON_UNKNOWN_RECIPIENT] = "unknown-recipient",
 	};
 
 	if ((size_t)reason < sizeof(names) / sizeof(names[0]))

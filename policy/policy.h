@@ -45,7 +45,8 @@ enum grey_action {
 	GREY_PASS = 2,         /* put the client key in the pass set */
 	GREY_REFRESH = 3,      /* extend the client key's pass */
 	GREY_TRAP = 4,         /* client hit a greytrap (or is still trapped) */
-	GREY_ALLOWED = 5       /* static allow list: nothing to do */
+	GREY_ALLOWED = 5,      /* static allow list: nothing to do */
+	GREY_REFUSE = 6        /* refused at once (550): no triplet kept */
 };
 
 enum grey_reason {
@@ -62,7 +63,9 @@ enum grey_reason {
 	GREY_REASON_TLS_HANDED, /* STARTTLS with tls_pass = strict: handed
 				   to the MTA in TLS unpassed; the MTA asks
 				   the policy door per recipient */
-	GREY_REASON_TRUSTED /* its DNS signals trusted it (issue 31) */
+	GREY_REASON_TRUSTED, /* its DNS signals trusted it (issue 31) */
+	GREY_REASON_SPF_FAIL, /* SPF fail, with [signals] refuse_spf_fail */
+	GREY_REASON_UNKNOWN_RECIPIENT /* not in [greylist] valid_recipients */
 };
 
 struct grey_config {
@@ -118,6 +121,8 @@ struct grey_counters {
 				       (tls_pass = strict) */
 	uint64_t passed_trusted;    /* passes on the first attempt: the
 				       client's DNS signals trusted it */
+	uint64_t refused_spf;       /* RCPTs refused for SPF fail */
+	uint64_t refused_recipient; /* RCPTs refused: unknown recipient */
 };
 
 /* --- the store: the policy's persistent state --- */
@@ -335,6 +340,11 @@ void grey_recipients_clear(struct grey *grey);
 int grey_exempt_add(struct grey *grey, const char *rcpt);
 /* grey_trap_add - a greytrap recipient address. Return: 0, -ENOMEM. */
 int grey_trap_add(struct grey *grey, const char *rcpt);
+/* grey_set_valid_recipients - the recipients that exist (taken; NULL:
+ * none checked); the ones before are freed. At the tarpit an unknown
+ * one is refused before greylisting (policy/recipients.h). */
+struct recipients;
+void grey_set_valid_recipients(struct grey *grey, struct recipients *r);
 
 /* What a client did that greylisting decides on. */
 enum grey_attempt_kind {
@@ -370,6 +380,7 @@ struct grey_attempt {
 	const char *signals;
 	/* suspicious: this delay, when longer than the configured one */
 	uint32_t delay_sec;
+	bool refuse_spf; /* SPF failed and the site refuses it (550) */
 };
 
 /*

@@ -196,6 +196,20 @@ tarpit_dialogue_verdict(struct tarpit_dialogue *d,
 	}
 	if (asked != TARPIT_ASK_RCPT)
 		return 0;
+	/* Refused: said at RCPT, whatever the sender (the MTA behind
+	 * would say the same, and no triplet was kept). */
+	if (v && v->action == TARPIT_REFUSE) {
+		*out_len = v->refused == TARPIT_REFUSED_SPF
+		                   ? reply(out, "550 5.7.23 <%.256s>: SPF does "
+		                                "not let this client send for "
+		                                "the sender's domain\r\n",
+		                           rcpt)
+		                   : reply(out, "550 5.1.1 <%.256s>: Recipient "
+		                                "address rejected: User unknown"
+		                                "\r\n",
+		                           rcpt);
+		return 0;
+	}
 	if (d->null_sender && d->cfg->null_sender_at_data) {
 		d->data_wait_sec = wait;
 		*out_len = reply(out, "250 2.1.5 Ok\r\n");

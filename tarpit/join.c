@@ -402,7 +402,7 @@ join_begin(struct conn *c, int fd, bool greeted)
 	socklen_t sl = sizeof(ss);
 
 	if (!j) {
-		struct tarpit_verdict plain = {TARPIT_PASS, 0, -1, false};
+		struct tarpit_verdict plain = {TARPIT_PASS, 0, -1, false, 0};
 
 		/* No hand-off: the plain answer of a pass. */
 		close(fd);

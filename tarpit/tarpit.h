@@ -90,7 +90,15 @@ struct tarpit_dialogue {
 enum tarpit_action {
 	TARPIT_GREYLIST = 0, /* wait_sec more */
 	TARPIT_PASS = 1,     /* passed: the next connection goes through */
-	TARPIT_TRAP = 2      /* a trapped client */
+	TARPIT_TRAP = 2,     /* a trapped client */
+	TARPIT_REFUSE = 3    /* this recipient refused: 550 (refused says
+				why) */
+};
+
+/* Why a recipient is refused. */
+enum tarpit_refusal {
+	TARPIT_REFUSED_RECIPIENT = 0, /* it does not exist */
+	TARPIT_REFUSED_SPF = 1        /* SPF fails for the sender */
 };
 
 struct tarpit_verdict {
@@ -99,6 +107,7 @@ struct tarpit_verdict {
 	int handoff_fd;    /* PASS: a connection to the MTA to hand the
 			      session to (the tarpit owns it), or -1 */
 	bool greeted;      /* ... whose greeting was read already */
+	uint8_t refused;   /* REFUSE: enum tarpit_refusal */
 };
 
 /* What the caller must do after a reply. */

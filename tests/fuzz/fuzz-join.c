@@ -84,7 +84,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sockaddr_in sin = {.sin_family = AF_INET,
 				  .sin_port = 0,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, false};
+	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, false, 0};
 	const struct tarpit_counters *k;
 	const char *preamble;
 	int client, sv[2];

@@ -10,7 +10,8 @@
 # one without a PTR, one whose name does not resolve back, one confirmed
 # but failing SPF or without SPF are greylisted, each decision's log
 # line saying which; trust = fcrdns by a reload: the confirmed one
-# passes; with nsd stopped, the RCPT is answered once the budget is spent
+# passes; with refuse_spf_fail, SPF fail hears 550 5.7.23; with nsd
+# stopped, the RCPT is answered once the budget is spent
 # (greylisted, "fcrdns:late;spf:late"), not after DNS's own timeouts.
 set -euo pipefail
 here=$(dirname "$0")
@@ -170,6 +171,20 @@ try 203.0.113.14 >/dev/null
 wait_for 5 logged "action=pass, reason=trusted, client=203.0.113.14," ||
 	fail "with trust = fcrdns, the confirmed client was not trusted: $(grep "client=203.0.113.14," "$GG_LOG")"
 echo "ok: confirmed without SPF's pass: greylisted (SPF fail as suspicious, none as anyone); with trust = fcrdns (a reload) passed at once"
+
+# --- refuse_spf_fail (a reload): SPF fail hears 550 5.7.23 at once ---
+echo 'refuse_spf_fail = yes' >>"$NETNS_TMP/greygate.conf"
+ggctl reload >/dev/null || fail "reload failed"
+reply=$(try 203.0.113.13)
+[[ "$reply" == *"RCPT 550 5.7.23 <"*"SPF does not let this client send for the sender's domain"* ]] ||
+	fail "SPF fail with refuse_spf_fail: $reply"
+wait_for 5 logged "action=refuse, reason=spf-fail, client=203.0.113.13," ||
+	fail "no refusal logged: $(grep "client=203.0.113.13," "$GG_LOG")"
+reply=$(SMTP_SENDER=bob@nospf.sender.test try 203.0.113.12)
+[[ "$reply" == *"RCPT 451 4.7.1 <"*"Greylisted"* ]] || fail "SPF none must not be refused: $reply"
+sed -i 's/^refuse_spf_fail = yes$/refuse_spf_fail = no/' "$NETNS_TMP/greygate.conf"
+ggctl reload >/dev/null || fail "reload failed"
+echo "ok: refuse_spf_fail (a reload): SPF fail refused 550 5.7.23, SPF none greylisted"
 
 # --- DNS away: answered once the budget is spent ---
 mapfile -t nsd_pids < <(nsd_pids)

@@ -200,12 +200,35 @@ verdict(const struct tarpit_verdict *v, const char *rcpt)
 	CHECK_INT(n, strlen(out));
 }
 
+/* Refused (issue 31): 550 at RCPT, saying why, whatever the sender. */
+static void
+test_refused_verdicts(void)
+{
+	struct tarpit_verdict unknown = {TARPIT_REFUSE, 0, -1, false,
+	                                 TARPIT_REFUSED_RECIPIENT};
+	struct tarpit_verdict spf = {TARPIT_REFUSE, 0, -1, false,
+	                             TARPIT_REFUSED_SPF};
+
+	start();
+	dlg.ask = true;
+	say("EHLO client.test");
+	say("MAIL FROM:<>");
+	CHECK_INT(say_ask("RCPT TO:<f@b.test>"), TARPIT_ASK);
+	verdict(&unknown, "f@b.test");
+	CHECK_STR(out, "550 5.1.1 <f@b.test>: Recipient address rejected: "
+	               "User unknown\r\n");
+	CHECK_INT(say_ask("RCPT TO:<g@b.test>"), TARPIT_ASK);
+	verdict(&spf, "g@b.test");
+	CHECK_STR(out, "550 5.7.23 <g@b.test>: SPF does not let this client "
+	               "send for the sender's domain\r\n");
+}
+
 static void
 test_asks_and_verdicts(void)
 {
-	struct tarpit_verdict grey = {TARPIT_GREYLIST, 217, -1, false};
-	struct tarpit_verdict pass = {TARPIT_PASS, 0, -1, false};
-	struct tarpit_verdict trap = {TARPIT_TRAP, 0, -1, false};
+	struct tarpit_verdict grey = {TARPIT_GREYLIST, 217, -1, false, 0};
+	struct tarpit_verdict pass = {TARPIT_PASS, 0, -1, false, 0};
+	struct tarpit_verdict trap = {TARPIT_TRAP, 0, -1, false, 0};
 	const char *line;
 	size_t n;
 
@@ -311,6 +334,7 @@ main(void)
 	RUN(test_bdat_skips_chunk);
 	RUN(test_bad_command_cap_and_long_line);
 	RUN(test_asks_and_verdicts);
+	RUN(test_refused_verdicts);
 	RUN(test_recipient_caps);
 	return 0;
 }

@@ -197,7 +197,7 @@ static int
 hand_off(bool greeted)
 {
 	int sv[2];
-	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, greeted};
+	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, greeted, 0};
 
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0);
 	v.handoff_fd = sv[0];
@@ -274,7 +274,7 @@ test_mta_connection_is_the_tarpits(void)
 	                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct sockaddr_in mine;
 	socklen_t sl = sizeof(sin);
-	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, false};
+	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, false, 0};
 	int lfd, to_mta, m, c;
 	uint8_t lo[4] = {127, 0, 0, 1};
 	uint16_t port;
@@ -490,7 +490,7 @@ test_client_gone_in_replay(void)
 static void
 test_null_sender_not_handed(void)
 {
-	struct tarpit_verdict grey = {TARPIT_GREYLIST, 300, -1, false};
+	struct tarpit_verdict grey = {TARPIT_GREYLIST, 300, -1, false, 0};
 	int c, m;
 
 	setup(5000, 2000);
@@ -518,7 +518,7 @@ test_null_sender_not_handed(void)
 static void
 test_late_verdict_finds_nobody(void)
 {
-	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, false};
+	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, false, 0};
 	uint32_t first;
 	int c, sv[2];
 
