@@ -262,7 +262,7 @@ frame_result(struct spf_check *c, enum spf_result r, const char *why)
 	f = top(c);
 	switch (r) {
 	case SPF_PASS:
-		snprintf(text, sizeof(text), "include:%s",
+		snprintf(text, sizeof(text), "include:%.180s",
 		         c->stack[c->depth].domain);
 		frame_result(c, f->rec.term[f->next].qualifier, text);
 		return;
@@ -276,7 +276,7 @@ frame_result(struct spf_check *c, enum spf_result r, const char *why)
 		return;
 	case SPF_NONE:
 	case SPF_PERMERROR:
-		snprintf(text, sizeof(text), "include:%s: %s",
+		snprintf(text, sizeof(text), "include:%.80s: %.100s",
 		         c->stack[c->depth].domain, why);
 		finish(c, SPF_PERMERROR, text);
 		return;

@@ -149,6 +149,7 @@ test_signals_trust_and_suspicion(void)
 
 	d = signalled(T0, "192.0.2.7", false, 60);
 	CHECK_INT(d.wait_sec, 300);
+	teardown();
 }
 
 static void
