@@ -279,21 +279,33 @@ dns_status_name(enum dns_status s)
 }
 
 void
-dns_reverse_name(int family, const uint8_t *addr, char *out)
+dns_address_labels(int family, const uint8_t *addr, bool reversed, char *out)
 {
 	static const char hex[] = "0123456789abcdef";
-	char *p = out;
+	int n = family == AF_INET ? 4 : 16;
 
 	if (family == AF_INET) {
-		sprintf(out, "%u.%u.%u.%u.in-addr.arpa", addr[3], addr[2],
-		        addr[1], addr[0]);
+		for (int i = 0; i < n; i++) {
+			int at = reversed ? n - 1 - i : i;
+
+			out += sprintf(out, i ? ".%u" : "%u", addr[at]);
+		}
 		return;
 	}
-	for (int i = 15; i >= 0; i--) {
-		*p++ = hex[addr[i] & 0xf];
-		*p++ = '.';
-		*p++ = hex[addr[i] >> 4];
-		*p++ = '.';
+	for (int i = 0; i < 2 * n; i++) {
+		int nibble = reversed ? 2 * n - 1 - i : i;
+		uint8_t byte = addr[nibble / 2];
+
+		if (i)
+			*out++ = '.';
+		*out++ = hex[nibble % 2 ? byte & 15 : byte >> 4];
 	}
-	strcpy(p, "ip6.arpa");
+	*out = 0;
+}
+
+void
+dns_reverse_name(int family, const uint8_t *addr, char *out)
+{
+	dns_address_labels(family, addr, true, out);
+	strcat(out, family == AF_INET ? ".in-addr.arpa" : ".ip6.arpa");
 }

@@ -10,6 +10,7 @@
 #ifndef GREYGATE_DNS_ANSWER_H
 #define GREYGATE_DNS_ANSWER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,5 +85,16 @@ const char *dns_status_name(enum dns_status s);
  */
 #define DNS_REVERSE_MAX 74
 void dns_reverse_name(int family, const uint8_t *addr, char *out);
+
+/*
+ * dns_address_labels - an address as DNS labels, one per octet (IPv4) or
+ * per nibble (IPv6), in its order ("198.51.100.7") or reversed
+ * ("7.100.51.198"): the one writer of the reversed form for PTR, DNS lists
+ * and SPF's %{i}.
+ * @out: at least DNS_LABELS_MAX bytes
+ */
+#define DNS_LABELS_MAX 64
+void dns_address_labels(int family, const uint8_t *addr, bool reversed,
+                        char *out);
 
 #endif

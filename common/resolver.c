@@ -11,6 +11,7 @@
 #include <sys/epoll.h>
 
 #include "dns_cache.h"
+#include "log.h"
 #include "resolver.h"
 
 /* One question in flight, and who waits for its answer. */
@@ -41,6 +42,7 @@ struct resolver {
 	struct loop_timer timer;
 	struct pending *pending;
 	struct resolver_counters n;
+	bool said_unwatched; /* a socket the loop could not watch, said once */
 };
 
 static void
@@ -92,9 +94,17 @@ on_socket_state(void *ctx, ares_socket_t fd, int readable, int writable)
 		loop_del_fd(r->loop, fd);
 		return;
 	}
-	if (loop_mod_fd(r->loop, fd, events) == -ENOENT)
-		(void)loop_add_fd(r->loop, fd, events, on_socket, r);
-	/* (a socket the loop cannot watch times out: said as a timeout) */
+	int err = loop_mod_fd(r->loop, fd, events);
+
+	if (err == -ENOENT)
+		err = loop_add_fd(r->loop, fd, events, on_socket, r);
+	/* Its questions still end, as timeouts: say why, once. */
+	if (err < 0 && !r->said_unwatched) {
+		r->said_unwatched = true;
+		log_warnx("DNS: cannot watch a resolver socket (%s): its "
+		          "questions will time out",
+		          strerror(-err));
+	}
 }
 
 static void

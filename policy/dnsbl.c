@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "dns_answer.h"
 #include "dnsbl.h"
 
 /* A number of at most max, digits only. */
@@ -225,7 +226,7 @@ dnsbl_start(struct resolver *r, const struct dnsbl_sites *sites, int family,
             struct dnsbl_check **out)
 {
 	struct dnsbl_check *c = calloc(1, sizeof(*c));
-	char reversed[80], name[400];
+	char reversed[DNS_LABELS_MAX], name[400];
 
 	*out = NULL;
 	if (!c)
@@ -233,20 +234,7 @@ dnsbl_start(struct resolver *r, const struct dnsbl_sites *sites, int family,
 	c->sites = sites;
 	c->fn = fn;
 	c->ctx = ctx;
-	if (family == AF_INET) {
-		snprintf(reversed, sizeof(reversed), "%u.%u.%u.%u", ip[3], ip[2],
-		         ip[1], ip[0]);
-	} else {
-		static const char hex[] = "0123456789abcdef";
-		char *q = reversed;
-
-		for (int i = 15; i >= 0; i--) {
-			*q++ = hex[ip[i] & 15];
-			*q++ = '.';
-			*q++ = hex[ip[i] >> 4];
-			*q++ = i ? '.' : 0;
-		}
-	}
+	dns_address_labels(family, ip, true, reversed);
 	c->waiting = sites->n;
 	c->depth++;
 	for (size_t i = 0; i < sites->n; i++) {

@@ -8,6 +8,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "dns_answer.h"
 #include "spf_record.h"
 
 #define NAME_MAX_LEN 253
@@ -259,11 +260,10 @@ is_delimiter(char c)
 	return c && strchr(".-+,/_=", c) != NULL;
 }
 
-/* A macro letter's value, into buf. Return: it, or NULL (not allowed
- * here: c, r, t are for exp only). */
+/* A macro letter's value, into buf (DNS_LABELS_MAX bytes). Return: it, or
+ * NULL (not allowed here: c, r, t are for exp only). */
 static const char *
-letter_value(char letter, const struct spf_macro_env *env, char *buf,
-             size_t len)
+letter_value(char letter, const struct spf_macro_env *env, char *buf)
 {
 	switch (letter | 32) {
 	case 's': return env->sender;
@@ -274,20 +274,7 @@ letter_value(char letter, const struct spf_macro_env *env, char *buf,
 	case 'p': return env->ptr_name ? env->ptr_name : "unknown";
 	case 'v': return env->family == AF_INET6 ? "ip6" : "in-addr";
 	case 'i':
-		if (env->family == AF_INET) {
-			snprintf(buf, len, "%u.%u.%u.%u", env->ip[0], env->ip[1],
-			         env->ip[2], env->ip[3]);
-		} else {
-			static const char hex[] = "0123456789abcdef";
-			char *q = buf;
-
-			for (int i = 0; i < 16; i++) {
-				*q++ = hex[env->ip[i] >> 4];
-				*q++ = '.';
-				*q++ = hex[env->ip[i] & 15];
-				*q++ = i == 15 ? 0 : '.';
-			}
-		}
+		dns_address_labels(env->family, env->ip, false, buf);
 		return buf;
 	}
 	return NULL;
@@ -311,7 +298,7 @@ static int
 expand_one(const char *spec, const struct spf_macro_env *env, char *out,
            size_t len, size_t *at)
 {
-	char buf[80], delims[8] = "";
+	char buf[DNS_LABELS_MAX], delims[8] = "";
 	const char *value, *p = spec;
 	const char *parts[128];
 	size_t plen[128], nparts = 0, ndelims = 0;
@@ -319,7 +306,7 @@ expand_one(const char *spec, const struct spf_macro_env *env, char *out,
 	bool reverse = false, escape;
 	char letter = *p++;
 
-	value = letter_value(letter, env, buf, sizeof(buf));
+	value = letter_value(letter, env, buf);
 	if (!value)
 		return -EINVAL;
 	escape = letter >= 'A' && letter <= 'Z';

@@ -347,6 +347,21 @@ test_reverse_name(void)
 	CHECK_STR(name, "b.a.9.8.7.6.5.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d."
 	                "0.1.0.0.2.ip6.arpa");
 	CHECK(strlen(name) < DNS_REVERSE_MAX);
+
+	/* the same writer, both orders, for DNS lists and SPF's %{i} */
+	inet_pton(AF_INET, "198.51.100.25", addr);
+	dns_address_labels(AF_INET, addr, false, name);
+	CHECK_STR(name, "198.51.100.25");
+	dns_address_labels(AF_INET, addr, true, name);
+	CHECK_STR(name, "25.100.51.198");
+	inet_pton(AF_INET6, "2001:db8::567:89ab", addr);
+	dns_address_labels(AF_INET6, addr, false, name);
+	CHECK_STR(name, "2.0.0.1.0.d.b.8.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.5.6."
+	                "7.8.9.a.b");
+	CHECK(strlen(name) < DNS_LABELS_MAX);
+	memset(addr, 0xff, 4);
+	dns_address_labels(AF_INET, addr, true, name);
+	CHECK_STR(name, "255.255.255.255");
 }
 
 static void

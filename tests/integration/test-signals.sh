@@ -198,8 +198,10 @@ kill -CONT "${nsd_pids[@]}"
 wait_for 5 logged "action=greylist, reason=new, client=203.0.113.15," || fail "203.0.113.15 was not greylisted"
 grep -F "client=203.0.113.15," "$GG_LOG" | grep -F "delay=3600, signals=fcrdns:late;spf:late" >/dev/null ||
 	fail "203.0.113.15's line does not say the lookup was late: $(grep "client=203.0.113.15," "$GG_LOG")"
-# (c-ares alone gives up after 3 s: 1 s, then 2 s; the budget is 300 ms)
-[ "$took_ms" -lt 2500 ] || fail "with DNS away the whole session took $took_ms ms: the budget did not hold"
+# "late" is the proof the budget decided: a lookup that ended before the
+# decision (answered, or given up by c-ares) is said by its result
+# (temperror for a timeout). No wall-clock bound: it would hold or fail with
+# the machine's load and with c-ares' own fall-over between two servers.
 echo "ok: with DNS away, greylisted once the budget was spent (session of $took_ms ms), its line says fcrdns:late"
 
 ggctl metrics | grep -x 'greygate_decisions_total{action="pass",reason="trusted"} 5' >/dev/null ||
