@@ -94,6 +94,7 @@ struct policy_config {
 
 #define CONFIG_LIST_MAX 32
 #define CONFIG_CAPTURE_BUFFER_DEFAULT (8u << 20)
+#define CONFIG_NFLOG_GROUP_DEFAULT 2525u
 
 struct config {
 	/* [greylist] tls_pass: enum config_tls */

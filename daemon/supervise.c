@@ -675,8 +675,12 @@ supervise_check_capture(struct gateway *gw, char *err)
 					 &gw->cfg->sensor, &cap, perr);
 
 	if (r < 0)
-		snprintf(err, 512, "capture on %s: %s",
-		         gw->cfg->capture_device, perr);
+		snprintf(err, 512, "capture on %s: %s%s",
+		         gw->cfg->capture_device, perr,
+		         gw->cfg->nflog_group
+		                 ? " (the kernel's nfnetlink_log is needed; "
+		                   "nflog_group = 0 captures on the interface)"
+		                 : "");
 	else
 		sensor_capture_close(cap);
 	return r;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The sensor hears the fast path only ([gateway] nflog_group): greygate's
+# The sensor hears the fast path only ([gateway] nflog_group, 2525 by
+# default): greygate's
 # own nft rules log the SMTP of allowed and passed clients, both ways,
 # to an NFLOG group, and the child captures that instead of every port-25
 # packet. All real parts: a sending Postfix on 'sender' relays to 'gw',
@@ -9,7 +10,7 @@
 # bot sessions at the tarpit then add not one packet to what the sensor
 # heard; the next message goes straight through on the fast path and the
 # sensor hears it (its recipient, a fast-path session), with nothing
-# dropped. Without nflog_group the same bots are heard (the comparison
+# dropped. With nflog_group = 0 the same bots are heard (the comparison
 # that shows what the rules spare the child).
 set -euo pipefail
 here=$(dirname "$0")
@@ -52,12 +53,12 @@ bots() { # N sessions at the tarpit, each to its 451
 	done
 }
 
-greygated_conf "nflog_group = 2525
-[greylist]
+# (the default: no nflog_group in the file)
+greygated_conf "[greylist]
 delay = 3"
 greygated_start
 log=$GG_LOG
-grep -q "sensor on nflog:2525" "$log" || fail "the child does not capture nflog:2525: $(grep 'child' "$log" | head -3)"
+grep -q "sensor on nflog:2525" "$log" || fail "by default the child does not capture nflog:2525: $(grep 'child' "$log" | head -3)"
 rules=$(nsx gw nft list chain inet greygate sensor_in)
 grep -q 'ip saddr & 255.255.255.0 == @pass4 log group 2525' <<<"$rules" ||
 	fail "no rule logs passed clients to group 2525: $rules"
@@ -101,10 +102,12 @@ echo "ok: the fast-path delivery was heard (recipient, session), nothing dropped
 # --- without it, the interface capture hears the bots (the comparison) ---
 kill "$GG_PID"
 wait "$GG_PID" 2>/dev/null || true
-greygated_conf "[greylist]
+greygated_conf "nflog_group = 0
+[greylist]
 delay = 3"
 greygated_start
 wait_for 10 eval '[ "$(figure .child.running)" = true ]' || fail "the child did not start"
+grep -q "sensor on any," "$GG_LOG" || fail "nflog_group = 0 does not capture the interface: $(grep "sensor on" "$GG_LOG")"
 packets=$(figure .sensor.packets)
 bots 5
 wait_for 10 eval '[ "$(figure .sensor.packets)" -gt "$packets" ]' ||
