@@ -87,6 +87,28 @@ struct shared {
 	} k;
 };
 
+/* One decision's writes: sent, or waiting for Redis. */
+struct shared_write {
+	struct shared *sh;
+	struct shared_write *next;
+	struct grey_records before, after;
+	uint64_t seq; /* its name with the instance's (0: none): sent again
+			 after a lost answer, it adds its counts once */
+};
+
+/* A shared store's writes (shared_write.c): shared_send_write sends one
+ * decision's changes (or keeps them while Redis is away: it owns wr);
+ * shared_pump sends what waits while the window has room;
+ * shared_send_waiting, Redis back: what waited goes out;
+ * shared_restore_passes, an emptied store: the passes known here and the
+ * triplets greylisted here lately go back; shared_restore_free frees what
+ * a restore holds (NULL is fine). */
+void shared_send_write(struct shared_write *wr);
+void shared_pump(struct shared *sh);
+void shared_send_waiting(struct shared *sh);
+void shared_restore_passes(struct shared *sh);
+void shared_restore_free(struct shared_restore *rs);
+
 /* shared_of - the shared store behind the store interface's handle
  * (shared.c). */
 struct shared *shared_of(struct grey_store *s);
@@ -110,6 +132,17 @@ void shared_share_report(struct grey_store *s, const struct grey *grey,
                          int64_t since, bool changed);
 int shared_reports(struct grey_store *s, grey_store_report_fn *fn,
                    grey_store_reports_done_fn *done, void *ctx);
+
+/* The store interface's share_allow over Redis (shared_allow.c; grey_store.h
+ * says what it does). */
+void shared_share_allow(struct grey_store *s, const struct grey_client *net,
+                        int64_t expires, const char *comment);
+/* shared_send_waiting_allows - Redis is back: the allow entries kept
+ * while it was away are sent, oldest first. */
+void shared_send_waiting_allows(struct shared *sh);
+/* shared_allows_drop - closing: the entries still waiting are said and
+ * freed. */
+void shared_allows_drop(struct shared *sh);
 
 /* shared_share_allow_list - this gateway's run-time allow entries the
  * store lacks, written (at every agreement, and at start once the list

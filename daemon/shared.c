@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* greygated on a shared store (see shared.h): the connection and its
- * agreement, each decision's fetch, decide, act and write, and the
- * writes that wait while Redis is away. The sets' side (the stream and
- * the rebuild from the keys) is shared_follow.c. */
+ * agreement, this gateway's name, each decision's fetch and apply,
+ * forgetting a client. The writes (and those that wait while Redis is
+ * away) are shared_write.c, run-time allow entries shared_allow.c, the
+ * sets' side (the stream and the rebuild from the keys)
+ * shared_follow.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -22,12 +24,6 @@
 /* Decisions under way at once: past this a slow Redis would hold more
  * sessions than the tarpit lets in (they get the plain deferral). */
 #define IN_FLIGHT_MAX 4096
-/* Writes kept while Redis is away (about 1.2 KB each): a day of a small
- * site's first sights; past it the oldest is dropped and counted. */
-#define WAITING_MAX 50000
-/* Writes sent and not yet answered, at most: a backlog (a long outage's,
- * an emptied store's passes) goes out at the pace Redis answers. */
-#define WRITE_WINDOW 256
 #define COMMAND_TIMEOUT_MS 1000
 #define START_WAIT_MS 3000
 #define SAY_AGAIN_SEC 60
@@ -56,14 +52,6 @@ struct shared_store {
 	struct shared *sh;
 };
 
-/* One decision's writes: sent, or waiting for Redis. */
-struct shared_write {
-	struct shared *sh;
-	struct shared_write *next;
-	struct grey_records before, after;
-	uint64_t seq; /* its name with the instance's (0: none): sent again
-			 after a lost answer, it adds its counts once */
-};
 
 /* --- this gateway's name --- */
 
@@ -192,260 +180,6 @@ on_minute(struct loop *loop, struct loop_timer *t, void *ctx)
 	loop_timer_arm(loop, t, loop_now_ms(loop) + 1000);
 }
 
-/* --- writes --- */
-
-/* The passes known here, then the triplets greylisted here lately, on
- * their way back into an emptied store. */
-struct shared_restore {
-	struct shared_pass *list;
-	size_t n, next;
-	struct shared_waiting_triplet **triplets;
-	size_t ntriplets, next_triplet;
-};
-
-static void
-restore_free(struct shared_restore *rs)
-{
-	if (!rs)
-		return;
-	for (size_t i = 0; i < rs->ntriplets; i++)
-		free(rs->triplets[i]);
-	free(rs->triplets);
-	free(rs->list);
-	free(rs);
-}
-
-static void pump(struct shared *sh);
-
-/* Kept until Redis answers and there is room (oldest first). */
-static void
-wait_for_redis(struct shared_write *wr)
-{
-	struct shared *sh = wr->sh;
-
-	if (sh->closing) {
-		sh->k.waiting_dropped++;
-		free(wr);
-		return;
-	}
-	if (sh->nwaiting >= WAITING_MAX) {
-		struct shared_write *oldest = sh->waiting_head;
-
-		sh->waiting_head = oldest->next;
-		if (!sh->waiting_head)
-			sh->waiting_tail = NULL;
-		sh->nwaiting--;
-		sh->k.waiting_dropped++;
-		free(oldest);
-	}
-	wr->next = NULL;
-	if (sh->waiting_tail)
-		sh->waiting_tail->next = wr;
-	else
-		sh->waiting_head = wr;
-	sh->waiting_tail = wr;
-	sh->nwaiting++;
-}
-
-static void
-on_written(int err, void *ctx)
-{
-	struct shared_write *wr = ctx;
-	struct shared *sh = wr->sh;
-
-	sh->writes_out--;
-	if (err == -EIO) {
-		/* The connection went: sent again when it is back. */
-		sh->k.writes_failed++;
-		wait_for_redis(wr);
-		return;
-	}
-	if (err < 0) {
-		/* Refused by Redis (the script): kept, it would be refused
-		 * again. */
-		sh->k.writes_failed++;
-		if (!sh->refused_said) {
-			sh->refused_said = true;
-			log_warnx(
-			        "store: Redis refused a decision's write (%s): "
-			        "dropped; said once",
-			        strerror(-err));
-		}
-	} else {
-		sh->k.writes++;
-	}
-	free(wr);
-	pump(sh);
-}
-
-/* Sent now. Return: 0, or -errno (not sent: wr is the caller's). */
-static int
-send_now(struct shared_write *wr)
-{
-	struct shared *sh = wr->sh;
-	char once[40];
-	int r;
-
-	snprintf(once, sizeof(once), "%s:%" PRIu64, sh->instance, wr->seq);
-	r = store_redis_apply(sh->c, SHARED_PREFIX, &wr->before, &wr->after,
-	                      sh->cfg->grey.retry_window_sec,
-	                      sh->cfg->hostname, wr->seq ? once : NULL,
-	                      on_written, wr);
-
-	if (r == 0)
-		sh->writes_out++;
-	return r;
-}
-
-/* A decision's writes: sent at once where Redis answers, there is room
- * and nothing older waits; else kept. */
-static void
-send_write(struct shared_write *wr)
-{
-	struct shared *sh = wr->sh;
-
-	if (!sh->agreed || sh->waiting_head ||
-	    sh->writes_out >= WRITE_WINDOW || send_now(wr) < 0)
-		wait_for_redis(wr);
-}
-
-/* One known pass as a write: merged into what the store holds (the
- * earlier since, the later end), on the stream where the store lacked
- * it. */
-static struct shared_write *
-restore_write(struct shared *sh, const struct shared_pass *p)
-{
-	struct shared_write *wr = calloc(1, sizeof(*wr));
-	uint32_t ttl = sh->cfg->grey.pass_ttl_sec;
-
-	if (!wr)
-		return NULL;
-	wr->sh = sh;
-	wr->before.pass_key = p->key;
-	wr->before.trap_key = p->key;
-	wr->before.pass_found = STORE_FOUND;
-	wr->before.pass.expires = p->expires;
-	wr->before.pass.since = p->since ? p->since : p->expires - ttl;
-	wr->before.pass.refreshed = p->expires - ttl;
-	wr->after = wr->before;
-	wr->after.pass_dirty = true;
-	return wr;
-}
-
-/* One triplet greylisted here as a write: merged into what the store
- * holds (the earlier first sight, the later last). */
-static struct shared_write *
-restore_triplet_write(struct shared *sh, const struct shared_waiting_triplet *t)
-{
-	struct shared_write *wr = calloc(1, sizeof(*wr));
-
-	if (!wr)
-		return NULL;
-	wr->sh = sh;
-	wr->after.pass_key = t->key;
-	wr->after.trap_key = t->key;
-	snprintf(wr->after.sender, sizeof(wr->after.sender), "%s", t->sender);
-	snprintf(wr->after.rcpt, sizeof(wr->after.rcpt), "%s", t->rcpt);
-	wr->after.triplet = t->t;
-	wr->before = wr->after;
-	wr->after.triplet_dirty = true;
-	return wr;
-}
-
-static void
-restore_done(struct shared *sh)
-{
-	struct shared_restore *rs = sh->restore;
-
-	log_info("store: %zu pass(es) known here and %zu triplet(s) "
-	         "greylisted here lately written back into the shared store",
-	         rs->next, rs->next_triplet);
-	restore_free(rs);
-	sh->restore = NULL;
-}
-
-/* What waits goes, oldest first, then an emptied store's passes, while
- * there is room in the window. */
-static void
-pump(struct shared *sh)
-{
-	while (sh->agreed && !sh->closing && sh->writes_out < WRITE_WINDOW) {
-		struct shared_write *wr = sh->waiting_head;
-
-		if (wr) {
-			if (send_now(wr) < 0)
-				return; /* (the connection is going) */
-			sh->waiting_head = wr->next;
-			if (!sh->waiting_head)
-				sh->waiting_tail = NULL;
-			sh->nwaiting--;
-			continue;
-		}
-		if (!sh->restore)
-			return;
-		if (sh->restore->next < sh->restore->n) {
-			wr = restore_write(
-			        sh, &sh->restore->list[sh->restore->next]);
-			if (!wr || send_now(wr) < 0) {
-				free(wr);
-				return; /* (again at the next agreement) */
-			}
-			sh->restore->next++;
-			sh->k.restored++;
-			continue;
-		}
-		if (sh->restore->next_triplet == sh->restore->ntriplets) {
-			restore_done(sh);
-			return;
-		}
-		wr = restore_triplet_write(
-		        sh, sh->restore->triplets[sh->restore->next_triplet]);
-		if (!wr || send_now(wr) < 0) {
-			free(wr);
-			return; /* (again at the next agreement) */
-		}
-		sh->restore->next_triplet++;
-	}
-}
-
-/* The store was emptied (or is another): every pass known here goes
- * back into it, paced with the other writes. */
-static void
-restore_passes(struct shared *sh)
-{
-	struct shared_restore *rs = sh->restore;
-
-	int64_t now = loop_wall_sec(sh->loop);
-
-	if (rs) {
-		/* (emptied again: from the first) */
-		rs->next = rs->next_triplet = 0;
-		return;
-	}
-	rs = calloc(1, sizeof(*rs));
-	if (!rs || shared_passes_list(sh->passes, now, &rs->list, &rs->n) < 0 ||
-	    shared_waiting_list(sh->greylisted,
-	                        now - (int64_t)sh->cfg->grey.retry_window_sec,
-	                        &rs->triplets, &rs->ntriplets) < 0) {
-		restore_free(rs);
-		log_warnx("store: no memory to write the passes known here "
-		          "back into the shared store");
-		return;
-	}
-	sh->restore = rs;
-}
-
-/* Redis is back and agreed: what waited goes, oldest first. */
-static void
-send_waiting(struct shared *sh)
-{
-	if (sh->nwaiting)
-		log_info("store: writing %zu decision(s) made while Redis was "
-		         "away, %u at a time",
-		         sh->nwaiting, WRITE_WINDOW);
-	pump(sh);
-}
-
 /* --- decisions: the store interface's fetch and apply --- */
 
 static void
@@ -570,7 +304,7 @@ redis_apply(struct grey_store *s, const struct grey_records *before,
 	wr->before = *before;
 	wr->after = *after;
 	wr->seq = ++sh->writes_named;
-	send_write(wr);
+	shared_send_write(wr);
 	return 0;
 }
 
@@ -579,212 +313,6 @@ redis_free(struct grey_store *s)
 {
 	shared_close(shared_of(s));
 	free(s);
-}
-
-/* --- run-time allow entries --- */
-
-/* One made here, on its way to the store (or waiting for Redis). */
-struct shared_allow_entry {
-	struct shared *sh;
-	struct shared_allow_entry *next;
-	struct grey_client net;
-	int64_t expires;
-	char comment[ALLOW_COMMENT_MAX];
-};
-
-static void send_allow(struct shared_allow_entry *a);
-
-/* Redis away: kept, oldest first, sent when it is back (at most
- * ALLOWS_WAITING_MAX: then the oldest is said and dropped; it holds
- * here still). */
-static void
-allow_waits(struct shared_allow_entry *a)
-{
-	struct shared *sh = a->sh;
-	bool removal = a->expires == GREY_ALLOW_REMOVED;
-	char cidr[64];
-
-	grey_client_format(&a->net, cidr, sizeof(cidr));
-	if (sh->closing && removal) {
-		/* (no list here holds it any more to write back: the others
-		 * keep it until it is disallowed again there) */
-		log_warnx("disallow %s: not written to the shared store "
-		          "(greygated stopped): the other gateways still "
-		          "allow it",
-		          cidr);
-		free(a);
-		return;
-	}
-	if (sh->closing) {
-		log_warnx("allow %s: not written to the shared store yet "
-		          "(greygated stopped): written at its next start if "
-		          "the store lacks it",
-		          cidr);
-		free(a);
-		return;
-	}
-	if (sh->nallows_waiting == ALLOWS_WAITING_MAX) {
-		struct shared_allow_entry *old = sh->allows_waiting;
-		char old_cidr[64];
-
-		sh->allows_waiting = old->next;
-		if (!sh->allows_waiting)
-			sh->allows_waiting_tail = NULL;
-		sh->nallows_waiting--;
-		sh->k.allows_failed++;
-		log_warnx("allow %s: too many entries wait for Redis: the "
-		          "other gateways will not have this one",
-		          grey_client_format(&old->net, old_cidr,
-		                             sizeof(old_cidr)));
-		free(old);
-	}
-	log_info("%s %s: Redis is away: %s here now, at the other gateways "
-	         "once it is back",
-	         removal ? "disallow" : "allow", cidr,
-	         removal ? "removed" : "allowed");
-	a->next = NULL;
-	if (sh->allows_waiting_tail)
-		sh->allows_waiting_tail->next = a;
-	else
-		sh->allows_waiting = a;
-	sh->allows_waiting_tail = a;
-	sh->nallows_waiting++;
-}
-
-static void
-on_allow_written(int err, void *ctx)
-{
-	struct shared_allow_entry *a = ctx;
-
-	if (err == -EIO) {
-		allow_waits(a);
-		return;
-	}
-	if (err < 0) {
-		char cidr[64];
-
-		a->sh->k.allows_failed++;
-		log_warnx("allow %s: the shared store refused it (%s): the "
-		          "other gateways do not have it",
-		          grey_client_format(&a->net, cidr, sizeof(cidr)),
-		          strerror(-err));
-	} else {
-		a->sh->k.allows_sent++;
-	}
-	free(a);
-}
-
-static void
-send_allow(struct shared_allow_entry *a)
-{
-	struct shared *sh = a->sh;
-	int r = sh->agreed ? store_redis_allow(sh->c, SHARED_PREFIX, &a->net,
-	                                       a->expires, a->comment,
-	                                       sh->cfg->hostname,
-	                                       on_allow_written, a)
-	                   : -ENOTCONN;
-
-	if (r == -ENOTCONN)
-		allow_waits(a);
-	else if (r < 0)
-		on_allow_written(r, a);
-}
-
-/* Redis is back and agreed: the entries made meanwhile go (the ones
- * that ended meanwhile too: the store ends them at once). */
-static void
-send_waiting_allows(struct shared *sh)
-{
-	struct shared_allow_entry *a = sh->allows_waiting;
-
-	sh->allows_waiting = sh->allows_waiting_tail = NULL;
-	if (sh->nallows_waiting)
-		log_info("allow: writing %zu entr%s made while Redis was away",
-		         sh->nallows_waiting,
-		         sh->nallows_waiting == 1 ? "y" : "ies");
-	sh->nallows_waiting = 0;
-	while (a) {
-		struct shared_allow_entry *next = a->next;
-
-		a->next = NULL;
-		send_allow(a);
-		a = next;
-	}
-}
-
-/* This gateway's run-time list into a store that lacks some of it (a
- * new or emptied Redis, entries made while it was away and kept over a
- * restart): at every agreement, each entry written only if absent. */
-struct allow_share {
-	struct shared *sh;
-	unsigned waiting, written;
-};
-
-static void
-on_allow_shared(int err, bool written, void *ctx)
-{
-	struct allow_share *as = ctx;
-
-	if (err == 0 && written) {
-		as->written++;
-		as->sh->k.allows_sent++;
-	}
-	if (--as->waiting)
-		return;
-	if (as->written)
-		log_info("allow: %u run-time entr%s the shared store lacked "
-		         "written from this gateway's list",
-		         as->written, as->written == 1 ? "y" : "ies");
-	free(as);
-}
-
-void
-shared_share_allow_list(struct shared *sh)
-{
-	int64_t now = loop_wall_sec(sh->loop);
-	struct allow_share *as;
-	size_t n = 0;
-	const struct allow_runtime *list =
-	        sh->allow.entries ? sh->allow.entries(sh->allow.ctx, &n) : NULL;
-
-	if (!n || !(as = calloc(1, sizeof(*as))))
-		return;
-	as->sh = sh;
-	as->waiting = 1; /* held until every entry is sent */
-	for (size_t i = 0; i < n; i++) {
-		const struct allow_runtime *e = &list[i];
-		struct grey_client net;
-
-		if ((e->expires && e->expires <= now) ||
-		    grey_cidr_parse(e->cidr, &net) < 0 ||
-		    store_redis_allow_if_absent(sh->c, SHARED_PREFIX, &net,
-		                                e->expires, e->comment,
-		                                sh->cfg->hostname,
-		                                on_allow_shared, as) < 0)
-			continue;
-		as->waiting++;
-	}
-	on_allow_shared(-EAGAIN, false, as); /* (the hold let go) */
-}
-
-static void
-redis_share_allow(struct grey_store *s, const struct grey_client *net,
-                  int64_t expires, const char *comment)
-{
-	struct shared *sh = ((struct shared_store *)s)->sh;
-	struct shared_allow_entry *a = calloc(1, sizeof(*a));
-
-	if (!a) {
-		sh->k.allows_failed++;
-		log_warnx("allow: no memory to share it: the other gateways "
-		          "do not have it");
-		return;
-	}
-	a->sh = sh;
-	a->net = *net;
-	a->expires = expires;
-	snprintf(a->comment, sizeof(a->comment), "%s", comment);
-	send_allow(a);
 }
 
 /* --- forgetting a client --- */
@@ -875,7 +403,7 @@ static const struct grey_store_ops redis_ops = {
 	.fetch = redis_fetch,
 	.apply = redis_apply,
 	.forget = redis_forget,
-	.share_allow = redis_share_allow,
+	.share_allow = shared_share_allow,
 	.walk = shared_walk,
 	.walk_more = shared_walk_more,
 	.walk_end = shared_walk_end,
@@ -960,10 +488,10 @@ agreed_now(struct shared *sh, const struct store_redis_agreement *a)
 	sh->last_error[0] = 0;
 	if (emptied) {
 		sh->report_unsent = true;
-		restore_passes(sh);
+		shared_restore_passes(sh);
 	}
 	if (was && !emptied) {
-		pump(sh);
+		shared_pump(sh);
 		return;
 	}
 	sh->report_unsent = true; /* (a Redis restarted empty lost it) */
@@ -975,8 +503,8 @@ agreed_now(struct shared *sh, const struct store_redis_agreement *a)
 		log_info("store: connected to Redis at %s", sh->cfg->store);
 	sh->down_since = 0;
 	claim_name(sh);
-	send_waiting(sh);
-	send_waiting_allows(sh);
+	shared_send_waiting(sh);
+	shared_send_waiting_allows(sh);
 	shared_share_allow_list(sh);
 	shared_follow_agreed(sh);
 }
@@ -1137,13 +665,8 @@ shared_close(struct shared *sh)
 		sh->waiting_head = wr->next;
 		free(wr);
 	}
-	while (sh->allows_waiting) {
-		struct shared_allow_entry *a = sh->allows_waiting;
-
-		sh->allows_waiting = a->next;
-		allow_waits(a); /* (closing: said, freed) */
-	}
-	restore_free(sh->restore);
+	shared_allows_drop(sh);
+	shared_restore_free(sh->restore);
 	explicit_bzero(sh->password, sizeof(sh->password));
 	shared_passes_free(sh->passes);
 	shared_waiting_free(sh->greylisted);
