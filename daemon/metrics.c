@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The registry of greygated's figures and its three renderings (see
- * metrics.h). Every figure is read once into a snapshot (by the root:
+/* The registry of greygated's figures, what the counters carry over a
+ * child's restart, and the Prometheus exposition (greygatectl status's
+ * text and JSON are metrics_status.c; see metrics.h). Every figure is read once into a snapshot (by the root:
  * daemon/figures.c), then each entry of the registry names its place
  * there. Nothing here asks a service. */
 #include <inttypes.h>
@@ -13,32 +14,16 @@
 #include "config.h"
 #include "fmt.h"
 #include "json.h"
-#include "metrics.h"
+#include "metrics-int.h"
 
 #ifndef GREYGATE_VERSION
 #define GREYGATE_VERSION "unknown"
 #endif
 
-/* (the registry's offsets are into the public snapshot) */
-#define snapshot metrics_snapshot
-
-enum metric_type { COUNTER, GAUGE };
-
-struct metric {
-	const char *group;  /* the status line and JSON object it is in */
-	const char *field;  /* its JSON name */
-	const char *text;   /* in the status text, '#' the value (NULL: not
-	                       in the text) */
-	const char *family; /* Prometheus, after "greygate_" */
-	const char *labels; /* NULL, or the series' labels */
-	enum metric_type type;
-	size_t off, size; /* in struct snapshot: uint64_t or uint32_t */
-};
-
 #define AT(f) offsetof(struct snapshot, f), sizeof(((struct snapshot *)0)->f)
 #define CHILD(f) AT(child.f)
 
-static const struct metric registry[] = {
+const struct metric metrics_registry[] = {
         {"child", "restarts", NULL, "child_restarts_total", NULL, COUNTER,
          AT(child_restarts)},
         {"child", "records_refused", NULL, "child_records_refused_total",
@@ -251,7 +236,9 @@ static const struct metric registry[] = {
          AT(dns.held)},
 };
 
-#define NMETRICS (sizeof(registry) / sizeof(*registry))
+const size_t metrics_registry_n =
+        sizeof(metrics_registry) / sizeof(*metrics_registry);
+#define NMETRICS metrics_registry_n
 
 /* Each family's help, in the order the exposition lists them. */
 static const struct family {
@@ -432,8 +419,8 @@ static const struct family {
 
 #define NFAMILIES (sizeof(families) / sizeof(*families))
 
-static uint64_t
-value_of(const struct snapshot *s, const struct metric *m)
+uint64_t
+metrics_value_of(const struct snapshot *s, const struct metric *m)
 {
 	const char *p = (const char *)s + m->off;
 
@@ -544,9 +531,9 @@ metrics_figures_child_gone(struct metrics_figures *f,
 	size_t base = offsetof(struct snapshot, child);
 
 	for (size_t i = 0; i < NMETRICS; i++)
-		if (is_child_counter(&registry[i]))
-			add_field(&f->child, last, registry[i].off - base,
-			          registry[i].size);
+		if (is_child_counter(&metrics_registry[i]))
+			add_field(&f->child, last, metrics_registry[i].off - base,
+			          metrics_registry[i].size);
 }
 
 void
@@ -559,201 +546,23 @@ metrics_figures_carry(const struct metrics_figures *f,
 	s->passed_other = s->decided.passed - s->decided.passed_retry -
 	                  s->decided.passed_trusted;
 	for (size_t i = 0; i < NMETRICS; i++)
-		if (is_child_counter(&registry[i]))
-			add_field(&s->child, &f->child, registry[i].off - base,
-			          registry[i].size);
+		if (is_child_counter(&metrics_registry[i]))
+			add_field(&s->child, &f->child, metrics_registry[i].off - base,
+			          metrics_registry[i].size);
 	s->started = f->started;
 }
 
 /* On a shared store the pass and trap sets are fed by every gateway and
  * counted nowhere here (the counts are the LMDB store's): left out
  * rather than shown as 0. */
-static bool
-shown(const struct snapshot *s, const struct metric *m)
+bool
+metrics_shown(const struct snapshot *s, const struct metric *m)
 {
 	size_t from = offsetof(struct snapshot, sets[NFTSET_PASS]);
 	size_t to = offsetof(struct snapshot, sets[NFTSET_TRAP][1]) +
 	            sizeof(s->sets[0][0]);
 
 	return !s->sets_uncounted || m->off < from || m->off >= to;
-}
-
-/* --- greygatectl status --- */
-
-/* The group's figures as "12 connections, 3 busy". */
-static void
-text_figures(const struct snapshot *s, const char *group, FILE *out)
-{
-	const char *sep = "";
-
-	for (size_t i = 0; i < NMETRICS; i++) {
-		const struct metric *m = &registry[i];
-		const char *hash;
-
-		if (strcmp(m->group, group) || !m->text || !shown(s, m))
-			continue;
-		hash = strchr(m->text, '#');
-		fprintf(out, "%s%.*s%" PRIu64 "%s", sep, (int)(hash - m->text),
-		        m->text, value_of(s, m), hash + 1);
-		sep = ", ";
-	}
-}
-
-void
-metrics_status_text(const struct snapshot *s, FILE *out)
-{
-	const struct config *cfg = s->cfg;
-	int64_t now = s->now;
-	char t[FMT_UTC_MAX];
-
-	fprintf(out, "greygated %s, up %" PRId64 " s (since %s)\n",
-	        GREYGATE_VERSION, now - s->started, fmt_utc(s->started, t));
-	if (!cfg->gateway)
-		fprintf(out, "gateway:   off (the policy door alone: no child, "
-		             "no capture, no table)\n");
-	else if (s->child_pid > 0)
-		fprintf(out,
-		        "child:     pid %d, up %" PRId64 " s, started %u "
-		        "time(s), %" PRIu64 " records refused\n",
-		        (int)s->child_pid, now - s->child_since, s->child_starts,
-		        s->records_refused);
-	else
-		fprintf(out,
-		        "child:     down (restarting), started %u "
-		        "time(s), %" PRIu64 " records refused\n",
-		        s->child_starts, s->records_refused);
-	for (size_t i = 0; i < s->nretiring; i++)
-		fprintf(out,
-		        "           pid %d (before the reload): finishing the "
-		        "sessions it handed to the MTA, for %" PRId64 " s\n",
-		        (int)s->retiring[i].pid, now - s->retiring[i].since);
-	fputs("sets:      ", out);
-	text_figures(s, "sets", out);
-	if (s->sets_uncounted)
-		fprintf(out, " (passes and traps: from every gateway, counted "
-		             "nowhere here: nft list set inet %s pass4)",
-		        cfg->table);
-	if (s->shared.remote) {
-		fprintf(out, "\nstore:     %s, ", s->shared.where);
-		if (s->shared.up)
-			fprintf(out,
-			        "connected, stream %s (lag %" PRId64 " ms)%s",
-			        s->shared.following ? "followed"
-			                           : "not followed",
-			        s->shared.lag_ms,
-			        s->shared.name_clash
-			                ? "; ANOTHER GATEWAY USES THIS "
-			                  "ONE'S NAME (hostname)"
-			                : "");
-		else if (s->shared.disagreed)
-			fprintf(out,
-			        "SETTINGS DISAGREE, this gateway yields "
-			        "(writes nothing there): %s",
-			        s->shared.last_error);
-		else
-			fprintf(out, "AWAY for %" PRId64 " s: %s",
-			        s->shared.down_since
-			                ? now - s->shared.down_since
-			                : 0,
-			        s->shared.last_error);
-		fputs("\nshared:    ", out);
-		text_figures(s, "shared", out);
-	} else {
-		fputs("\nstore:     ", out);
-		text_figures(s, "store", out);
-	}
-	fputs("\ndecisions: ", out);
-	text_figures(s, "decisions", out);
-	fputs(" (since greygated started; the report's since its reset)\n"
-	      "tarpit:    ",
-	      out);
-	text_figures(s, "tarpit", out);
-	if (cfg->handoff.mode == HANDOFF_OFF) {
-		fputs("\nhand-off:  off (a passing attempt hears 451 and "
-		      "retries)",
-		      out);
-	} else {
-		fprintf(out, "\nhand-off:  %s to %s: ",
-		        config_handoff_mode_name(cfg->handoff.mode),
-		        cfg->handoff.mode == HANDOFF_TRANSPARENT
-		                ? "where each client was going, as the client"
-		                : cfg->handoff.address);
-		text_figures(s, "handoff", out);
-	}
-	if (s->policy_door_on) {
-		fprintf(out, "\npolicy:    on %s: ", cfg->policy.listen);
-		text_figures(s, "policy", out);
-	} else {
-		fputs("\npolicy:    off", out);
-	}
-	fputs("\nsensor:    ", out);
-	text_figures(s, "sensor", out);
-	if (s->dns_on) {
-		fputs("\ndns:       ", out);
-		text_figures(s, "dns", out);
-	}
-	fputc('\n', out);
-}
-
-/* The group's figures as JSON members, after what came before. */
-static void
-json_figures(const struct snapshot *s, const char *group, bool first, FILE *out)
-{
-	for (size_t i = 0; i < NMETRICS; i++) {
-		const struct metric *m = &registry[i];
-
-		if (strcmp(m->group, group) || !shown(s, m))
-			continue;
-		fprintf(out, "%s\"%s\":%" PRIu64, first ? "" : ",", m->field,
-		        value_of(s, m));
-		first = false;
-	}
-}
-
-void
-metrics_status_json(const struct snapshot *s, FILE *out)
-{
-	static const char *const plain[] = {"sets", "store", "decisions",
-	                                    "tarpit"};
-	const struct config *cfg = s->cfg;
-	char t[FMT_UTC_MAX];
-
-	fprintf(out,
-	        "{\"version\":\"%s\",\"since\":\"%s\",\"uptime\":%" PRId64
-	        ",\"child\":{\"pid\":%d,\"running\":%s,\"starts\":%u,"
-	        "\"draining_pid\":%d",
-	        GREYGATE_VERSION, fmt_utc(s->started, t),
-	        s->now - s->started, (int)s->child_pid,
-	        s->child_pid > 0 ? "true" : "false", s->child_starts,
-	        (int)(s->nretiring ? s->retiring[0].pid : 0));
-	json_figures(s, "child", false, out);
-	for (size_t i = 0; i < sizeof(plain) / sizeof(*plain); i++) {
-		fprintf(out, "},\"%s\":{", plain[i]);
-		json_figures(s, plain[i], true, out);
-	}
-	fprintf(out, "},\"handoff\":{\"mode\":\"%s\"",
-	        config_handoff_mode_name(cfg->handoff.mode));
-	json_figures(s, "handoff", false, out);
-	fputs("},\"policy\":{\"listen\":", out);
-	json_put_string(out, cfg->policy.listen);
-	json_figures(s, "policy", false, out);
-	fputs("},\"sensor\":{", out);
-	json_figures(s, "sensor", true, out);
-	if (s->dns_on) {
-		fputs("},\"dns\":{", out);
-		json_figures(s, "dns", true, out);
-	}
-	if (s->shared.remote) {
-		fputs("},\"shared\":{\"where\":", out);
-		json_put_string(out, s->shared.where);
-		fprintf(out, ",\"following\":%s,\"lag_ms\":%" PRId64
-		             ",\"down_since\":%" PRId64 ",\"last_error\":",
-		        s->shared.following ? "true" : "false", s->shared.lag_ms,
-		        s->shared.down_since);
-		json_put_string(out, s->shared.last_error);
-		json_figures(s, "shared", false, out);
-	}
-	fputs("}}\n", out);
 }
 
 /* --- Prometheus --- */
@@ -805,15 +614,15 @@ metrics_exposition(const struct snapshot *s, FILE *out)
 		              families[f].type == COUNTER ? "counter" : "gauge",
 		              out);
 		for (size_t i = 0; i < NMETRICS; i++) {
-			const struct metric *m = &registry[i];
+			const struct metric *m = &metrics_registry[i];
 
 			if (strcmp(m->family, families[f].name) ||
-			    !shown(s, m))
+			    !metrics_shown(s, m))
 				continue;
 			fprintf(out, "greygate_%s%s%s%s %" PRIu64 "\n",
 			        m->family, m->labels ? "{" : "",
 			        m->labels ? m->labels : "",
-			        m->labels ? "}" : "", value_of(s, m));
+			        m->labels ? "}" : "", metrics_value_of(s, m));
 		}
 	}
 	delay_histogram(s->delays, out);
