@@ -2,7 +2,8 @@
 /* The hand-off's first steps, in greygated (see handoff.h): one
  * non-blocking connection to the MTA per passing session, driven by the
  * loop: connect, then the PROXY v2 header, or greeting, EHLO and
- * XCLIENT; then the verdict goes down to the child with it. */
+ * XCLIENT; then the verdict goes down to the child with it. The
+ * connection itself is opened in handoff_connect.c. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -12,63 +13,14 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "handoff.h"
+#include "handoff-int.h"
 #include "ipc.h"
 #include "log.h"
-#include "loop.h"
 #include "markroute.h"
-#include "sessions.h"
 #include "smtp_reply.h"
 
-/* The MTA's replies greygated reads (greeting, EHLO, XCLIENT). */
-#define REPLY_MAX 4096
 /* The MTA's EHLO is asked this often (what the tarpit's EHLO lists). */
 #define PROBE_EVERY_MS (10 * 60 * 1000)
-
-enum ho_state {
-	HO_CONNECTING,
-	HO_GREETING, /* xclient, probe: the MTA's 220 */
-	HO_EHLO,     /* xclient: its EHLO reply, which must offer XCLIENT;
-			probe: what the MTA offers */
-	HO_XCLIENT,  /* xclient: the 220 (or two) that answer XCLIENT */
-};
-
-struct handoff {
-	struct handoff *next;
-	struct handoff_state *hs;
-	bool probe; /* no client: the MTA's EHLO is read, then QUIT */
-	uint64_t session;
-	uint32_t question;
-	struct tarpit_verdict v;
-	enum ho_state state;
-	int fd;
-	int xclient_replies; /* XCLIENT commands not yet answered */
-	struct sockaddr_storage client, dst;
-	char client_text[INET6_ADDRSTRLEN + 8];
-	char helo[256];
-	char in[REPLY_MAX];
-	size_t in_len;
-	struct loop_timer deadline;
-};
-
-/* greygated's hand-off side (hs): the hand-offs under way, the
- * MTA's EHLO as last asked, the transparent hand-off's way back. */
-struct handoff_state {
-	struct loop *loop;
-	const struct config *cfg; /* (changed in place at a reload) */
-	struct handoff_child child; /* how verdicts and caps go down */
-	struct handoff *handoffs;
-	uint64_t handoffs_started, handoffs_failed;
-	/* what the MTA's EHLO offers, asked every 10 minutes */
-	struct loop_timer probe_timer;
-	bool probing;           /* probe_timer is set up */
-	bool mta_known;         /* its EHLO was read at least once */
-	bool mta_starttls;      /* ... and offers STARTTLS */
-	bool mta_probe_failing; /* said, until it answers again */
-	char mta_caps[256];     /* what the tarpit's EHLO lists */
-	bool transparent_routed; /* the way back is in place */
-};
 
 struct handoff_state *
 handoff_state_new(struct loop *loop, const struct config *cfg)
@@ -139,8 +91,8 @@ finish(struct handoff *h, bool greeted)
 
 /* The MTA cannot be asked: said once (until it can be again); the
  * tarpit's EHLO stays as it was. */
-static void
-probe_failed(struct handoff_state *hs, const char *why)
+void
+handoff_probe_failed(struct handoff_state *hs, const char *why)
 {
 	if (hs->mta_probe_failing)
 		return;
@@ -208,7 +160,7 @@ fail(struct handoff *h, const char *why)
 	unlink_handoff(h);
 	close(h->fd);
 	if (h->probe) {
-		probe_failed(hs, why);
+		handoff_probe_failed(hs, why);
 		free(h);
 		return;
 	}
@@ -357,8 +309,8 @@ refused:
 	return false;
 }
 
-static void
-on_mta(struct loop *loop, int fd, uint32_t events, void *ctx)
+void
+handoff_on_mta(struct loop *loop, int fd, uint32_t events, void *ctx)
 {
 	struct handoff *h = ctx;
 	uint8_t header[HANDOFF_PROXY_MAX];
@@ -421,211 +373,10 @@ on_mta(struct loop *loop, int fd, uint32_t events, void *ctx)
 		fail(h, "its reply is too long");
 }
 
-static void
-on_deadline(struct loop *loop, struct loop_timer *t, void *ctx)
+void
+handoff_on_deadline(struct loop *loop, struct loop_timer *t, void *ctx)
 {
 	fail(ctx, "no answer in time");
-}
-
-/* The client's address and port, and where it connected to, as greygated
- * read them from the session's socket (sessions.h; never from what the
- * child says). A destination the kernel could not tell is the hand-off
- * address. */
-static void
-endpoints(struct handoff *h, const struct session_ends *ends)
-{
-	const struct handoff_config *hc = &h->hs->cfg->handoff;
-	const void *addr;
-
-	h->client = ends->client;
-	h->dst = ends->dst;
-	if (!h->dst.ss_family && hc->addr.ss_family == h->client.ss_family)
-		memcpy(&h->dst, &hc->addr, hc->addr_len);
-	addr = h->client.ss_family == AF_INET
-		       ? (const void *)&((struct sockaddr_in *)&h->client)
-				 ->sin_addr
-		       : (const void *)&((struct sockaddr_in6 *)&h->client)
-				 ->sin6_addr;
-	if (!inet_ntop(h->client.ss_family, addr, h->client_text,
-		       sizeof(h->client_text)))
-		snprintf(h->client_text, sizeof(h->client_text), "?");
-}
-
-/* A hand-off that could not even start: said, counted, undone.
- * Return: -err, for handoff_begin's caller (who sends the plain
- * verdict). */
-static int
-not_started(struct handoff *h, const char *where, int err)
-{
-	struct handoff_state *hs = h->hs;
-
-	if (h->probe) {
-		char why[192];
-
-		snprintf(why, sizeof(why), "%s: %s", where, strerror(err));
-		probe_failed(hs, why);
-	} else {
-		log_warnx("%s: hand-off %s: %s; the client hears 451 and "
-		          "comes back",
-		          h->client_text, where, strerror(err));
-		hs->handoffs_failed++;
-	}
-	if (h->fd >= 0)
-		close(h->fd);
-	free(h);
-	return -err;
-}
-
-static socklen_t
-sockaddr_len(const struct sockaddr_storage *ss)
-{
-	return ss->ss_family == AF_INET ? sizeof(struct sockaddr_in)
-	                                : sizeof(struct sockaddr_in6);
-}
-
-static uint16_t
-sockaddr_port(const struct sockaddr_storage *ss)
-{
-	/* sin_port and sin6_port lie at the same offset. */
-	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
-}
-
-/* A transparent hand-off's socket: the client's own address, the mark
- * the way back is keyed on (markroute.h). The port is the kernel's, but
- * never the client's own session's: that tuple, to the same address,
- * is the connection the tarpit holds. Return: 0 or -errno. */
-static int
-bind_as_client(struct handoff *h)
-{
-	const struct handoff_config *hc = &h->hs->cfg->handoff;
-	struct sockaddr_storage src = h->client;
-	socklen_t len = sockaddr_len(&src);
-	bool v4 = src.ss_family == AF_INET;
-	int one = 1;
-
-	((struct sockaddr_in *)&src)->sin_port = 0;
-	for (int tries = 0; tries < 3; tries++) {
-		struct sockaddr_storage got;
-		socklen_t got_len = sizeof(got);
-
-		if (setsockopt(h->fd, v4 ? SOL_IP : SOL_IPV6,
-		               v4 ? IP_TRANSPARENT : IPV6_TRANSPARENT, &one,
-		               sizeof(one)) < 0 ||
-		    setsockopt(h->fd, SOL_SOCKET, SO_MARK, &hc->mark,
-		               sizeof(hc->mark)) < 0 ||
-		    bind(h->fd, (struct sockaddr *)&src, len) < 0 ||
-		    getsockname(h->fd, (struct sockaddr *)&got, &got_len) < 0)
-			return -errno;
-		if (sockaddr_port(&got) != sockaddr_port(&h->client))
-			return 0;
-		close(h->fd);
-		h->fd = socket(src.ss_family,
-		               SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		if (h->fd < 0)
-			return -errno;
-	}
-	return -EADDRINUSE;
-}
-
-/* Where h connects: the hand-off address; in transparent mode where the
- * client itself was going (the MTA's port, here or behind a router), so
- * an IPv6 client is handed over IPv6 whatever the address says; but only
- * to the port greygate's own rule redirects (smtp_port): greygated,
- * which may connect from any address, connects to no other (NULL). */
-static const struct sockaddr_storage *
-destination(const struct handoff *h)
-{
-	const struct handoff_config *hc = &h->hs->cfg->handoff;
-
-	if (hc->mode != HANDOFF_TRANSPARENT || h->probe ||
-	    !sockaddr_port(&h->dst))
-		return &hc->addr;
-	if (sockaddr_port(&h->dst) != h->hs->cfg->nft.smtp_port)
-		return NULL;
-	return &h->dst;
-}
-
-/* Its own end is on a port of the kernel's choosing, never one of the
- * tarpit's: a socket on a tarpit port is taken for a session's own when
- * the child sends it up (sessions.h), and this one goes down to the
- * child. Return: 0 or -EADDRINUSE. */
-static int
-not_on_tarpit_port(const struct handoff *h)
-{
-	const struct config *cfg = h->hs->cfg;
-	struct sockaddr_storage got;
-	socklen_t len = sizeof(got);
-	uint16_t port;
-
-	if (getsockname(h->fd, (struct sockaddr *)&got, &len) < 0)
-		return -errno;
-	port = sockaddr_port(&got);
-	return port == cfg->nft.tarpit_port ||
-			       (cfg->nft.trap_port && port == cfg->nft.trap_port)
-		       ? -EADDRINUSE
-		       : 0;
-}
-
-/* h's connection to the MTA, under way on the loop with its deadline.
- * Return: 0, or -errno (h freed, said unless it is a probe). */
-static int
-open_connection(struct handoff *h)
-{
-	struct handoff_state *hs = h->hs;
-	const struct handoff_config *hc = &hs->cfg->handoff;
-	const struct sockaddr_storage *to = destination(h);
-	char where[128];
-	int r;
-
-	if (!to) {
-		snprintf(where, sizeof(where),
-			 "refused: the client was going to port %u, not to "
-			 "smtp_port %u (the port greygate redirects)",
-			 sockaddr_port(&h->dst), hs->cfg->nft.smtp_port);
-		return not_started(h, where, EPERM);
-	}
-	if (hc->mode == HANDOFF_TRANSPARENT && !h->probe &&
-	    h->client.ss_family != to->ss_family)
-		return not_started(h, "to an MTA of the other family",
-		                   EAFNOSUPPORT);
-	h->fd = socket(to->ss_family,
-	               SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (h->fd < 0)
-		return not_started(h, "socket", errno);
-	if (hc->mode == HANDOFF_TRANSPARENT && !h->probe) {
-		r = bind_as_client(h);
-		if (r < 0)
-			return not_started(h, "from the client's address", -r);
-	}
-	/* From a source of its own, when set: an MTA that trusts a PROXY
-	 * header by the connecting address (Exim's hosts_proxy) then trusts
-	 * greygate alone, not every local client. */
-	if (hc->source[0] &&
-	    bind(h->fd, (const struct sockaddr *)&hc->source_addr,
-	         hc->addr_len) < 0) {
-		snprintf(where, sizeof(where), "from %s", hc->source);
-		return not_started(h, where, errno);
-	}
-	if (connect(h->fd, (const struct sockaddr *)to, sockaddr_len(to)) < 0 &&
-	    errno != EINPROGRESS) {
-		int err = errno;
-
-		snprintf(where, sizeof(where), "to %s",
-		         to == &hc->addr ? hc->address : "the MTA's port");
-		return not_started(h, where, err);
-	}
-	r = not_on_tarpit_port(h);
-	if (r < 0)
-		return not_started(h, "from a tarpit port", -r);
-	r = loop_add_fd(hs->loop, h->fd, EPOLLOUT, on_mta, h);
-	if (r < 0)
-		return not_started(h, "watch", -r);
-	loop_timer_init(&h->deadline, on_deadline, h);
-	loop_timer_arm(hs->loop, &h->deadline,
-	               loop_now_ms(hs->loop) + hc->timeout_ms);
-	h->next = hs->handoffs;
-	hs->handoffs = h;
-	return 0;
 }
 
 int
@@ -644,8 +395,8 @@ handoff_begin(struct handoff_state *hs, uint64_t session, uint32_t question,
 	h->v = *v;
 	h->fd = -1;
 	snprintf(h->helo, sizeof(h->helo), "%s", helo);
-	endpoints(h, ends);
-	return open_connection(h);
+	handoff_endpoints(h, ends);
+	return handoff_open_connection(h);
 }
 
 static void
@@ -661,7 +412,7 @@ on_probe_due(struct loop *loop, struct loop_timer *t, void *ctx)
 	h->probe = true;
 	h->fd = -1;
 	snprintf(h->client_text, sizeof(h->client_text), "probe");
-	open_connection(h);
+	handoff_open_connection(h);
 }
 
 void
