@@ -183,6 +183,9 @@ const struct metric metrics_registry[] = {
         {"handoff", "replay_failed", "# failed in the replay",
          "handoffs_failed_total", "stage=\"replay\"", COUNTER,
          CHILD(tarpit.handoffs_failed)},
+        {"handoff", "abandoned", "# left by the client",
+         "handoffs_abandoned_total", NULL, COUNTER,
+         CHILD(tarpit.handoffs_abandoned)},
 
         {"policy", "requests", "# requests", "policy_requests_total", NULL,
          COUNTER, AT(door.requests)},
@@ -358,6 +361,9 @@ static const struct family {
         {"handoffs_failed_total",
          "Hand-offs that failed (the client heard "
          "451), by stage",
+         COUNTER},
+        {"handoffs_abandoned_total",
+         "Hand-offs whose client left before the MTA's answer",
          COUNTER},
         {"policy_requests_total", "Policy door requests answered", COUNTER},
         {"policy_deferred_total", "Policy door answers DEFER_IF_PERMIT",

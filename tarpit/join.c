@@ -57,6 +57,7 @@ struct join {
 	int fd;                 /* to the MTA */
 	enum join_step step;
 	bool starttls; /* the asked command was STARTTLS */
+	bool failed;   /* counted as a failed replay (join_fail) */
 	char reply[JOIN_REPLY_MAX];
 	size_t reply_len;
 	struct pipe_buf up;   /* client -> MTA */
@@ -375,6 +376,7 @@ join_fail(struct conn *c, const char *why)
 	int n = 0;
 
 	c->tp->counters.handoffs_failed++;
+	c->join->failed = true;
 	if (c->join->starttls)
 		log_warnx("%s: hand-off at STARTTLS: %s; the session ends "
 			  "unanswered and the client comes back",
@@ -472,6 +474,10 @@ join_end(struct conn *c)
 	if (j->step == J_JOINED) {
 		tp->counters.joined_open--;
 		tp->counters.open++; /* conn_close takes it off again */
+	} else if (!j->failed) {
+		/* Every hand-off begun ends counted once: joined, failed, or
+		 * this (the client went before the MTA's answer). */
+		tp->counters.handoffs_abandoned++;
 	}
 	if (j->fd >= 0) {
 		loop_del_fd(tp->loop, j->fd);

@@ -160,6 +160,8 @@ struct tarpit_counters {
 	uint64_t verdicts_late; /* answered 451 without a verdict in time */
 	uint64_t handoffs_joined; /* sessions handed to the MTA */
 	uint64_t handoffs_failed; /* ... whose replay failed (451) */
+	uint64_t handoffs_abandoned; /* ... whose client left before the
+	                                MTA's answer (nothing to deliver) */
 	uint32_t joined_open;   /* handed, still open (not in open) */
 	uint32_t open;          /* connections open now */
 	uint32_t stressed;      /* 1 while in stress mode */

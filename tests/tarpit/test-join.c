@@ -259,6 +259,7 @@ test_replay_then_joined(void)
 	k = tarpit_get_counters(f.tp);
 	CHECK_INT(k->joined_open, 0);
 	CHECK_INT(k->open, 0);
+	CHECK_INT(k->handoffs_abandoned, 0); /* joined, then done */
 	close(m);
 	teardown();
 }
@@ -447,6 +448,8 @@ test_refused_in_replay(void)
 	close(c);
 	spin(20);
 	CHECK_INT(tarpit_get_counters(f.tp)->open, 0);
+	/* A failure, not also a client that left. */
+	CHECK_INT(tarpit_get_counters(f.tp)->handoffs_abandoned, 0);
 	close(m);
 	teardown();
 }
@@ -481,6 +484,10 @@ test_client_gone_in_replay(void)
 	spin(20);
 	CHECK(closed(m));
 	CHECK_INT(tarpit_get_counters(f.tp)->open, 0);
+	/* Counted once, as the client's leaving: not joined, not failed. */
+	CHECK_INT(tarpit_get_counters(f.tp)->handoffs_abandoned, 1);
+	CHECK_INT(tarpit_get_counters(f.tp)->handoffs_joined, 0);
+	CHECK_INT(tarpit_get_counters(f.tp)->handoffs_failed, 0);
 	close(m);
 	teardown();
 }
