@@ -157,6 +157,7 @@ pump(struct adoption *a)
 		one->w.pass_key.prefix = e->prefix.prefix;
 		memcpy(one->w.pass_key.bytes, e->prefix.bytes,
 		       sizeof(one->w.pass_key.bytes));
+		one->w.triplet_key = one->w.pass_key;
 		a->in_flight++;
 		grey_store_fetch(a->gw->records, &one->w,
 		                 loop_wall_sec(a->gw->loop), on_fetched, one);

@@ -71,6 +71,8 @@ struct signals_config {
 					  PTR, SPF fail or softfail, DNSBL:
 					  the delay (when longer than delay) */
 	bool refuse_spf_fail;     /* SPF fail: 550 at RCPT (no: suspicious) */
+	bool pool_spf;            /* SPF pass for the sender's domain: its
+				     triplet keyed by that domain (yes) */
 	char dnsbl_sites[1024];   /* postscreen's syntax ("": none) */
 	uint32_t dnsbl_threshold; /* a score of this or more: suspicious */
 	uint32_t dnswl_threshold; /* of minus this or less: trusted (0:

@@ -128,6 +128,7 @@ const struct key config_keys[] = {
 	 0, 30 * DAY, false, 0},
 	{"signals", "refuse_spf_fail", K_BOOL, F(signals.refuse_spf_fail), 0, 0,
 	 false, 0},
+	{"signals", "pool_spf", K_BOOL, F(signals.pool_spf), 0, 0, false, 0},
 	{"signals", "dnsbl_sites", K_DNSBL, F(signals.dnsbl_sites), 0, 0,
 	 RESTART, 0},
 	{"signals", "dnsbl_threshold", K_U32, F(signals.dnsbl_threshold), 1,

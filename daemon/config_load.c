@@ -162,6 +162,9 @@ config_defaults(struct config *cfg)
 	/* Well inside the tarpit's wait for a verdict (2 s). */
 	cfg->signals.budget_ms = 1500;
 	cfg->signals.trust = SIGNALS_TRUST_FCRDNS_SPF;
+	/* A pool's retry comes from another of its servers: keyed by the
+	 * domain that authorised them all, it is not greylisted again. */
+	cfg->signals.pool_spf = true;
 	/* Three times the delay: Postfix's retries at 5, 10, 20 min still
 	 * deliver within the half hour. */
 	cfg->signals.suspicious_delay_sec = 900;

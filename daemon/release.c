@@ -5,7 +5,8 @@
  * store tells every gateway, as for any pass) and the decider's
  * listeners (the sets), logged with who asked. With a sender and a
  * recipient, only a client that has such a triplet waiting is released
- * (a typo does not open the gate to anyone). */
+ * (a typo does not open the gate to anyone): the client's own, or the
+ * pool's when the sender's SPF pooled it (issue 31). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@ struct release {
 	char who[128];
 	int r;       /* 0 released, -ENOENT no such triplet waiting, -errno */
 	bool on_heap;
+	bool asked_pool; /* the pool's triplet looked for too */
 	int64_t expires;
 };
 
@@ -54,6 +56,17 @@ on_fetched(struct grey_records *w, int r, void *ctx)
 	int64_t now = loop_wall_sec(gw->loop);
 	char key[64];
 
+	if (r >= 0 && w->want_triplet && w->triplet_found != STORE_FOUND &&
+	    !rl->asked_pool) {
+		/* Not the client's own: the pool's, if its sender was
+		 * pooled. (Asked again whole: the client's pass and trap as
+		 * they are now.) */
+		rl->asked_pool = true;
+		grey_pool_client(&w->triplet_key);
+		w->trap_found = w->pass_found = w->triplet_found = 0;
+		grey_store_fetch(gw->records, w, now, on_fetched, rl);
+		return;
+	}
 	grey_client_format(&w->pass_key, key, sizeof(key));
 	if (r < 0) {
 		rl->r = r;
@@ -123,6 +136,7 @@ gateway_release(struct gateway *gw, const char *client, const char *sender,
 	rl->w.want_pass = true;
 	rl->w.pass_key = key;
 	rl->w.trap_key = key;
+	rl->w.triplet_key = key;
 	if (sender) {
 		if (grey_normalize_sender(sender, rl->w.sender,
 		                          sizeof(rl->w.sender)) < 0 ||

@@ -292,7 +292,7 @@ redis_apply(struct grey_store *s, const struct grey_records *before,
 		                  d->expires);
 	/* (out of memory: that sender waits once more if Redis is emptied) */
 	if (d->action == GREY_GREYLIST && after->triplet_dirty)
-		(void)shared_waiting_put(sh->greylisted, &after->pass_key,
+		(void)shared_waiting_put(sh->greylisted, &after->triplet_key,
 		                         after->sender, after->rcpt,
 		                         &after->triplet);
 	if (!after->trap_dirty && !after->pass_dirty && !after->triplet_dirty)

@@ -148,6 +148,7 @@ restore_write(struct shared *sh, const struct shared_pass *p)
 	wr->sh = sh;
 	wr->before.pass_key = p->key;
 	wr->before.trap_key = p->key;
+	wr->before.triplet_key = p->key;
 	wr->before.pass_found = STORE_FOUND;
 	wr->before.pass.expires = p->expires;
 	wr->before.pass.since = p->since ? p->since : p->expires - ttl;
@@ -167,8 +168,11 @@ restore_triplet_write(struct shared *sh, const struct shared_waiting_triplet *t)
 	if (!wr)
 		return NULL;
 	wr->sh = sh;
+	/* (a pooled triplet's key is no client's: only the triplet is
+	 * written) */
 	wr->after.pass_key = t->key;
 	wr->after.trap_key = t->key;
+	wr->after.triplet_key = t->key;
 	snprintf(wr->after.sender, sizeof(wr->after.sender), "%s", t->sender);
 	snprintf(wr->after.rcpt, sizeof(wr->after.rcpt), "%s", t->rcpt);
 	wr->after.triplet = t->t;

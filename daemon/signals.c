@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "dnsbl.h"
 #include "fcrdns.h"
@@ -267,6 +268,17 @@ signals_counters(const struct signals *s, struct resolver_counters *out,
 	resolver_counters(s->resolver, out, held);
 }
 
+/* Is domain the sender's own (SPF checked MAIL FROM's domain, not the
+ * HELO name a null sender is checked by: each server of a pool names
+ * itself, so that would pool nothing)? */
+static bool
+sender_domain_is(const char *sender, const char *domain)
+{
+	const char *at = sender ? strrchr(sender, '@') : NULL;
+
+	return at && domain[0] && strcasecmp(at + 1, domain) == 0;
+}
+
 void
 signals_apply(const struct session_signals *ss, struct grey_attempt *a,
               char *buf)
@@ -327,6 +339,11 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
 	a->delay_sec = suspicious ? ss->s->cfg->signals.suspicious_delay_sec : 0;
 	a->refuse_spf = sc->refuse_spf_fail && ss->spf_known &&
 	                spf->result == SPF_FAIL && !allowed;
+	a->pooled = sc->pool_spf && ss->spf_known && spf->result == SPF_PASS &&
+	            sender_domain_is(a->sender, spf->domain);
+	n = (int)strlen(buf);
+	if (a->pooled && n < GREY_SIGNALS_MAX)
+		snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";pooled");
 	a->signals = buf;
 	/* An allow list trusts whom trust lets be trusted at all; a block
 	 * list trusts nobody. */

@@ -717,6 +717,10 @@ grey_records_prepare(const struct grey *grey, const struct grey_attempt *a,
 	w->sender[0] = w->rcpt[0] = 0;
 	grey_client_of(&a->client, 128, &w->trap_key);
 	grey_client_of(&a->client, key_prefix(grey, &a->client), &w->pass_key);
+	if (a->kind == GREY_ATTEMPT_RCPT && a->pooled)
+		grey_pool_client(&w->triplet_key);
+	else
+		w->triplet_key = w->pass_key;
 	if (allow_listed(grey, &a->client))
 		return;
 	switch (a->kind) {

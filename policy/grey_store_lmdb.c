@@ -29,7 +29,7 @@ grey_store_lmdb_read(struct store *store, struct grey_records *w)
 		w->pass_found = r;
 	}
 	if (r >= 0 && w->want_triplet) {
-		r = store_get_triplet(store, &w->pass_key, w->sender, w->rcpt,
+		r = store_get_triplet(store, &w->triplet_key, w->sender, w->rcpt,
 		                      &w->triplet);
 		w->triplet_found = r;
 	}
@@ -48,7 +48,7 @@ grey_store_lmdb_write(struct store *store, const struct grey_records *w)
 		r = store_put_client(store, STORE_PASS, &w->pass_key,
 		                     &w->pass);
 	if (r >= 0 && w->triplet_dirty)
-		r = store_put_triplet(store, &w->pass_key, w->sender, w->rcpt,
+		r = store_put_triplet(store, &w->triplet_key, w->sender, w->rcpt,
 		                      &w->triplet);
 	return r < 0 ? r : 0;
 }

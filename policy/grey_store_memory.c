@@ -116,7 +116,7 @@ memory_fetch(struct grey_store *s, struct grey_records *w, int64_t now,
 		w->pass_found = STORE_FOUND;
 	}
 	if (w->want_triplet &&
-	    (r = find(m, TRIPLET, &w->pass_key, w->sender, w->rcpt))) {
+	    (r = find(m, TRIPLET, &w->triplet_key, w->sender, w->rcpt))) {
 		w->triplet = r->rec.triplet;
 		w->triplet_found = STORE_FOUND;
 	}
@@ -139,7 +139,7 @@ memory_apply(struct grey_store *s, const struct grey_records *before,
 	    (w->pass_dirty &&
 	     !(pass = find_or_add(m, PASS, &w->pass_key, "", ""))) ||
 	    (w->triplet_dirty && !(triplet = find_or_add(m, TRIPLET,
-	                                                 &w->pass_key,
+	                                                 &w->triplet_key,
 	                                                 w->sender, w->rcpt))))
 		return -ENOMEM;
 	if (trap)

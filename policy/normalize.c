@@ -211,6 +211,10 @@ grey_client_format(const struct grey_client *client, char *buf, size_t len)
 {
 	char ip[INET6_ADDRSTRLEN];
 
+	if (client->family == GREY_FAMILY_POOL) {
+		snprintf(buf, len, "spf");
+		return buf;
+	}
 	if (!inet_ntop(client->family, client->bytes, ip, sizeof(ip)))
 		snprintf(ip, sizeof(ip), "?");
 	snprintf(buf, len, "%s/%u", ip, client->prefix);
@@ -268,6 +272,23 @@ grey_cidr_parse(const char *text, struct grey_client *out)
 	}
 	grey_client_of(&addr, (uint8_t)prefix, out);
 	return 0;
+}
+
+void
+grey_pool_client(struct grey_client *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->family = GREY_FAMILY_POOL;
+}
+
+int
+grey_triplet_client_parse(const char *text, struct grey_client *out)
+{
+	if (strcmp(text, "spf") == 0) {
+		grey_pool_client(out);
+		return 0;
+	}
+	return grey_cidr_parse(text, out);
 }
 
 const char *

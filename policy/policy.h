@@ -24,10 +24,18 @@ struct grey_addr {
 
 /* What greylisting keys a client by: its address cut to a prefix. */
 struct grey_client {
-	uint8_t family;    /* AF_INET or AF_INET6 */
+	uint8_t family;    /* AF_INET or AF_INET6 (or GREY_FAMILY_POOL) */
 	uint8_t prefix;    /* bits kept: 24, 32, 64, 128, ... */
 	uint8_t bytes[16]; /* the address with the bits past prefix zeroed */
 };
+
+/* The client part of a pooled triplet (issue 31): a sender whose SPF
+ * passed for its own domain is keyed by that domain, whichever server
+ * of its pool sends, so the retry from another network finds it. The
+ * sender's address names the domain, so the key needs no more: prefix
+ * 0, bytes zero, written "spf". Never a pass's or a trap's key (those
+ * stay the client's network and address). Not an AF_ value. */
+#define GREY_FAMILY_POOL 0xfe
 
 /* Which way a connection went, as the sensor tells it. */
 enum grey_path {
@@ -381,6 +389,10 @@ struct grey_attempt {
 	/* suspicious: this delay, when longer than the configured one */
 	uint32_t delay_sec;
 	bool refuse_spf; /* SPF failed and the site refuses it (550) */
+	/* SPF passed for the sender's own domain and the site pools such
+	 * senders: the triplet is keyed by that domain (GREY_FAMILY_POOL),
+	 * not the client's network */
+	bool pooled;
 };
 
 /*
@@ -400,7 +412,10 @@ struct grey_records {
 	/* what to fetch (grey_records_prepare) */
 	bool want_trap, want_pass, want_triplet;
 	struct grey_client trap_key; /* the client's address */
-	struct grey_client pass_key; /* its network; the triplet's too */
+	struct grey_client pass_key; /* its network */
+	struct grey_client triplet_key; /* the triplet's client part: the
+					   same network, or the pool's
+					   (GREY_FAMILY_POOL) */
 	char sender[GREY_ADDR_MAX];  /* normalized: the triplet's key */
 	char rcpt[GREY_ADDR_MAX];
 	/* what was found: STORE_FOUND or 0 each */
@@ -501,7 +516,8 @@ grey_get_delay_histogram(const struct grey *grey);
 /* grey_client_of - the key of addr for prefix bits (v4 or v6 by family). */
 void grey_client_of(const struct grey_addr *addr, uint8_t prefix,
 		    struct grey_client *out);
-/* grey_client_format - "198.51.100.0/24" into buf. Return: buf. */
+/* grey_client_format - "198.51.100.0/24" into buf ("spf" for a pooled
+ * triplet's). Return: buf. */
 char *grey_client_format(const struct grey_client *client, char *buf,
 			 size_t len);
 /* grey_cidr_parse - parse CIDR or a bare address (full prefix). An
@@ -509,6 +525,11 @@ char *grey_client_format(const struct grey_client *client, char *buf,
  * longer) is the IPv4 address it maps: that is how its packets arrive.
  * Return: 0 or -EINVAL. */
 int grey_cidr_parse(const char *text, struct grey_client *out);
+/* grey_triplet_client_parse - a triplet's client part as
+ * grey_client_format wrote it: a CIDR or "spf". Return: 0 or -EINVAL. */
+int grey_triplet_client_parse(const char *text, struct grey_client *out);
+/* grey_pool_client - the client part of every pooled triplet. */
+void grey_pool_client(struct grey_client *out);
 /* grey_client_contains - does net contain addr? */
 bool grey_client_contains(const struct grey_client *net,
 			  const struct grey_addr *addr);

@@ -34,6 +34,7 @@ next_record(struct to_redis *t, const struct grey_client *client)
 	memset(w, 0, sizeof(*w));
 	w->trap_key = *client;
 	w->pass_key = *client;
+	w->triplet_key = *client;
 	return w;
 }
 

@@ -221,7 +221,7 @@ store_redis_fetch(struct rconn *c, const char *prefix, struct grey_records *w,
 		if (!want[i])
 			continue;
 		err = i == TRIPLET
-		              ? store_redis_triplet_key(prefix, &w->pass_key,
+		              ? store_redis_triplet_key(prefix, &w->triplet_key,
 		                                        w->sender, w->rcpt, key)
 		              : store_redis_client_key(
 		                        prefix,
@@ -410,7 +410,7 @@ store_redis_apply(struct rconn *c, const char *prefix,
 	                           keys[0]) < 0 ||
 	    store_redis_client_key(prefix, STORE_PASS, &after->pass_key,
 	                           keys[1]) < 0 ||
-	    store_redis_triplet_key(prefix, &after->pass_key, after->sender,
+	    store_redis_triplet_key(prefix, &after->triplet_key, after->sender,
 	                            after->rcpt, keys[2]) < 0 ||
 	    snprintf(keys[3], sizeof(keys[3]), "%sstream", prefix) >=
 	            (int)sizeof(keys[3]))

@@ -82,7 +82,8 @@ cidr_key(const char *rest, size_t len, struct record *rec)
 	return grey_cidr_parse(rest, &rec->key);
 }
 
-/* "CIDR SENDER RCPT" (the sender may be empty; neither has blanks). */
+/* "CIDR SENDER RCPT", or "spf SENDER RCPT" pooled (the sender may be
+ * empty; neither has blanks). */
 static int
 triplet_key(const char *text, size_t len, struct record *rec)
 {
@@ -102,7 +103,7 @@ triplet_key(const char *text, size_t len, struct record *rec)
 	memcpy(rec->sender, sp1 + 1, (size_t)(sp2 - sp1 - 1));
 	rec->sender[sp2 - sp1 - 1] = 0;
 	strcpy(rec->rcpt, sp2 + 1);
-	return grey_cidr_parse(cidr, &rec->key);
+	return grey_triplet_client_parse(cidr, &rec->key);
 }
 
 /* A gateway's name: printable, no NUL within. */

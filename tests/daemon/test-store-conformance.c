@@ -136,14 +136,15 @@ on_decided(struct gateway *g, int r, const struct grey_attempt *a,
 /* One attempt at t0 + at, decided through the interface; its answer. */
 static struct grey_decision
 decide(enum grey_attempt_kind kind, const char *client, const char *sender,
-       const char *rcpt, enum grey_path path, int64_t at)
+       const char *rcpt, enum grey_path path, int64_t at, bool pooled)
 {
 	struct grey_attempt a = {.kind = kind,
 	                         .now = t0 + at,
 	                         .helo = "c.test",
 	                         .sender = sender,
 	                         .rcpt = rcpt,
-	                         .path = path};
+	                         .path = path,
+	                         .pooled = pooled};
 	struct answer an = {0};
 
 	a.client.family = AF_INET;
@@ -159,13 +160,14 @@ static struct grey_decision
 rcpt(const char *client, const char *sender, const char *to, int64_t at)
 {
 	return decide(GREY_ATTEMPT_RCPT, client, sender, to, GREY_PATH_TARPIT,
-	              at);
+	              at, false);
 }
 
 static struct grey_decision
 visit(const char *client, int64_t at)
 {
-	return decide(GREY_ATTEMPT_VISIT, client, "", "", GREY_PATH_FAST, at);
+	return decide(GREY_ATTEMPT_VISIT, client, "", "", GREY_PATH_FAST, at,
+	              false);
 }
 
 /* --- walks --- */
@@ -173,6 +175,8 @@ visit(const char *client, int64_t at)
 struct seen {
 	size_t clients, triplets;
 	char first[64];
+	size_t pooled; /* triplets keyed by the pool ("spf") */
+	char pooled_sender[64];
 	bool woken;
 };
 
@@ -195,6 +199,9 @@ seen_triplet(const struct grey_client *c, const char *sender,
 
 	if (!n->triplets++)
 		snprintf(n->first, sizeof(n->first), "%s>%s", sender, rcpt);
+	if (c->family == GREY_FAMILY_POOL && !n->pooled++)
+		snprintf(n->pooled_sender, sizeof(n->pooled_sender), "%s",
+		         sender);
 	return 0;
 }
 
@@ -441,6 +448,35 @@ forget_story(void)
 	CHECK_INT(d.action, GREY_GREYLIST);
 }
 
+/* A pooled sender (SPF passed for its domain, issue 31): its triplet is
+ * the pool's, found from another network, walked as the pool's; the
+ * pass is the retrying client's network. */
+static void
+pool_story(void)
+{
+	const uint32_t delay = cfg.grey.delay_sec;
+	struct grey_decision d;
+	struct seen n;
+	char key[64];
+
+	d = decide(GREY_ATTEMPT_RCPT, "192.0.2.7", "pool@p.test",
+	           "bob@example.org", GREY_PATH_TARPIT, delay + 20, true);
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	d = decide(GREY_ATTEMPT_RCPT, "198.18.0.7", "pool@p.test",
+	           "bob@example.org", GREY_PATH_TARPIT, 2 * delay + 21, true);
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_RETRY_PASSED);
+	CHECK_STR(grey_client_format(&d.client, key, sizeof(key)),
+	          "198.18.0.0/24");
+	/* not pooled, the same sender from a third network: its own */
+	d = decide(GREY_ATTEMPT_RCPT, "198.18.1.7", "pool@p.test",
+	           "bob@example.org", GREY_PATH_TARPIT, 2 * delay + 22, false);
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	n = walk_all(GREY_STORE_TRIPLETS, 2 * delay + 23);
+	CHECK_INT(n.pooled, 1);
+	CHECK_STR(n.pooled_sender, "pool@p.test");
+}
+
 static void
 story(const char *backend)
 {
@@ -498,6 +534,7 @@ story(const char *backend)
 	follow_story();
 	report_story(gw.records->settings_agreed);
 	forget_story();
+	pool_story();
 }
 
 static void
@@ -510,11 +547,12 @@ test_lmdb(void)
 	grey_store_get_status(gw.records, &st);
 	CHECK(!st.remote); /* (its figures are the file's own) */
 	story("lmdb");
-	CHECK_INT(store_count(gw.store, STORE_PASS), 0);
+	/* (after the forget's story: the pass and the trap gone; the one
+	 * pass is pool_story's, as are two more triplets) */
+	CHECK_INT(store_count(gw.store, STORE_PASS), 1);
 	CHECK_INT(store_count(gw.store, STORE_TRAP), 0);
-	/* (after the forget's story: the pass and the trap gone) */
-	CHECK_INT(grey_store_count(gw.records, GREY_STORE_PASSES, AF_INET), 0);
-	CHECK_INT(grey_store_count(gw.records, GREY_STORE_TRIPLETS, 0), 3);
+	CHECK_INT(grey_store_count(gw.records, GREY_STORE_PASSES, AF_INET), 1);
+	CHECK_INT(grey_store_count(gw.records, GREY_STORE_TRIPLETS, 0), 5);
 	close_backend();
 }
 
@@ -527,11 +565,12 @@ test_memory(void)
 	CHECK_STR(grey_store_name(gw.records), "memory");
 	story("memory");
 	grey_store_memory_count(gw.records, &passes, &traps, &triplets);
-	CHECK_INT(passes, 0);
+	CHECK_INT(passes, 1); /* pool_story's */
 	CHECK_INT(traps, 0);
 	/* the triplets greylisted after the forget, and 203.0.113.5's
-	 * first (its network's triplets were not to be forgotten) */
-	CHECK_INT(triplets, 3);
+	 * first (its network's triplets were not to be forgotten); the
+	 * pool's and the third network's */
+	CHECK_INT(triplets, 5);
 	/* (the report's store holds none of it) */
 	CHECK_INT(store_count(gw.store, STORE_PASS), 0);
 	close_backend();

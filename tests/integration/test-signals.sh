@@ -23,8 +23,7 @@ here=$(dirname "$0")
 
 netns_init
 netns_sender_gw
-netns_host dns
-netns_link dns 198.51.100.53/24 gw 198.51.100.1/24
+nsd_host
 for a in 11 12 13 14 15 16 17 18 19; do
 	nsx sender ip addr add 203.0.113.$a/24 dev "$(netns_dev sender gw)"
 done
@@ -150,7 +149,7 @@ echo "ok: a dynamic-looking name, no PTR, a name not resolving back: greylisted 
 
 # --- DNS lists: listed (in the filter), a listing the filter does not
 # take, allowed ---
-check_greylisted 203.0.113.17 "fcrdns:confirmed:mx5.sender.test;rdns:plain;spf:pass:sender.test;dnsbl:bl.test(+2);suspicious" 7200
+check_greylisted 203.0.113.17 "fcrdns:confirmed:mx5.sender.test;rdns:plain;spf:pass:sender.test;dnsbl:bl.test(+2);suspicious;pooled" 7200
 try 203.0.113.18 >/dev/null
 wait_for 5 logged "action=pass, reason=trusted, client=203.0.113.18," ||
 	fail "a listing the filter does not take kept 203.0.113.18 from trust: $(grep "client=203.0.113.18," "$GG_LOG")"

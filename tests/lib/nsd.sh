@@ -8,7 +8,14 @@
 #   nsd_pids                         nsd's processes (it answers from its
 #                                    children's children), to stop and
 #                                    continue them
+#   nsd_host                         host 'dns' linked to 'gw',
+#                                    198.51.100.53 (gw 198.51.100.1)
 NSD_PID=""
+
+nsd_host() {
+	netns_host dns
+	netns_link dns 198.51.100.53/24 gw 198.51.100.1/24
+}
 
 nsd_start() {
 	local host=$1 addr=$2 z

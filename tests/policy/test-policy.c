@@ -415,6 +415,69 @@ test_triplet_is_the_key(void)
 	teardown();
 }
 
+/* A pooled sender (SPF passed for its own domain): its triplet is keyed
+ * by that domain, so the retry from another network of the pool finds
+ * it; each network it comes from is passed on its own (the pass's key
+ * stays the client's network). */
+static struct grey_decision
+pooled_at(int64_t now, const char *client, const char *from, bool pooled)
+{
+	struct grey_decision d;
+	struct grey_attempt a = {.kind = GREY_ATTEMPT_RCPT, .now = now,
+				 .client = ip(client), .helo = "",
+				 .sender = from, .rcpt = "bob@b.test",
+				 .path = GREY_PATH_TARPIT, .reply = 451,
+				 .pooled = pooled};
+
+	CHECK_INT(grey_decide(grey, &a, &d), 0);
+	return d;
+}
+
+static void
+test_pooled_sender_retries_from_other_networks(void)
+{
+	struct grey_decision d;
+	struct grey_records w;
+	struct grey_attempt a = {.kind = GREY_ATTEMPT_RCPT, .now = T0,
+				 .client = ip("198.51.100.7"), .helo = "",
+				 .sender = "a@pool.test", .rcpt = "bob@b.test",
+				 .path = GREY_PATH_TARPIT, .pooled = true};
+	char buf[64];
+
+	setup();
+	grey_records_prepare(grey, &a, &w);
+	CHECK_STR(grey_client_format(&w.triplet_key, buf, sizeof(buf)), "spf");
+	CHECK_STR(grey_client_format(&w.pass_key, buf, sizeof(buf)),
+	          "198.51.100.0/24");
+
+	d = pooled_at(T0, "198.51.100.7", "a@pool.test", true);
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	/* The first retry, from another /24 of the pool: passed. */
+	d = pooled_at(T0 + 300, "203.0.113.7", "a@pool.test", true);
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_RETRY_PASSED);
+	CHECK_STR(key_of(&d), "203.0.113.0/24");
+	/* A third network, later in the window: passed too, on its first
+	 * attempt (the triplet has waited its delay). */
+	d = pooled_at(T0 + 900, "192.0.2.7", "a@pool.test", true);
+	CHECK_INT(d.reason, GREY_REASON_RETRY_PASSED);
+	CHECK_STR(key_of(&d), "192.0.2.0/24");
+	/* The first network was never passed by them. */
+	d = pooled_at(T0 + 901, "198.51.100.7", "z@other.test", false);
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+
+	/* Not pooled (no SPF pass): another network is another client. */
+	d = pooled_at(T0, "198.51.100.77", "c@nospf.test", false);
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	d = pooled_at(T0 + 300, "203.0.114.7", "c@nospf.test", false);
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	/* ... and a pooled triplet is not the network's: the same sender
+	 * from the first network, pooled now, is new. */
+	d = pooled_at(T0 + 300, "198.51.100.77", "c@nospf.test", true);
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	teardown();
+}
+
 static void
 test_ipv6_slash64_and_full_address_option(void)
 {
@@ -750,6 +813,15 @@ test_cidr_parse_format(void)
 	CHECK_STR(grey_client_format(&c, buf, sizeof(buf)), "198.51.100.0/24");
 	CHECK_INT(grey_cidr_parse("::ffff:0:0/95", &c), -EINVAL);
 	CHECK_INT(grey_cidr_parse("198.51.100.0/0024", &c), -EINVAL);
+	/* A pooled triplet's client part: a triplet's, never an allow
+	 * list's or a pass's. */
+	CHECK_INT(grey_cidr_parse("spf", &c), -EINVAL);
+	CHECK_INT(grey_triplet_client_parse("spf", &c), 0);
+	CHECK_INT(c.family, GREY_FAMILY_POOL);
+	CHECK_STR(grey_client_format(&c, buf, sizeof(buf)), "spf");
+	CHECK_INT(grey_triplet_client_parse("198.51.100.77/24", &c), 0);
+	CHECK_STR(grey_client_format(&c, buf, sizeof(buf)), "198.51.100.0/24");
+	CHECK_INT(grey_triplet_client_parse("spf/0", &c), -EINVAL);
 }
 
 /* Passes by retry from n clients (one /24 each), the k-th waiting
@@ -948,6 +1020,7 @@ main(void)
 	RUN(test_retried_counts_fast_path_returns);
 	RUN(test_retry_window_boundaries);
 	RUN(test_triplet_is_the_key);
+	RUN(test_pooled_sender_retries_from_other_networks);
 	RUN(test_ipv6_slash64_and_full_address_option);
 	RUN(test_fast_path_refresh_is_rate_limited);
 	RUN(test_allow_exempt_starttls);
