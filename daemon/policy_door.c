@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The policy door (see policy_door.h): the listener, its connections
- * (bounded: one request's buffer each, a cap on their number, the
- * longest idle one of the peer holding the most closed for a newcomer
- * when full, a deadline for each whole request and an idle timeout between
- * requests; out of descriptors, the listener rests), and each request
- * made an attempt, decided, answered and logged in postgrey's words. In trouble, as Postfix's protocol asks: log
- * it and close without an answer (Postfix then applies its own default
- * action). */
+/* The policy door (see policy_door.h): each request made an attempt,
+ * decided, answered and logged in postgrey's words; its opening, reload
+ * and close (the listener and its connections: policy_door_conns.c). In
+ * trouble, as Postfix's protocol asks: log it and close without an
+ * answer (Postfix then applies its own default action). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stddef.h>
@@ -34,109 +31,7 @@
 #define GREYGATE_VERSION "unknown"
 #endif
 
-/* A request must be whole this long after its first byte (Postfix sends
- * one in a single write): a client that trickles is closed. */
-#define REQUEST_DEADLINE_MS 5000
-
-struct door_conn {
-	struct policy_door *door;
-	int fd;
-	struct loop_timer idle; /* between requests; a request's deadline */
-	uint64_t active_ms;     /* its last request answered, or accepted */
-	uint64_t request_ms;    /* a partial request's first byte, 0: none */
-	char peer[64];     /* for log lines */
-	char peer_ip[INET6_ADDRSTRLEN]; /* "" for a unix socket's: one peer */
-	char instance[64]; /* the message an X-Greylist was added to */
-	/* A request whose decision is under way (a shared store): the
-	 * connection is not read meanwhile, its buffer stays put (req
-	 * points into it). */
-	struct gateway_decision *asking;
-	bool waiting, deciding_now;
-	struct policy_request req;
-	struct policy_answer ans;
-	size_t pos; /* where the next request starts */
-	size_t len;
-	char buf[POLICY_REQUEST_MAX];
-};
-
-struct policy_door {
-	struct loop *loop;
-	const struct config *cfg; /* (changed in place at a reload) */
-	struct decision_port decide; /* who decides each request */
-	int fd;
-	struct accept_pause pause;
-	char unix_path[108]; /* removed at close, "" for inet */
-	struct policy_lists *lists; /* postgrey's whitelist files */
-	struct door_conn **conns;
-	size_t nconns, conns_cap;
-	struct policy_door_stats stats;
-};
-
-static void
-conn_close(struct door_conn *c)
-{
-	struct policy_door *door = c->door;
-
-	for (size_t i = 0; i < door->nconns; i++)
-		if (door->conns[i] == c) {
-			door->conns[i] = door->conns[--door->nconns];
-			break;
-		}
-	door->decide.cancel(c->asking);
-	loop_timer_cancel(door->loop, &c->idle);
-	loop_del_fd(door->loop, c->fd);
-	close(c->fd);
-	door->stats.open--;
-	free(c);
-}
-
-/* The first and every hundredth of a kind of trouble is logged: a
- * client looping on it must not fill the log. */
-static bool
-worth_logging(uint64_t count)
-{
-	return count % 100 == 1;
-}
-
-static void
-on_idle(struct loop *loop, struct loop_timer *t, void *ctx)
-{
-	struct door_conn *c = ctx;
-
-	if (c->request_ms) {
-		struct policy_door *door = c->door;
-
-		if (worth_logging(++door->stats.slow))
-			log_warnx("policy: %s: a request not whole within %u "
-			          "ms, closed (%" PRIu64 " so far)",
-			          c->peer, REQUEST_DEADLINE_MS,
-			          door->stats.slow);
-	}
-	conn_close(c);
-}
-
-/* Between requests, the idle timeout; within one, its deadline, from
- * its first byte (more bytes do not move it). */
-static void
-arm_timer(struct door_conn *c)
-{
-	struct loop *loop = c->door->loop;
-	uint64_t now = loop_now_ms(loop);
-
-	if (c->waiting)
-		return; /* (its decision ends it) */
-	if (!c->len) {
-		c->request_ms = 0;
-		c->active_ms = now;
-		loop_timer_arm(loop, &c->idle,
-		               now + c->door->cfg->policy.idle_timeout_ms);
-		return;
-	}
-	if (!c->request_ms) {
-		c->request_ms = now;
-		loop_timer_arm(loop, &c->idle, now + REQUEST_DEADLINE_MS);
-	}
-}
+#include "policy_door-int.h"
 
 /* One line in postgrey's shape: "action=A, reason=R[, extra],
  * client_name=..., client_address=..., sender=..., recipient=..." with
@@ -344,7 +239,7 @@ send_answer(struct door_conn *c, const struct policy_answer *ans)
 	 * piles up: an answer that does not go at once is a client that
 	 * does not read. */
 	if (write(c->fd, out, len) != (ssize_t)len) {
-		conn_close(c);
+		door_conn_close(c);
 		return false;
 	}
 	door->stats.requests++;
@@ -370,7 +265,7 @@ answer_requests(struct door_conn *c)
 			break;
 		if (n < 0 || !req.request ||
 		    strcmp(req.request, "smtpd_access_policy") != 0) {
-			if (worth_logging(++door->stats.malformed))
+			if (door_worth_logging(++door->stats.malformed))
 				log_warnx(
 				        "policy: %s: %s, closed unanswered "
 				        "(%" PRIu64 " so far)",
@@ -381,7 +276,7 @@ answer_requests(struct door_conn *c)
 				                : "not an smtpd_access_policy "
 				                  "request",
 				        door->stats.malformed);
-			conn_close(c);
+			door_conn_close(c);
 			return false;
 		}
 		c->pos += (size_t)n;
@@ -420,11 +315,11 @@ on_decided(int r, const struct grey_attempt *a, const struct grey_decision *d,
 	/* What came meanwhile is read when the socket says so; what the
 	 * buffer holds already is answered now. */
 	if (answer_requests(c))
-		arm_timer(c);
+		door_arm_timer(c);
 }
 
-static void
-on_conn(struct loop *loop, int fd, uint32_t events, void *ctx)
+void
+door_on_conn(struct loop *loop, int fd, uint32_t events, void *ctx)
 {
 	struct door_conn *c = ctx;
 	ssize_t n = read(fd, c->buf + c->len, sizeof(c->buf) - c->len);
@@ -432,155 +327,13 @@ on_conn(struct loop *loop, int fd, uint32_t events, void *ctx)
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
-		conn_close(c);
+		door_conn_close(c);
 		return;
 	}
 	c->len += (size_t)n;
 	if (!answer_requests(c))
 		return;
-	arm_timer(c);
-}
-
-/* The peer, for log lines (out) and for its share (ip, "" for a unix
- * socket's: local processes, one peer). */
-static void
-peer_name(int fd, char *out, size_t len, char ip[INET6_ADDRSTRLEN])
-{
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-
-	ip[0] = 0;
-	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0 ||
-	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6)) {
-		snprintf(out, len, "local");
-		return;
-	}
-	if (ss.ss_family == AF_INET) {
-		const struct sockaddr_in *in = (const void *)&ss;
-
-		inet_ntop(AF_INET, &in->sin_addr, ip, INET6_ADDRSTRLEN);
-		snprintf(out, len, "%s:%u", ip, ntohs(in->sin_port));
-	} else {
-		const struct sockaddr_in6 *in6 = (const void *)&ss;
-
-		inet_ntop(AF_INET6, &in6->sin6_addr, ip, INET6_ADDRSTRLEN);
-		snprintf(out, len, "[%s]:%u", ip, ntohs(in6->sin6_port));
-	}
-}
-
-/* How many connections the peer of ip holds. */
-static size_t
-peer_conns(const struct policy_door *door, const char *ip)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < door->nconns; i++)
-		if (!strcmp(door->conns[i]->peer_ip, ip))
-			n++;
-	return n;
-}
-
-/* Full: of the peer holding the most connections (one peer cannot crowd
- * the others out), the connection idle the longest, else the request
- * slowest to come whole, is closed for the newcomer (one waiting for its
- * decision never is). Return: false if none could be. */
-static bool
-evict_one(struct policy_door *door)
-{
-	struct door_conn *idle = NULL, *slow = NULL;
-	const char *heaviest = NULL;
-	size_t most = 0;
-
-	for (size_t i = 0; i < door->nconns; i++) {
-		size_t n = peer_conns(door, door->conns[i]->peer_ip);
-
-		if (n > most) {
-			most = n;
-			heaviest = door->conns[i]->peer_ip;
-		}
-	}
-	for (size_t i = 0; i < door->nconns; i++) {
-		struct door_conn *c = door->conns[i];
-
-		if (c->waiting || strcmp(c->peer_ip, heaviest) != 0)
-			continue;
-		if (!c->request_ms &&
-		    (!idle || c->active_ms < idle->active_ms))
-			idle = c;
-		else if (c->request_ms &&
-		         (!slow || c->request_ms < slow->request_ms))
-			slow = c;
-	}
-	if (!idle)
-		idle = slow;
-	if (!idle)
-		return false;
-	door->stats.evicted++;
-	conn_close(idle);
-	return true;
-}
-
-static void
-on_accept(struct loop *loop, int fd, uint32_t events, void *ctx)
-{
-	struct policy_door *door = ctx;
-	uint32_t max = door->cfg->policy.max_conns;
-	struct door_conn *c;
-	char peer[64], ip[INET6_ADDRSTRLEN];
-	int cfd = accept_pause_accept(&door->pause, NULL, NULL);
-
-	if (cfd < 0) {
-		if (cfd != -EAGAIN && cfd != -EINTR &&
-		    worth_logging(++door->stats.no_fd))
-			log_warnx("policy: cannot accept (%s): new connections "
-			          "wait %u ms in the kernel's queue "
-			          "(%" PRIu64 " so far)",
-			          strerror(-cfd), ACCEPT_PAUSE_MS,
-			          door->stats.no_fd);
-		return;
-	}
-	peer_name(cfd, peer, sizeof(peer), ip);
-	if (door->nconns >= max && !evict_one(door)) {
-		if (worth_logging(++door->stats.refused))
-			log_warnx("policy: %s: %u connections open "
-			          "(max_connections), each waiting for its "
-			          "decision: closed (%" PRIu64 " so far)",
-			          peer, max, door->stats.refused);
-		close(cfd);
-		return;
-	}
-	if (door->nconns == door->conns_cap) {
-		size_t cap = door->conns_cap ? 2 * door->conns_cap : 16;
-		struct door_conn **grown =
-		        realloc(door->conns, cap * sizeof(*grown));
-
-		if (!grown) {
-			close(cfd);
-			return;
-		}
-		door->conns = grown;
-		door->conns_cap = cap;
-	}
-	c = malloc(sizeof(*c));
-	if (!c) {
-		close(cfd);
-		return;
-	}
-	memset(c, 0, offsetof(struct door_conn, buf));
-	c->door = door;
-	c->fd = cfd;
-	snprintf(c->peer, sizeof(c->peer), "%s", peer);
-	snprintf(c->peer_ip, sizeof(c->peer_ip), "%s", ip);
-	loop_timer_init(&c->idle, on_idle, c);
-	if (loop_add_fd(loop, cfd, EPOLLIN, on_conn, c) < 0) {
-		close(cfd);
-		free(c);
-		return;
-	}
-	door->conns[door->nconns++] = c;
-	door->stats.connections++;
-	door->stats.open++;
-	arm_timer(c);
+	door_arm_timer(c);
 }
 
 /* A unix socket left by a greygated that is gone is removed; one that
@@ -697,7 +450,7 @@ policy_door_open(struct loop *loop, const struct config *cfg,
 	}
 	if (listen(door->fd, 128) < 0)
 		goto fail;
-	r = loop_add_fd(loop, door->fd, EPOLLIN, on_accept, door);
+	r = loop_add_fd(loop, door->fd, EPOLLIN, door_on_accept, door);
 	if (r < 0) {
 		errno = -r;
 		goto fail;
@@ -725,7 +478,7 @@ policy_door_close(struct policy_door *door)
 	if (!door)
 		return;
 	while (door->nconns)
-		conn_close(door->conns[0]);
+		door_conn_close(door->conns[0]);
 	free(door->conns);
 	accept_pause_cancel(&door->pause);
 	loop_del_fd(door->loop, door->fd);

@@ -22,6 +22,13 @@ struct shared_restore;
 
 /* Run-time allow entries kept while Redis is away, at most. */
 #define ALLOWS_WAITING_MAX 1000
+/* The settings are agreed again this often (an emptied store refilled by
+ * another gateway, a newcomer's settings to put back), and an error
+ * reply to them (-LOADING) is asked again this soon; this gateway's name
+ * is claimed again this often. */
+#define SHARED_AGREE_EVERY_SEC 10
+#define SHARED_AGREE_RETRY_MS 500
+#define SHARED_CLAIM_EVERY_SEC 30
 
 struct shared {
 	struct loop *loop;
@@ -155,5 +162,20 @@ void shared_follow_stop(struct shared *sh);
 /* shared_follow_agreed - the decisions' connection is up and agreed: a
  * rebuild cut short starts again. */
 void shared_follow_agreed(struct shared *sh);
+
+/* The agreement and the name (shared_agree.c). _instance_id: this
+ * gateway's id, kept in dir (a new one if it cannot be read); _claim_name:
+ * its hostname claimed in the store for a while; _agree: the settings
+ * compared with the store's (its answer acted on when it comes);
+ * _on_agree_again: the agree_again timer's callback (ctx: sh);
+ * _say_disagreed: the warning that this gateway yields. */
+void shared_instance_id(const char *dir, char out[17]);
+void shared_claim_name(struct shared *sh);
+void shared_agree(struct shared *sh);
+void shared_on_agree_again(struct loop *loop, struct loop_timer *t, void *ctx);
+void shared_say_disagreed(struct shared *sh);
+
+/* shared_say_down - Redis is away: said once when it goes (shared.c). */
+void shared_say_down(struct shared *sh);
 
 #endif

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* greygated on a shared store (see shared.h): the connection and its
- * agreement, this gateway's name, each decision's fetch and apply,
- * forgetting a client. The writes (and those that wait while Redis is
- * away) are shared_write.c, run-time allow entries shared_allow.c, the
- * sets' side (the stream and the rebuild from the keys)
- * shared_follow.c. */
+/* greygated on a shared store (see shared.h): the connection, each
+ * decision's fetch and apply, forgetting a client. The agreement on the
+ * site's settings and this gateway's name are shared_agree.c; the writes
+ * (and those that wait while Redis is away) shared_write.c; run-time
+ * allow entries shared_allow.c; the sets' side (the stream and the
+ * rebuild from the keys) shared_follow.c. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,11 +26,6 @@
 #define COMMAND_TIMEOUT_MS 1000
 #define START_WAIT_MS 3000
 #define SAY_AGAIN_SEC 60
-/* The settings are agreed again this often (an emptied store refilled by
- * another gateway, a newcomer's settings to put back), and an error
- * reply to them (-LOADING) is asked again this soon. */
-#define AGREE_EVERY_SEC 10
-#define AGREE_RETRY_MS 500
 /* Reconnections back off from 1 s to at most this: a pass made elsewhere
  * while Redis was away reaches the sets this long after it is back. */
 #define RECONNECT_MAX_MS 4000
@@ -53,87 +47,10 @@ struct shared_store {
 };
 
 
-/* --- this gateway's name --- */
-
-#define CLAIM_EVERY_SEC 30
-#define CLAIM_TTL_SEC 90
-#define CLASH_SAY_AGAIN_SEC 3600
-
-/* This gateway's instance: an id kept in store_dir, so that a restart
- * is the same gateway (a new one, if it cannot be kept). */
-static void
-instance_id(const char *dir, char out[17])
-{
-	char path[4200], text[17] = "";
-	uint8_t raw[8] = {0};
-	FILE *f;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/instance-id", dir);
-	f = fopen(path, "re");
-	if (f) {
-		bool ok = fscanf(f, "%16[0-9a-f]", text) == 1 &&
-		          strlen(text) == 16;
-
-		fclose(f);
-		if (ok) {
-			memcpy(out, text, 17);
-			return;
-		}
-	}
-	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
-		snprintf(out, 17, "%016llx", (unsigned long long)getpid());
-	else
-		for (size_t i = 0; i < sizeof(raw); i++)
-			snprintf(out + 2 * i, 3, "%02x", raw[i]);
-	unlink(path);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	          0644);
-	if (fd < 0 || write(fd, out, 16) != 16 || write(fd, "\n", 1) != 1)
-		log_warnx("store: %s cannot be written: a restart will count "
-		          "as another gateway for a minute and a half",
-		          path);
-	if (fd >= 0)
-		close(fd);
-}
-
-static void
-on_claimed(int err, const char *other, void *ctx)
-{
-	struct shared *sh = ctx;
-	int64_t now = loop_wall_sec(sh->loop);
-
-	if (err == -EEXIST) {
-		if (!sh->name_clash ||
-		    now - sh->clash_said >= CLASH_SAY_AGAIN_SEC) {
-			sh->clash_said = now;
-			log_warnx("store: another gateway (instance %.16s) "
-			          "uses the name %s in the shared store: give "
-			          "each gateway a hostname of its own, or the "
-			          "site's report and the stream's figures mix "
-			          "them up",
-			          other, sh->cfg->hostname);
-		}
-		sh->name_clash = true;
-	} else if (err == 0 && sh->name_clash) {
-		sh->name_clash = false;
-		log_info("store: the name %s is this gateway's alone again",
-		         sh->cfg->hostname);
-	}
-}
-
-static void
-claim_name(struct shared *sh)
-{
-	sh->claimed_at = loop_wall_sec(sh->loop);
-	store_redis_claim_name(sh->c, SHARED_PREFIX, sh->cfg->hostname,
-	                       sh->instance, CLAIM_TTL_SEC, on_claimed, sh);
-}
-
 /* --- what is said --- */
 
-static void
-say_down(struct shared *sh)
+void
+shared_say_down(struct shared *sh)
 {
 	int64_t now = loop_wall_sec(sh->loop);
 
@@ -149,22 +66,19 @@ say_down(struct shared *sh)
 	}
 }
 
-static void agree(struct shared *sh);
-static void say_disagreed(struct shared *sh);
-
 static void
 on_minute(struct loop *loop, struct loop_timer *t, void *ctx)
 {
 	struct shared *sh = ctx;
 	int64_t now = loop_wall_sec(loop);
 
-	if (sh->agreed && now - sh->claimed_at >= CLAIM_EVERY_SEC)
-		claim_name(sh);
+	if (sh->agreed && now - sh->claimed_at >= SHARED_CLAIM_EVERY_SEC)
+		shared_claim_name(sh);
 	if ((sh->agreed || sh->disagreed) &&
-	    now - sh->agreed_asked >= AGREE_EVERY_SEC)
-		agree(sh);
+	    now - sh->agreed_asked >= SHARED_AGREE_EVERY_SEC)
+		shared_agree(sh);
 	if (sh->disagreed && now - sh->disagreed_said >= SAY_AGAIN_SEC)
-		say_disagreed(sh);
+		shared_say_disagreed(sh);
 	if (now - sh->passes_purged >= 60) {
 		sh->passes_purged = now;
 		shared_passes_purge(sh->passes, now);
@@ -416,140 +330,6 @@ static const struct grey_store_ops redis_ops = {
 
 /* --- the connection --- */
 
-static void on_agreed(const struct store_redis_agreement *a, void *ctx);
-
-/* The settings compared with the store's (and written where absent). */
-static void
-agree(struct shared *sh)
-{
-	int r;
-
-	if (sh->agreeing || sh->closing || !rconn_up(sh->c))
-		return;
-	sh->agreed_asked = loop_wall_sec(sh->loop);
-	r = store_redis_agree(sh->c, SHARED_PREFIX, &sh->cfg->grey,
-	                      sh->cfg->hostname, sh->site_since, on_agreed,
-	                      sh);
-	if (r == 0) {
-		sh->agreeing = true;
-		return;
-	}
-	snprintf(sh->last_error, sizeof(sh->last_error),
-	         "cannot ask for the settings: %s", strerror(-r));
-	loop_timer_arm(sh->loop, &sh->agree_again,
-	               loop_now_ms(sh->loop) + AGREE_RETRY_MS);
-}
-
-static void
-on_agree_again(struct loop *loop, struct loop_timer *t, void *ctx)
-{
-	agree(ctx);
-}
-
-static void
-say_disagreed(struct shared *sh)
-{
-	sh->disagreed_said = loop_wall_sec(sh->loop);
-	log_warnx("store: %s; this gateway yields: it writes nothing to the "
-	          "shared store and decides from what it knows here until "
-	          "its settings agree (correct them and restart it)",
-	          sh->last_error);
-}
-
-/* Agreed (again): whatever waited for it goes. */
-static void
-agreed_now(struct shared *sh, const struct store_redis_agreement *a)
-{
-	bool emptied = sh->store_created && a->created_at != sh->store_created;
-	bool was = sh->agreed;
-
-	sh->store_created = a->created_at;
-	sh->site_since = a->since;
-	if (a->took_over)
-		log_warnx("store: the shared store held other settings, "
-		          "written by a gateway that agreed later than this "
-		          "site: this site's are back, and that gateway yields");
-	if (emptied)
-		log_warnx("store: Redis at %s was emptied since this gateway "
-		          "last agreed (its settings were gone; %s): %zu "
-		          "pass(es) known here, the triplets greylisted here "
-		          "lately and the run-time allow list are written "
-		          "back",
-		          sh->cfg->store,
-		          a->created ? "written back from here"
-		                     : "written back by another gateway",
-		          shared_passes_count(sh->passes));
-	if (sh->disagreed) {
-		sh->disagreed = false;
-		log_info("store: this gateway's settings agree with the shared "
-		         "store's again");
-	}
-	sh->agreed = true;
-	sh->last_error[0] = 0;
-	if (emptied) {
-		sh->report_unsent = true;
-		shared_restore_passes(sh);
-	}
-	if (was && !emptied) {
-		shared_pump(sh);
-		return;
-	}
-	sh->report_unsent = true; /* (a Redis restarted empty lost it) */
-	if (sh->down_since)
-		log_info("store: Redis at %s is back after %" PRId64 " s",
-		         sh->cfg->store,
-		         loop_wall_sec(sh->loop) - sh->down_since);
-	else if (!sh->opening && !was)
-		log_info("store: connected to Redis at %s", sh->cfg->store);
-	sh->down_since = 0;
-	claim_name(sh);
-	shared_send_waiting(sh);
-	shared_send_waiting_allows(sh);
-	shared_share_allow_list(sh);
-	shared_follow_agreed(sh);
-}
-
-static void
-on_agreed(const struct store_redis_agreement *a, void *ctx)
-{
-	struct shared *sh = ctx;
-
-	sh->agreeing = false;
-	if (a->err == -EIO)
-		return; /* the connection went: agreed at the next */
-	if (a->err == -EAGAIN) {
-		/* Redis is up but says no (still loading its data): asked
-		 * again on the same connection, not waited out. */
-		snprintf(sh->last_error, sizeof(sh->last_error), "%s", a->why);
-		if (!sh->answer_said && !sh->opening)
-			log_warnx("store: Redis at %s: %s: asked again every "
-			          "%u ms",
-			          sh->cfg->store, a->why, AGREE_RETRY_MS);
-		sh->answer_said = true;
-		if (sh->agreed) {
-			sh->agreed = false;
-			say_down(sh);
-		}
-		loop_timer_arm(sh->loop, &sh->agree_again,
-		               loop_now_ms(sh->loop) + AGREE_RETRY_MS);
-		return;
-	}
-	sh->answer_said = false;
-	if (a->err < 0) {
-		/* A running gateway never stops for what another wrote: it
-		 * yields (writes nothing) and says so, every minute. */
-		bool was_said = sh->disagreed;
-
-		snprintf(sh->last_error, sizeof(sh->last_error), "%s", a->why);
-		sh->disagreed = true;
-		sh->agreed = false;
-		if (!sh->opening && !was_said)
-			say_disagreed(sh);
-		return;
-	}
-	agreed_now(sh, a);
-}
-
 static void
 on_state(struct rconn *c, bool up, const char *why, void *ctx)
 {
@@ -561,10 +341,10 @@ on_state(struct rconn *c, bool up, const char *why, void *ctx)
 		loop_timer_cancel(sh->loop, &sh->agree_again);
 		snprintf(sh->last_error, sizeof(sh->last_error), "%s", why);
 		if (!sh->opening && !sh->disagreed)
-			say_down(sh);
+			shared_say_down(sh);
 		return;
 	}
-	agree(sh);
+	shared_agree(sh);
 }
 
 int
@@ -590,13 +370,13 @@ shared_open(struct loop *loop, const struct config *cfg,
 	ss->sh = sh;
 	*out = &ss->base;
 	loop_timer_init(&sh->minute, on_minute, sh);
-	loop_timer_init(&sh->agree_again, on_agree_again, sh);
+	loop_timer_init(&sh->agree_again, shared_on_agree_again, sh);
 	sh->passes = shared_passes_new();
 	sh->greylisted = shared_waiting_new(0);
 	if (!sh->passes || !sh->greylisted)
 		return -ENOMEM;
 	sh->passes_purged = loop_wall_sec(loop);
-	instance_id(cfg->store_dir, sh->instance);
+	shared_instance_id(cfg->store_dir, sh->instance);
 	/* Names start anywhere: a name of the run before, remembered by
 	 * Redis for a day, must not silence a write of this one. */
 	if (getrandom(&sh->writes_named, sizeof(sh->writes_named), 0) !=
@@ -634,7 +414,7 @@ shared_open(struct loop *loop, const struct config *cfg,
 		if (!sh->last_error[0])
 			snprintf(sh->last_error, sizeof(sh->last_error),
 			         "no answer within %u ms", START_WAIT_MS);
-		say_down(sh);
+		shared_say_down(sh);
 	}
 	loop_timer_arm(loop, &sh->minute, loop_now_ms(loop) + 1000);
 	return 0;

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The policy door's parts (policy_door.c: each request answered;
+ * policy_door_conns.c: the listener and its connections) share its
+ * state. Private to them. */
+#ifndef GREYGATE_POLICY_DOOR_INT_H
+#define GREYGATE_POLICY_DOOR_INT_H
+
+#include <arpa/inet.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "accept_pause.h"
+#include "config.h"
+#include "decision_port.h"
+#include "loop.h"
+#include "policy_door.h"
+#include "policy_lists.h"
+#include "policy_proto.h"
+
+/* A request must be whole this long after its first byte (Postfix sends
+ * one in a single write): a client that trickles is closed. */
+#define REQUEST_DEADLINE_MS 5000
+
+struct door_conn {
+	struct policy_door *door;
+	int fd;
+	struct loop_timer idle; /* between requests; a request's deadline */
+	uint64_t active_ms;     /* its last request answered, or accepted */
+	uint64_t request_ms;    /* a partial request's first byte, 0: none */
+	char peer[64];     /* for log lines */
+	char peer_ip[INET6_ADDRSTRLEN]; /* "" for a unix socket's: one peer */
+	char instance[64]; /* the message an X-Greylist was added to */
+	/* A request whose decision is under way (a shared store): the
+	 * connection is not read meanwhile, its buffer stays put (req
+	 * points into it). */
+	struct gateway_decision *asking;
+	bool waiting, deciding_now;
+	struct policy_request req;
+	struct policy_answer ans;
+	size_t pos; /* where the next request starts */
+	size_t len;
+	char buf[POLICY_REQUEST_MAX];
+};
+
+struct policy_door {
+	struct loop *loop;
+	const struct config *cfg; /* (changed in place at a reload) */
+	struct decision_port decide; /* who decides each request */
+	int fd;
+	struct accept_pause pause;
+	char unix_path[108]; /* removed at close, "" for inet */
+	struct policy_lists *lists; /* postgrey's whitelist files */
+	struct door_conn **conns;
+	size_t nconns, conns_cap;
+	struct policy_door_stats stats;
+};
+
+/* door_conn_close - c's end: out of the door's list, its decision's
+ * answer no longer awaited, freed. */
+void door_conn_close(struct door_conn *c);
+
+/* door_arm_timer - between requests, the idle timeout; within one, its
+ * deadline, from its first byte (more bytes do not move it). */
+void door_arm_timer(struct door_conn *c);
+
+/* door_worth_logging - the first and every hundredth of a kind of
+ * trouble is logged: a client looping on it must not fill the log. */
+bool door_worth_logging(uint64_t count);
+
+/* door_on_accept - the listener's loop callback (ctx: the door). */
+void door_on_accept(struct loop *loop, int fd, uint32_t events, void *ctx);
+
+/* door_on_conn - a connection's loop callback (ctx: it): its requests
+ * read and answered (policy_door.c). */
+void door_on_conn(struct loop *loop, int fd, uint32_t events, void *ctx);
+
+#endif
