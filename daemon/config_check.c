@@ -4,8 +4,8 @@
  * accepted), warnings for what is odd. A refusal names the line of the
  * setting set last, from the lines config_load.c says each key was set on.
  * And config_check_system: what the settings need of the machine (the
- * child's user, the store's folder, the password file, the policy
- * route). */
+ * child's user, the interface, the store's folder, the password file,
+ * the policy route). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pwd.h>
@@ -423,6 +423,14 @@ config_check_system(const struct config *cfg, char *err)
 				   "(uid 0)",
 			 cfg->user);
 		return -EINVAL;
+	}
+	/* On NFLOG the interface only names the rules' iifname, which nft
+	 * takes for any name: a typo would greylist nothing, silently. */
+	if (strcmp(cfg->interface, "any") && !if_nametoindex(cfg->interface)) {
+		snprintf(err, 512, "interface = %s: no such interface (\"any\" "
+				   "for every interface)",
+			 cfg->interface);
+		return -ENODEV;
 	}
 	if (cfg->store_url.redis && cfg->store_password_file[0]) {
 		char password[256];

@@ -4,7 +4,6 @@
  * again when it dies (after 1 s, doubling up to a minute while it keeps
  * dying young). Its records are read in supervise_records.c. */
 #include <errno.h>
-#include <net/if.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,15 +170,6 @@ supervise_check_capture(struct gateway *gw, char *err)
 	char perr[256] = "";
 	int r;
 
-	/* On NFLOG the interface only names the rules' iifname, which nft
-	 * takes for any name: a typo would greylist nothing, silently. */
-	if (strcmp(gw->cfg->interface, "any") &&
-	    !if_nametoindex(gw->cfg->interface)) {
-		snprintf(err, 512, "interface = %s: no such interface "
-		                   "(\"any\" for every interface)",
-		         gw->cfg->interface);
-		return -ENODEV;
-	}
 	r = sensor_capture_open_live(gw->cfg->capture_device,
 	                             (int)gw->cfg->capture_buffer,
 	                             &gw->cfg->sensor, &cap, perr);

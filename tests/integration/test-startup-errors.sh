@@ -82,12 +82,14 @@ write_conf "user = root"
 expect_refusal "user root" "user = root: the child must not run as root" \
 	"$greygated" --config "$conf" --foreground
 write_conf "interface = nosuch0"
-expect_refusal "missing interface" "cannot start: interface = nosuch0: no such interface" \
+expect_refusal "missing interface" "interface = nosuch0: no such interface" \
 	"$greygated" --config "$conf" --foreground
+expect_refusal "missing interface (check)" "interface = nosuch0: no such interface" \
+	"$greygated" --config "$conf" --check-config
 # (the same refusal when the sensor captures the interface itself)
 write_conf "interface = nosuch0
 nflog_group = 0"
-expect_refusal "missing interface, captured" "cannot start: interface = nosuch0: no such interface" \
+expect_refusal "missing interface, captured" "interface = nosuch0: no such interface" \
 	"$greygated" --config "$conf" --foreground
 write_conf ""
 expect_refusal "no CAP_NET_ADMIN" "needs CAP_NET_ADMIN" \
