@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The default month (etc/sim-month.ini) through greygate-sim for the
 # default policy and a few variants, side by side with the article's
-# figures for its real September 2016; then the hand-off off and on, for
+# figures for its real September 2016 (pool senders keyed by their SPF
+# domain among them); then the hand-off off and on, for
 # shares of wanted senders (0%, 50%, 95%) and of bots (0%, 30%) that say
 # STARTTLS, with tls_pass. No root needed.
 #   bench/effectiveness.sh [SEED]
@@ -68,6 +69,19 @@ client_prefix6 = 128"
 	variant delay-60s "delay = 60"
 	variant delay-1500s "delay = 1500"
 	variant tls_pass-off "tls_pass = no"
+	# pool senders keyed by their SPF domain (the classes with
+	# spf_pass = yes: the two banks), without and with the
+	# hand-off
+	variant pool_spf "[signals]
+lookups = yes"
+	variant handoff "[handoff]
+mode = proxy-v2
+address = 127.0.0.1:10025"
+	variant handoff+pool_spf "[signals]
+lookups = yes
+[handoff]
+mode = proxy-v2
+address = 127.0.0.1:10025"
 	printf 'article (Sep 2016, milter-greylist)\t71100\t-\t22300 passed\t-\t-\t900\t~8000\t-\t-\t-\t-\t-\n'
 } | column -t -s $'\t'
 

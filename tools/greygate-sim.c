@@ -78,12 +78,13 @@ pct(uint64_t a, uint64_t b)
 
 static void
 print_text(const struct sim_workload *w, const char *path, bool handoff,
-	   const struct sim_stats *st, const struct delay_stats *ds,
+	   bool pool, const struct sim_stats *st, const struct delay_stats *ds,
 	   const struct delay_stats *tarpit)
 {
-	printf("\nsimulation: %u days, seed %llu, workload %s, hand-off %s\n",
+	printf("\nsimulation: %u days, seed %llu, workload %s, hand-off %s, "
+	       "pool senders by SPF %s\n",
 	       w->days, (unsigned long long)w->seed, path,
-	       handoff ? "on" : "off");
+	       handoff ? "on" : "off", pool ? "on" : "off");
 	printf("legitimate messages %10llu  delivered %llu (%.1f%%), lost %llu, "
 	       "delayed %llu (%.1f%%)\n",
 	       (unsigned long long)st->legit_messages,
@@ -117,12 +118,14 @@ print_text(const struct sim_workload *w, const char *path, bool handoff,
 }
 
 static void
-print_json(const struct report *rep, bool handoff, const struct sim_stats *st,
-	   const struct delay_stats *ds, const struct delay_stats *tarpit)
+print_json(const struct report *rep, bool handoff, bool pool,
+	   const struct sim_stats *st, const struct delay_stats *ds,
+	   const struct delay_stats *tarpit)
 {
 	printf("{\"report\":");
 	report_print_json(stdout, rep);
-	printf(",\"sim\":{\"handoff\":%s,\"legit_messages\":%llu,"
+	printf(",\"sim\":{\"handoff\":%s,\"pool_spf\":%s,"
+	       "\"legit_messages\":%llu,"
 	       "\"legit_delivered\":%llu,"
 	       "\"legit_lost\":%llu,\"legit_delayed\":%llu,\"delay\":{"
 	       "\"median\":%u,\"mean\":%.1f,\"p90\":%u,\"p99\":%u,\"max\":%u},"
@@ -132,7 +135,7 @@ print_json(const struct report *rep, bool handoff, const struct sim_stats *st,
 	       "\"unwanted_by_tls\":%llu,"
 	       "\"unwanted_attempts\":%llu,\"sessions\":%llu,"
 	       "\"store_triplets\":%llu,\"store_passes\":%llu}}\n",
-	       handoff ? "true" : "false",
+	       handoff ? "true" : "false", pool ? "true" : "false",
 	       (unsigned long long)st->legit_messages,
 	       (unsigned long long)st->legit_delivered,
 	       (unsigned long long)st->legit_lost,
@@ -160,6 +163,8 @@ run(const struct config *cfg, struct sim_workload *w, const char *wpath,
 	struct delay_stats ds, tarpit;
 	struct report rep;
 	bool handoff = cfg->handoff.mode != HANDOFF_OFF;
+	/* (SPF is a class's say: the sim asks no DNS) */
+	bool pool = cfg->signals.lookups && cfg->signals.pool_spf;
 	struct timespec t0, t1;
 	int r = store_open_temp(&store);
 
@@ -177,7 +182,7 @@ run(const struct config *cfg, struct sim_workload *w, const char *wpath,
 	for (int i = 0; i < cfg->ntraps; i++)
 		grey_trap_add(grey, cfg->traps[i]);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	r = sim_run(w, &cfg->grey, handoff, grey, store, &st);
+	r = sim_run(w, &cfg->grey, handoff, pool, grey, store, &st);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (r < 0) {
 		fprintf(stderr, "greygate-sim: %s\n", strerror(-r));
@@ -192,10 +197,10 @@ run(const struct config *cfg, struct sim_workload *w, const char *wpath,
 		delay_stats(st.delays + (st.ndelays - st.legit_delayed),
 			    st.legit_delayed, &ds);
 		if (json) {
-			print_json(&rep, handoff, &st, &ds, &tarpit);
+			print_json(&rep, handoff, pool, &st, &ds, &tarpit);
 		} else {
 			report_print_text(stdout, &rep);
-			print_text(w, wpath, handoff, &st, &ds, &tarpit);
+			print_text(w, wpath, handoff, pool, &st, &ds, &tarpit);
 		}
 		if (svg) {
 			FILE *f = fopen(svg, "w");

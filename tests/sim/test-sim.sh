@@ -4,7 +4,8 @@
 # by hand (delay 300 s, the default): a Postfix-like sender is delivered
 # at its first attempt after its client passed, 900 s after the first; a
 # pool sender rotating over two /16s waits until it returns to a network
-# that passed, 3600 s; a STARTTLS sender passes at once and is delivered
+# that passed, 3600 s (pooled by its SPF domain, 2700 s, or 900 s with
+# the hand-off); a STARTTLS sender passes at once and is delivered
 # at its first retry; bots are stopped; with the hand-off the retry that
 # passes delivers and a STARTTLS sender its first attempt, and STARTTLS
 # bots get in (with tls_pass); the same seed gives the same month, and
@@ -56,6 +57,31 @@ retry = 15m")
 check "$out" '.sim.legit_delivered == 1 and .sim.delay.max == 3600 and .sim.sessions == 5 and
 	.report.funnel.passed_retry == 2' "pool over two /16s"
 echo "ok: a pool over two /16s is delivered when it returns to a passed network: 3600 s"
+
+# The same pool with SPF passing and pool_spf (with lookups): its triplet
+# is the pool's, so the retry from the other /16 passes (900 s) and the
+# next, from the first, passes it too; delivered by the one after, on the
+# fast path (2700 s); with the hand-off by the first retry (900 s).
+spf_pool="[class pool]
+kind = mta
+messages = 1
+arrival = start
+clients = 198.51.100.7, 203.0.113.9
+pick = rotate
+retry = 15m
+spf_pass = yes"
+lookups="[signals]
+lookups = yes"
+out=$(run "$spf_pool" "$lookups")
+check "$out" '.sim.pool_spf and .sim.legit_delivered == 1 and .sim.delay.max == 2700 and .sim.sessions == 4 and
+	.report.funnel.passed_retry == 2' "pool with SPF, pooled"
+out=$(run "$spf_pool" "$lookups
+$handoff")
+check "$out" '.sim.legit_delivered == 1 and .sim.delay.max == 900 and .sim.sessions == 2' "pool with SPF, pooled, hand-off"
+out=$(run "$spf_pool" "$lookups
+pool_spf = no")
+check "$out" '(.sim.pool_spf | not) and .sim.delay.max == 3600' "pool with SPF, pool_spf = no"
+echo "ok: a pool whose SPF passes, pooled: delivered at 2700 s (900 s with the hand-off) instead of 3600 s"
 
 out=$(run "$tls")
 check "$out" '.sim.legit_delivered == 1 and .sim.delay.max == 300 and .report.funnel.passed_other == 1' "STARTTLS"

@@ -221,8 +221,8 @@ keep_delay(uint32_t **delays, uint64_t *n, size_t *cap, uint32_t delay)
  * a STARTTLS pass handed to the MTA, 0 not, -errno. */
 static int
 attempt(const struct sim_class *c, struct msg *m, int64_t now,
-	const struct grey_config *cfg, bool handoff, struct grey *grey,
-	struct store *store)
+	const struct grey_config *cfg, bool handoff, bool pool_spf,
+	struct grey *grey, struct store *store)
 {
 	struct grey_addr a = {0};
 	struct grey_decision d;
@@ -262,7 +262,8 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 			.path = fast    ? GREY_PATH_FAST
 				: asked ? GREY_PATH_POLICY
 					: GREY_PATH_TARPIT,
-			.reply = fast ? 250 : asked ? 0 : 451};
+			.reply = fast ? 250 : asked ? 0 : 451,
+			.pooled = pool_spf && c->spf_pass};
 
 		snprintf(to, sizeof(to), "user%u@example.org",
 			 (m->idx * 7 + i) % c->rcpt_pool);
@@ -320,7 +321,7 @@ count_triplet(const struct grey_client *cl, const char *s, const char *r,
 
 int
 sim_run(const struct sim_workload *w, const struct grey_config *cfg,
-	bool handoff, struct grey *grey, struct store *store,
+	bool handoff, bool pool_spf, struct grey *grey, struct store *store,
 	struct sim_stats *st)
 {
 	struct heap h = {0};
@@ -359,7 +360,7 @@ sim_run(const struct sim_workload *w, const struct grey_config *cfg,
 		const struct sim_class *c = &w->cls[m->cls];
 		int64_t next;
 
-		r = attempt(c, m, e.at, cfg, handoff, grey, store);
+		r = attempt(c, m, e.at, cfg, handoff, pool_spf, grey, store);
 		if (r < 0)
 			break;
 		if (r == 2 && c->unwanted)

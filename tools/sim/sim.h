@@ -44,6 +44,8 @@ struct sim_class {
 	uint32_t rcpt_pool;     /* distinct recipients */
 	bool verp;              /* a per-message tag in the sender */
 	bool starttls;          /* says STARTTLS when offered */
+	bool spf_pass;          /* its senders' SPF passes for their domain
+				   from every address it sends from */
 };
 
 struct sim_workload {
@@ -79,11 +81,13 @@ void sim_class_defaults(struct sim_class *c);
  * @cfg: the greylist settings grey was made with (key prefixes)
  * @handoff: the hand-off is on: an attempt that passes (a retry's RCPT,
  *     or STARTTLS with tls_pass) is delivered there and then
+ * @pool_spf: a class whose SPF passes is pooled ([signals] pool_spf with
+ *     lookups): its triplets keyed by its domain, not its network
  * Return: 0 or -errno (the store).
  */
 int sim_run(const struct sim_workload *w, const struct grey_config *cfg,
-	    bool handoff, struct grey *grey, struct store *store,
-	    struct sim_stats *out);
+	    bool handoff, bool pool_spf, struct grey *grey,
+	    struct store *store, struct sim_stats *out);
 
 /* sim_load - read a workload file (INI: [sim] days, seed; one
  * [class NAME] section per kind of sender).

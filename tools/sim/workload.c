@@ -152,6 +152,8 @@ set_class_key(struct sim_class *c, const char *key, const char *v,
 		return parse_yes(v, &c->verp);
 	if (!strcmp(key, "starttls"))
 		return parse_yes(v, &c->starttls);
+	if (!strcmp(key, "spf_pass"))
+		return parse_yes(v, &c->spf_pass);
 	*why = "want a number";
 	if (!strcmp(key, "messages"))
 		return parse_count(v, &c->messages);
