@@ -65,6 +65,8 @@ const struct key config_keys[] = {
 	 offsetof(struct config, ntraps)},
 	{"greylist", "valid_recipients", K_PATH, F(valid_recipients), 0, 0,
 	 false, 0},
+	{"greylist", "unknown_recipients_suspicious", K_U32,
+	 F(grey.unknown_suspicious), 0, 1000, false, 0},
 
 	{"tarpit", "max_connections", K_U32, F(tarpit.max_conns), 1, 1000000,
 	 false, 0},

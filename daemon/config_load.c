@@ -93,6 +93,7 @@ config_derive(struct config *cfg)
 	cfg->tarpit.offer_starttls = cfg->tls_mode != CONFIG_TLS_NO;
 	cfg->grey.mta_asks = cfg->policy.mta_asks;
 	cfg->grey.handoff = cfg->handoff.mode != HANDOFF_OFF;
+	cfg->grey.suspicious_delay_sec = cfg->signals.suspicious_delay_sec;
 	cfg->tarpit.retry_sec = cfg->grey.delay_sec;
 	cfg->sensor.smtp_port = cfg->nft.smtp_port;
 	cfg->nft.pass_prefix4 = cfg->grey.prefix4;
@@ -165,6 +166,9 @@ config_defaults(struct config *cfg)
 	/* A pool's retry comes from another of its servers: keyed by the
 	 * domain that authorised them all, it is not greylisted again. */
 	cfg->signals.pool_spf = true;
+	/* Three addresses that do not exist within the hour: more than a
+	 * typo, a guess. */
+	cfg->grey.unknown_suspicious = 3;
 	/* Three times the delay: Postfix's retries at 5, 10, 20 min still
 	 * deliver within the half hour. */
 	cfg->signals.suspicious_delay_sec = 900;

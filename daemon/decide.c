@@ -202,13 +202,19 @@ log_decision(struct gateway *gw, const struct grey_attempt *a,
              const struct grey_decision *d)
 {
 	const struct config *cfg = gw->cfg;
-	char ip[INET6_ADDRSTRLEN], key[64], sig[GREY_SIGNALS_MAX + 16] = "";
+	char ip[INET6_ADDRSTRLEN], key[64], sig[GREY_SIGNALS_MAX + 64] = "";
 	/* Before any transaction: no sender, no recipient to say. */
 	bool tls = a->kind != GREY_ATTEMPT_RCPT;
 
 	inet_ntop(a->client.family, a->client.bytes, ip, sizeof(ip));
 	if (a->signals && a->signals[0])
 		snprintf(sig, sizeof(sig), ", signals=%s", a->signals);
+	if (d->unknown_rcpts) {
+		size_t n = strlen(sig);
+
+		snprintf(sig + n, sizeof(sig) - n, ", unknown_recipients=%u",
+		         d->unknown_rcpts);
+	}
 	grey_client_format(&d->client, key, sizeof(key));
 	switch (d->action) {
 	case GREY_GREYLIST:

@@ -11,6 +11,7 @@
 #include "grey_store.h"
 #include "policy.h"
 #include "recipients.h"
+#include "unknown_tally.h"
 
 struct str_list {
 	char **items;
@@ -25,6 +26,7 @@ struct grey {
 	struct str_list exempt; /* "postmaster@" matches any domain */
 	struct str_list traps;
 	struct recipients *valid; /* NULL: recipients not checked */
+	struct unknown_tally *unknown; /* who asked for the unknown ones */
 	struct grey_counters counters;
 	uint32_t *delays; /* ring of GREY_DELAYS_KEPT, grown on demand */
 	size_t ndelays, delays_alloc;
@@ -56,6 +58,11 @@ grey_new(const struct grey_config *cfg, struct store *store)
 
 	if (!grey)
 		return NULL;
+	grey->unknown = unknown_tally_new();
+	if (!grey->unknown) {
+		free(grey);
+		return NULL;
+	}
 	grey->cfg = *cfg;
 	grey->store = store;
 	return grey;
@@ -81,6 +88,7 @@ grey_free(struct grey *grey)
 	str_list_free(&grey->exempt);
 	str_list_free(&grey->traps);
 	recipients_free(grey->valid);
+	unknown_tally_free(grey->unknown);
 	free(grey);
 }
 
@@ -565,6 +573,9 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 	/* Asked by the MTA: it delivers unless we say no. */
 	bool delivered = (a->reply >= 200 && a->reply < 300) ||
 			 path == GREY_PATH_POLICY;
+	/* (a client its DNS signals call suspicious waits longer) */
+	uint32_t delay = a->delay_sec > grey->cfg.delay_sec ? a->delay_sec
+							    : grey->cfg.delay_sec;
 
 	grey->counters.attempts++;
 	if (path == GREY_PATH_POLICY)
@@ -620,7 +631,19 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 	    recipients_unknown(grey->valid, w->rcpt)) {
 		decide(out, GREY_REFUSE, GREY_REASON_UNKNOWN_RECIPIENT);
 		grey->counters.refused_recipient++;
+		(void)unknown_tally_add(grey->unknown, &a->client, now);
 		return;
+	}
+	/* A client that guessed at recipients is suspicious: never
+	 * trusted, and it waits longer. */
+	if (grey->cfg.unknown_suspicious) {
+		uint32_t n = unknown_tally_count(grey->unknown, &a->client, now);
+
+		if (n >= grey->cfg.unknown_suspicious) {
+			out->unknown_rcpts = n;
+			if (grey->cfg.suspicious_delay_sec > delay)
+				delay = grey->cfg.suspicious_delay_sec;
+		}
 	}
 	if (path == GREY_PATH_TARPIT && a->refuse_spf) {
 		decide(out, GREY_REFUSE, GREY_REASON_SPF_FAIL);
@@ -630,18 +653,14 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 	/* Trusted by its DNS signals: passed now, as a retry would pass
 	 * it; with the hand-off (or asked by the MTA) this very attempt is
 	 * delivered, a delay of 0. */
-	if (a->trusted && path != GREY_PATH_FAST) {
+	if (a->trusted && !out->unknown_rcpts && path != GREY_PATH_FAST) {
 		grey->counters.passed_trusted++;
 		if (grey->cfg.handoff || path == GREY_PATH_POLICY)
 			count_delay(grey, 0);
 		pass_client(grey, now, GREY_REASON_TRUSTED, w, out);
 		return;
 	}
-	/* A client its DNS signals call suspicious waits longer. */
-	triplet_step(grey, now, path,
-		     a->delay_sec > grey->cfg.delay_sec ? a->delay_sec
-							: grey->cfg.delay_sec,
-		     w, out);
+	triplet_step(grey, now, path, delay, w, out);
 }
 
 /* A session on the fast path reached EHLO: a visit from a passed client

@@ -93,6 +93,11 @@ struct grey_config {
 					  hand-off): the delay to delivery
 					  ends there, not at the next
 					  fast-path delivery */
+	uint32_t unknown_suspicious;   /* unknown recipients from one address
+					  within the hour that make it
+					  suspicious (0: never) */
+	uint32_t suspicious_delay_sec; /* ... its delay then, when longer
+					  than delay_sec */
 };
 
 /* A decision and what the caller needs to act on it and log it. */
@@ -103,6 +108,9 @@ struct grey_decision {
 	int64_t expires;           /* PASS/REFRESH/TRAP: when it ends */
 	uint32_t wait_sec;         /* GREYLIST: seconds until it may pass */
 	uint32_t delay_sec;        /* PASS by retry: first sight to pass */
+	uint32_t unknown_rcpts;    /* RCPT: the client's unknown recipients
+				      within the hour, when they made it
+				      suspicious (0: they did not) */
 };
 
 /* Counters for the report. */

@@ -5,7 +5,10 @@
 # port 25 hears 550 5.1.1 at once for a recipient at a listed domain that
 # is not listed, and no triplet is kept; listed ones, "@domain" ones and
 # domains the file does not name are greylisted; a reload reads the file
-# anew (a bad file keeps the list before); the report counts them.
+# anew (a bad file keeps the list before); the report counts them; the
+# third unknown recipient within the hour makes the client suspicious
+# (unknown_recipients_suspicious = 3, the default): greylisted for the
+# longer delay.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -17,7 +20,9 @@ list=$NETNS_TMP/recipients
 printf '# who exists\nbob@example.org\n@catchall.example\n' >"$list"
 greygated_conf "[greylist]
 delay = 1h
-valid_recipients = $list"
+valid_recipients = $list
+[signals]
+suspicious_delay = 2h"
 greygated_start
 grep -F "recipients: 3 addresses and domains in $list" "$GG_LOG" >/dev/null ||
 	fail "greygated did not say it read the recipients: $(grep recipients "$GG_LOG")"
@@ -53,3 +58,14 @@ echo "ok: a reload reads the recipients anew; a bad file is said and the list be
 ggctl metrics | grep -x 'greygate_decisions_total{action="refuse",reason="unknown_recipient"} 2' >/dev/null ||
 	fail "metrics: $(ggctl metrics | grep refuse)"
 echo "ok: the report and metrics count 2 refusals"
+
+# dave (before the reload) and erin were unknown: a third makes
+# 203.0.113.10 a guesser
+out=$(sw frank@example.org)
+echo "$out" | grep "^<\*\* 550 5.1.1" >/dev/null || fail "frank: $out"
+out=$(sw new@catchall.example)
+echo "$out" | grep "^<\*\* 451 4.7.1 <new@catchall.example>: Greylisted, please try again in 7200 seconds" >/dev/null ||
+	fail "the guesser's next recipient: $out"
+wait_for 5 eval "grep -F 'action=greylist, reason=new, client=203.0.113.10,' '$GG_LOG' | grep -F 'recipient=new@catchall.example' | grep -qF 'delay=7200, unknown_recipients=3'" ||
+	fail "the line does not say why: $(grep new@catchall "$GG_LOG")"
+echo "ok: after 3 unknown recipients within the hour the client is suspicious: greylisted 2 h, its line says unknown_recipients=3"

@@ -3,7 +3,9 @@
  * use by the decision: an unknown recipient at a listed domain is
  * refused at the tarpit with no triplet kept; domains not listed, "@"
  * domains, the policy door, are not refused; a bad line is refused with
- * its file and line. */
+ * its file and line; a client that asked for unknown_suspicious of them
+ * within the hour is suspicious (never trusted, the longer delay), its
+ * neighbours not, and not after the hour; the tally stays bounded. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "check.h"
 #include "policy.h"
 #include "recipients.h"
+#include "unknown_tally.h"
 
 static char path[] = "/tmp/greygate-recipients-XXXXXX";
 
@@ -104,6 +107,115 @@ test_decision(void)
 	}
 }
 
+/* An attempt at the tarpit from 198.51.100.LAST to rcpt at now. */
+static struct grey_decision
+rcpt_from(struct grey *grey, int last, const char *rcpt, int64_t now,
+          bool trusted)
+{
+	struct grey_decision d;
+	struct grey_attempt a = {.kind = GREY_ATTEMPT_RCPT, .now = now,
+	                         .helo = "h", .sender = "alice@a.test",
+	                         .rcpt = rcpt, .path = GREY_PATH_TARPIT,
+	                         .reply = 451, .trusted = trusted};
+
+	a.client.family = AF_INET;
+	a.client.bytes[0] = 198;
+	a.client.bytes[1] = 51;
+	a.client.bytes[2] = 100;
+	a.client.bytes[3] = (uint8_t)last;
+	CHECK_INT(grey_decide(grey, &a, &d), 0);
+	return d;
+}
+
+static void
+test_guessing_client_is_suspicious(void)
+{
+	char err[256];
+	struct grey_config cfg;
+	struct store *store;
+	struct grey *grey;
+	struct grey_decision d;
+	char dir[] = "/tmp/greygate-recipients-store-XXXXXX";
+	const int64_t t0 = 1800000000;
+
+	CHECK(mkdtemp(dir));
+	CHECK_INT(store_open(dir, false, &store), 0);
+	grey_config_defaults(&cfg);
+	cfg.unknown_suspicious = 3;
+	cfg.suspicious_delay_sec = 900;
+	grey = grey_new(&cfg, store);
+	CHECK(grey);
+	grey_set_valid_recipients(grey, load("bob@example.org\n", err));
+	/* two unknown: not yet */
+	CHECK_INT(rcpt_from(grey, 7, "x1@example.org", t0, false).action,
+	          GREY_REFUSE);
+	CHECK_INT(rcpt_from(grey, 7, "x2@example.org", t0 + 1, false).action,
+	          GREY_REFUSE);
+	d = rcpt_from(grey, 7, "bob@example.org", t0 + 2, false);
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(d.wait_sec, 300);
+	CHECK_INT(d.unknown_rcpts, 0);
+	/* the third: suspicious, the longer delay, never trusted */
+	CHECK_INT(rcpt_from(grey, 7, "x3@example.org", t0 + 3, false).action,
+	          GREY_REFUSE);
+	d = rcpt_from(grey, 7, "carol@elsewhere.example", t0 + 4, true);
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(d.wait_sec, 900);
+	CHECK_INT(d.unknown_rcpts, 3);
+	/* an hour after its last guess it is counted afresh */
+	d = rcpt_from(grey, 7, "dan@elsewhere.example",
+	              t0 + 3 + UNKNOWN_TALLY_WINDOW_SEC, false);
+	CHECK_INT(d.wait_sec, 300);
+	CHECK_INT(d.unknown_rcpts, 0);
+	/* 0: never suspicious */
+	cfg.unknown_suspicious = 0;
+	grey_set_config(grey, &cfg);
+	for (int i = 0; i < 5; i++)
+		(void)rcpt_from(grey, 9, "x@example.org", t0 + 10 + i, false);
+	d = rcpt_from(grey, 9, "erin@elsewhere.example", t0 + 20, false);
+	CHECK_INT(d.wait_sec, 300);
+	/* the guesser's neighbour in the same /24 is not suspicious (last:
+	 * its pass is the /24's) */
+	cfg.unknown_suspicious = 3;
+	grey_set_config(grey, &cfg);
+	for (int i = 0; i < 3; i++)
+		(void)rcpt_from(grey, 7, "x@example.org", t0 + 30 + i, false);
+	d = rcpt_from(grey, 8, "carol@elsewhere.example", t0 + 40, true);
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_TRUSTED);
+	grey_free(grey);
+	store_close(store);
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		CHECK_INT(system(cmd), 0);
+	}
+}
+
+/* Many more guessers than slots: the table stays its size, the latest
+ * are counted, one client's count is its own. */
+static void
+test_tally_bounded(void)
+{
+	struct unknown_tally *t = unknown_tally_new();
+	struct grey_addr a = {.family = AF_INET6};
+	const int64_t t0 = 1800000000;
+
+	CHECK(t);
+	for (uint32_t i = 0; i < 4 * UNKNOWN_TALLY_SLOTS; i++) {
+		memcpy(a.bytes + 12, &i, sizeof(i));
+		CHECK_INT(unknown_tally_add(t, &a, t0 + i / 1000), 1);
+	}
+	/* the latest is there; counted again, 2 */
+	CHECK_INT(unknown_tally_count(t, &a, t0 + 20), 1);
+	CHECK_INT(unknown_tally_add(t, &a, t0 + 20), 2);
+	/* nobody else's count */
+	a.bytes[0] = 0x20;
+	CHECK_INT(unknown_tally_count(t, &a, t0 + 20), 0);
+	unknown_tally_free(t);
+}
+
 int
 main(void)
 {
@@ -113,6 +225,8 @@ main(void)
 	close(fd);
 	RUN(test_lookup);
 	RUN(test_decision);
+	RUN(test_guessing_client_is_suspicious);
+	RUN(test_tally_bounded);
 	unlink(path);
 	return 0;
 }
