@@ -54,6 +54,31 @@ test_lookup(void)
 	CHECK(!recipients_load("/nonexistent/recipients", err, sizeof(err)));
 }
 
+/* A grey over a store of its own in dir (a mkdtemp template), with cfg;
+ * closed by grey_done. */
+static struct grey *
+grey_in(char *dir, const struct grey_config *cfg, struct store **store)
+{
+	struct grey *grey;
+
+	CHECK(mkdtemp(dir));
+	CHECK_INT(store_open(dir, false, store), 0);
+	grey = grey_new(cfg, *store);
+	CHECK(grey);
+	return grey;
+}
+
+static void
+grey_done(struct grey *grey, struct store *store, const char *dir)
+{
+	char cmd[128];
+
+	grey_free(grey);
+	store_close(store);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_INT(system(cmd), 0);
+}
+
 static void
 test_decision(void)
 {
@@ -67,11 +92,8 @@ test_decision(void)
 	                         .helo = "h", .sender = "alice@a.test",
 	                         .path = GREY_PATH_TARPIT, .reply = 451};
 
-	CHECK(mkdtemp(dir));
-	CHECK_INT(store_open(dir, false, &store), 0);
 	grey_config_defaults(&cfg);
-	grey = grey_new(&cfg, store);
-	CHECK(grey);
+	grey = grey_in(dir, &cfg, &store);
 	grey_set_valid_recipients(grey, load("bob@example.org\n", err));
 	a.client.family = AF_INET;
 	a.client.bytes[0] = 198;
@@ -97,14 +119,7 @@ test_decision(void)
 	CHECK_INT(grey_decide(grey, &a, &d), 0);
 	CHECK_INT(d.action, GREY_REFUSE);
 	CHECK_INT(d.reason, GREY_REASON_SPF_FAIL);
-	grey_free(grey);
-	store_close(store);
-	{
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-		CHECK_INT(system(cmd), 0);
-	}
+	grey_done(grey, store, dir);
 }
 
 /* An attempt at the tarpit from 198.51.100.LAST to rcpt at now. */
@@ -127,6 +142,20 @@ rcpt_from(struct grey *grey, int last, const char *rcpt, int64_t now,
 	return d;
 }
 
+/* With unknown_suspicious = limit, n unknown recipients from .LAST, a
+ * second apart from at. */
+static void
+guesses(struct grey *grey, struct grey_config *cfg, uint32_t limit, int last,
+        int n, int64_t at)
+{
+	cfg->unknown_suspicious = limit;
+	grey_set_config(grey, cfg);
+	for (int i = 0; i < n; i++)
+		CHECK_INT(rcpt_from(grey, last, "x@example.org", at + i, false)
+		                  .action,
+		          GREY_REFUSE);
+}
+
 static void
 test_guessing_client_is_suspicious(void)
 {
@@ -138,13 +167,10 @@ test_guessing_client_is_suspicious(void)
 	char dir[] = "/tmp/greygate-recipients-store-XXXXXX";
 	const int64_t t0 = 1800000000;
 
-	CHECK(mkdtemp(dir));
-	CHECK_INT(store_open(dir, false, &store), 0);
 	grey_config_defaults(&cfg);
 	cfg.unknown_suspicious = 3;
 	cfg.suspicious_delay_sec = 900;
-	grey = grey_new(&cfg, store);
-	CHECK(grey);
+	grey = grey_in(dir, &cfg, &store);
 	grey_set_valid_recipients(grey, load("bob@example.org\n", err));
 	/* two unknown: not yet */
 	CHECK_INT(rcpt_from(grey, 7, "x1@example.org", t0, false).action,
@@ -168,29 +194,16 @@ test_guessing_client_is_suspicious(void)
 	CHECK_INT(d.wait_sec, 300);
 	CHECK_INT(d.unknown_rcpts, 0);
 	/* 0: never suspicious */
-	cfg.unknown_suspicious = 0;
-	grey_set_config(grey, &cfg);
-	for (int i = 0; i < 5; i++)
-		(void)rcpt_from(grey, 9, "x@example.org", t0 + 10 + i, false);
+	guesses(grey, &cfg, 0, 9, 5, t0 + 10);
 	d = rcpt_from(grey, 9, "erin@elsewhere.example", t0 + 20, false);
 	CHECK_INT(d.wait_sec, 300);
 	/* the guesser's neighbour in the same /24 is not suspicious (last:
 	 * its pass is the /24's) */
-	cfg.unknown_suspicious = 3;
-	grey_set_config(grey, &cfg);
-	for (int i = 0; i < 3; i++)
-		(void)rcpt_from(grey, 7, "x@example.org", t0 + 30 + i, false);
+	guesses(grey, &cfg, 3, 7, 3, t0 + 30);
 	d = rcpt_from(grey, 8, "carol@elsewhere.example", t0 + 40, true);
 	CHECK_INT(d.action, GREY_PASS);
 	CHECK_INT(d.reason, GREY_REASON_TRUSTED);
-	grey_free(grey);
-	store_close(store);
-	{
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-		CHECK_INT(system(cmd), 0);
-	}
+	grey_done(grey, store, dir);
 }
 
 /* Many more guessers than slots: the table stays its size, the latest
