@@ -558,6 +558,8 @@ child_setup(struct child *c)
 						.ctx = c,
 						.wait_ms = c->cfg.verdict_wait_ms});
 	tarpit_set_handoff(c->tarpit, c->cfg.handoff_ms);
+	/* A handed session's later recipients go up as the sensor's do. */
+	tarpit_set_joined_events(c->tarpit, on_sensor_event, c);
 	for (int i = 0; i < IPC_LISTEN_MAX; i++)
 		if (c->cfg.listen[i] &&
 		    tarpit_adopt(c->tarpit, IPC_FD_LISTEN + i, i >= 2) < 0)

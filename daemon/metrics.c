@@ -186,6 +186,9 @@ const struct metric metrics_registry[] = {
         {"handoff", "abandoned", "# left by the client",
          "handoffs_abandoned_total", NULL, COUNTER,
          CHILD(tarpit.handoffs_abandoned)},
+        {"handoff", "later_rcpts", "# later recipients",
+         "handoffs_later_recipients_total", NULL, COUNTER,
+         CHILD(tarpit.joined_rcpts)},
 
         {"policy", "requests", "# requests", "policy_requests_total", NULL,
          COUNTER, AT(door.requests)},
@@ -364,6 +367,10 @@ static const struct family {
          COUNTER},
         {"handoffs_abandoned_total",
          "Hand-offs whose client left before the MTA's answer",
+         COUNTER},
+        {"handoffs_later_recipients_total",
+         "Recipients of handed sessions after the one handed, decided as "
+         "the fast path's",
          COUNTER},
         {"policy_requests_total", "Policy door requests answered", COUNTER},
         {"policy_deferred_total", "Policy door answers DEFER_IF_PERMIT",

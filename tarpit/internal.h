@@ -75,6 +75,8 @@ struct tarpit {
 	/* questions to greygated */
 	struct tarpit_asker asker; /* .ask NULL: none */
 	uint32_t handoff_ms; /* a hand-off's replay, at most */
+	sensor_event_fn *joined_event; /* a handed session's later RCPTs */
+	void *joined_event_ctx;
 	uint64_t next_id;
 	struct conn **ids;   /* nbuckets chains by session id */
 	struct conn *joined; /* handed to the MTA: a list (join_next) */

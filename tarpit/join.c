@@ -11,7 +11,11 @@
  * 250s) stand: the MTA's are read and dropped. Anything that fails before
  * the join: the client hears the plain deferral and the connection ends;
  * it comes back, on the fast path now. Nothing is lost, nothing is sent
- * twice. */
+ * twice. What goes on once joined (more recipients, more messages) is
+ * read as it passes by the sensor's own conversation parser, and each
+ * later RCPT with the MTA's answer told as the sensor tells one of the
+ * fast path (tarpit_set_joined_events): greygated decides and counts it
+ * as any passed client's. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
@@ -19,10 +23,12 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "log.h"
+#include "sensor.h"
 #include "smtp_reply.h"
 
 /* A reply of the MTA's that greygate reads (EHLO's is the longest). */
@@ -63,6 +69,9 @@ struct join {
 	struct pipe_buf up;   /* client -> MTA */
 	struct pipe_buf down; /* MTA -> client */
 	bool client_hup, mta_hup; /* hung up (or reset): see hung_up() */
+	/* the joined conversation, read as it passes (NULL: not read) */
+	struct smtp_conv *watch;
+	struct sensor_counters watch_oddities; /* (the parser's; unused) */
 	uint8_t local[16];    /* this side of the MTA connection */
 	uint16_t local_port;
 	uint8_t local_family;
@@ -117,6 +126,66 @@ next_command(struct join *j)
 	}
 }
 
+/* A RCPT the parser read in the joined conversation, with the MTA's
+ * answer: told as the sensor tells one of the fast path. */
+static void
+on_watched(enum sensor_event_type type, int reply, const char *helo,
+           const char *from, const char *to, void *ctx)
+{
+	struct conn *c = ctx;
+	struct tarpit *tp = c->tp;
+	struct sensor_event ev = {.type = type, .family = c->family,
+	                          .client_port = c->port,
+	                          .path = SENSOR_PATH_FAST, .reply = reply,
+	                          .helo = helo ? helo : "",
+	                          .from = from ? from : "",
+	                          .to = to ? to : ""};
+
+	if (type != SENSOR_EV_RCPT || !c->join || !c->join->watch)
+		return; /* (the primed EHLO's is no visit: greygated knows) */
+	memcpy(ev.client, c->addr, sizeof(ev.client));
+	gettimeofday(&ev.ts, NULL);
+	tp->counters.joined_rcpts++;
+	tp->joined_event(&ev, tp->joined_event_ctx);
+}
+
+/* What crosses the join is read by the watch, if any: the client's
+ * commands, the MTA's replies. */
+static void
+watch_feed(struct join *j, const struct pipe_buf *b, const char *data,
+           size_t len)
+{
+	if (!j->watch)
+		return;
+	if (b == &j->up)
+		smtp_conv_client(j->watch, (const uint8_t *)data, len);
+	else
+		smtp_conv_server(j->watch, (const uint8_t *)data, len);
+}
+
+/* The watch begins where the replay ended: told the session's EHLO and
+ * MAIL (the MTA's answers to them were read), so that a later RCPT of
+ * the same transaction has its sender. */
+static void
+watch_start(struct conn *c)
+{
+	struct join *j = c->join;
+	static const char ok[] = "250 replayed\r\n";
+	char line[TARPIT_LINE_MAX + 3];
+
+	if (!c->tp->joined_event || j->starttls || !c->helo_line || !c->mail)
+		return;
+	j->watch = smtp_conv_new(&j->watch_oddities, false, on_watched, c);
+	if (!j->watch)
+		return; /* (not counted: nothing else is lost) */
+	snprintf(line, sizeof(line), "%s\r\n", c->helo_line);
+	smtp_conv_client(j->watch, (const uint8_t *)line, strlen(line));
+	smtp_conv_server(j->watch, (const uint8_t *)ok, sizeof(ok) - 1);
+	snprintf(line, sizeof(line), "%s\r\n", c->mail);
+	smtp_conv_client(j->watch, (const uint8_t *)line, strlen(line));
+	smtp_conv_server(j->watch, (const uint8_t *)ok, sizeof(ok) - 1);
+}
+
 /* Everything the client sent after the command that asked (PIPELINING:
  * more RCPTs, DATA) goes to the MTA first, in order. */
 static void
@@ -126,9 +195,12 @@ start_joined(struct conn *c)
 	struct tarpit *tp = c->tp;
 
 	j->step = J_JOINED;
+	watch_start(c);
 	if (c->in_len)
 		memcpy(j->up.data, c->in, c->in_len);
 	j->up.len = c->in_len;
+	watch_feed(j, &j->up, j->up.data, j->up.len);
+	watch_feed(j, &j->down, j->down.data, j->down.len);
 	c->in_len = 0;
 	tp->counters.handoffs_joined++;
 	tp->counters.joined_open++;
@@ -192,7 +264,7 @@ on_replay_reply(struct conn *c)
  * that accepted a message and went away: its 250 reaches the client).
  * Return: whether anything moved. */
 static bool
-pump_way(struct pipe_buf *b, int from, int to)
+pump_way(struct join *j, struct pipe_buf *b, int from, int to)
 {
 	bool progress = false;
 	ssize_t n;
@@ -213,8 +285,10 @@ pump_way(struct pipe_buf *b, int from, int to)
 	if (!b->eof && b->len < JOIN_BUF) {
 		n = recv(from, b->data + b->len, JOIN_BUF - b->len,
 			 MSG_DONTWAIT);
-		if (n > 0 && !b->dead)
+		if (n > 0 && !b->dead) {
+			watch_feed(j, b, b->data + b->len, (size_t)n);
 			b->len += (size_t)n;
+		}
 		if (n > 0)
 			progress = true;
 		else if (n == 0 || (errno != EAGAIN && errno != EINTR))
@@ -249,20 +323,20 @@ pump(struct conn *c)
 	bool progress = true;
 
 	while (progress) {
-		progress = pump_way(&j->up, c->fd, j->fd);
-		progress |= pump_way(&j->down, j->fd, c->fd);
+		progress = pump_way(j, &j->up, c->fd, j->fd);
+		progress |= pump_way(j, &j->down, j->fd, c->fd);
 	}
 	/* A side that hung up has been read to its end: nothing can be
 	 * written to it any more. */
 	if (j->client_hup && !j->down.dead) {
 		j->down.dead = true;
 		j->down.len = j->down.off = 0;
-		pump_way(&j->down, j->fd, c->fd);
+		pump_way(j, &j->down, j->fd, c->fd);
 	}
 	if (j->mta_hup && !j->up.dead) {
 		j->up.dead = true;
 		j->up.len = j->up.off = 0;
-		pump_way(&j->up, c->fd, j->fd);
+		pump_way(j, &j->up, c->fd, j->fd);
 	}
 	if (j->up.shut && j->down.shut) {
 		conn_close(c);
@@ -479,6 +553,9 @@ join_end(struct conn *c)
 		 * this (the client went before the MTA's answer). */
 		tp->counters.handoffs_abandoned++;
 	}
+	/* (its RCPTs still unanswered are told, reply 0) */
+	smtp_conv_free(j->watch);
+	j->watch = NULL;
 	if (j->fd >= 0) {
 		loop_del_fd(tp->loop, j->fd);
 		close(j->fd);

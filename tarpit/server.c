@@ -674,6 +674,13 @@ tarpit_set_handoff(struct tarpit *tp, uint32_t ms)
 	tp->handoff_ms = ms;
 }
 
+void
+tarpit_set_joined_events(struct tarpit *tp, sensor_event_fn *fn, void *ctx)
+{
+	tp->joined_event = fn;
+	tp->joined_event_ctx = ctx;
+}
+
 static void
 on_conn_ready(struct loop *loop, int fd, uint32_t events, void *ctx)
 {

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "sensor.h"
+
 struct loop;
 
 /* RFC 5321 4.5.3.1.4: a command line is at most 512 octets with CRLF. */
@@ -162,6 +164,8 @@ struct tarpit_counters {
 	uint64_t handoffs_failed; /* ... whose replay failed (451) */
 	uint64_t handoffs_abandoned; /* ... whose client left before the
 	                                MTA's answer (nothing to deliver) */
+	uint64_t joined_rcpts;  /* RCPTs of handed sessions after the one
+				   handed (told as fast-path events) */
 	uint32_t joined_open;   /* handed, still open (not in open) */
 	uint32_t open;          /* connections open now */
 	uint32_t stressed;      /* 1 while in stress mode */
@@ -253,6 +257,15 @@ void tarpit_set_ehlo(struct tarpit *tarpit, const char *caps, bool starttls);
 /* tarpit_set_handoff - a hand-off's replay (a verdict with a connection)
  * takes at most ms, else the client hears the plain deferral. */
 void tarpit_set_handoff(struct tarpit *tarpit, uint32_t ms);
+
+/* tarpit_set_joined_events - a handed session goes on between the client
+ * and the MTA (more recipients, more messages): each RCPT after the one
+ * handed, with the MTA's answer, is told to fn as the sensor tells one
+ * of the fast path (SENSOR_EV_RCPT, SENSOR_PATH_FAST; reply 0 if the
+ * session ended first), read by the sensor's own conversation parser.
+ * Not after STARTTLS (encrypted). fn NULL: not told. */
+void tarpit_set_joined_events(struct tarpit *tarpit, sensor_event_fn *fn,
+                              void *ctx);
 
 /* tarpit_verdict - the answer to session's question; a verdict with a
  * handoff_fd hands the session to the MTA on it (the tarpit owns it, and

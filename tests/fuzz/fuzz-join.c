@@ -36,6 +36,15 @@ on_ask(const struct tarpit_attempt *a, void *ctx)
 	return 0;
 }
 
+/* A joined session's later RCPTs: read (the parser runs over the joined
+ * bytes), nothing to do with them. */
+static void
+on_joined(const struct sensor_event *ev, void *ctx)
+{
+	(void)ev;
+	(void)ctx;
+}
+
 static void
 setup(void)
 {
@@ -54,6 +63,7 @@ setup(void)
 	tarpit_set_asker(tp, &(struct tarpit_asker){.ask = on_ask,
 						    .wait_ms = 60000});
 	tarpit_set_handoff(tp, 60000);
+	tarpit_set_joined_events(tp, on_joined, NULL);
 	fd = tarpit_bind((struct sockaddr *)&sin, sizeof(sin));
 	if (fd < 0 || getsockname(fd, (struct sockaddr *)&sin, &sl) < 0 ||
 	    tarpit_adopt(tp, fd, false) < 0)

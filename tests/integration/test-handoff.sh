@@ -123,6 +123,12 @@ wait_for 10 eval '[ "$(mail_copies mx "pipe-$NETNS_RUN")" = 2 ]' ||
 	fail "pipelined: $(mail_copies mx "pipe-$NETNS_RUN") copies, not one each for bob and carol"
 grep -B12 "^Subject: pipe-$NETNS_RUN" "$mbox" | grep "^Delivered-To: carol@example.org" >/dev/null ||
 	fail "pipelined: carol's copy is missing"
+# carol's RCPT came after the one handed: decided as the fast path's, and
+# counted (it was counted nowhere: issue 32)
+wait_for 5 eval "ggctl status --json | jq -e '.handoff.later_rcpts >= 1' >/dev/null" ||
+	fail "pipelined: carol's RCPT was not counted: $(ggctl status --json | jq -c .handoff)"
+ggctl metrics | grep -E '^greygate_handoffs_later_recipients_total [1-9]' >/dev/null ||
+	fail "pipelined: metrics: $(ggctl metrics | grep later)"
 echo "ok: pipelined MAIL, RCPT, RCPT, DATA: the first RCPT handed, the rest followed it, one copy each"
 
 # --- swaks pipelining MAIL, RCPT and DATA into the session that passes ---

@@ -6,7 +6,9 @@
  * the client pipelined passed on in order, a megabyte each way through
  * the bounded buffers, STARTTLS, and every failure (a refusal, no answer,
  * a client gone, a null sender's earlier 250, a verdict that comes too
- * late): the client hears the plain answer and nothing is left open. */
+ * late): the client hears the plain answer and nothing is left open;
+ * what the joined session goes on with (more recipients, another
+ * message) told as the fast path's RCPTs, a message's body never. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +33,35 @@ struct fixture {
 };
 
 static struct fixture f;
+
+/* The later RCPTs a joined session told (tarpit_set_joined_events). */
+struct told {
+	int n;
+	char from[8][64], to[8][64];
+	int reply[8];
+	enum sensor_path path[8];
+	uint16_t client_port[8];
+	uint8_t first_byte[8];
+};
+static struct told told;
+
+static void
+on_joined_event(const struct sensor_event *ev, void *ctx)
+{
+	int i = told.n;
+
+	(void)ctx;
+	CHECK_INT(ev->type, SENSOR_EV_RCPT);
+	if (i >= 8)
+		return;
+	snprintf(told.from[i], sizeof(told.from[i]), "%s", ev->from);
+	snprintf(told.to[i], sizeof(told.to[i]), "%s", ev->to);
+	told.reply[i] = ev->reply;
+	told.path[i] = ev->path;
+	told.client_port[i] = ev->client_port;
+	told.first_byte[i] = ev->client[0];
+	told.n++;
+}
 
 static int
 on_ask(const struct tarpit_attempt *a, void *ctx)
@@ -261,6 +292,71 @@ test_replay_then_joined(void)
 	CHECK_INT(k->open, 0);
 	CHECK_INT(k->handoffs_abandoned, 0); /* joined, then done */
 	close(m);
+	teardown();
+}
+
+/* Joined, the session goes on: a pipelined second recipient, a message
+ * whose body holds command-like lines, another transaction; each later
+ * RCPT is told with the MTA's answer and the transaction's sender, the
+ * body's lines never; one unanswered when the session ends is told with
+ * reply 0. */
+static void
+test_joined_session_told(void)
+{
+	int c, m;
+
+	setup(5000, 2000);
+	memset(&told, 0, sizeof(told));
+	tarpit_set_joined_events(f.tp, on_joined_event, NULL);
+	c = client_at_rcpt("MAIL FROM:<a@a.test>\r\n");
+	/* pipelined behind the RCPT that asked */
+	put(c, "RCPT TO:<c@b.test>\r\nDATA\r\n");
+	spin(20);
+	m = hand_off(false);
+	mta_replays(m, false, "MAIL FROM:<a@a.test>");
+	put(m, "250 2.1.5 Ok\r\n");
+	CHECK_STR(line_from(c), "250 2.1.5 Ok");
+	CHECK_STR(line_from(m), "RCPT TO:<c@b.test>");
+	CHECK_STR(line_from(m), "DATA");
+	put(m, "250 2.1.5 Ok\r\n354 go ahead\r\n");
+	CHECK_STR(line_from(c), "250 2.1.5 Ok");
+	CHECK_STR(line_from(c), "354 go ahead");
+	CHECK_INT(told.n, 1);
+	CHECK_STR(told.from[0], "a@a.test");
+	CHECK_STR(told.to[0], "c@b.test");
+	CHECK_INT(told.reply[0], 250);
+	CHECK_INT(told.path[0], SENSOR_PATH_FAST);
+	CHECK_INT(told.first_byte[0], 127);
+	CHECK(told.client_port[0] != 0);
+	/* a body with a line that looks like a command: not one */
+	put(c, "Subject: x\r\n\r\nRCPT TO:<body@b.test>\r\n.\r\n");
+	CHECK_STR(line_from(m), "Subject: x");
+	CHECK_STR(line_from(m), "");
+	CHECK_STR(line_from(m), "RCPT TO:<body@b.test>");
+	CHECK_STR(line_from(m), ".");
+	put(m, "250 queued\r\n");
+	CHECK_STR(line_from(c), "250 queued");
+	/* another message: its sender, a refused recipient, one the MTA
+	 * never answers before the end */
+	put(c, "MAIL FROM:<z@z.test>\r\nRCPT TO:<d@b.test>\r\n"
+	       "RCPT TO:<e@b.test>\r\n");
+	CHECK_STR(line_from(m), "MAIL FROM:<z@z.test>");
+	CHECK_STR(line_from(m), "RCPT TO:<d@b.test>");
+	CHECK_STR(line_from(m), "RCPT TO:<e@b.test>");
+	put(m, "250 ok\r\n550 5.1.1 no such user\r\n");
+	CHECK_STR(line_from(c), "250 ok");
+	CHECK_STR(line_from(c), "550 5.1.1 no such user");
+	CHECK_INT(told.n, 2);
+	CHECK_STR(told.from[1], "z@z.test");
+	CHECK_STR(told.to[1], "d@b.test");
+	CHECK_INT(told.reply[1], 550);
+	close(c);
+	close(m);
+	spin(20);
+	CHECK_INT(told.n, 3);
+	CHECK_STR(told.to[2], "e@b.test");
+	CHECK_INT(told.reply[2], 0);
+	CHECK_INT(tarpit_get_counters(f.tp)->joined_rcpts, 3);
 	teardown();
 }
 
@@ -716,6 +812,7 @@ int
 main(void)
 {
 	RUN(test_replay_then_joined);
+	RUN(test_joined_session_told);
 	RUN(test_bulk_both_ways);
 	RUN(test_pipelined_after_rcpt);
 	RUN(test_starttls_handed);
