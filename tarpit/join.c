@@ -176,8 +176,12 @@ watch_start(struct conn *c)
 	if (!c->tp->joined_event || j->starttls || !c->helo_line || !c->mail)
 		return;
 	j->watch = smtp_conv_new(&j->watch_oddities, false, on_watched, c);
-	if (!j->watch)
-		return; /* (not counted: nothing else is lost) */
+	if (!j->watch) {
+		log_warnx("%s: no memory to read the handed session: its later "
+		          "recipients are delivered, not counted",
+		          client_text(c));
+		return;
+	}
 	snprintf(line, sizeof(line), "%s\r\n", c->helo_line);
 	smtp_conv_client(j->watch, (const uint8_t *)line, strlen(line));
 	smtp_conv_server(j->watch, (const uint8_t *)ok, sizeof(ok) - 1);
