@@ -23,20 +23,68 @@ refuse(struct ipc_up *out, const char *why)
 	return -EPROTO;
 }
 
-static int
-check_event(struct ipc_event *e, struct ipc_up *out)
+/* An address of a session's, as an event holds one. */
+static void
+event_address(const struct sockaddr_storage *ss, uint8_t bytes[16],
+	      uint16_t *port)
 {
+	memset(bytes, 0, 16);
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
+
+		memcpy(bytes, &sin->sin_addr, 4);
+		*port = ntohs(sin->sin_port);
+	} else {
+		const struct sockaddr_in6 *sin6 =
+			(const struct sockaddr_in6 *)ss;
+
+		memcpy(bytes, &sin6->sin6_addr, 16);
+		*port = ntohs(sin6->sin6_port);
+	}
+}
+
+/* A handed session's later RCPT: who the client is comes from the
+ * session's socket, never from the child (sessions.h). */
+static int
+take_session_event(struct sessions *s, struct ipc_event *e,
+		   struct ipc_up *out)
+{
+	const struct session_info *si = sessions_find(s, e->session);
+	const struct sockaddr_storage *server;
+
+	if (!si)
+		return refuse(out, "an event of a session that is not open");
+	if (!si->handed)
+		return refuse(out, "an event of a session not handed to the "
+				   "MTA");
+	if (e->type != SENSOR_EV_RCPT)
+		return refuse(out, "an event of a handed session that is not "
+				   "a RCPT");
+	server = si->ends.dst.ss_family ? &si->ends.dst : &si->ends.local;
+	e->family = (uint8_t)si->ends.client.ss_family;
+	event_address(&si->ends.client, e->client, &e->client_port);
+	event_address(server, e->server, &e->server_port);
+	return 0;
+}
+
+static int
+check_event(struct sessions *s, struct ipc_event *e, struct ipc_up *out)
+{
+	int r;
+
 	/* The sensor tells of EHLO (a visit), RCPT and STARTTLS on the fast
 	 * path; the tarpit speaks for its own sessions, and only a replay
 	 * has no path: from the child, anything else could pass a client
 	 * (the policy passes on a retry it is shown off the fast path). */
-	if (e->family != AF_INET && e->family != AF_INET6)
-		return refuse(out, "an event of no address family");
 	if (e->type != SENSOR_EV_RCPT && e->type != SENSOR_EV_STARTTLS &&
 	    e->type != SENSOR_EV_HELO)
 		return refuse(out, "an event of an unknown type");
 	if (e->path != SENSOR_PATH_FAST)
 		return refuse(out, "an event that is not of the fast path");
+	if (e->session && (r = take_session_event(s, e, out)) < 0)
+		return r;
+	if (e->family != AF_INET && e->family != AF_INET6)
+		return refuse(out, "an event of no address family");
 	end_string(e->helo, sizeof(e->helo));
 	end_string(e->from, sizeof(e->from));
 	end_string(e->to, sizeof(e->to));
@@ -103,7 +151,7 @@ ipc_take_up(struct sessions *s, struct ipc_record *rec, size_t len, int fd,
 		r = take_attempt(s, &rec->u.attempt, out);
 		break;
 	case IPC_EVENT:
-		r = check_event(&rec->u.ev, out);
+		r = check_event(s, &rec->u.ev, out);
 		break;
 	case IPC_LOG:
 		end_string(rec->u.log.text, sizeof(rec->u.log.text));
@@ -149,6 +197,7 @@ ipc_event_view(const struct ipc_event *e, struct sensor_event *ev)
 	ev->helo = e->helo;
 	ev->from = e->from;
 	ev->to = e->to;
+	ev->session = e->session;
 }
 
 static void
@@ -174,6 +223,7 @@ ipc_fill_event(struct ipc_record *rec, const struct sensor_event *ev)
 	struct ipc_event *e = &rec->u.ev;
 
 	start(rec, IPC_EVENT);
+	e->session = ev->session;
 	e->ts_sec = ev->ts.tv_sec;
 	e->ts_usec = (int32_t)ev->ts.tv_usec;
 	e->type = (uint8_t)ev->type;

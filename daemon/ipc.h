@@ -26,7 +26,7 @@
 #include "sessions.h"
 #include "tarpit.h"
 
-#define IPC_VERSION 5
+#define IPC_VERSION 6
 #define IPC_HELO_MAX 256
 #define IPC_LOG_MAX 512
 /* A tarpit session waits this long for its verdict (without the
@@ -66,8 +66,11 @@ enum ipc_type {
 
 /* What the sensor saw on the fast path: addresses as it read them off the
  * wire. It may refresh or trap a client already passed, never pass one
- * (ipc_take_up: the fast path only). */
+ * (ipc_take_up: the fast path only). A handed session's later RCPT
+ * names the session instead: greygated fills in its addresses. */
 struct ipc_event {
+	uint64_t session; /* 0: the sensor's; else a session handed to the
+			     MTA (its addresses are not read from here) */
 	int64_t ts_sec; /* packet time (only a replay decides by it) */
 	int32_t ts_usec;
 	uint8_t type;   /* enum sensor_event_type: HELO, RCPT or STARTTLS */
@@ -181,7 +184,9 @@ struct ipc_up {
 /*
  * ipc_take_up - a record the child sent, as greygated may act on it: its
  * size and version; a type the child may send; every string ended within
- * its field (ended in place); an event of the fast path alone; a session
+ * its field (ended in place); an event of the fast path alone, one that
+ * names a session only of a session open and handed to the MTA, a RCPT,
+ * its addresses then the session's (written into rec); a session
  * opened with its socket (read here: sessions_open) under a new id;
  * closed, or asking, only while open, asking with a new question number,
  * at most SESSION_IN_FLIGHT_MAX at once and TARPIT_ASKS_MAX in all; a

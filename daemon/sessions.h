@@ -33,6 +33,8 @@ struct session_info {
 	uint32_t questions;     /* questions asked */
 	uint8_t in_flight;      /* questions not yet answered */
 	bool handing;           /* its hand-off is under way (one at a time) */
+	bool handed;            /* joined to the MTA: its later recipients
+				   come up as events (ipc_take_up) */
 	void *attached;         /* the hooks' owner's (sessions_hooks) */
 };
 

@@ -309,10 +309,15 @@ supervise_send_verdict(struct gateway *gw, uint64_t session,
 		       uint32_t question, const struct tarpit_verdict *v)
 {
 	struct queued_verdict *q;
+	struct session_info *si;
 	int r = -EAGAIN;
 
 	/* Answered, as far as greygated goes: the session may ask again. */
 	ipc_answered(gw->sup->sessions, session);
+	/* Handed: its later recipients come up as events naming it. */
+	if (v->handoff_fd >= 0 && (si = sessions_find(gw->sup->sessions,
+						      session)))
+		si->handed = true;
 	if (gw->sup->child_sock < 0) {
 		r = -ENOTCONN;
 	} else if (!gw->sup->vq_len && !gw->sup->verdicts_batching) {

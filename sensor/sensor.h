@@ -54,6 +54,11 @@ struct sensor_event {
 	const char *helo;         /* "" if none */
 	const char *from;         /* MAIL FROM path without <>, "" for <> */
 	const char *to;           /* RCPT TO path without <> */
+	uint64_t session;         /* 0: seen on the wire; else the tarpit's
+				     session, handed to the MTA, whose
+				     client greygated knows (family,
+				     addresses and ports are not filled
+				     then) */
 };
 
 typedef void sensor_event_fn(const struct sensor_event *ev, void *ctx);

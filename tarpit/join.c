@@ -134,8 +134,7 @@ on_watched(enum sensor_event_type type, int reply, const char *helo,
 {
 	struct conn *c = ctx;
 	struct tarpit *tp = c->tp;
-	struct sensor_event ev = {.type = type, .family = c->family,
-	                          .client_port = c->port,
+	struct sensor_event ev = {.type = type,
 	                          .path = SENSOR_PATH_FAST, .reply = reply,
 	                          .helo = helo ? helo : "",
 	                          .from = from ? from : "",
@@ -143,7 +142,9 @@ on_watched(enum sensor_event_type type, int reply, const char *helo,
 
 	if (type != SENSOR_EV_RCPT || !c->join || !c->join->watch)
 		return; /* (the primed EHLO's is no visit: greygated knows) */
-	memcpy(ev.client, c->addr, sizeof(ev.client));
+	/* The session is named, not its client: greygated knows who that
+	 * is from the session's socket. */
+	ev.session = c->id;
 	gettimeofday(&ev.ts, NULL);
 	tp->counters.joined_rcpts++;
 	tp->joined_event(&ev, tp->joined_event_ctx);

@@ -11,7 +11,9 @@
  *
  * Commands: v2-attempt, attempt-unknown, attempt-closed, open-reuse,
  * open-nofd, open-unix, open-listener, open-two, fd-on-attempt,
- * double-ask, out-of-order, extremes, "event PATH ADDR RCPT", "flood N",
+ * double-ask, out-of-order, extremes, "event PATH ADDR RCPT",
+ * "session-event live|closed ADDR RCPT" (a handed session's later RCPT,
+ * naming the newest session open or the last closed), "flood N",
  * stop-reading, start-reading. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -192,7 +194,7 @@ newest_live(void)
 }
 
 static void
-event(int path, const char *addr, const char *rcpt)
+event(int path, const char *addr, const char *rcpt, uint64_t session)
 {
 	struct sensor_event ev = {.type = SENSOR_EV_RCPT,
 				  .path = (enum sensor_path)path,
@@ -204,6 +206,7 @@ event(int path, const char *addr, const char *rcpt)
 
 	ev.family = strchr(addr, ':') ? AF_INET6 : AF_INET;
 	inet_pton(ev.family, addr, ev.client);
+	ev.session = session;
 	gettimeofday(&ev.ts, NULL);
 	ipc_fill_event(&rec, &ev);
 	forge(&rec, NULL, 0);
@@ -234,6 +237,7 @@ extremes(void)
 	forge(&rec, NULL, 0);
 	rec = session_record(IPC_EVENT, 0);
 	rec.u.ev.family = 255;
+	rec.u.ev.type = SENSOR_EV_RCPT;
 	rec.u.ev.path = SENSOR_PATH_FAST;
 	forge(&rec, NULL, 0);
 	/* Too short, too long. */
@@ -308,7 +312,13 @@ command(char *line)
 		extremes();
 	} else if (sscanf(line, "event %d %63s %127s", &path, addr, rcpt) ==
 		   3) {
-		event(path, addr, rcpt);
+		event(path, addr, rcpt, 0);
+	} else if (sscanf(line, "session-event live %63s %127s", addr,
+			  rcpt) == 2) {
+		event(2, addr, rcpt, nlive ? live[nlive - 1].id : 1);
+	} else if (sscanf(line, "session-event closed %63s %127s", addr,
+			  rcpt) == 2) {
+		event(2, addr, rcpt, last_closed);
 	} else if (sscanf(line, "flood %d", &n) == 1) {
 		rec = attempt(999999999, 1, "bob@example.org");
 		for (int i = 0; i < n; i++)

@@ -313,6 +313,55 @@ test_events(void)
 	sessions_free(s);
 }
 
+/* A handed session's later RCPT names the session: its addresses are
+ * the session's socket's, whatever the child wrote; a session not open,
+ * or open but not handed to the MTA, or an event of it other than a
+ * RCPT, is refused. */
+static void
+test_session_events(void)
+{
+	struct pair p;
+	struct sessions *s;
+	struct ipc_up up;
+	struct ipc_record rec;
+	struct sensor_event ev;
+	int dup_fd;
+
+	pair_open(&p);
+	s = sessions_new(8, &p.port, 1);
+	rec = event(SENSOR_PATH_FAST, AF_INET);
+	rec.u.ev.session = 1;
+	CHECK_INT(take(s, rec, -1, &up), -EPROTO);
+	CHECK(strstr(up.why, "not open"));
+	dup_fd = dup(p.accepted);
+	CHECK_INT(take(s, record(IPC_OPEN, 1), dup_fd, &up), IPC_UP_DONE);
+	CHECK_INT(take(s, rec, -1, &up), -EPROTO);
+	CHECK(strstr(up.why, "not handed"));
+	sessions_find(s, 1)->handed = true;
+	rec.u.ev.type = SENSOR_EV_HELO;
+	CHECK_INT(take(s, rec, -1, &up), -EPROTO);
+	/* The child names 203.0.0.0 (v6, even): greygated reads 127.0.0.1
+	 * and the client's port from the socket. */
+	rec = event(SENSOR_PATH_FAST, AF_INET6);
+	rec.u.ev.session = 1;
+	rec.u.ev.client_port = 1;
+	CHECK_INT(ipc_take_up(s, &rec, sizeof(rec), -1, &up), IPC_UP_EVENT);
+	ipc_event_view(&rec.u.ev, &ev);
+	CHECK_INT(ev.family, AF_INET);
+	CHECK_INT(ev.client[0], 127);
+	CHECK_INT(ev.client[3], 1);
+	CHECK_INT(ev.client_port, port_of(p.client));
+	CHECK_INT(ev.server_port, p.port);
+	CHECK_INT(ev.session, 1);
+	/* Closed: refused again. */
+	CHECK_INT(take(s, record(IPC_CLOSE, 1), -1, &up), IPC_UP_DONE);
+	rec = event(SENSOR_PATH_FAST, AF_INET);
+	rec.u.ev.session = 1;
+	CHECK_INT(take(s, rec, -1, &up), -EPROTO);
+	sessions_free(s);
+	pair_close(&p);
+}
+
 int
 main(void)
 {
@@ -321,5 +370,6 @@ main(void)
 	RUN(test_ids_and_bounds);
 	RUN(test_take_up);
 	RUN(test_events);
+	RUN(test_session_events);
 	return 0;
 }

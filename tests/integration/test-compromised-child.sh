@@ -142,6 +142,10 @@ refused "event 0 203.0.113.66 bob@example.org" "not of the fast path"
 sleep 4
 refused "event 0 203.0.113.66 bob@example.org" "not of the fast path"
 refused "event 1 127.0.0.1 bob@example.org" "not of the fast path"
+# A handed session's later RCPT names its session: one never handed
+# (the idle client's) or ended is refused, whatever address it carries.
+refused "session-event live 203.0.113.66 spamtrap@example.org" "an event of a session not handed to the MTA"
+refused "session-event closed 203.0.113.66 spamtrap@example.org" "an event of a session that is not open"
 evil "event 2 203.0.113.66 spamtrap@example.org"
 evil "event 2 203.0.113.66 bob@example.org"
 sleep 1
