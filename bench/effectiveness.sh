@@ -5,7 +5,8 @@
 # figures for its real September 2016 (pool senders keyed by their SPF
 # domain among them); then the hand-off off and on, for
 # shares of wanted senders (0%, 50%, 95%) and of bots (0%, 30%) that say
-# STARTTLS, with tls_pass. No root needed.
+# STARTTLS, with tls_pass (greylist, the default; yes; strict). No root
+# needed.
 #   bench/effectiveness.sh [SEED]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,6 +69,7 @@ starttls_bots = $4%" | jq -r --arg h "$1" --arg t "$2" --arg l "$3%" --arg b "$4
 client_prefix6 = 128"
 	variant delay-60s "delay = 60"
 	variant delay-1500s "delay = 1500"
+	variant tls_pass-yes "tls_pass = yes"
 	variant tls_pass-off "tls_pass = no"
 	# pool senders keyed by their SPF domain (the classes with
 	# spf_pass = yes: the two banks), without and with the
@@ -93,6 +95,8 @@ echo "'delayed': those delivered later than their first attempt."
 	printf 'hand-off\ttls_pass\tTLS wanted\tTLS bots\tbots stopped\tbots through\tby TLS\tlost\tmet tarpit\tmedian\tmean\tp90\tp99\tdelayed\tmedian\tmean\tp90\tp99\n'
 	for legit in 0 50 95; do
 		for bots in 0 30; do
+			handoff off greylist "$legit" "$bots"
+			handoff on greylist "$legit" "$bots"
 			handoff off yes "$legit" "$bots"
 			handoff on yes "$legit" "$bots"
 			handoff on strict "$legit" "$bots"

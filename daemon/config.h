@@ -42,9 +42,11 @@ struct handoff_config {
 /* What a client saying STARTTLS at the tarpit gets ([greylist] tls_pass). */
 enum config_tls {
 	CONFIG_TLS_NO = 0,    /* 454: STARTTLS is not listed */
-	CONFIG_TLS_PASS = 1,  /* its network is passed (yes, the default) */
-	CONFIG_TLS_STRICT = 2 /* handed to the MTA in TLS, not passed: the
-				 MTA asks the policy door per recipient */
+	CONFIG_TLS_PASS = 1,  /* its network is passed (yes) */
+	CONFIG_TLS_STRICT = 2, /* handed to the MTA in TLS, not passed: the
+				  MTA asks the policy door per recipient */
+	CONFIG_TLS_GREYLIST = 3 /* greylisted by its network: passed by a
+				   STARTTLS after the delay (the default) */
 };
 
 /* config_handoff_mode_name - "off", "proxy-v2", "xclient" or

@@ -352,19 +352,19 @@ config_check_together(struct config_checking *st, config_warn_fn *warn,
 		return refuse(st, "tls_pass", "mode",
 			      "tls_pass = no with the hand-off on would "
 			      "deliver the passing attempt in the clear where "
-			      "the MTA offers STARTTLS: choose tls_pass = strict "
-			      "(a STARTTLS client handed to the MTA in TLS "
-			      "unpassed, greylisted by the MTA asking the policy "
-			      "door: [policy] listen, mta_asks = yes), tls_pass "
-			      "= yes (passed at STARTTLS, bots too), or "
+			      "the MTA offers STARTTLS: choose tls_pass = "
+			      "greylist (the default: greylisted by network at "
+			      "STARTTLS, handed over in TLS), strict (the MTA "
+			      "asks the policy door: [policy] listen, mta_asks = "
+			      "yes), yes (passed at STARTTLS, bots too), or "
 			      "[handoff] mode = off");
 	if (c->handoff.mode != HANDOFF_OFF && g->tls_pass)
 		tell(warn, ctx,
 		     "[handoff] with tls_pass = yes: a client that says "
 		     "STARTTLS is delivered on its first attempt, so bots "
 		     "that say it are not greylisted at all (bench/RESULTS.md "
-		     "measures it; tls_pass = strict keeps them out and the "
-		     "mail in TLS, the MTA asking the policy door)");
+		     "measures it; tls_pass = greylist, the default, keeps "
+		     "them out and the mail in TLS)");
 	if (c->handoff.mode == HANDOFF_PROXY_V2 &&
 	    handoff_port(&c->handoff) == c->nft.smtp_port)
 		tell(warn, ctx,

@@ -90,6 +90,7 @@ config_derive(struct config *cfg)
 	cfg->tarpit.hostname = cfg->hostname;
 	cfg->grey.tls_pass = cfg->tls_mode == CONFIG_TLS_PASS;
 	cfg->grey.tls_strict = cfg->tls_mode == CONFIG_TLS_STRICT;
+	cfg->grey.tls_greylist = cfg->tls_mode == CONFIG_TLS_GREYLIST;
 	cfg->tarpit.offer_starttls = cfg->tls_mode != CONFIG_TLS_NO;
 	cfg->grey.mta_asks = cfg->policy.mta_asks;
 	cfg->grey.handoff = cfg->handoff.mode != HANDOFF_OFF;
@@ -118,7 +119,7 @@ config_defaults(struct config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->gateway = true;
-	cfg->tls_mode = CONFIG_TLS_PASS;
+	cfg->tls_mode = CONFIG_TLS_GREYLIST;
 	snprintf(cfg->interface, sizeof(cfg->interface), "any");
 	snprintf(cfg->store_dir, sizeof(cfg->store_dir), "/var/lib/greygate");
 	snprintf(cfg->store, sizeof(cfg->store), "lmdb");
@@ -326,9 +327,13 @@ set_key(struct load_state *st, const struct key *k, const char *v,
 	case K_TLS: {
 		bool b;
 
-		*why = "want yes, no or strict";
+		*why = "want greylist, strict, yes or no";
 		if (!strcmp(v, "strict")) {
 			*(uint8_t *)dst = CONFIG_TLS_STRICT;
+			return 0;
+		}
+		if (!strcmp(v, "greylist")) {
+			*(uint8_t *)dst = CONFIG_TLS_GREYLIST;
 			return 0;
 		}
 		if (config_parse_bool(v, &b) < 0)

@@ -218,10 +218,16 @@ log_decision(struct gateway *gw, const struct grey_attempt *a,
 	grey_client_format(&d->client, key, sizeof(key));
 	switch (d->action) {
 	case GREY_GREYLIST:
-		log_info("action=greylist, reason=%s, client=%s, helo=%s, "
-		         "sender=%s, recipient=%s, delay=%u%s",
-		         grey_reason_name(d->reason), ip, a->helo, a->sender,
-		         a->rcpt, d->wait_sec, sig);
+		if (tls)
+			log_info("action=greylist, reason=%s, client=%s, "
+			         "key=%s, helo=%s, at=starttls, delay=%u%s",
+			         grey_reason_name(d->reason), ip, key, a->helo,
+			         d->wait_sec, sig);
+		else
+			log_info("action=greylist, reason=%s, client=%s, "
+			         "helo=%s, sender=%s, recipient=%s, delay=%u%s",
+			         grey_reason_name(d->reason), ip, a->helo,
+			         a->sender, a->rcpt, d->wait_sec, sig);
 		break;
 	case GREY_PASS:
 		if (d->reason == GREY_REASON_PASSED)

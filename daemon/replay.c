@@ -59,7 +59,7 @@ on_event(const struct sensor_event *ev, void *ctx)
 	rp->last = now;
 	/* No tarpit to tell the paths apart: decided from the state, as if
 	 * an unproven client came to the tarpit (which offers STARTTLS when
-	 * tls_pass is on). */
+	 * tls_pass is not no). */
 	a.path = GREY_PATH_UNKNOWN;
 	if (grey_decide(rp->grey, &a, &d) < 0) {
 		rp->store_errors++;

@@ -115,9 +115,9 @@ percent(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0;
 }
 
-#define FUNNEL_ROWS 15
+#define FUNNEL_ROWS 16
 /* The rows up to here count RCPTs: a share of the attempts. */
-#define FUNNEL_ROWS_OF_ATTEMPTS 11
+#define FUNNEL_ROWS_OF_ATTEMPTS 12
 
 /* One funnel row: what it counts, and the figure. */
 struct funnel_row {
@@ -148,6 +148,9 @@ funnel_rows(const struct report *r, struct funnel_row *rows)
 	rows[n++] = (struct funnel_row){"passed_other",
 					"passed by STARTTLS",
 					r->passed_other};
+	rows[n++] = (struct funnel_row){"tls_greylisted",
+					"greylisted at STARTTLS (networks)",
+					r->k.tls_greylisted};
 	rows[n++] = (struct funnel_row){"passed_trusted",
 					"passed at once (DNS signals)",
 					r->k.passed_trusted};

@@ -48,7 +48,7 @@ grey_config_defaults(struct grey_config *cfg)
 	cfg->trap_ttl_sec = 86400;
 	cfg->prefix4 = 24;
 	cfg->prefix6 = 64;
-	cfg->tls_pass = true;
+	cfg->tls_greylist = true;
 }
 
 struct grey *
@@ -497,11 +497,16 @@ check_passed(struct grey *grey, int64_t now, enum grey_path path,
 
 static void
 triplet_step(struct grey *grey, int64_t now, enum grey_path path,
-	     uint32_t delay, struct grey_records *w, struct grey_decision *out)
+	     uint32_t delay, enum grey_reason passed,
+	     struct grey_records *w, struct grey_decision *out)
 {
 	struct store_triplet *t = &w->triplet;
 	int64_t age = w->triplet_found == STORE_FOUND ? now - t->first_seen
 						      : -1;
+
+	/* A network's STARTTLS is counted apart: the report's triplets
+	 * are its RCPTs'. */
+	bool tls = passed == GREY_REASON_STARTTLS_RETRY;
 
 	w->triplet_dirty = true;
 	if (w->triplet_found != STORE_FOUND ||
@@ -509,11 +514,14 @@ triplet_step(struct grey *grey, int64_t now, enum grey_path path,
 		*t = (struct store_triplet){now, now, 1, 0};
 		out->wait_sec = delay;
 		decide(out, GREY_GREYLIST, GREY_REASON_NEW);
-		grey->counters.greylisted_new++;
+		if (tls)
+			grey->counters.tls_greylisted++;
+		else
+			grey->counters.greylisted_new++;
 		return;
 	}
 	t->last_seen = now;
-	if (++t->attempts == 2)
+	if (++t->attempts == 2 && !tls)
 		grey->counters.retried++;
 	if (age < (int64_t)delay) {
 		out->wait_sec = delay - (uint32_t)age;
@@ -522,15 +530,16 @@ triplet_step(struct grey *grey, int64_t now, enum grey_path path,
 		return;
 	}
 	out->delay_sec = (uint32_t)age;
-	grey->counters.passed_retry++;
+	if (!tls)
+		grey->counters.passed_retry++;
 	/* The delay to delivery: now, when this attempt is handed to the
 	 * MTA or the MTA asked; else it ends with the triplet's next
 	 * delivery on the fast path (note_retry). */
 	if (grey->cfg.handoff || path == GREY_PATH_POLICY)
 		count_delay(grey, out->delay_sec);
-	else
+	else if (!tls) /* (a STARTTLS triplet is never delivered to) */
 		t->awaiting = STORE_AWAITING_DELIVERY;
-	pass_client(grey, now, GREY_REASON_RETRY_PASSED, w, out);
+	pass_client(grey, now, passed, w, out);
 }
 
 /* A greylisted triplet whose client passed (by it, or by another)
@@ -660,7 +669,7 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 		pass_client(grey, now, GREY_REASON_TRUSTED, w, out);
 		return;
 	}
-	triplet_step(grey, now, path, delay, w, out);
+	triplet_step(grey, now, path, delay, GREY_REASON_RETRY_PASSED, w, out);
 }
 
 /* A session on the fast path reached EHLO: a visit from a passed client
@@ -714,6 +723,15 @@ on_starttls(struct grey *grey, const struct grey_attempt *a,
 		grey->counters.tls_handed++;
 		return;
 	}
+	/* Greylist: the network's STARTTLS is a triplet of its own; the
+	 * session ends unanswered until a STARTTLS after the delay, which
+	 * passes (and with the hand-off is delivered, in TLS). A bot that
+	 * says STARTTLS once and never retries passes nothing. */
+	if (grey->cfg.tls_greylist) {
+		triplet_step(grey, now, a->path, grey->cfg.delay_sec,
+			     GREY_REASON_STARTTLS_RETRY, w, out);
+		return;
+	}
 	pass_client(grey, now, GREY_REASON_STARTTLS, w, out);
 	/* With the hand-off this very attempt is delivered (in TLS, on
 	 * its first attempt): a delay of 0, as the report must count it
@@ -759,8 +777,14 @@ grey_records_prepare(const struct grey *grey, const struct grey_attempt *a,
 			break;
 		}
 		/* Nothing to decide when STARTTLS passes nobody. */
-		w->want_trap = w->want_pass =
-			grey->cfg.tls_pass || grey->cfg.tls_strict;
+		w->want_trap = w->want_pass = grey->cfg.tls_pass ||
+					      grey->cfg.tls_strict ||
+					      grey->cfg.tls_greylist;
+		if (grey->cfg.tls_greylist) {
+			w->want_triplet = true;
+			memcpy(w->rcpt, GREY_STARTTLS_RCPT,
+			       sizeof(GREY_STARTTLS_RCPT));
+		}
 		break;
 	case GREY_ATTEMPT_VISIT:
 		w->want_pass = true;

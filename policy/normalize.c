@@ -331,6 +331,7 @@ grey_reason_name(enum grey_reason reason)
 		[GREY_REASON_TRUSTED] = "trusted",
 		[GREY_REASON_SPF_FAIL] = "spf-fail",
 		[GREY_REASON_UNKNOWN_RECIPIENT] = "unknown-recipient",
+		[GREY_REASON_STARTTLS_RETRY] = "starttls-retry",
 	};
 
 	if ((size_t)reason < sizeof(names) / sizeof(names[0]))

@@ -73,7 +73,9 @@ enum grey_reason {
 				   the policy door per recipient */
 	GREY_REASON_TRUSTED, /* its DNS signals trusted it (issue 31) */
 	GREY_REASON_SPF_FAIL, /* SPF fail, with [signals] refuse_spf_fail */
-	GREY_REASON_UNKNOWN_RECIPIENT /* not in [greylist] valid_recipients */
+	GREY_REASON_UNKNOWN_RECIPIENT, /* not in [greylist] valid_recipients */
+	GREY_REASON_STARTTLS_RETRY /* STARTTLS with tls_pass = greylist: its
+				      network said it again, after the delay */
 };
 
 struct grey_config {
@@ -86,6 +88,9 @@ struct grey_config {
 	uint8_t prefix6;               /* IPv6 client key bits (64) */
 	bool tls_pass;                 /* STARTTLS at the tarpit passes (on) */
 	bool tls_strict;               /* ... or is handed over unpassed */
+	bool tls_greylist;             /* ... or is greylisted by the
+					  client's network (its triplet:
+					  <>, GREY_STARTTLS_RCPT) */
 	bool mta_asks;                 /* the MTA asks the policy door about
 					  every recipient: a session may be
 					  handed to it unpassed */
@@ -139,6 +144,10 @@ struct grey_counters {
 				       client's DNS signals trusted it */
 	uint64_t refused_spf;       /* RCPTs refused for SPF fail */
 	uint64_t refused_recipient; /* RCPTs refused: unknown recipient */
+	uint64_t tls_greylisted;    /* networks greylisted at STARTTLS
+				       (tls_pass = greylist): first sights
+				       (their passes are in passed, not in
+				       passed_retry) */
 };
 
 /* --- the store: the policy's persistent state --- */
@@ -362,11 +371,17 @@ int grey_trap_add(struct grey *grey, const char *rcpt);
 struct recipients;
 void grey_set_valid_recipients(struct grey *grey, struct recipients *r);
 
+/* The recipient of a network's STARTTLS triplet (tls_pass = greylist):
+ * no path the SMTP parser reads holds a '>'. */
+#define GREY_STARTTLS_RCPT "<starttls>"
+
 /* What a client did that greylisting decides on. */
 enum grey_attempt_kind {
 	GREY_ATTEMPT_RCPT = 0,     /* RCPT TO: a triplet */
 	GREY_ATTEMPT_STARTTLS = 1, /* STARTTLS: at the tarpit with tls_pass
-				      on, a pass; on the fast path, counted */
+				      on, a pass (greylist: a triplet of
+				      the network's); on the fast path,
+				      counted */
 	GREY_ATTEMPT_VISIT = 2     /* a session reached EHLO on the fast path:
 				      a passed client's visit refreshes its
 				      pass, seen or not what it delivers (in

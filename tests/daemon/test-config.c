@@ -205,22 +205,27 @@ test_handoff(void)
 	CHECK_INT(load("[handoff]\nmode = proxy-v2\naddress = 127.0.0.1:25\n"),
 	          0);
 	CHECK(strstr(warned, "that listener must expect a PROXY header"));
+	/* tls_pass = greylist by default: STARTTLS bots stay out */
+	CHECK(cfg.grey.tls_greylist && !cfg.grey.tls_pass);
+	CHECK(!strstr(warned, "tls_pass"));
+	CHECK_INT(load("[greylist]\ntls_pass = yes\n[handoff]\nmode = "
+	               "proxy-v2\naddress = 127.0.0.1:10025\n"),
+	          0);
 	CHECK(strstr(warned, "with tls_pass = yes: a client that says STARTTLS "
 	                     "is delivered on its first attempt"));
-	CHECK(strstr(warned, "tls_pass = strict keeps them out and the mail "
-	                     "in TLS"));
+	CHECK(strstr(warned, "tls_pass = greylist, the default, keeps them "
+	                     "out and the mail in TLS"));
 	/* No STARTTLS at the tarpit, the hand-off on: the passing attempt
 	 * would be delivered in the clear. Refused, naming the choices. */
 	CHECK(load("[greylist]\ntls_pass = no\n[handoff]\nmode = xclient\n"
 	           "address = 127.0.0.1:25\n") < 0);
 	CHECK_STR(why(), ":4: tls_pass = no with the hand-off on would deliver "
 	                 "the passing attempt in the clear where the MTA "
-	                 "offers STARTTLS: choose tls_pass = strict (a "
-	                 "STARTTLS client handed to the MTA in TLS unpassed, "
-	                 "greylisted by the MTA asking the policy door: "
-	                 "[policy] listen, mta_asks = yes), tls_pass = yes "
-	                 "(passed at STARTTLS, bots too), or [handoff] mode = "
-	                 "off");
+	                 "offers STARTTLS: choose tls_pass = greylist (the "
+	                 "default: greylisted by network at STARTTLS, handed "
+	                 "over in TLS), strict (the MTA asks the policy door: "
+	                 "[policy] listen, mta_asks = yes), yes (passed at "
+	                 "STARTTLS, bots too), or [handoff] mode = off");
 	CHECK_INT(load("[greylist]\ntls_pass = no\n"), 0);
 	CHECK_STR(warned, "");
 	CHECK(load("[handoff]\ntimeout = 100ms\n") < 0);
@@ -317,7 +322,11 @@ test_policy_door(void)
 	CHECK(load("[greylist]\ntls_pass = strict\n") < 0);
 	CHECK(strstr(why(), "needs [handoff] mode and [policy] mta_asks = yes"));
 	CHECK(load("[greylist]\ntls_pass = maybe\n") < 0);
-	CHECK(strstr(why(), "want yes, no or strict"));
+	CHECK(strstr(why(), "want greylist, strict, yes or no"));
+	CHECK_INT(load("[greylist]\ntls_pass = greylist\n"), 0);
+	CHECK(cfg.grey.tls_greylist && cfg.tarpit.offer_starttls);
+	CHECK_INT(load("[greylist]\ntls_pass = yes\n"), 0);
+	CHECK(cfg.grey.tls_pass && !cfg.grey.tls_greylist);
 	CHECK_INT(load("[greylist]\ntls_pass = strict\n[handoff]\n"
 		       "mode = proxy-v2\naddress = 127.0.0.1:10025\n[policy]\n"
 		       "listen = inet:127.0.0.1:10023\nmta_asks = yes\n"),

@@ -39,6 +39,7 @@ echo "198.51.100.30 # a friend's server" >"$NETNS_TMP/allow.d/friends.txt"
 greygated_conf "log_level = debug
 [greylist]
 delay = 5
+tls_pass = yes
 trap_recipients = spamtrap@example.org
 [tarpit]
 stutter = 10ms"

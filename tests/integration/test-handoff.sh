@@ -63,6 +63,7 @@ mkdir -p "$NETNS_TMP/store"
 greygated_conf "log_level = debug
 [greylist]
 delay = 2
+tls_pass = yes
 [handoff]
 mode = proxy-v2
 address = 127.0.0.1:10025

@@ -16,6 +16,7 @@ netns_init
 netns_sender_gw
 greygated_conf "[greylist]
 delay = 1h
+tls_pass = yes
 [tarpit]
 max_per_client = 8
 session_timeout = 4s"

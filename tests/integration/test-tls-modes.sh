@@ -66,19 +66,20 @@ for mode in transparent proxy-v2 xclient; do
 	mode_conf "$mode" no
 	out=$(nsx gw "$GREYGATE_BUILD/daemon/greygated" --config "$NETNS_TMP/greygate.conf" --check-config 2>&1) &&
 		fail "$mode: tls_pass = no with the hand-off was taken"
-	grep -q "tls_pass = no with the hand-off on would deliver the passing attempt in the clear.*choose tls_pass = strict" <<<"$out" ||
+	grep -q "tls_pass = no with the hand-off on would deliver the passing attempt in the clear.*choose tls_pass = greylist" <<<"$out" ||
 		fail "$mode: the refusal does not say why: $out"
 done
-echo "ok: tls_pass = no with the hand-off on is refused, naming tls_pass = strict, yes, or the hand-off off"
+echo "ok: tls_pass = no with the hand-off on is refused, naming tls_pass = greylist, strict, yes, or the hand-off off"
 
 run() { # HANDOFF TLS_PASS
-	local what="$1, tls_pass = $2" subject="tls-$1-$2-$NETNS_RUN" cap tls0 out
+	local what="$1, tls_pass = $2" subject="tls-$1-$2-$NETNS_RUN" cap tls0 out log0 runlog
 	cap=$NETNS_TMP/wire-$1-$2.pcap
 	mode_conf "$1" "$2"
 	netns_spawn sender tcpdump -i "$dev" -U -n -w "$cap" 'tcp port 25' 2>"$cap.err"
 	local dump=$SPAWNED
 	wait_for 5 grep -q "listening on" "$cap.err" || fail "$what: tcpdump did not start"
 	greygated_start
+	log0=$(wc -l <"$GG_LOG")
 	[ "$1" = off ] || wait_for 10 grep -q "hand-off: the MTA at .* offers STARTTLS: yes" "$GG_LOG" ||
 		{ tail "$GG_LOG"; fail "$what: the MTA's EHLO was not learnt"; }
 	tls0=$(grep -c "TLS connection established from unknown\[203.0.113.10\]" "$mxlog" || true)
@@ -87,6 +88,11 @@ run() { # HANDOFF TLS_PASS
 	wait_for 60 eval '[ "$(copies "$subject")" -ge 1 ]' ||
 		{ tail -n 20 "$GG_LOG" "$(postfix_log out)"; fail "$what: not delivered"; }
 	sleep 1
+	# The report counts the network greylisted at STARTTLS apart from
+	# the RCPTs' triplets, and its pass as by STARTTLS.
+	[ "$2" != greylist ] || ggctl report --json |
+		jq -e '.funnel.tls_greylisted == 1 and .funnel.passed_other == 1 and .funnel.passed_retry == 0 and .funnel.greylisted == 0' >/dev/null ||
+		fail "$what: report: $(ggctl report --json | jq -c .funnel)"
 	kill "$GG_PID"
 	wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "$what: greygated did not stop"
 	kill "$dump"
@@ -99,10 +105,21 @@ run() { # HANDOFF TLS_PASS
 		fail "$what: the MTA logged no TLS session with the sender"
 	out=$(python3 "$here/../lib/clear-envelope.py" "$cap") ||
 		{ echo "$out"; fail "$what: the envelope crossed in the clear after STARTTLS"; }
+	if [ "$2" = greylist ]; then
+		# Greylisted at STARTTLS by its network, passed by the
+		# STARTTLS after the delay: never at once.
+		runlog=$(tail -n +$((log0 + 1)) "$GG_LOG")
+		grep -q "action=greylist, reason=new, client=203.0.113.10, key=203.0.113.0/24, helo=.*, at=starttls, delay=2" <<<"$runlog" ||
+			{ echo "$runlog" | tail; fail "$what: the first STARTTLS was not greylisted"; }
+		grep -q "action=pass, reason=starttls-retry, client=203.0.113.10, key=203.0.113.0/24" <<<"$runlog" ||
+			{ echo "$runlog" | tail; fail "$what: no pass by the STARTTLS after the delay"; }
+		! grep -q "action=pass, reason=starttls," <<<"$runlog" || fail "$what: passed at its first STARTTLS"
+	fi
 	echo "ok: $what: delivered once in ESMTPS; on the wire: $(tail -1 <<<"$out")"
 }
 
-for pair in off:yes off:no transparent:yes transparent:strict proxy-v2:yes \
-	proxy-v2:strict xclient:yes xclient:strict; do
+for pair in off:greylist off:yes off:no transparent:greylist transparent:yes \
+	transparent:strict proxy-v2:greylist proxy-v2:yes proxy-v2:strict \
+	xclient:greylist xclient:yes xclient:strict; do
 	run "${pair%%:*}" "${pair#*:}"
 done

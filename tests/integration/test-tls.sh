@@ -29,7 +29,8 @@ smtp_tls_loglevel = 1"
 mkdir -p "$NETNS_TMP/store"
 greygated_conf "[greylist]
 delay = 1h
-refresh_interval = 1s"
+refresh_interval = 1s
+tls_pass = yes"
 greygated_start
 log=$GG_LOG
 mbox=$(postfix_mailbox mx)

@@ -56,6 +56,7 @@ outlog=$(postfix_log out)
 mkdir -p "$NETNS_TMP/store"
 greygated_conf "[greylist]
 delay = 4
+tls_pass = yes
 [handoff]
 mode = transparent
 address = 203.0.113.1:25

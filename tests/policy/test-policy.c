@@ -41,6 +41,20 @@ setup_handoff(void)
 	CHECK(grey);
 }
 
+/* The grey again, STARTTLS at the tarpit now passing (tls_pass = yes),
+ * greylisted by network (greylist, the default), handed over unpassed
+ * (strict) or nothing (all false: no). */
+static void
+tls_mode(bool pass, bool greylist, bool strict)
+{
+	grey_free(grey);
+	cfg.tls_pass = pass;
+	cfg.tls_greylist = greylist;
+	cfg.tls_strict = strict;
+	grey = grey_new(&cfg, store);
+	CHECK(grey);
+}
+
 static void
 teardown(void)
 {
@@ -220,6 +234,7 @@ test_delay_to_delivery_with_the_handoff(void)
 	size_t n;
 
 	setup_handoff();
+	tls_mode(true, false, false);
 	tarpit(T0, "198.51.100.7", "alice@a.test", "bob@b.test");
 	CHECK_INT(tarpit(T0 + 310, "198.51.100.7", "alice@a.test", "bob@b.test")
 			  .action,
@@ -231,8 +246,9 @@ test_delay_to_delivery_with_the_handoff(void)
 		GREY_PATH_FAST, 250);
 	grey_get_pass_delays(grey, &n);
 	CHECK_INT(n, 1);
-	/* STARTTLS at the tarpit: handed over in TLS and delivered on its
-	 * first attempt, a delay of 0 (it was missing: issue 32). */
+	/* STARTTLS at the tarpit with tls_pass = yes: handed over in TLS
+	 * and delivered on its first attempt, a delay of 0 (it was missing:
+	 * issue 32). */
 	{
 		struct grey_addr a = ip("198.51.103.7");
 		struct grey_decision d;
@@ -605,23 +621,21 @@ test_allow_exempt_starttls(void)
 	d = tarpit(T0 + 300, "198.51.100.7", "a@a.test", "postmaster@x.test");
 	CHECK_INT(d.reason, GREY_REASON_RETRY_PASSED);
 
+	/* tls_pass = yes: passed at STARTTLS. */
+	tls_mode(true, false, false);
 	a = ip("198.51.103.7");
 	CHECK_INT(starttls(T0, &a, GREY_PATH_TARPIT, &d), 0);
 	CHECK_INT(d.action, GREY_PASS);
 	CHECK_INT(d.reason, GREY_REASON_STARTTLS);
 	CHECK_STR(key_of(&d), "198.51.103.0/24");
 	/* Off: nothing. */
-	grey_free(grey);
-	cfg.tls_pass = false;
-	grey = grey_new(&cfg, store);
+	tls_mode(false, false, false);
 	a = ip("198.51.104.7");
 	CHECK_INT(starttls(T0, &a, GREY_PATH_TARPIT, &d), 0);
 	CHECK_INT(d.action, GREY_ACTION_NONE);
 	/* Strict: handed over unpassed; the MTA then asks per recipient,
 	 * and the triplet is greylisted as any other. */
-	grey_free(grey);
-	cfg.tls_strict = true;
-	grey = grey_new(&cfg, store);
+	tls_mode(false, false, true);
 	a = ip("198.51.105.7");
 	CHECK_INT(starttls(T0, &a, GREY_PATH_TARPIT, &d), 0);
 	CHECK_INT(d.action, GREY_ALLOWED);
@@ -638,6 +652,71 @@ test_allow_exempt_starttls(void)
 	CHECK_INT(d.action, GREY_PASS);
 	CHECK_INT(d.reason, GREY_REASON_PASSED);
 	CHECK_INT(grey_get_counters(grey)->tls_handed, 2);
+	teardown();
+}
+
+/* tls_pass = greylist (the default): a network's STARTTLS is greylisted
+ * as a triplet of its own; a STARTTLS from it after the delay passes it
+ * (with the hand-off, delivered then: the delay counted); one that never
+ * comes back passes nothing. */
+static void
+test_starttls_greylisted(void)
+{
+	struct grey_decision d;
+	struct grey_addr a = ip("198.51.106.7"), b = ip("198.51.106.8"),
+			 bot = ip("198.51.107.7");
+	const uint32_t *delays;
+	size_t n;
+
+	setup_handoff();
+	CHECK(cfg.tls_greylist && !cfg.tls_pass && !cfg.tls_strict);
+	CHECK_INT(starttls(T0, &a, GREY_PATH_TARPIT, &d), 0);
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	CHECK_INT(d.wait_sec, 300);
+	/* its neighbour is the same network: early */
+	CHECK_INT(starttls(T0 + 100, &b, GREY_PATH_TARPIT, &d), 0);
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(d.reason, GREY_REASON_EARLY_RETRY);
+	CHECK_INT(d.wait_sec, 200);
+	CHECK_INT(starttls(T0 + 300, &a, GREY_PATH_TARPIT, &d), 0);
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.reason, GREY_REASON_STARTTLS_RETRY);
+	CHECK_STR(key_of(&d), "198.51.106.0/24");
+	delays = grey_get_pass_delays(grey, &n);
+	CHECK_INT(n, 1);
+	CHECK_INT(delays[0], 300);
+	CHECK_INT(starttls(T0 + 301, &b, GREY_PATH_TARPIT, &d), 0);
+	CHECK_INT(d.reason, GREY_REASON_PASSED);
+	/* Counted apart from the RCPTs' triplets: a pass, not by retry. */
+	{
+		const struct grey_counters *k = grey_get_counters(grey);
+
+		CHECK_INT(k->tls_greylisted, 1);
+		CHECK_INT(k->greylisted_new, 0);
+		CHECK_INT(k->retried, 0);
+		CHECK_INT(k->passed_retry, 0);
+		CHECK_INT(k->passed, 1);
+		CHECK_INT(k->attempts, 0);
+	}
+	/* A RCPT of the network's now passes as any passed client's. */
+	CHECK_INT(tarpit(T0 + 302, "198.51.106.9", "a@a.test", "b@b.test")
+			  .action,
+		  GREY_PASS);
+	/* A bot that said STARTTLS once: its network is not passed, its
+	 * RCPTs are greylisted as ever. */
+	CHECK_INT(starttls(T0, &bot, GREY_PATH_TARPIT, &d), 0);
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(tarpit(T0 + 400, "198.51.107.7", "a@a.test", "b@b.test")
+			  .reason,
+		  GREY_REASON_NEW);
+	/* Past the retry window, it starts over. */
+	CHECK_INT(starttls(T0 + 2 * 86400 + 1, &bot, GREY_PATH_TARPIT, &d), 0);
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	/* On the fast path STARTTLS is only counted. */
+	a = ip("198.51.108.7");
+	CHECK_INT(starttls(T0, &a, GREY_PATH_FAST, &d), 0);
+	CHECK_INT(d.action, GREY_ACTION_NONE);
 	teardown();
 }
 
@@ -1024,6 +1103,7 @@ main(void)
 	RUN(test_ipv6_slash64_and_full_address_option);
 	RUN(test_fast_path_refresh_is_rate_limited);
 	RUN(test_allow_exempt_starttls);
+	RUN(test_starttls_greylisted);
 	RUN(test_trap_wins_over_all_but_allow_list);
 	RUN(test_fast_path_never_passes);
 	RUN(test_normalisation);

@@ -5,11 +5,14 @@
 # at its first attempt after its client passed, 900 s after the first; a
 # pool sender rotating over two /16s waits until it returns to a network
 # that passed, 3600 s (pooled by its SPF domain, 2700 s, or 900 s with
-# the hand-off); a STARTTLS sender passes at once and is delivered
-# at its first retry; bots are stopped; with the hand-off the retry that
-# passes delivers and a STARTTLS sender its first attempt, and STARTTLS
-# bots get in (with tls_pass); the same seed gives the same month, and
-# bad workloads are clear errors.
+# the hand-off); a STARTTLS sender is greylisted by its network
+# (tls_pass = greylist, the default: passed by its STARTTLS at 300 s,
+# delivered by the retry after, 600 s; with tls_pass = yes it passes at
+# once and is delivered at its first retry); bots are stopped; with the
+# hand-off the retry that passes delivers, a STARTTLS sender at 300 s
+# (its first attempt with tls_pass = yes, which lets STARTTLS bots in
+# too); the same seed gives the same month, and bad workloads are clear
+# errors.
 set -euo pipefail
 sim=$GREYGATE_BUILD/tools/greygate-sim
 tmp=$(mktemp -d /tmp/greygate-sim-test.XXXXXX)
@@ -24,6 +27,8 @@ run() { # WORKLOAD-TEXT [CONFIG-TEXT]: prints the JSON
 handoff="[handoff]
 mode = proxy-v2
 address = 127.0.0.1:10025"
+tls_yes="[greylist]
+tls_pass = yes"
 # One message each, from one address, as a Postfix and a STARTTLS sender.
 postfix="[class postfix]
 kind = mta
@@ -83,9 +88,13 @@ pool_spf = no")
 check "$out" '(.sim.pool_spf | not) and .sim.delay.max == 3600' "pool with SPF, pool_spf = no"
 echo "ok: a pool whose SPF passes, pooled: delivered at 2700 s (900 s with the hand-off) instead of 3600 s"
 
+out=$(run "$tls" "$tls_yes")
+check "$out" '.sim.legit_delivered == 1 and .sim.delay.max == 300 and .report.funnel.passed_other == 1' "STARTTLS, tls_pass = yes"
+echo "ok: tls_pass = yes: a STARTTLS sender passes at once and is delivered at its first retry"
 out=$(run "$tls")
-check "$out" '.sim.legit_delivered == 1 and .sim.delay.max == 300 and .report.funnel.passed_other == 1' "STARTTLS"
-echo "ok: a STARTTLS sender passes at once and is delivered at its first retry"
+check "$out" '.sim.legit_delivered == 1 and .sim.delay.max == 600 and .sim.sessions == 3' "STARTTLS greylisted"
+echo "ok: tls_pass = greylist: a STARTTLS sender passes by its STARTTLS after the delay, delivered at 600 s"
+
 
 out=$(run "[class bots]
 kind = bot
@@ -104,21 +113,31 @@ check "$out" '.sim.handoff and .sim.legit_delivered == 1 and .sim.delay.max == 3
 	.sim.met_tarpit == 1 and .sim.delay_tarpit.max == 300' "postfix-like with the hand-off"
 echo "ok: with the hand-off, the Postfix-like sender is delivered by the retry that passes: 300 s"
 
-out=$(run "$tls" "$handoff")
+out=$(run "$tls" "$tls_yes
+$handoff")
 check "$out" '.sim.legit_delivered == 1 and .sim.legit_delayed == 0 and .sim.met_tarpit == 1 and
-	.sim.delay_tarpit.max == 0 and .sim.sessions == 1' "STARTTLS with the hand-off"
-echo "ok: with the hand-off, a STARTTLS sender is delivered on its first attempt"
+	.sim.delay_tarpit.max == 0 and .sim.sessions == 1' "STARTTLS with the hand-off, tls_pass = yes"
+echo "ok: with the hand-off and tls_pass = yes, a STARTTLS sender is delivered on its first attempt"
+out=$(run "$tls" "$handoff")
+check "$out" '.sim.legit_delivered == 1 and .sim.delay_tarpit.max == 300 and .sim.sessions == 2' \
+	"STARTTLS with the hand-off, greylisted"
+echo "ok: with the hand-off and tls_pass = greylist, a STARTTLS sender is delivered by its STARTTLS after the delay"
 
-# Shares: every bot says STARTTLS; with tls_pass and the hand-off each is
-# delivered, without the hand-off none, with tls_pass strict none.
+
+# Shares: every bot says STARTTLS; with tls_pass = yes and the hand-off
+# each is delivered, without the hand-off none, with tls_pass strict or
+# greylist none.
 bots="starttls_bots = 100%
 [class bots]
 kind = bot
 messages = 50
 clients = random
 retry = none"
+out=$(run "$bots" "$tls_yes
+$handoff")
+check "$out" '.sim.unwanted_delivered == 50 and .sim.unwanted_by_tls == 50' "TLS bots, hand-off, tls_pass = yes"
 out=$(run "$bots" "$handoff")
-check "$out" '.sim.unwanted_delivered == 50 and .sim.unwanted_by_tls == 50' "TLS bots, hand-off"
+check "$out" '.sim.unwanted_delivered == 0' "TLS bots, hand-off, tls_pass = greylist"
 out=$(run "$bots")
 check "$out" '.sim.unwanted_delivered == 0' "TLS bots, no hand-off"
 out=$(run "$bots" "[greylist]
@@ -136,7 +155,7 @@ grep -q "tls_pass = no with the hand-off on would deliver the passing attempt in
 out=$(run "starttls_legit = 0%
 $tls" "$handoff")
 check "$out" '.sim.delay.max == 300' "starttls_legit = 0% overrides the class"
-echo "ok: STARTTLS shares: bots that say it are delivered with tls_pass and the hand-off, and only then"
+echo "ok: STARTTLS shares: bots that say it are delivered with tls_pass = yes and the hand-off, and only then"
 
 a=$("$sim" --json --seed 7 2>/dev/null)
 b=$("$sim" --json --seed 7 2>/dev/null)

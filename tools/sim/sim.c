@@ -239,7 +239,8 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 	else
 		snprintf(from, sizeof(from), "user%u@%s.example",
 			 m->idx % c->senders, c->name);
-	if (!fast && m->tls && (cfg->tls_pass || cfg->tls_strict)) {
+	if (!fast && m->tls &&
+	    (cfg->tls_pass || cfg->tls_strict || cfg->tls_greylist)) {
 		struct grey_attempt tls = {.kind = GREY_ATTEMPT_STARTTLS,
 					   .now = now, .client = a, .helo = "",
 					   .path = GREY_PATH_TARPIT};
@@ -251,6 +252,12 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 		if (handoff && d.action == GREY_PASS) {
 			m->attempt++;
 			return 2;
+		}
+		/* Greylisted at STARTTLS (or trapped): the session ends
+		 * there, unanswered; it never reaches a RCPT. */
+		if (d.action == GREY_GREYLIST || d.action == GREY_TRAP) {
+			m->attempt++;
+			return 0;
 		}
 		/* Strict: in TLS with the MTA, which asks per recipient. */
 		asked = handoff && d.action == GREY_ALLOWED;
