@@ -23,12 +23,18 @@ enum handoff_mode {
 	HANDOFF_OFF = 0,  /* the passing attempt is answered 451 too */
 	HANDOFF_PROXY_V2, /* a PROXY v2 header on the MTA's own listener */
 	HANDOFF_XCLIENT,  /* XCLIENT on the MTA's port (Postfix) */
-	HANDOFF_TRANSPARENT /* from the client's own address (IP_TRANSPARENT)
-			       to the MTA's ordinary port: no change there */
+	HANDOFF_TRANSPARENT, /* from the client's own address (IP_TRANSPARENT)
+				to the MTA's ordinary port: no change there */
+	HANDOFF_AUTO /* a setting only (the default): transparent where the
+			kernel has what it needs, else off (mode says which,
+			config_resolve_auto) */
 };
 
 struct handoff_config {
-	uint8_t mode;            /* enum handoff_mode */
+	uint8_t mode;            /* enum handoff_mode: the one in effect */
+	uint8_t setting;         /* ... as the file says it (auto too) */
+	bool auto_on;            /* auto: transparent (config_resolve_auto) */
+	char auto_why[200];      /* auto: why it is off, or on */
 	char address[80];        /* the MTA's hand-off address, as written */
 	struct sockaddr_storage addr; /* ... parsed */
 	socklen_t addr_len;
@@ -152,6 +158,10 @@ struct config {
 /* config_defaults - every key's default. */
 void config_defaults(struct config *cfg);
 
+/* config_derive - the settings that follow from others (the mode in
+ * effect among them), again: after config_resolve_auto. */
+void config_derive(struct config *cfg);
+
 /* Told of each setting that works but is odd (one line, no newline). */
 typedef void config_warn_fn(const char *text, void *ctx);
 
@@ -173,6 +183,14 @@ int config_load(struct config *cfg, const char *path, bool missing_ok,
  * Return: 0 or -EINVAL with err set (512 bytes).
  */
 int config_check_system(const struct config *cfg, char *err);
+
+/*
+ * config_resolve_auto - [handoff] mode = auto made transparent or off,
+ * by what the machine has (gateway on, tls_pass not no, policy routing by
+ * mark), and why in cfg->handoff.auto_why; nothing for another mode. At
+ * start only: a reload keeps what start found (config_reload).
+ */
+void config_resolve_auto(struct config *cfg);
 
 #define CONFIG_CHILD_CHANGED 1
 

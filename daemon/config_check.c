@@ -312,7 +312,9 @@ config_check_together(struct config_checking *st, config_warn_fn *warn,
 			      "%s)",
 			      config_handoff_mode_name(c->handoff.mode),
 			      handoff_address_example(c->handoff.mode));
-	if (c->handoff.mode == HANDOFF_TRANSPARENT) {
+	/* auto with an address: the address transparent mode would ask */
+	if (c->handoff.mode == HANDOFF_TRANSPARENT ||
+	    (c->handoff.setting == HANDOFF_AUTO && c->handoff.address[0])) {
 		int r = check_transparent(st);
 
 		if (r < 0)
@@ -392,6 +394,36 @@ config_check_together(struct config_checking *st, config_warn_fn *warn,
 				"bank (/24, /48 or longer is usual)",
 		     g->prefix4, g->prefix6);
 	return check_listener_ports(st, warn, ctx);
+}
+
+void
+config_resolve_auto(struct config *cfg)
+{
+	struct handoff_config *h = &cfg->handoff;
+	int r;
+
+	if (h->setting != HANDOFF_AUTO)
+		return;
+	h->auto_on = false;
+	if (!cfg->gateway)
+		snprintf(h->auto_why, sizeof(h->auto_why),
+			 "no tarpit here (gateway = no)");
+	else if (cfg->tls_mode == CONFIG_TLS_NO)
+		snprintf(h->auto_why, sizeof(h->auto_why),
+			 "tls_pass = no would deliver the passing attempt in "
+			 "the clear");
+	else if ((r = markroute_check()) < 0)
+		snprintf(h->auto_why, sizeof(h->auto_why),
+			 "transparent cannot work here: %s",
+			 markroute_explain(r));
+	else
+		h->auto_on = true;
+	if (h->auto_on)
+		snprintf(h->auto_why, sizeof(h->auto_why),
+			 "transparent, once the MTA at %s answers",
+			 h->address[0] ? h->address
+				       : "the address clients go to");
+	config_derive(cfg);
 }
 
 int

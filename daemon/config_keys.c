@@ -92,7 +92,7 @@ const struct key config_keys[] = {
 	 0, 0, false, 0},
 	{"tarpit", "capabilities", K_CAPS, F(capabilities), 0, 0, false, 0},
 
-	{"handoff", "mode", K_HANDOFF, F(handoff.mode), 0, 0, RESTART, 0},
+	{"handoff", "mode", K_HANDOFF, F(handoff.setting), 0, 0, RESTART, 0},
 	{"handoff", "address", K_ENDPOINT, F(handoff.address), 0, 0, RESTART,
 	 0},
 	{"handoff", "timeout", K_MS, F(handoff.timeout_ms), 1000, 60000,

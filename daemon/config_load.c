@@ -46,9 +46,14 @@ struct load_state {
 
 
 /* Settings that follow from others, and pointers into cfg's buffers. */
-static void
+void
 config_derive(struct config *cfg)
 {
+	/* auto is what start found it to be (config_resolve_auto). */
+	cfg->handoff.mode = cfg->handoff.setting != HANDOFF_AUTO
+				    ? cfg->handoff.setting
+			    : cfg->handoff.auto_on ? HANDOFF_TRANSPARENT
+						   : HANDOFF_OFF;
 	/* The hand-off's address as a socket address (the text was checked
 	 * when read). */
 	if (cfg->handoff.address[0])
@@ -151,6 +156,7 @@ config_defaults(struct config *cfg)
 	snprintf(cfg->exempt[0], GREY_ADDR_MAX, "postmaster@");
 	snprintf(cfg->exempt[1], GREY_ADDR_MAX, "abuse@");
 	cfg->nexempt = 2;
+	cfg->handoff.setting = HANDOFF_AUTO;
 	cfg->handoff.timeout_ms = 10000;
 	cfg->handoff.mark = 0x4767;
 	cfg->handoff.route_table = 4767;
@@ -360,7 +366,7 @@ set_key(struct load_state *st, const struct key *k, const char *v,
 		*(int *)dst = lvl;
 		return 0;
 	case K_HANDOFF:
-		*why = "want off, proxy-v2, xclient or transparent";
+		*why = "want auto, off, proxy-v2, xclient or transparent";
 		return config_parse_handoff(v, (uint8_t *)dst);
 	case K_ADDR: {
 		struct sockaddr_storage ss;
@@ -619,6 +625,10 @@ config_reload(struct config *cfg, const char *path, bool missing_ok,
 		return r;
 	}
 	keep_restart_keys(n, cfg);
+	/* (mode is a restart key: auto stays what start found) */
+	n->handoff.auto_on = cfg->handoff.auto_on;
+	memcpy(n->handoff.auto_why, cfg->handoff.auto_why,
+	       sizeof(n->handoff.auto_why));
 	if (shared_store)
 		keep_agreed_keys(&n->grey, &cfg->grey);
 	config_derive(n);

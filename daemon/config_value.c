@@ -144,7 +144,7 @@ config_parse_list(const char *text, char (*items)[GREY_ADDR_MAX], int *n,
 int
 config_parse_handoff(const char *text, uint8_t *mode)
 {
-	for (uint8_t m = HANDOFF_OFF; m <= HANDOFF_TRANSPARENT; m++)
+	for (uint8_t m = HANDOFF_OFF; m <= HANDOFF_AUTO; m++)
 		if (!strcmp(text, config_handoff_mode_name(m))) {
 			*mode = m;
 			return 0;
@@ -156,7 +156,7 @@ const char *
 config_handoff_mode_name(uint8_t mode)
 {
 	static const char *const names[] = {"off", "proxy-v2", "xclient",
-					    "transparent"};
+					    "transparent", "auto"};
 
 	return mode < sizeof(names) / sizeof(*names) ? names[mode] : "?";
 }

@@ -67,6 +67,8 @@ gateway_figures(struct gateway *gw, struct metrics_snapshot *s)
 	s->triplets = store_count(gw->store, -1);
 	s->passes = store_count(gw->store, STORE_PASS);
 	s->traps = store_count(gw->store, STORE_TRAP);
+	handoff_auto_text(gw->handoff, s->handoff_auto, sizeof(s->handoff_auto));
+	s->handoff_ready = handoff_ready(gw->handoff);
 	handoff_get_counts(gw->handoff, &s->handoffs_started,
 	                   &s->handoffs_failed);
 	s->set_changes_failed = gateway_set_changes_failed(gw);

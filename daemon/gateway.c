@@ -315,6 +315,15 @@ open_gateway(struct gateway *gw, char *err)
 		return r;
 	}
 	r = handoff_route_open(gw->handoff, err);
+	if (r < 0 && gw->cfg->handoff.setting == HANDOFF_AUTO) {
+		/* auto: the hand-off off, not the gateway */
+		snprintf(gw->cfg->handoff.auto_why,
+			 sizeof(gw->cfg->handoff.auto_why), "%.180s", err);
+		gw->cfg->handoff.auto_on = false;
+		config_derive(gw->cfg);
+		log_warnx("hand-off: auto: off: %s", err);
+		r = 0;
+	}
 	if (r < 0)
 		return r;
 	r = bind_tarpit(gw, err);

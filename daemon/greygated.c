@@ -303,6 +303,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "greygated: %s\n", err);
 		return 2;
 	}
+	config_resolve_auto(&cfg);
 	if (store_copy) {
 		log_init("greygated", false, LOG_LEVEL_WARN);
 		say_config_warnings();
@@ -329,6 +330,10 @@ main(int argc, char **argv)
 			       "removes it at exit\n",
 			       cfg.handoff.mark, cfg.nft.smtp_port,
 			       cfg.handoff.route_table);
+		if (cfg.handoff.setting == HANDOFF_AUTO)
+			printf("greygated: [handoff] mode = auto: %s%s\n",
+			       cfg.handoff.auto_on ? "" : "off: ",
+			       cfg.handoff.auto_why);
 		printf("greygated: %s: ok\n", path);
 		return 0;
 	}
@@ -343,6 +348,11 @@ main(int argc, char **argv)
 	log_init("greygated", !foreground,
 		 (enum log_level)cfg.log_level);
 	say_config_warnings();
+	if (cfg.handoff.setting == HANDOFF_AUTO && cfg.handoff.auto_on)
+		log_info("hand-off: auto: %s", cfg.handoff.auto_why);
+	else if (cfg.handoff.setting == HANDOFF_AUTO && cfg.gateway)
+		log_warnx("hand-off: auto: off: %s; a passing attempt hears "
+			  "451 and retries", cfg.handoff.auto_why);
 
 	if (fit_fd_limit(&cfg, false, say_fd_limit, NULL) < 0) {
 		log_warnx("cannot start: file descriptors: too few for the "

@@ -60,7 +60,36 @@ struct handoff_state {
 	bool mta_probe_failing; /* said, until it answers again */
 	char mta_caps[256];     /* what the tarpit's EHLO lists */
 	bool transparent_routed; /* the way back is in place */
+	/* auto without an address: where the MTA is asked, learnt from the
+	 * first session's destination */
+	struct sockaddr_storage mta_addr;
+	bool mta_addr_learnt;
 };
+
+/* sockaddr_len, sockaddr_port - an IPv4 or IPv6 address's length, and
+ * its port (sin_port and sin6_port lie at the same offset). */
+static inline socklen_t
+sockaddr_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET ? sizeof(struct sockaddr_in)
+	                                : sizeof(struct sockaddr_in6);
+}
+
+static inline uint16_t
+sockaddr_port(const struct sockaddr_storage *ss)
+{
+	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+}
+
+/* handoff_endpoint_text - ss as 203.0.113.1:25 or [2001:db8::1]:25 into
+ * out (len bytes with the NUL). */
+void handoff_endpoint_text(const struct sockaddr_storage *ss, char *out,
+                           size_t len);
+
+/* handoff_probe_address - where the MTA's probe asks (NULL: auto has
+ * not learnt it yet). */
+const struct sockaddr_storage *
+handoff_probe_address(const struct handoff_state *hs);
 
 /* handoff_endpoints - h's client and destination, from the session's
  * socket as greygated read it (handoff_connect.c). */

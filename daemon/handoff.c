@@ -21,6 +21,8 @@
 
 /* The MTA's EHLO is asked this often (what the tarpit's EHLO lists). */
 #define PROBE_EVERY_MS (10 * 60 * 1000)
+/* auto, while the MTA does not answer: the hand-off waits for it */
+#define PROBE_AUTO_RETRY_MS (10 * 1000)
 
 struct handoff_state *
 handoff_state_new(struct loop *loop, const struct config *cfg)
@@ -89,18 +91,35 @@ finish(struct handoff *h, bool greeted)
 	free(h);
 }
 
+/* The MTA's address as the log says it: the one configured, or the one
+ * auto learnt (MTA_WHERE_MAX bytes at buf). */
+#define MTA_WHERE_MAX (INET6_ADDRSTRLEN + 8)
+static const char *
+mta_where(const struct handoff_state *hs, char *buf)
+{
+	const struct sockaddr_storage *at = handoff_probe_address(hs);
+
+	if (hs->cfg->handoff.address[0] || !at)
+		return hs->cfg->handoff.address[0] ? hs->cfg->handoff.address
+						   : "(not yet known)";
+	handoff_endpoint_text(at, buf, MTA_WHERE_MAX);
+	return buf;
+}
+
 /* The MTA cannot be asked: said once (until it can be again); the
  * tarpit's EHLO stays as it was. */
 void
 handoff_probe_failed(struct handoff_state *hs, const char *why)
 {
+	char where[MTA_WHERE_MAX];
+
 	if (hs->mta_probe_failing)
 		return;
 	hs->mta_probe_failing = true;
 	log_warnx("hand-off: the MTA at %s cannot be asked its EHLO: %s; "
 		  "passing clients hear 451 until it can (the tarpit's EHLO "
 		  "is unchanged)",
-		  hs->cfg->handoff.address, why);
+		  mta_where(hs, where), why);
 }
 
 /* What the MTA's EHLO reply (in[0..len)) offers: the tarpit's EHLO lists
@@ -108,14 +127,14 @@ handoff_probe_failed(struct handoff_state *hs, const char *why)
 static void
 learn_ehlo(struct handoff_state *hs, const char *in, size_t len)
 {
-	char caps[sizeof(hs->mta_caps)];
+	char caps[sizeof(hs->mta_caps)], where[MTA_WHERE_MAX];
 	bool starttls;
 
 	handoff_common_caps(hs->cfg->capabilities, in, len, caps,
 			    sizeof(caps), &starttls);
 	if (hs->mta_probe_failing)
 		log_info("hand-off: the MTA at %s answers again",
-			 hs->cfg->handoff.address);
+			 mta_where(hs, where));
 	hs->mta_probe_failing = false;
 	if (hs->mta_known && !strcmp(caps, hs->mta_caps) &&
 	    starttls == hs->mta_starttls)
@@ -125,7 +144,7 @@ learn_ehlo(struct handoff_state *hs, const char *in, size_t len)
 	hs->mta_known = true;
 	log_info("hand-off: the MTA at %s offers STARTTLS: %s; the tarpit's "
 		 "EHLO lists: %s%s",
-		 hs->cfg->handoff.address, starttls ? "yes" : "no",
+		 mta_where(hs, where), starttls ? "yes" : "no",
 		 caps[0] ? caps : "(nothing)",
 		 starttls && hs->cfg->tarpit.offer_starttls ? ", STARTTLS" : "");
 	handoff_send_caps(hs);
@@ -156,6 +175,7 @@ static void
 fail(struct handoff *h, const char *why)
 {
 	struct handoff_state *hs = h->hs;
+	char where[MTA_WHERE_MAX];
 
 	unlink_handoff(h);
 	close(h->fd);
@@ -167,7 +187,7 @@ fail(struct handoff *h, const char *why)
 	hs->handoffs_failed++;
 	log_warnx("%s: hand-off to %s: %s; the client hears 451 and comes "
 	          "back",
-	          h->client_text, hs->cfg->handoff.address, why);
+	          h->client_text, mta_where(hs, where), why);
 	handing_over(h);
 	h->v.handoff_fd = -1;
 	hs->child.send_verdict(hs->child.ctx, h->session, h->question, &h->v);
@@ -399,13 +419,41 @@ handoff_begin(struct handoff_state *hs, uint64_t session, uint32_t question,
 	return handoff_open_connection(h);
 }
 
+static bool
+is_auto(const struct handoff_state *hs)
+{
+	return hs->cfg->handoff.setting == HANDOFF_AUTO;
+}
+
+/* Where the probe asks: the address, or auto's learnt one (NULL: not
+ * yet). */
+const struct sockaddr_storage *
+handoff_probe_address(const struct handoff_state *hs)
+{
+	if (hs->cfg->handoff.addr_len)
+		return &hs->cfg->handoff.addr;
+	return hs->mta_addr_learnt ? &hs->mta_addr : NULL;
+}
+
+bool
+handoff_ready(const struct handoff_state *hs)
+{
+	return !is_auto(hs) || (hs->mta_known && !hs->mta_probe_failing);
+}
+
 static void
 on_probe_due(struct loop *loop, struct loop_timer *t, void *ctx)
 {
 	struct handoff_state *hs = ctx;
-	struct handoff *h = calloc(1, sizeof(*h));
+	struct handoff *h;
 
-	loop_timer_arm(loop, t, loop_now_ms(loop) + PROBE_EVERY_MS);
+	loop_timer_arm(loop, t,
+		       loop_now_ms(loop) + (is_auto(hs) && !handoff_ready(hs)
+						    ? PROBE_AUTO_RETRY_MS
+						    : PROBE_EVERY_MS));
+	if (!handoff_probe_address(hs))
+		return;
+	h = calloc(1, sizeof(*h));
 	if (!h)
 		return;
 	h->hs = hs;
@@ -423,6 +471,45 @@ handoff_probe_start(struct handoff_state *hs)
 	loop_timer_init(&hs->probe_timer, on_probe_due, hs);
 	hs->probing = true;
 	on_probe_due(hs->loop, &hs->probe_timer, hs);
+}
+
+void
+handoff_learn_destination(struct handoff_state *hs,
+			  const struct session_ends *ends)
+{
+	char text[INET6_ADDRSTRLEN + 8];
+
+	if (!is_auto(hs) || hs->cfg->handoff.mode == HANDOFF_OFF ||
+	    handoff_probe_address(hs) || !ends->dst.ss_family ||
+	    sockaddr_port(&ends->dst) != hs->cfg->nft.smtp_port)
+		return;
+	hs->mta_addr = ends->dst;
+	hs->mta_addr_learnt = true;
+	handoff_endpoint_text(&hs->mta_addr, text, sizeof(text));
+	log_info("hand-off: auto: asking the MTA at %s, where clients go, "
+		 "whether it answers",
+		 text);
+	if (hs->probing)
+		on_probe_due(hs->loop, &hs->probe_timer, hs);
+}
+
+void
+handoff_auto_text(const struct handoff_state *hs, char *out, size_t len)
+{
+	const struct sockaddr_storage *at = handoff_probe_address(hs);
+	char text[INET6_ADDRSTRLEN + 8] = "";
+
+	if (at)
+		handoff_endpoint_text(at, text, sizeof(text));
+	if (!at)
+		snprintf(out, len, "waiting for a client to show where the "
+			 "MTA is (passing attempts hear 451)");
+	else if (!handoff_ready(hs))
+		snprintf(out, len, "the MTA at %s does not answer yet "
+			 "(passing attempts hear 451; asked every 10 s)",
+			 text);
+	else
+		snprintf(out, len, "the MTA at %s answers", text);
 }
 
 static struct markroute_config

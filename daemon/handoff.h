@@ -117,8 +117,29 @@ void handoff_common_caps(const char *configured, const char *ehlo,
 
 /* handoff_probe_start - ask the MTA's EHLO now and every 10 minutes: the
  * tarpit then lists what the MTA offers (handoff_common_caps), and the
- * log says at once whether the MTA can be reached. */
+ * log says at once whether the MTA can be reached. With mode = auto,
+ * every 10 seconds while it cannot, and (without an address) from the
+ * first time a client's destination is known
+ * (handoff_learn_destination). */
 void handoff_probe_start(struct handoff_state *hs);
+
+/* handoff_learn_destination - mode = auto without an address: the MTA
+ * is asked where this session's client was going (read from its socket),
+ * the first time one is known on smtp_port; nothing otherwise. */
+void handoff_learn_destination(struct handoff_state *hs,
+                               const struct session_ends *ends);
+
+/* handoff_ready - may a pass be handed over now? Always in a mode
+ * chosen; with auto, once the MTA answered its probe and while it
+ * does (before, a passing attempt hears 451, as with the hand-off off). */
+bool handoff_ready(const struct handoff_state *hs);
+
+/*
+ * handoff_auto_text - what auto does now, for status: "transparent: the
+ * MTA at ADDRESS answers", "waiting: ..." (len bytes with the NUL).
+ */
+void handoff_auto_text(const struct handoff_state *hs, char *out,
+                       size_t len);
 
 /*
  * handoff_route_open - in transparent mode, the policy route that takes

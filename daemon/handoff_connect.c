@@ -65,18 +65,19 @@ not_started(struct handoff *h, const char *where, int err)
 	return -err;
 }
 
-static socklen_t
-sockaddr_len(const struct sockaddr_storage *ss)
+void
+handoff_endpoint_text(const struct sockaddr_storage *ss, char *out,
+		      size_t len)
 {
-	return ss->ss_family == AF_INET ? sizeof(struct sockaddr_in)
-	                                : sizeof(struct sockaddr_in6);
-}
+	char ip[INET6_ADDRSTRLEN] = "?";
+	bool v4 = ss->ss_family == AF_INET;
 
-static uint16_t
-sockaddr_port(const struct sockaddr_storage *ss)
-{
-	/* sin_port and sin6_port lie at the same offset. */
-	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	inet_ntop(ss->ss_family,
+		  v4 ? (const void *)&((const struct sockaddr_in *)ss)->sin_addr
+		     : (const void *)&((const struct sockaddr_in6 *)ss)
+			       ->sin6_addr,
+		  ip, sizeof(ip));
+	snprintf(out, len, v4 ? "%s:%u" : "[%s]:%u", ip, sockaddr_port(ss));
 }
 
 /* A transparent hand-off's socket: the client's own address, the mark
@@ -126,8 +127,9 @@ destination(const struct handoff *h)
 {
 	const struct handoff_config *hc = &h->hs->cfg->handoff;
 
-	if (hc->mode != HANDOFF_TRANSPARENT || h->probe ||
-	    !sockaddr_port(&h->dst))
+	if (h->probe)
+		return handoff_probe_address(h->hs);
+	if (hc->mode != HANDOFF_TRANSPARENT || !sockaddr_port(&h->dst))
 		return &hc->addr;
 	if (sockaddr_port(&h->dst) != h->hs->cfg->nft.smtp_port)
 		return NULL;

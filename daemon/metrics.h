@@ -40,6 +40,8 @@ struct metrics_snapshot {
 	uint64_t sets[NFTSET_KINDS][2]; /* kind, v4/v6 */
 	uint64_t triplets, passes, traps;
 	uint64_t child_restarts, handoffs_started, handoffs_failed;
+	char handoff_auto[160]; /* [handoff] mode = auto: what it does now */
+	bool handoff_ready;     /* ... and whether it hands passes over */
 	uint64_t verdicts_unsent, records_refused, set_changes_failed;
 	struct grey_store_status shared; /* a shared store's (zero: none) */
 	uint64_t shared_up, shared_disagreed;

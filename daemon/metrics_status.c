@@ -105,7 +105,14 @@ metrics_status_text(const struct snapshot *s, FILE *out)
 	      "tarpit:    ",
 	      out);
 	text_figures(s, "tarpit", out);
-	if (cfg->handoff.mode == HANDOFF_OFF) {
+	if (cfg->handoff.setting == HANDOFF_AUTO && cfg->gateway) {
+		fprintf(out, "\nhand-off:  auto: %s%s", cfg->handoff.auto_on ? "" : "off: ",
+		        cfg->handoff.auto_on ? s->handoff_auto : cfg->handoff.auto_why);
+		if (cfg->handoff.auto_on) {
+			fputs(": ", out);
+			text_figures(s, "handoff", out);
+		}
+	} else if (cfg->handoff.mode == HANDOFF_OFF) {
 		fputs("\nhand-off:  off (a passing attempt hears 451 and "
 		      "retries)",
 		      out);
@@ -168,8 +175,17 @@ metrics_status_json(const struct snapshot *s, FILE *out)
 		fprintf(out, "},\"%s\":{", plain[i]);
 		json_figures(s, plain[i], true, out);
 	}
-	fprintf(out, "},\"handoff\":{\"mode\":\"%s\"",
-	        config_handoff_mode_name(cfg->handoff.mode));
+	fprintf(out, "},\"handoff\":{\"mode\":\"%s\",\"setting\":\"%s\"",
+	        config_handoff_mode_name(cfg->handoff.mode),
+	        config_handoff_mode_name(cfg->handoff.setting));
+	if (cfg->handoff.setting == HANDOFF_AUTO) {
+		fputs(",\"auto\":", out);
+		json_put_string(out, cfg->handoff.auto_on ? s->handoff_auto
+		                                          : cfg->handoff.auto_why);
+		fprintf(out, ",\"ready\":%s",
+		        cfg->handoff.auto_on && s->handoff_ready ? "true"
+		                                                 : "false");
+	}
 	json_figures(s, "handoff", false, out);
 	fputs("},\"policy\":{\"listen\":", out);
 	json_put_string(out, cfg->policy.listen);

@@ -112,7 +112,7 @@ on_attempt_decided(struct gateway *gw, int r, const struct grey_attempt *a,
 	 * meanwhile gets no second connection); the verdict goes with the
 	 * connection then. */
 	if (v.action == TARPIT_PASS && gw->cfg->handoff.mode != HANDOFF_OFF &&
-	    !si->handing) {
+	    handoff_ready(gw->handoff) && !si->handing) {
 		si->handing = true;
 		if (handoff_begin(gw->handoff, at->session, at->question, &si->ends,
 				  at->helo, &v) == 0) {
@@ -166,6 +166,8 @@ on_attempt(struct gateway *gw, const struct ipc_attempt *at,
 	p->gw = gw;
 	p->at = *at;
 	p->child = gw->sup->child_starts;
+	/* (auto without an address: the MTA is where clients go) */
+	handoff_learn_destination(gw->handoff, &si->ends);
 	/* A RCPT with [signals] lookups: decided once they are known, or
 	 * their budget is spent (no memory to wait: decided without). */
 	if (si->attached && at->kind == TARPIT_ASK_RCPT &&

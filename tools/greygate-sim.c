@@ -288,6 +288,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "greygate-sim: %s\n", err);
 		return 2;
 	}
+	/* The simulated gateway has an MTA that answers where its clients
+	 * go: [handoff] mode = auto is the transparent hand-off, as
+	 * greygated makes it where the kernel can (config_resolve_auto). */
+	cfg.handoff.auto_on = cfg.handoff.setting == HANDOFF_AUTO &&
+			      cfg.gateway && cfg.tls_mode != CONFIG_TLS_NO;
+	config_derive(&cfg);
 	if (sim_load(wpath, &w, err) < 0) {
 		fprintf(stderr, "greygate-sim: %s\n", err);
 		return 2;

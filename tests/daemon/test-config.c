@@ -505,6 +505,57 @@ test_store(void)
 	CHECK(strstr(err, "No such file"));
 }
 
+/* [handoff] mode = auto, the default: off until start resolves it, then
+ * transparent where the machine can (root here: policy routing), off
+ * with the reason where not; a reload keeps what start found; an address
+ * given with it is checked as transparent mode's. */
+static void
+test_handoff_auto(void)
+{
+	CHECK_INT(load(""), 0);
+	CHECK_INT(cfg.handoff.setting, HANDOFF_AUTO);
+	CHECK_INT(cfg.handoff.mode, HANDOFF_OFF);
+	config_resolve_auto(&cfg);
+	if (geteuid() == 0) {
+		CHECK(cfg.handoff.auto_on);
+		CHECK_INT(cfg.handoff.mode, HANDOFF_TRANSPARENT);
+		CHECK(cfg.grey.handoff);
+		CHECK_INT(cfg.nft.handoff_mark, 0x4767);
+		CHECK_STR(cfg.handoff.auto_why,
+			  "transparent, once the MTA at the address clients "
+			  "go to answers");
+		/* a reload keeps it (mode is a restart key) */
+		CHECK_INT(config_reload(&cfg, path, false, false, err), 0);
+		CHECK_INT(cfg.handoff.mode, HANDOFF_TRANSPARENT);
+		CHECK(cfg.handoff.auto_on);
+	}
+	CHECK_INT(load("[greylist]\ntls_pass = no\n"), 0);
+	config_resolve_auto(&cfg);
+	CHECK(!cfg.handoff.auto_on);
+	CHECK_INT(cfg.handoff.mode, HANDOFF_OFF);
+	CHECK(strstr(cfg.handoff.auto_why, "tls_pass = no"));
+	CHECK_INT(load("[gateway]\ngateway = no\n[policy]\nlisten = "
+		       "inet:127.0.0.1:10023\n"),
+		  0);
+	config_resolve_auto(&cfg);
+	CHECK_INT(cfg.handoff.mode, HANDOFF_OFF);
+	CHECK(strstr(cfg.handoff.auto_why, "gateway = no"));
+	/* a chosen mode is left as it is */
+	CHECK_INT(load("[handoff]\nmode = off\n"), 0);
+	config_resolve_auto(&cfg);
+	CHECK_INT(cfg.handoff.mode, HANDOFF_OFF);
+	CHECK_STR(cfg.handoff.auto_why, "");
+	/* auto with an address: transparent mode's checks */
+	CHECK(load("[handoff]\naddress = 127.0.0.1:25\n") < 0);
+	CHECK(strstr(why(), "is a loopback address"));
+	CHECK_INT(load("[handoff]\naddress = 203.0.113.1:25\n"), 0);
+	/* strict needs a mode chosen and the door */
+	CHECK(load("[greylist]\ntls_pass = strict\n[policy]\nlisten = "
+		   "inet:127.0.0.1:10023\nmta_asks = yes\n") < 0);
+	CHECK(load("[handoff]\nmode = maybe\n") < 0);
+	CHECK(strstr(why(), "want auto, off, proxy-v2, xclient or transparent"));
+}
+
 int
 main(void)
 {
@@ -523,6 +574,7 @@ main(void)
 	RUN(test_long_lines);
 	RUN(test_child_user);
 	RUN(test_store);
+	RUN(test_handoff_auto);
 	unlink(path);
 	return 0;
 }

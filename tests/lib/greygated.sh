@@ -3,7 +3,9 @@
 #   greygated_conf [EXTRA]  writes $NETNS_TMP/greygate.conf: capture on
 #                           any, the test's own store and allow dirs and
 #                           control socket ($GG_SOCK), hostname gw.test,
-#                           then EXTRA (INI lines)
+#                           the hand-off off (a test that wants it says
+#                           its [handoff] mode; GG_HANDOFF_DEFAULT=1: the
+#                           default, auto), then EXTRA (INI lines)
 #   ggctl ARGS              greygatectl on the test's socket
 #   greygated_start         starts it on gw in the foreground, logging to
 #                           $GG_LOG; sets GG_PID; waits until it is up
@@ -22,6 +24,7 @@ store_dir = $NETNS_TMP/store
 allow_dir = $NETNS_TMP/allow.d
 hostname = gw.test
 control_socket = $NETNS_TMP/control.sock
+$([ "${GG_HANDOFF_DEFAULT:-}" = 1 ] || printf '[handoff]\nmode = off\n[gateway]')
 ${1:-}
 CONF
 }

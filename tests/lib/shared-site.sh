@@ -65,6 +65,8 @@ control_socket = $d/control.sock
 store = redis://$2:6379/0
 store_password_file = $NETNS_TMP/redis.pass
 log_level = debug
+[handoff]
+mode = off
 [greylist]
 delay = 3
 ${3:-}

@@ -19,9 +19,13 @@ tmp=$(mktemp -d /tmp/greygate-sim-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-run() { # WORKLOAD-TEXT [CONFIG-TEXT]: prints the JSON
+run() { # WORKLOAD-TEXT [CONFIG-TEXT]: prints the JSON (the hand-off off
+	# unless CONFIG-TEXT has a [handoff] section)
 	printf '[sim]\ndays = 1\n%s\n' "$1" >"$tmp/w.ini"
-	printf '%s\n' "${2:-}" >"$tmp/c.conf"
+	case "${2:-}" in
+	*"[handoff]"*) printf '%s\n' "$2" >"$tmp/c.conf" ;;
+	*) printf '[handoff]\nmode = off\n%s\n' "${2:-}" >"$tmp/c.conf" ;;
+	esac
 	"$sim" --workload "$tmp/w.ini" --config "$tmp/c.conf" --json 2>/dev/null
 }
 handoff="[handoff]
@@ -107,7 +111,12 @@ check "$out" '.sim.unwanted_messages == 50 and .sim.unwanted_delivered == 0 and
 	.sim.unwanted_attempts == 150 and .report.funnel.passed_retry == 0' "bots"
 echo "ok: bots retrying back to back are all stopped"
 
-# The hand-off: the retry that passes delivers.
+# The hand-off: the retry that passes delivers. The default, auto, is
+# the simulated gateway's transparent hand-off (its MTA answers).
+printf '[greylist]\ndelay = 300\n' >"$tmp/c.conf"
+printf '[sim]\ndays = 1\n%s\n' "$postfix" >"$tmp/w.ini"
+out=$("$sim" --workload "$tmp/w.ini" --config "$tmp/c.conf" --json 2>/dev/null)
+check "$out" '.sim.handoff and .sim.delay.max == 300' "postfix-like, the default hand-off (auto)"
 out=$(run "$postfix" "$handoff")
 check "$out" '.sim.handoff and .sim.legit_delivered == 1 and .sim.delay.max == 300 and .sim.sessions == 2 and
 	.sim.met_tarpit == 1 and .sim.delay_tarpit.max == 300' "postfix-like with the hand-off"

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The hand-off's default, [handoff] mode = auto, with real parts: a
+# greygated with no [handoff] section in front of a Debian Postfix on the
+# gateway that was not reconfigured at all. auto is transparent here (the
+# kernel has policy routing), said by --check-config, at start and in
+# status; the MTA is asked where the first client was going. While
+# nothing answers there, a passing attempt hears 451 as with the hand-off
+# off (status says why); once Postfix starts, auto sees it within its
+# 10-second probe and a sending Postfix's passing retry is delivered on
+# that very attempt, the Received header naming the sender. With
+# tls_pass = no, auto is off, and says why.
+set -euo pipefail
+here=$(dirname "$0")
+. "$here/../lib/netns.sh"
+. "$here/../lib/postfix.sh"
+. "$here/../lib/greygated.sh"
+. "$here/../lib/handoff.sh"
+
+netns_init
+netns_sender_gw
+session() { nsx sender python3 "$here/../lib/smtp-session.py" "$@"; }
+auto() { ggctl status --json | jq -c .handoff; }
+
+# Set up, not started: nothing answers on 203.0.113.1:25 at first.
+postfix_new mx gw "203.0.113.1"
+postfix_relay out sender 203.0.113.1 "smtp_tls_security_level = none"
+
+mkdir -p "$NETNS_TMP/store"
+export GG_HANDOFF_DEFAULT=1
+greygated_conf "[greylist]
+delay = 3"
+grep -q "^\[handoff\]" "$NETNS_TMP/greygate.conf" && fail "the test's config names a hand-off mode"
+out=$(nsx gw "$GREYGATE_BUILD/daemon/greygated" --config "$NETNS_TMP/greygate.conf" --check-config 2>&1) ||
+	fail "--check-config: $out"
+grep -q "mode = auto: transparent, once the MTA at the address clients go to answers" <<<"$out" ||
+	fail "--check-config does not say what auto does: $out"
+greygated_start
+grep -q "hand-off: auto: transparent, once the MTA at the address clients go to answers" "$GG_LOG" ||
+	{ cat "$GG_LOG"; fail "the start does not say what auto does"; }
+auto | jq -e '.setting == "auto" and .mode == "transparent" and (.ready | not) and (.auto | test("waiting for a client"))' >/dev/null ||
+	fail "status before any client: $(auto)"
+ggctl status | grep -q "^hand-off:  auto: waiting for a client to show where the MTA is" ||
+	fail "status text: $(ggctl status | grep hand-off)"
+echo "ok: no [handoff] section: auto, transparent here, said by --check-config, at start and in status"
+
+# --- nothing answers where the client was going: held, as if off ---
+session try 203.0.113.10 203.0.113.1 | grep -q "^RCPT 451 .*Greylisted" || fail "not greylisted first"
+grep -q "hand-off: auto: asking the MTA at 203.0.113.1:25, where clients go" "$GG_LOG" ||
+	{ tail "$GG_LOG"; fail "the MTA's address was not learnt from the client's destination"; }
+wait_for 10 eval 'auto | jq -e ".auto | test(\"does not answer yet\")" >/dev/null' ||
+	fail "status does not say the MTA does not answer: $(auto)"
+wait_may_pass 203.0.113.0/24
+out=$(session try 203.0.113.10 203.0.113.1)
+grep -q "^RCPT 451 .*Passed greylisting" <<<"$out" || fail "the passing attempt, with no MTA: $out"
+[ "$(auto | jq .started)" = 0 ] || fail "a hand-off was begun with no MTA answering: $(auto)"
+echo "ok: no MTA answering yet: the passing attempt heard 451 and nothing was handed over; status says why"
+
+# --- the MTA starts: auto sees it, the passing retry delivers ---
+postfix_start mx
+postfix_wait_listening mx 203.0.113.1 || fail "mx is not listening"
+wait_for 25 eval 'auto | jq -e .ready >/dev/null' || fail "auto did not see the MTA start: $(auto)"
+grep -q "hand-off: the MTA at 203.0.113.1:25 offers STARTTLS" "$GG_LOG" || fail "the MTA's EHLO was not read"
+ggctl status | grep -q "^hand-off:  auto: the MTA at 203.0.113.1:25 answers: " ||
+	fail "status text: $(ggctl status | grep hand-off)"
+ggctl forget 203.0.113.10 >/dev/null
+out_send "auto-$NETNS_RUN"
+sent_by_the_pass "auto" mx "auto-$NETNS_RUN" 203.0.113.10 203.0.113.10
+# (the child's counters come up each second)
+wait_for 5 eval '[ "$(auto | jq .joined)" = 1 ]' || fail "hand-offs: $(auto)"
+echo "ok: the MTA started: auto saw it, the sender's passing retry was delivered on that attempt ($PASS_DEFERRALS deferral(s))"
+
+# --- tls_pass = no: auto is off, and says why ---
+kill "$GG_PID"
+wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "greygated did not stop"
+greygated_conf "[greylist]
+delay = 3
+tls_pass = no"
+out=$(nsx gw "$GREYGATE_BUILD/daemon/greygated" --config "$NETNS_TMP/greygate.conf" --check-config 2>&1) ||
+	fail "--check-config refused auto with tls_pass = no: $out"
+grep -q "mode = auto: off: tls_pass = no would deliver the passing attempt in the clear" <<<"$out" ||
+	fail "--check-config: $out"
+greygated_start
+auto | jq -e '.setting == "auto" and .mode == "off"' >/dev/null || fail "status: $(auto)"
+grep -q "hand-off: auto: off: tls_pass = no would deliver" "$GG_LOG" || fail "the start does not say auto is off"
+echo "ok: tls_pass = no: auto is off, said by --check-config, at start and in status"
