@@ -26,7 +26,7 @@
 #include "sessions.h"
 #include "tarpit.h"
 
-#define IPC_VERSION 6
+#define IPC_VERSION 7
 #define IPC_HELO_MAX 256
 #define IPC_LOG_MAX 512
 /* A tarpit session waits this long for its verdict (without the

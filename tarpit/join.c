@@ -554,8 +554,9 @@ join_end(struct conn *c)
 		tp->counters.joined_open--;
 		tp->counters.open++; /* conn_close takes it off again */
 	} else if (!j->failed) {
-		/* Every hand-off begun ends counted once: joined, failed, or
-		 * this (the client went before the MTA's answer). */
+		/* Every hand-off begun ends counted once: joined, failed,
+		 * unjoined (tarpit_verdict), or this (the client went before
+		 * the MTA's answer). */
 		tp->counters.handoffs_abandoned++;
 	}
 	/* (its RCPTs still unanswered are told, reply 0) */

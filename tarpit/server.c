@@ -642,8 +642,15 @@ tarpit_verdict(struct tarpit *tp, uint64_t session, uint32_t question,
 	while (c && c->id != session)
 		c = c->id_next;
 	if (!c || !c->dlg.asking || c->join || c->question != question) {
-		if (v->handoff_fd >= 0)
+		/* Every hand-off greygated began ends counted once (join.c):
+		 * this one's client left, or heard the plain answer. */
+		if (v->handoff_fd >= 0) {
 			close(v->handoff_fd);
+			if (!c)
+				tp->counters.handoffs_abandoned++;
+			else
+				tp->counters.handoffs_unjoined++;
+		}
 		return -ENOENT;
 	}
 	if (v->handoff_fd >= 0) {
@@ -651,6 +658,7 @@ tarpit_verdict(struct tarpit *tp, uint64_t session, uint32_t question,
 			join_begin(c, v->handoff_fd, v->greeted);
 			return 0;
 		}
+		tp->counters.handoffs_unjoined++;
 		close(v->handoff_fd);
 		plain = *v;
 		plain.handoff_fd = -1;

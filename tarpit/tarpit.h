@@ -163,7 +163,13 @@ struct tarpit_counters {
 	uint64_t handoffs_joined; /* sessions handed to the MTA */
 	uint64_t handoffs_failed; /* ... whose replay failed (451) */
 	uint64_t handoffs_abandoned; /* ... whose client left before the
-	                                MTA's answer (nothing to deliver) */
+	                                MTA's answer, or before the MTA's
+	                                connection came (nothing to
+	                                deliver) */
+	uint64_t handoffs_unjoined; /* connections to the MTA that came
+				       after their question was answered
+				       without them, or found no room: the
+				       client heard the plain answer */
 	uint64_t joined_rcpts;  /* RCPTs of handed sessions after the one
 				   handed (told as fast-path events) */
 	uint32_t joined_open;   /* handed, still open (not in open) */

@@ -611,6 +611,7 @@ test_null_sender_not_handed(void)
 	put(c, "DATA\r\n");
 	CHECK(strncmp(line_from(c), "451 ", 4) == 0);
 	CHECK_INT(tarpit_get_counters(f.tp)->handoffs_joined, 0);
+	CHECK_INT(tarpit_get_counters(f.tp)->handoffs_unjoined, 1);
 	close(c);
 	close(m);
 	teardown();
@@ -640,8 +641,34 @@ test_late_verdict_finds_nobody(void)
 	v.handoff_fd = sv[0];
 	CHECK_INT(tarpit_verdict(f.tp, f.session, first, &v), -ENOENT);
 	CHECK(closed(sv[1]));
+	CHECK_INT(tarpit_get_counters(f.tp)->handoffs_unjoined, 1);
 	close(sv[1]);
 	close(c);
+	teardown();
+}
+
+/* The client left while greygated was opening its hand-off: the MTA's
+ * connection finds nobody, is closed, and is counted as the client's
+ * leaving (every hand-off begun ends counted once). */
+static void
+test_client_gone_before_handoff(void)
+{
+	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, false, 0};
+	int c, sv[2];
+
+	setup(5000, 2000);
+	c = client_at_rcpt("MAIL FROM:<a@a.test>\r\n");
+	close(c);
+	for (int t = 0; t < 1000 && tarpit_get_counters(f.tp)->open; t++)
+		loop_run_once(f.loop, 1);
+	CHECK_INT(tarpit_get_counters(f.tp)->open, 0);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0);
+	v.handoff_fd = sv[0];
+	CHECK_INT(tarpit_verdict(f.tp, f.session, f.question, &v), -ENOENT);
+	CHECK(closed(sv[1]));
+	CHECK_INT(tarpit_get_counters(f.tp)->handoffs_abandoned, 1);
+	CHECK_INT(tarpit_get_counters(f.tp)->handoffs_unjoined, 0);
+	close(sv[1]);
 	teardown();
 }
 
@@ -821,6 +848,7 @@ main(void)
 	RUN(test_refused_in_replay);
 	RUN(test_mta_silent);
 	RUN(test_client_gone_in_replay);
+	RUN(test_client_gone_before_handoff);
 	RUN(test_null_sender_not_handed);
 	RUN(test_late_verdict_finds_nobody);
 	RUN(test_refused_replay_closes_cleanly);
