@@ -321,8 +321,7 @@ open_gateway(struct gateway *gw, char *err)
 			 sizeof(gw->cfg->handoff.auto_why), "%.180s", err);
 		gw->cfg->handoff.auto_on = false;
 		config_derive(gw->cfg);
-		log_warnx("hand-off: auto: off: %s", err);
-		r = 0;
+		r = 0; /* (said once up) */
 	}
 	if (r < 0)
 		return r;
@@ -407,6 +406,7 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	if (r < 0)
 		goto fail;
 	gateway_housekeeping_start(gw);
+	handoff_say_route(gw->handoff); /* (nothing can fail now) */
 	*out = gw;
 	return 0;
 fail:

@@ -319,7 +319,7 @@ main(int argc, char **argv)
 			fprintf(stderr, "greygated: [policy] %s\n", err);
 			return 2;
 		}
-		if (cfg.handoff.mode == HANDOFF_TRANSPARENT)
+		if (cfg.handoff.setting == HANDOFF_TRANSPARENT)
 			printf("greygated: [handoff] mode = transparent needs "
 			       "CAP_NET_ADMIN (root), policy routing by mark "
 			       "and port, IP_TRANSPARENT and nft route chains "
@@ -348,11 +348,6 @@ main(int argc, char **argv)
 	log_init("greygated", !foreground,
 		 (enum log_level)cfg.log_level);
 	say_config_warnings();
-	if (cfg.handoff.setting == HANDOFF_AUTO && cfg.handoff.auto_on)
-		log_info("hand-off: auto: %s", cfg.handoff.auto_why);
-	else if (cfg.handoff.setting == HANDOFF_AUTO && cfg.gateway)
-		log_warnx("hand-off: auto: off: %s; a passing attempt hears "
-			  "451 and retries", cfg.handoff.auto_why);
 
 	if (fit_fd_limit(&cfg, false, say_fd_limit, NULL) < 0) {
 		log_warnx("cannot start: file descriptors: too few for the "
@@ -376,6 +371,12 @@ main(int argc, char **argv)
 	if (privs_drop_parent(cfg.gateway) < 0)
 		log_warn("cannot drop capabilities (running with all of "
 			 "root's)");
+	/* (once up: a refusal to start stays one line) */
+	if (cfg.handoff.setting == HANDOFF_AUTO && cfg.handoff.auto_on)
+		log_info("hand-off: auto: %s", cfg.handoff.auto_why);
+	else if (cfg.handoff.setting == HANDOFF_AUTO && cfg.gateway)
+		log_warnx("hand-off: auto: off: %s; a passing attempt hears "
+			  "451 and retries", cfg.handoff.auto_why);
 	if (cfg.gateway)
 		log_info("greygated %s up: capturing on %s (ring %u KiB), "
 			 "tarpit on port %u, table inet %s, delay %us",

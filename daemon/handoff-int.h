@@ -60,10 +60,13 @@ struct handoff_state {
 	bool mta_probe_failing; /* said, until it answers again */
 	char mta_caps[256];     /* what the tarpit's EHLO lists */
 	bool transparent_routed; /* the way back is in place */
+	char route_said[256];    /* ... and how, for the log once up */
 	/* auto without an address: where the MTA is asked, learnt from the
 	 * first session's destination */
 	struct sockaddr_storage mta_addr;
 	bool mta_addr_learnt;
+	bool mta_addr_foreign_said; /* a client's destination not this
+				       host's: said once */
 };
 
 /* sockaddr_len, sockaddr_port - an IPv4 or IPv6 address's length, and

@@ -419,6 +419,22 @@ handoff_begin(struct handoff_state *hs, uint64_t session, uint32_t question,
 	return handoff_open_connection(h);
 }
 
+/* Is ss (its address) one of this host's? (A bind to it works.) */
+static bool
+is_local_address(const struct sockaddr_storage *ss)
+{
+	struct sockaddr_storage any = *ss;
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool local;
+
+	if (fd < 0)
+		return false;
+	((struct sockaddr_in *)&any)->sin_port = 0;
+	local = bind(fd, (const struct sockaddr *)&any, sockaddr_len(&any)) == 0;
+	close(fd);
+	return local;
+}
+
 static bool
 is_auto(const struct handoff_state *hs)
 {
@@ -483,6 +499,20 @@ handoff_learn_destination(struct handoff_state *hs,
 	    handoff_probe_address(hs) || !ends->dst.ss_family ||
 	    sockaddr_port(&ends->dst) != hs->cfg->nft.smtp_port)
 		return;
+	/* Only an address of this host's: a client must not choose where
+	 * greygated connects (on a router, set address to the MTA's). */
+	if (!is_local_address(&ends->dst)) {
+		if (!hs->mta_addr_foreign_said) {
+			handoff_endpoint_text(&ends->dst, text, sizeof(text));
+			log_warnx("hand-off: auto: a client was going to %s, "
+				  "not an address of this host; auto asks "
+				  "only this host's (on a router, set "
+				  "[handoff] address to the MTA's)",
+				  text);
+			hs->mta_addr_foreign_said = true;
+		}
+		return;
+	}
 	hs->mta_addr = ends->dst;
 	hs->mta_addr_learnt = true;
 	handoff_endpoint_text(&hs->mta_addr, text, sizeof(text));
@@ -545,12 +575,21 @@ handoff_route_open(struct handoff_state *hs, char *err)
 		          "left",
 		          res.stale, res.stale == 1 ? "" : "s", rc.mark,
 		          rc.table);
-	log_info("hand-off: transparent: connections from each client's "
+	/* (said once greygated is up: a refusal to start stays one line) */
+	snprintf(hs->route_said, sizeof(hs->route_said),
+	         "hand-off: transparent: connections from each client's "
 	         "own address (mark 0x%x); the MTA's answers come back by "
 	         "ip rule fwmark 0x%x ipproto tcp sport %u lookup %u (IPv4%s)",
 	         rc.mark, rc.mark, rc.sport, rc.table,
 	         res.ipv6 ? " and IPv6" : " only: no IPv6 here");
 	return 0;
+}
+
+void
+handoff_say_route(struct handoff_state *hs)
+{
+	if (hs && hs->route_said[0])
+		log_info("%s", hs->route_said);
 }
 
 void

@@ -125,7 +125,9 @@ void handoff_probe_start(struct handoff_state *hs);
 
 /* handoff_learn_destination - mode = auto without an address: the MTA
  * is asked where this session's client was going (read from its socket),
- * the first time one is known on smtp_port; nothing otherwise. */
+ * the first time one is known on smtp_port and is an address of this
+ * host's (a client must not choose where greygated connects); nothing
+ * otherwise. */
 void handoff_learn_destination(struct handoff_state *hs,
                                const struct session_ends *ends);
 
@@ -148,6 +150,10 @@ void handoff_auto_text(const struct handoff_state *hs, char *out,
  * Return: 0 or -errno with err (512 bytes) saying what the kernel lacks.
  */
 MUST_CHECK int handoff_route_open(struct handoff_state *hs, char *err);
+
+/* handoff_say_route - the log line of the way back opened (once
+ * greygated is up); nothing if none. NULL is fine. */
+void handoff_say_route(struct handoff_state *hs);
 
 /* handoff_route_close - remove it again (every orderly exit). */
 void handoff_route_close(struct handoff_state *hs);

@@ -11,15 +11,21 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 out=$("$greygated" --config "$conf" --check-config 2>&1) || fail "$out"
-[ "$out" = "greygated: $conf: ok" ] || fail "unexpected: $out"
+# (and says what the hand-off's default, auto, comes to here)
+[ "$(tail -1 <<<"$out")" = "greygated: $conf: ok" ] &&
+	[ "$(wc -l <<<"$out")" = 2 ] &&
+	grep -q "^greygated: \[handoff\] mode = auto: " <<<"$out" || fail "unexpected: $out"
 echo "ok: etc/greygate.conf is read as it is"
+
 
 # (postgrey's whitelist files, which the check reads, from a temp folder:
 # postgrey need not be installed)
 mkdir "$tmp/postgrey"
 printf 'example.org\n/^mx\\d+\\.example\\.net$/\n198.51.100.0/24\n' >"$tmp/postgrey/whitelist_clients"
 printf 'postmaster@\n' >"$tmp/postgrey/whitelist_recipients"
-sed -e 's/^#\([a-z_]* = \)/\1/' -e "s|/etc/postgrey/|$tmp/postgrey/|" "$conf" >"$tmp/all.conf"
+# ([handoff]'s examples, address and source, are proxy-v2's)
+sed -e 's/^#\([a-z_]* = \)/\1/' -e "s|/etc/postgrey/|$tmp/postgrey/|" \
+	-e 's/^mode = auto$/mode = proxy-v2/' "$conf" >"$tmp/all.conf"
 grep -q "^hostname = " "$tmp/all.conf" || fail "no commented example was switched on"
 grep -q "^whitelist_clients = $tmp/postgrey/" "$tmp/all.conf" || fail "no whitelist example"
 out=$("$greygated" --config "$tmp/all.conf" --check-config 2>&1) || fail "$out"

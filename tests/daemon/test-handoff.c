@@ -1,13 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Tests of what greygated tells the MTA about a client it hands over:
  * the PROXY v2 header, byte for byte as the spec lays it out (v4 and v6),
- * the xtext of XCLIENT's values, and the MTA's replies read whole. */
+ * the xtext of XCLIENT's values, and the MTA's replies read whole; and
+ * mode = auto's probe of the MTA, on real sockets over loopback. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "check.h"
+#include "config.h"
 #include "handoff.h"
+#include "loop.h"
+#include "sessions.h"
 #include "smtp_reply.h"
+#include "timesrc.h"
 
 static void
 test_proxy_v2_ipv4(void)
@@ -142,6 +150,137 @@ test_common_caps(void)
 	CHECK_STR(out, "PIPELINING");
 }
 
+static int caps_told;
+
+static void
+count_caps(void *ctx)
+{
+	caps_told++;
+}
+
+static void
+no_verdict(void *ctx, uint64_t session, uint32_t question,
+	   const struct tarpit_verdict *v)
+{
+}
+
+static void
+no_handed(void *ctx, uint64_t session)
+{
+}
+
+/* A session's ends, going to addr:port (client 127.0.0.9). */
+static struct session_ends
+ends_to(const char *addr, uint16_t port)
+{
+	struct session_ends e;
+	struct sockaddr_in *dst = (struct sockaddr_in *)&e.dst;
+	struct sockaddr_in *client = (struct sockaddr_in *)&e.client;
+
+	memset(&e, 0, sizeof(e));
+	dst->sin_family = client->sin_family = AF_INET;
+	dst->sin_port = htons(port);
+	inet_pton(AF_INET, addr, &dst->sin_addr);
+	inet_pton(AF_INET, "127.0.0.9", &client->sin_addr);
+	return e;
+}
+
+/* A line from fd, the loop turning meanwhile (the probe's side). */
+static void
+read_line_turning(struct loop *loop, int fd, char *line, size_t len)
+{
+	size_t n = 0;
+
+	while (n + 1 < len) {
+		ssize_t r;
+
+		loop_run_once(loop, 20);
+		r = recv(fd, line + n, 1, MSG_DONTWAIT);
+		if (r == 1 && line[n] == '\n')
+			break;
+		if (r == 1)
+			n++;
+	}
+	line[n] = 0;
+}
+
+/* auto without an address: nothing is asked until a client's
+ * destination is known, and only one of this host's; a pass is not
+ * handed over until the MTA there answered its EHLO; a mode chosen is
+ * always ready. */
+static void
+test_auto_probe(void)
+{
+	static struct config cfg;
+	struct loop *loop = loop_new(timesrc_system());
+	struct handoff_state *hs;
+	struct sockaddr_in at = {.sin_family = AF_INET};
+	socklen_t len = sizeof(at);
+	struct session_ends e;
+	char text[200], line[256], want[64];
+	int mta = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), fd;
+	uint16_t port;
+
+	CHECK(loop && mta >= 0);
+	at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK_INT(bind(mta, (struct sockaddr *)&at, sizeof(at)), 0);
+	CHECK_INT(listen(mta, 4), 0);
+	CHECK_INT(getsockname(mta, (struct sockaddr *)&at, &len), 0);
+	port = ntohs(at.sin_port);
+	config_defaults(&cfg);
+	cfg.nft.smtp_port = port;
+	cfg.handoff.auto_on = true;
+	config_derive(&cfg);
+	CHECK_INT(cfg.handoff.mode, HANDOFF_TRANSPARENT);
+	hs = handoff_state_new(loop, &cfg);
+	CHECK(hs);
+	handoff_set_child(hs, &(struct handoff_child){no_verdict, count_caps,
+						       no_handed, NULL});
+	handoff_probe_start(hs);
+	CHECK(!handoff_ready(hs));
+	handoff_auto_text(hs, text, sizeof(text));
+	CHECK(strstr(text, "waiting for a client"));
+	/* another host's address, another port: not asked */
+	e = ends_to("192.0.2.1", port);
+	handoff_learn_destination(hs, &e);
+	e = ends_to("127.0.0.1", 2525);
+	handoff_learn_destination(hs, &e);
+	handoff_auto_text(hs, text, sizeof(text));
+	CHECK(strstr(text, "waiting for a client"));
+	/* this host's, smtp_port: asked at once */
+	e = ends_to("127.0.0.1", port);
+	handoff_learn_destination(hs, &e);
+	for (int i = 0; i < 50 && (fd = accept(mta, NULL, NULL)) < 0; i++)
+		loop_run_once(loop, 20);
+	CHECK(fd >= 0);
+	handoff_auto_text(hs, text, sizeof(text));
+	snprintf(want, sizeof(want), "the MTA at 127.0.0.1:%u", port);
+	CHECK(strstr(text, want) && strstr(text, "does not answer yet"));
+	CHECK(!handoff_ready(hs));
+	CHECK(send(fd, "220 mx ESMTP\r\n", 14, 0) == 14);
+	read_line_turning(loop, fd, line, sizeof(line));
+	CHECK(!strncmp(line, "EHLO ", 5));
+	CHECK(send(fd, "250-mx\r\n250 STARTTLS\r\n", 24, 0) == 24);
+	read_line_turning(loop, fd, line, sizeof(line));
+	CHECK_STR(line, "QUIT\r");
+	CHECK(handoff_ready(hs));
+	CHECK_INT(caps_told, 1);
+	handoff_auto_text(hs, text, sizeof(text));
+	CHECK(strstr(text, want) && strstr(text, "answers") &&
+	      !strstr(text, "not"));
+	close(fd);
+	handoff_abort_all(hs);
+	handoff_state_free(hs);
+	/* a mode chosen: ready, whatever the probe says */
+	cfg.handoff.setting = HANDOFF_PROXY_V2;
+	config_derive(&cfg);
+	hs = handoff_state_new(loop, &cfg);
+	CHECK(handoff_ready(hs));
+	handoff_state_free(hs);
+	close(mta);
+	loop_free(loop);
+}
+
 int
 main(void)
 {
@@ -150,5 +289,6 @@ main(void)
 	RUN(test_xtext);
 	RUN(test_reply_whole);
 	RUN(test_common_caps);
+	RUN(test_auto_probe);
 	return 0;
 }

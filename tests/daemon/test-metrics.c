@@ -173,6 +173,70 @@ test_carry(void)
 	metrics_figures_free(f);
 }
 
+/* The hand-off's line: auto off and why, auto waiting and answering,
+ * a mode chosen; the JSON says the setting, what auto came to and
+ * whether it hands passes over. And the networks greylisted at STARTTLS
+ * counted apart. */
+static void
+test_handoff_lines(void)
+{
+	struct metrics_snapshot s;
+	char *text, *json, *prom;
+
+	config_defaults(&config);
+	snprintf(config.handoff.auto_why, sizeof(config.handoff.auto_why),
+		 "tls_pass = no would deliver the passing attempt in the "
+		 "clear");
+	config_derive(&config);
+	snapshot_of(&s);
+	s.decided.tls_greylisted = 7;
+	text = rendered(metrics_status_text, &s);
+	json = rendered(metrics_status_json, &s);
+	prom = rendered(metrics_exposition, &s);
+	CHECK(strstr(text, "\nhand-off:  auto: off: tls_pass = no would "
+			   "deliver the passing attempt in the clear\n"));
+	CHECK(strstr(json, "\"handoff\":{\"mode\":\"off\",\"setting\":\"auto\","
+			   "\"auto\":\"tls_pass = no would deliver the "
+			   "passing attempt in the clear\",\"ready\":false"));
+	CHECK(strstr(prom, "greygate_decisions_total{action=\"greylist\","
+			   "reason=\"starttls\"} 7\n"));
+	CHECK(strstr(text, "7 greylisted at STARTTLS"));
+	free(text);
+	free(json);
+	free(prom);
+	/* auto on, the MTA answering */
+	config.handoff.auto_on = true;
+	config_derive(&config);
+	snapshot_of(&s);
+	snprintf(s.handoff_auto, sizeof(s.handoff_auto),
+		 "the MTA at 203.0.113.1:25 answers");
+	s.handoff_ready = true;
+	s.handoffs_started = 2;
+	text = rendered(metrics_status_text, &s);
+	json = rendered(metrics_status_json, &s);
+	CHECK(strstr(text, "\nhand-off:  auto: the MTA at 203.0.113.1:25 "
+			   "answers: 2 started"));
+	CHECK(strstr(json, "\"mode\":\"transparent\",\"setting\":\"auto\","
+			   "\"auto\":\"the MTA at 203.0.113.1:25 answers\","
+			   "\"ready\":true,\"started\":2"));
+	free(text);
+	free(json);
+	/* a mode chosen: no word of auto */
+	config.handoff.setting = HANDOFF_PROXY_V2;
+	snprintf(config.handoff.address, sizeof(config.handoff.address),
+		 "127.0.0.1:10025");
+	config_derive(&config);
+	snapshot_of(&s);
+	text = rendered(metrics_status_text, &s);
+	json = rendered(metrics_status_json, &s);
+	CHECK(strstr(text, "\nhand-off:  proxy-v2 to 127.0.0.1:10025: "));
+	CHECK(strstr(json, "\"mode\":\"proxy-v2\",\"setting\":\"proxy-v2\","
+			   "\"started\""));
+	free(text);
+	free(json);
+	config_defaults(&config);
+}
+
 int
 main(void)
 {
@@ -180,5 +244,6 @@ main(void)
 	RUN(test_same_numbers);
 	RUN(test_shared_and_retiring);
 	RUN(test_carry);
+	RUN(test_handoff_lines);
 	return 0;
 }

@@ -4,7 +4,9 @@
 # greygated with no [handoff] section in front of a Debian Postfix on the
 # gateway that was not reconfigured at all. auto is transparent here (the
 # kernel has policy routing), said by --check-config, at start and in
-# status; the MTA is asked where the first client was going. While
+# status; the MTA is asked where the first client was going, if that is
+# an address of the gateway's own (a client going through it to another
+# host cannot choose where greygated connects). While
 # nothing answers there, a passing attempt hears 451 as with the hand-off
 # off (status says why); once Postfix starts, auto sees it within its
 # 10-second probe and a sending Postfix's passing retry is delivered on
@@ -19,6 +21,12 @@ here=$(dirname "$0")
 
 netns_init
 netns_sender_gw
+# a host behind the gateway, which routes for it (nothing listens there)
+netns_host mxb
+netns_link gw 198.51.100.1/24 mxb 198.51.100.2/24
+nsx gw sysctl -qw net.ipv4.ip_forward=1
+nsx sender ip route add 198.51.100.0/24 via 203.0.113.1
+nsx mxb ip route add default via 198.51.100.1
 session() { nsx sender python3 "$here/../lib/smtp-session.py" "$@"; }
 auto() { ggctl status --json | jq -c .handoff; }
 
@@ -44,8 +52,16 @@ ggctl status | grep -q "^hand-off:  auto: waiting for a client to show where the
 	fail "status text: $(ggctl status | grep hand-off)"
 echo "ok: no [handoff] section: auto, transparent here, said by --check-config, at start and in status"
 
+# --- a client going through the gateway to another host: not asked ---
+session try 203.0.113.10 198.51.100.2 | grep -q "^RCPT 451 .*Greylisted" || fail "through the router: not greylisted"
+grep -q "hand-off: auto: a client was going to 198.51.100.2:25, not an address of this host" "$GG_LOG" ||
+	{ tail "$GG_LOG"; fail "a foreign destination was not said"; }
+! grep -q "asking the MTA at 198.51.100.2" "$GG_LOG" || fail "auto asked a host the client chose"
+auto | jq -e '.auto | test("waiting for a client")' >/dev/null || fail "status: $(auto)"
+echo "ok: a client going to another host through the gateway: not asked there, said once"
+
 # --- nothing answers where the client was going: held, as if off ---
-session try 203.0.113.10 203.0.113.1 | grep -q "^RCPT 451 .*Greylisted" || fail "not greylisted first"
+session try 203.0.113.10 203.0.113.1 | grep -q "^RCPT 451 .*Greylisted" || fail "not greylisted (early)"
 grep -q "hand-off: auto: asking the MTA at 203.0.113.1:25, where clients go" "$GG_LOG" ||
 	{ tail "$GG_LOG"; fail "the MTA's address was not learnt from the client's destination"; }
 wait_for 10 eval 'auto | jq -e ".auto | test(\"does not answer yet\")" >/dev/null' ||
