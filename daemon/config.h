@@ -158,6 +158,10 @@ struct config {
 /* config_defaults - every key's default. */
 void config_defaults(struct config *cfg);
 
+/* config_rdns_patterns_shipped - is [signals] rdns_patterns the shipped
+ * file's path (the default)? */
+bool config_rdns_patterns_shipped(const struct config *cfg);
+
 /* config_derive - the settings that follow from others (the mode in
  * effect among them), again: after config_resolve_auto. */
 void config_derive(struct config *cfg);

@@ -167,6 +167,9 @@ config_defaults(struct config *cfg)
 	/* Postfix closes an idle policy connection after 300 s
 	 * (smtpd_policy_service_max_idle): ours outlasts it. */
 	cfg->policy.idle_timeout_ms = 600000;
+	/* Greylist only who looks like a bot (issue 31): what DNS says of
+	 * each new client is asked (its cost and privacy: the README). */
+	cfg->signals.lookups = true;
 	/* Well inside the tarpit's wait for a verdict (2 s). */
 	cfg->signals.budget_ms = 1500;
 	cfg->signals.trust = SIGNALS_TRUST_FCRDNS_SPF;
@@ -186,6 +189,15 @@ config_defaults(struct config *cfg)
 	snprintf(cfg->signals.rdns_patterns, sizeof(cfg->signals.rdns_patterns),
 		 "%s/dynamic-rdns", GREYGATE_DATADIR);
 	config_derive(cfg);
+}
+
+bool
+config_rdns_patterns_shipped(const struct config *cfg)
+{
+	char shipped[sizeof(cfg->signals.rdns_patterns)];
+
+	snprintf(shipped, sizeof(shipped), "%s/dynamic-rdns", GREYGATE_DATADIR);
+	return !strcmp(cfg->signals.rdns_patterns, shipped);
 }
 
 /* Is every byte of text in the set allowed for the key's type? */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "dnsbl.h"
 #include "fcrdns.h"
@@ -53,6 +54,27 @@ struct session_signals {
 	struct waiter *waiting;
 };
 
+/* The PTR patterns' file, or NULL for none: the shipped one missing (a
+ * build run where it stands, not installed) is said, not fatal; one the
+ * admin named must be there. */
+static const char *
+patterns_path(const struct config *cfg)
+{
+	const char *path = cfg->signals.rdns_patterns;
+
+	if (!path[0])
+		return NULL;
+	if (config_rdns_patterns_shipped(cfg) && access(path, F_OK) < 0 &&
+	    errno == ENOENT) {
+		log_warnx("signals: %s is not installed: only PTR names that "
+		          "embed the address count as dynamic (set [signals] "
+		          "rdns_patterns)",
+		          path);
+		return NULL;
+	}
+	return path;
+}
+
 struct signals *
 signals_new(struct loop *loop, const struct config *cfg, char *err, size_t len)
 {
@@ -69,10 +91,7 @@ signals_new(struct loop *loop, const struct config *cfg, char *err, size_t len)
 		free(s);
 		return NULL;
 	}
-	s->shape = rdns_shape_load(cfg->signals.rdns_patterns[0]
-	                                   ? cfg->signals.rdns_patterns
-	                                   : NULL,
-	                           err, len);
+	s->shape = rdns_shape_load(patterns_path(cfg), err, len);
 	if (!s->shape) {
 		free(s);
 		return NULL;

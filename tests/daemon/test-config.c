@@ -513,6 +513,8 @@ static void
 test_handoff_auto(void)
 {
 	CHECK_INT(load(""), 0);
+	CHECK(cfg.signals.lookups); /* (issue 31: on by default) */
+	CHECK(config_rdns_patterns_shipped(&cfg));
 	CHECK_INT(cfg.handoff.setting, HANDOFF_AUTO);
 	CHECK_INT(cfg.handoff.mode, HANDOFF_OFF);
 	config_resolve_auto(&cfg);

@@ -35,9 +35,13 @@ postfix_new mx gw "203.0.113.1"
 postfix_relay out sender 203.0.113.1 "smtp_tls_security_level = none"
 
 mkdir -p "$NETNS_TMP/store"
-export GG_HANDOFF_DEFAULT=1
+# The defaults: the hand-off (auto) and DNS lookups, asked of an address
+# nothing answers on (no DNS here: every client is greylisted as without).
+export GG_HANDOFF_DEFAULT=1 GG_SIGNALS_DEFAULT=1
 greygated_conf "[greylist]
-delay = 3"
+delay = 3
+[signals]
+dns_servers = 198.51.100.53"
 grep -q "^\[handoff\]" "$NETNS_TMP/greygate.conf" && fail "the test's config names a hand-off mode"
 out=$(nsx gw "$GREYGATE_BUILD/daemon/greygated" --config "$NETNS_TMP/greygate.conf" --check-config 2>&1) ||
 	fail "--check-config: $out"
@@ -51,6 +55,12 @@ auto | jq -e '.setting == "auto" and .mode == "transparent" and (.ready | not) a
 ggctl status | grep -q "^hand-off:  auto: waiting for a client to show where the MTA is" ||
 	fail "status text: $(ggctl status | grep hand-off)"
 echo "ok: no [handoff] section: auto, transparent here, said by --check-config, at start and in status"
+grep -q "signals: FCrDNS, the PTR's shape and SPF looked up for each tarpit client" "$GG_LOG" ||
+	fail "lookups are not on by default"
+[ -f /usr/local/share/greygate/dynamic-rdns ] || [ -f /usr/share/greygate/dynamic-rdns ] ||
+	grep -q "signals: .*/dynamic-rdns is not installed: only PTR names that embed the address count as dynamic" "$GG_LOG" ||
+	fail "the shipped PTR patterns, not installed, were not said (or stopped greygated)"
+echo "ok: DNS lookups are on by default; the shipped PTR patterns, where not installed, are said, not fatal"
 
 # --- a client going through the gateway to another host: not asked ---
 session try 203.0.113.10 198.51.100.2 | grep -q "^RCPT 451 .*Greylisted" || fail "through the router: not greylisted"

@@ -88,7 +88,8 @@ postfix_relay out sender 203.0.113.1 "smtp_tls_security_level = none
 smtp_bind_address = 203.0.113.10"
 
 # Each address its own key (client_prefix4 = 32), so one's pass does not
-# pass the others.
+# pass the others. Lookups are greygate's default: not said here.
+export GG_SIGNALS_DEFAULT=1
 greygated_conf "[greylist]
 delay = 1h
 client_prefix4 = 32
@@ -96,13 +97,12 @@ client_prefix4 = 32
 mode = proxy-v2
 address = 127.0.0.1:10025
 [signals]
-lookups = yes
 dns_servers = 198.51.100.53,198.51.100.54
 dnsbl_sites = bl.test=127.0.0.[2..3]*2, wl.test*-5
 budget = 300ms
 suspicious_delay = 2h
 rdns_patterns = $(realpath "$here/../../etc/dynamic-rdns")
-# (trust = fcrdns+spf: the default)"
+# (lookups = yes and trust = fcrdns+spf: the defaults)"
 greygated_start
 logged() { grep -F -- "$1" "$GG_LOG" >/dev/null; }
 try() { # SOURCE [TO]: one attempt at the tarpit from alice@sender.test

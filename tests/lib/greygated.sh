@@ -5,7 +5,10 @@
 #                           control socket ($GG_SOCK), hostname gw.test,
 #                           the hand-off off (a test that wants it says
 #                           its [handoff] mode; GG_HANDOFF_DEFAULT=1: the
-#                           default, auto), then EXTRA (INI lines)
+#                           default, auto), no DNS lookups (a test that
+#                           wants them says [signals] lookups = yes, with
+#                           its own DNS server; GG_SIGNALS_DEFAULT=1: the
+#                           default, on), then EXTRA (INI lines)
 #   ggctl ARGS              greygatectl on the test's socket
 #   greygated_start         starts it on gw in the foreground, logging to
 #                           $GG_LOG; sets GG_PID; waits until it is up
@@ -25,6 +28,7 @@ allow_dir = $NETNS_TMP/allow.d
 hostname = gw.test
 control_socket = $NETNS_TMP/control.sock
 $([ "${GG_HANDOFF_DEFAULT:-}" = 1 ] || printf '[handoff]\nmode = off\n[gateway]')
+$([ "${GG_SIGNALS_DEFAULT:-}" = 1 ] || printf '[signals]\nlookups = no\n[gateway]')
 ${1:-}
 CONF
 }

@@ -67,6 +67,8 @@ store_password_file = $NETNS_TMP/redis.pass
 log_level = debug
 [handoff]
 mode = off
+[signals]
+lookups = no
 [greylist]
 delay = 3
 ${3:-}

@@ -20,12 +20,19 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 run() { # WORKLOAD-TEXT [CONFIG-TEXT]: prints the JSON (the hand-off off
-	# unless CONFIG-TEXT has a [handoff] section)
+	# unless CONFIG-TEXT has a [handoff] section, lookups off unless it
+	# has [signals])
 	printf '[sim]\ndays = 1\n%s\n' "$1" >"$tmp/w.ini"
+	: >"$tmp/c.conf"
 	case "${2:-}" in
-	*"[handoff]"*) printf '%s\n' "$2" >"$tmp/c.conf" ;;
-	*) printf '[handoff]\nmode = off\n%s\n' "${2:-}" >"$tmp/c.conf" ;;
+	*"[handoff]"*) ;;
+	*) printf '[handoff]\nmode = off\n' >>"$tmp/c.conf" ;;
 	esac
+	case "${2:-}" in
+	*"[signals]"*) ;;
+	*) printf '[signals]\nlookups = no\n' >>"$tmp/c.conf" ;;
+	esac
+	printf '%s\n' "${2:-}" >>"$tmp/c.conf"
 	"$sim" --workload "$tmp/w.ini" --config "$tmp/c.conf" --json 2>/dev/null
 }
 handoff="[handoff]
