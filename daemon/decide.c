@@ -236,9 +236,9 @@ log_decision(struct gateway *gw, const struct grey_attempt *a,
 			          ip, key);
 		else if (tls)
 			log_info("action=pass, reason=%s, client=%s, key=%s, "
-			         "helo=%s, ttl=%u",
+			         "helo=%s, ttl=%u%s",
 			         grey_reason_name(d->reason), ip, key, a->helo,
-			         cfg->grey.pass_ttl_sec);
+			         cfg->grey.pass_ttl_sec, sig);
 		else
 			log_info("action=pass, reason=%s, client=%s, key=%s, "
 			         "helo=%s, sender=%s, recipient=%s, delay=%u, "

@@ -30,6 +30,7 @@ struct signals {
 struct waiter {
 	struct waiter *next;
 	struct session_signals *ss;
+	bool spf; /* waits for SPF too (a RCPT's; STARTTLS's does not) */
 	signals_ready_fn *fn;
 	void *ctx;
 	struct loop_timer budget;
@@ -130,18 +131,29 @@ tell(struct session_signals *ss, struct waiter *w,
 	free(w);
 }
 
+/* Is all that a waiter (SPF or not) wants known? */
 static bool
-ready(const struct session_signals *ss)
+ready(const struct session_signals *ss, bool spf)
 {
-	return ss->known && ss->spf_known && ss->dnsbl_known;
+	return ss->known && ss->dnsbl_known && (!spf || ss->spf_known);
 }
 
-/* Everyone waiting is told, if all is known. */
+/* Everyone waiting whose signals are known is told. */
 static void
 tell_if_ready(struct session_signals *ss)
 {
-	while (ready(ss) && ss->waiting)
-		tell(ss, ss->waiting, ss);
+	struct waiter *w = ss->waiting;
+
+	while (w) {
+		struct waiter *next = w->next;
+
+		/* (telling may end others: start again from the head) */
+		if (ready(ss, w->spf)) {
+			tell(ss, w, ss);
+			next = ss->waiting;
+		}
+		w = next;
+	}
 }
 
 static void
@@ -255,14 +267,14 @@ signals_session_end(struct session_signals *ss)
 	free(ss);
 }
 
-int
-signals_when_ready(struct session_signals *ss, const char *sender,
-                   const char *helo, signals_ready_fn *fn, void *ctx)
+/* fn told once what it waits for is known, or at the budget. */
+static int
+wait_for(struct session_signals *ss, bool spf, signals_ready_fn *fn,
+	 void *ctx)
 {
 	struct waiter *w;
 
-	start_spf(ss, sender, helo);
-	if (ready(ss)) {
+	if (ready(ss, spf)) {
 		fn(ctx, ss);
 		return 0;
 	}
@@ -270,6 +282,7 @@ signals_when_ready(struct session_signals *ss, const char *sender,
 	if (!w)
 		return -ENOMEM;
 	w->ss = ss;
+	w->spf = spf;
 	w->fn = fn;
 	w->ctx = ctx;
 	loop_timer_init(&w->budget, on_budget, w);
@@ -278,6 +291,21 @@ signals_when_ready(struct session_signals *ss, const char *sender,
 	w->next = ss->waiting;
 	ss->waiting = w;
 	return 0;
+}
+
+int
+signals_when_ready(struct session_signals *ss, const char *sender,
+                   const char *helo, signals_ready_fn *fn, void *ctx)
+{
+	start_spf(ss, sender, helo);
+	return wait_for(ss, true, fn, ctx);
+}
+
+int
+signals_when_connected(struct session_signals *ss, signals_ready_fn *fn,
+                       void *ctx)
+{
+	return wait_for(ss, false, fn, ctx);
 }
 
 void
@@ -314,11 +342,15 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
 	               score <= -(int)sc->dnswl_threshold;
 	/* looks like a bot (and no allow list says otherwise): said, and
 	 * made to wait longer */
+	/* At STARTTLS no sender is known, nor ever seen (what follows is in
+	 * TLS): SPF has no part */
+	bool tls = a->kind == GREY_ATTEMPT_STARTTLS;
+	bool spf_known = ss->spf_known && !tls;
 	bool suspicious = !allowed && ((ss->known && (f->result == FCRDNS_NO_PTR ||
 	                                 f->result == FCRDNS_UNCONFIRMED ||
 	                                 ss->dynamic)) ||
-	                  (ss->spf_known && (spf->result == SPF_FAIL ||
-	                                     spf->result == SPF_SOFTFAIL)) ||
+	                  (spf_known && (spf->result == SPF_FAIL ||
+	                                 spf->result == SPF_SOFTFAIL)) ||
 	                  listed);
 	int n;
 
@@ -333,7 +365,10 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
 		n = snprintf(buf, GREY_SIGNALS_MAX, "fcrdns:%s",
 		             fcrdns_result_name(f->result));
 	if (n > 0 && n < GREY_SIGNALS_MAX) {
-		if (!ss->spf_known)
+		if (tls)
+			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n,
+			         ";spf:unseen");
+		else if (!ss->spf_known)
 			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";spf:late");
 		else if (spf->domain[0])
 			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n,
@@ -356,21 +391,23 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
 	if (suspicious && n < GREY_SIGNALS_MAX)
 		snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";suspicious");
 	a->delay_sec = suspicious ? ss->s->cfg->signals.suspicious_delay_sec : 0;
-	a->refuse_spf = sc->refuse_spf_fail && ss->spf_known &&
+	a->refuse_spf = sc->refuse_spf_fail && spf_known &&
 	                spf->result == SPF_FAIL && !allowed;
-	a->pooled = sc->pool_spf && ss->spf_known && spf->result == SPF_PASS &&
+	a->pooled = sc->pool_spf && spf_known && spf->result == SPF_PASS &&
 	            sender_domain_is(a->sender, spf->domain);
 	n = (int)strlen(buf);
 	if (a->pooled && n < GREY_SIGNALS_MAX)
 		snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";pooled");
 	a->signals = buf;
 	/* An allow list trusts whom trust lets be trusted at all; a block
-	 * list trusts nobody. */
+	 * list trusts nobody. At STARTTLS, FCrDNS stands for fcrdns+spf's
+	 * SPF, which TLS hides (README: a bot with a forward-confirmed
+	 * name that says STARTTLS is trusted). */
 	a->trusted = !listed && trust != SIGNALS_TRUST_NO &&
 	             (allowed ||
 	              (trust == SIGNALS_TRUST_FCRDNS && fcrdns_ok) ||
 	              (trust == SIGNALS_TRUST_FCRDNS_SPF && fcrdns_ok &&
-	               ss->spf_known && spf->result == SPF_PASS));
+	               (tls || (spf_known && spf->result == SPF_PASS))));
 }
 
 const char *

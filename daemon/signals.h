@@ -49,6 +49,12 @@ typedef void signals_ready_fn(void *ctx, const struct session_signals *ss);
 int signals_when_ready(struct session_signals *ss, const char *sender,
                        const char *helo, signals_ready_fn *fn, void *ctx);
 
+/* signals_when_connected - fn told as above once what is known from the
+ * connection alone is (FCrDNS, the PTR's shape, DNS lists): a STARTTLS's
+ * wait, which has no sender. Return: 0, or -ENOMEM (fn not told). */
+int signals_when_connected(struct session_signals *ss, signals_ready_fn *fn,
+                           void *ctx);
+
 /* signals_counters - the resolver's counters, and answers cached now. */
 struct resolver_counters;
 void signals_counters(const struct signals *s, struct resolver_counters *out,

@@ -168,11 +168,16 @@ on_attempt(struct gateway *gw, const struct ipc_attempt *at,
 	p->child = gw->sup->child_starts;
 	/* (auto without an address: the MTA is where clients go) */
 	handoff_learn_destination(gw->handoff, &si->ends);
-	/* A RCPT with [signals] lookups: decided once they are known, or
-	 * their budget is spent (no memory to wait: decided without). */
+	/* With [signals] lookups: decided once they are known, or their
+	 * budget is spent (no memory to wait: decided without); a RCPT
+	 * waits for its sender's SPF too, a STARTTLS for what the
+	 * connection says alone (no sender yet, and none seen after). */
 	if (si->attached && at->kind == TARPIT_ASK_RCPT &&
 	    signals_when_ready(si->attached, p->at.from, p->at.helo,
 	                       on_signals_ready, p) == 0)
+		return;
+	if (si->attached && at->kind == TARPIT_ASK_STARTTLS &&
+	    signals_when_connected(si->attached, on_signals_ready, p) == 0)
 		return;
 	ipc_attempt_view(&p->at, &si->ends, &a);
 	gateway_decide_async(gw, &a, true, on_attempt_decided, p);

@@ -728,7 +728,19 @@ on_starttls(struct grey *grey, const struct grey_attempt *a,
 	 * passes (and with the hand-off is delivered, in TLS). A bot that
 	 * says STARTTLS once and never retries passes nothing. */
 	if (grey->cfg.tls_greylist) {
-		triplet_step(grey, now, a->path, grey->cfg.delay_sec,
+		/* Trusted by what its connection says (the lookups): passed
+		 * now, and with the hand-off delivered on this attempt. */
+		if (a->trusted) {
+			grey->counters.passed_trusted++;
+			if (grey->cfg.handoff)
+				count_delay(grey, 0);
+			pass_client(grey, now, GREY_REASON_TRUSTED, w, out);
+			return;
+		}
+		triplet_step(grey, now, a->path,
+			     a->delay_sec > grey->cfg.delay_sec
+				     ? a->delay_sec
+				     : grey->cfg.delay_sec,
 			     GREY_REASON_STARTTLS_RETRY, w, out);
 		return;
 	}

@@ -24,7 +24,7 @@ here=$(dirname "$0")
 netns_init
 netns_sender_gw
 nsd_host
-for a in 11 12 13 14 15 16 17 18 19; do
+for a in 11 12 13 14 15 16 17 18 19 20 21; do
 	nsx sender ip addr add 203.0.113.$a/24 dev "$(netns_dev sender gw)"
 done
 
@@ -46,9 +46,11 @@ mx3 IN A 203.0.113.15
 mx4 IN A 203.0.113.16
 mx5 IN A 203.0.113.17
 mx6 IN A 203.0.113.18
+mx7 IN A 203.0.113.20
 Z
 zone isp.test <<'Z'
 203-0-113-11.dsl IN A 203.0.113.11
+203-0-113-21.dsl IN A 203.0.113.21
 Z
 zone 113.0.203.in-addr.arpa <<'Z'
 10 IN PTR mx.sender.test.
@@ -59,6 +61,8 @@ zone 113.0.203.in-addr.arpa <<'Z'
 16 IN PTR mx4.sender.test.
 17 IN PTR mx5.sender.test.
 18 IN PTR mx6.sender.test.
+20 IN PTR mx7.sender.test.
+21 IN PTR 203-0-113-21.dsl.isp.test.
 Z
 # 2001:db8:1::10 under 8.b.d.0.1.0.0.2.ip6.arpa
 zone 8.b.d.0.1.0.0.2.ip6.arpa <<'Z'
@@ -76,9 +80,11 @@ netns_spawn dns rbldnsd -n -u nobody:nogroup -r "$NETNS_TMP/rbl" -b 198.51.100.5
 wait_for 10 eval 'nsx gw dig +short +time=1 +tries=1 @198.51.100.54 17.113.0.203.bl.test A | grep -q 127.0.0.2' ||
 	{ cat "$NETNS_TMP/rbldnsd.log"; fail "rbldnsd does not answer"; }
 
-# The MTA behind the gateway, with a PROXY v2 listener for the hand-off;
-# a sending Postfix on 'sender' (from 203.0.113.10, mx.sender.test).
-postfix_new mx gw "203.0.113.1, [2001:db8:1::1]"
+# The MTA behind the gateway, with a PROXY v2 listener for the hand-off
+# and STARTTLS; a sending Postfix on 'sender' (from 203.0.113.10,
+# mx.sender.test).
+postfix_tls_cert
+postfix_new mx gw "203.0.113.1, [2001:db8:1::1]" "$POSTFIX_TLS_SMTPD"
 cat >>"$(postfix_dir mx)/master.cf" <<'CF'
 127.0.0.1:10025 inet n - n - - smtpd -o smtpd_upstream_proxy_protocol=haproxy
 CF
@@ -130,6 +136,29 @@ try 2001:db8:1::10 2001:db8:1::1 >/dev/null
 wait_for 5 logged "action=pass, reason=trusted, client=2001:db8:1::10" ||
 	fail "the confirmed IPv6 client was not trusted: $(grep 2001:db8:1::10 "$GG_LOG")"
 echo "ok: a forward-confirmed sender's first attempt is delivered (Postfix, no deferral), IPv6 trusted too, the line says why"
+
+# --- STARTTLS (tls_pass = greylist, the default): no sender is seen, so
+# FCrDNS alone trusts: a forward-confirmed Postfix speaking TLS is handed
+# over at its first STARTTLS and delivered in TLS; a dynamic-looking one
+# is greylisted there, as suspicious ---
+wait_for 10 logged "hand-off: the MTA at 127.0.0.1:10025 offers STARTTLS: yes" || fail "the MTA's STARTTLS was not learnt"
+out_reconfigure "smtp_tls_security_level = may" "smtp_bind_address = 203.0.113.20"
+out_send "trusted-tls"
+wait_for 30 mail_delivered mx "trusted-tls" || { tail -n 20 "$GG_LOG" "$(postfix_log out)"; fail "trusted-tls was not delivered"; }
+! grep -q "status=deferred" "$(postfix_log out)" || fail "the trusted TLS sender was deferred: $(grep status= "$(postfix_log out)")"
+mail_received mx "trusted-tls" | grep -q "with ESMTPS" || fail "trusted-tls did not come in TLS: $(mail_received mx trusted-tls)"
+logged "action=pass, reason=trusted, client=203.0.113.20, key=203.0.113.20/32, helo=out.test.example, ttl=" ||
+	fail "no trusted pass at STARTTLS: $(grep 203.0.113.20 "$GG_LOG")"
+grep -F "client=203.0.113.20," "$GG_LOG" | grep -qF "signals=fcrdns:confirmed:mx7.sender.test;rdns:plain;spf:unseen" ||
+	fail "the STARTTLS pass's line: $(grep "client=203.0.113.20," "$GG_LOG")"
+out_reconfigure "smtp_bind_address = 203.0.113.21"
+out_send "dynamic-tls"
+wait_for 30 logged "action=greylist, reason=new, client=203.0.113.21, key=203.0.113.21/32, helo=out.test.example, at=starttls, delay=7200, signals=fcrdns:confirmed:203-0-113-21.dsl.isp.test;rdns:dynamic;spf:unseen;suspicious" ||
+	fail "the dynamic TLS sender: $(grep "client=203.0.113.21," "$GG_LOG")"
+! mail_delivered mx "dynamic-tls" || fail "the dynamic TLS sender was delivered"
+nsx sender postsuper -c "$(postfix_dir out)" -d ALL >/dev/null 2>&1 || true
+out_reconfigure "smtp_tls_security_level = none" "smtp_bind_address = 203.0.113.10"
+echo "ok: STARTTLS: a forward-confirmed sender trusted at its first STARTTLS and delivered in TLS; a dynamic-looking one greylisted there (2 h), each line saying why"
 
 # --- greylisted, each saying why ---
 check_greylisted() { # SOURCE SIGNALS DELAY
@@ -203,9 +232,10 @@ grep -F "client=203.0.113.15," "$GG_LOG" | grep -F "delay=3600, signals=fcrdns:l
 # the machine's load and with c-ares' own fall-over between two servers.
 echo "ok: with DNS away, greylisted once the budget was spent (session of $took_ms ms), its line says fcrdns:late"
 
-ggctl metrics | grep -x 'greygate_decisions_total{action="pass",reason="trusted"} 5' >/dev/null ||
+# (six trusted: 203.0.113.10, its IPv6, .18, .19, .14 and .20 at STARTTLS)
+ggctl metrics | grep -x 'greygate_decisions_total{action="pass",reason="trusted"} 6' >/dev/null ||
 	fail "metrics: $(ggctl metrics | grep trusted)"
-ggctl report --json | jq -e '.funnel.passed_trusted == 5' >/dev/null ||
+ggctl report --json | jq -e '.funnel.passed_trusted == 6' >/dev/null ||
 	fail "report: $(ggctl report --json | jq -c .funnel)"
 asked=$(ggctl metrics | awk '$1 == "greygate_dns_questions_total{answered=\"server\"}" {print $2}')
 [ "${asked:-0}" -ge 8 ] || fail "metrics: $asked DNS questions sent: $(ggctl metrics | grep dns_)"

@@ -717,6 +717,30 @@ test_starttls_greylisted(void)
 	a = ip("198.51.108.7");
 	CHECK_INT(starttls(T0, &a, GREY_PATH_FAST, &d), 0);
 	CHECK_INT(d.action, GREY_ACTION_NONE);
+	/* Trusted by its connection's signals: passed at its first
+	 * STARTTLS (delivered then, with the hand-off); suspicious: its
+	 * network waits the longer delay. */
+	{
+		struct grey_attempt t = {.kind = GREY_ATTEMPT_STARTTLS,
+					 .now = T0, .client = ip("198.51.109.7"),
+					 .path = GREY_PATH_TARPIT,
+					 .trusted = true};
+		uint64_t trusted = grey_get_counters(grey)->passed_trusted;
+
+		CHECK_INT(grey_decide(grey, &t, &d), 0);
+		CHECK_INT(d.action, GREY_PASS);
+		CHECK_INT(d.reason, GREY_REASON_TRUSTED);
+		CHECK_INT(grey_get_counters(grey)->passed_trusted, trusted + 1);
+		t.client = ip("198.51.110.7");
+		t.trusted = false;
+		t.delay_sec = 900;
+		CHECK_INT(grey_decide(grey, &t, &d), 0);
+		CHECK_INT(d.action, GREY_GREYLIST);
+		CHECK_INT(d.wait_sec, 900);
+		t.now = T0 + 300;
+		CHECK_INT(grey_decide(grey, &t, &d), 0);
+		CHECK_INT(d.reason, GREY_REASON_EARLY_RETRY);
+	}
 	teardown();
 }
 
