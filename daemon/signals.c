@@ -53,6 +53,9 @@ struct session_signals {
 	bool dnsbl_known;
 	struct dnsbl_answer dnsbl_answer;
 	struct waiter *waiting;
+	/* a STARTTLS waits: SPF is asked for the PTR name's domain */
+	bool tls_waiting;
+	char ptr_domain[256]; /* ... that domain ("": none to ask) */
 };
 
 /* The PTR patterns' file, or NULL for none: the shipped one missing (a
@@ -131,11 +134,16 @@ tell(struct session_signals *ss, struct waiter *w,
 	free(w);
 }
 
-/* Is all that a waiter (SPF or not) wants known? */
+/* Is all that a waiter wants known? A RCPT's: its sender's SPF too; a
+ * STARTTLS's: the PTR name's domain's SPF too, when there is one to
+ * ask (tls_spf). */
 static bool
 ready(const struct session_signals *ss, bool spf)
 {
-	return ss->known && ss->dnsbl_known && (!spf || ss->spf_known);
+	bool tls_spf = !spf && ss->tls_waiting && ss->ptr_domain[0];
+
+	return ss->known && ss->dnsbl_known &&
+	       (!(spf || tls_spf) || ss->spf_known);
 }
 
 /* Everyone waiting whose signals are known is told. */
@@ -155,6 +163,10 @@ tell_if_ready(struct session_signals *ss)
 		w = next;
 	}
 }
+
+static void start_spf(struct session_signals *ss, const char *sender,
+                      const char *helo);
+static void start_tls_spf(struct session_signals *ss);
 
 static void
 on_budget(struct loop *loop, struct loop_timer *timer, void *ctx)
@@ -183,6 +195,8 @@ on_fcrdns(const struct fcrdns_answer *a, void *ctx)
 		if (r == 1)
 			log_debug("signals: %s looks dynamic: %s", a->name, why);
 	}
+	if (ss->tls_waiting)
+		start_tls_spf(ss);
 	tell_if_ready(ss);
 }
 
@@ -206,6 +220,37 @@ on_spf(const struct spf_answer *a, void *ctx)
 	ss->spf_answer = *a;
 	ss->spf_known = true;
 	tell_if_ready(ss);
+}
+
+
+/* At STARTTLS no sender is seen (what follows is in TLS): for a client
+ * whose PTR name is forward-confirmed and plain-looking, SPF is asked for
+ * that name's domain (mx7.sender.test: sender.test), the domain that
+ * named the host, as fcrdns+spf asks it of the sender's. */
+static void
+start_tls_spf(struct session_signals *ss)
+{
+	const char *name = ss->fcrdns.name, *dot;
+	char sender[sizeof(ss->ptr_domain) + 12];
+	size_t n;
+
+	ss->ptr_domain[0] = 0;
+	if (!ss->known || ss->fcrdns.result != FCRDNS_CONFIRMED ||
+	    ss->dynamic || ss->s->cfg->signals.trust != SIGNALS_TRUST_FCRDNS_SPF)
+		return;
+	dot = strchr(name, '.');
+	/* (a parent of two labels at least: never a top-level domain) */
+	if (!dot || !strchr(dot + 1, '.'))
+		return;
+	n = strlen(dot + 1);
+	if (n && dot[n] == '.')
+		n--;
+	if (!n || n >= sizeof(ss->ptr_domain))
+		return;
+	memcpy(ss->ptr_domain, dot + 1, n);
+	ss->ptr_domain[n] = 0;
+	snprintf(sender, sizeof(sender), "postmaster@%s", ss->ptr_domain);
+	start_spf(ss, sender, "");
 }
 
 /* SPF for sender, unless it is the one asked about already. */
@@ -305,6 +350,8 @@ int
 signals_when_connected(struct session_signals *ss, signals_ready_fn *fn,
                        void *ctx)
 {
+	ss->tls_waiting = true;
+	start_tls_spf(ss);
 	return wait_for(ss, false, fn, ctx);
 }
 
@@ -343,9 +390,13 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
 	/* looks like a bot (and no allow list says otherwise): said, and
 	 * made to wait longer */
 	/* At STARTTLS no sender is known, nor ever seen (what follows is in
-	 * TLS): SPF has no part */
+	 * TLS): the sender's SPF has no part; the PTR name's domain's may
+	 * (start_tls_spf) */
 	bool tls = a->kind == GREY_ATTEMPT_STARTTLS;
 	bool spf_known = ss->spf_known && !tls;
+	bool ptr_spf_pass = tls && ss->ptr_domain[0] && ss->spf_known &&
+	                    ss->spf_answer.result == SPF_PASS &&
+	                    !strcasecmp(ss->spf_answer.domain, ss->ptr_domain);
 	bool suspicious = !allowed && ((ss->known && (f->result == FCRDNS_NO_PTR ||
 	                                 f->result == FCRDNS_UNCONFIRMED ||
 	                                 ss->dynamic)) ||
@@ -365,9 +416,16 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
 		n = snprintf(buf, GREY_SIGNALS_MAX, "fcrdns:%s",
 		             fcrdns_result_name(f->result));
 	if (n > 0 && n < GREY_SIGNALS_MAX) {
-		if (tls)
+		if (tls && !ss->ptr_domain[0])
 			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n,
 			         ";spf:unseen");
+		else if (tls && !ss->spf_known)
+			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n,
+			         ";ptr-spf:late");
+		else if (tls)
+			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n,
+			         ";ptr-spf:%s:%.120s",
+			         spf_result_name(spf->result), ss->ptr_domain);
 		else if (!ss->spf_known)
 			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";spf:late");
 		else if (spf->domain[0])
@@ -400,14 +458,14 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
 		snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";pooled");
 	a->signals = buf;
 	/* An allow list trusts whom trust lets be trusted at all; a block
-	 * list trusts nobody. At STARTTLS, FCrDNS stands for fcrdns+spf's
-	 * SPF, which TLS hides (README: a bot with a forward-confirmed
-	 * name that says STARTTLS is trusted). */
+	 * list trusts nobody. At STARTTLS, fcrdns+spf asks SPF of the PTR
+	 * name's domain: the sender's is hidden by TLS. */
 	a->trusted = !listed && trust != SIGNALS_TRUST_NO &&
 	             (allowed ||
 	              (trust == SIGNALS_TRUST_FCRDNS && fcrdns_ok) ||
 	              (trust == SIGNALS_TRUST_FCRDNS_SPF && fcrdns_ok &&
-	               (tls || (spf_known && spf->result == SPF_PASS))));
+	               (tls ? ptr_spf_pass
+	                    : spf_known && spf->result == SPF_PASS)));
 }
 
 const char *

@@ -163,8 +163,14 @@ run(const struct config *cfg, struct sim_workload *w, const char *wpath,
 	struct delay_stats ds, tarpit;
 	struct report rep;
 	bool handoff = cfg->handoff.mode != HANDOFF_OFF;
-	/* (SPF is a class's say: the sim asks no DNS) */
+	/* (SPF and FCrDNS are a class's say: the sim asks no DNS) */
 	bool pool = cfg->signals.lookups && cfg->signals.pool_spf;
+	struct sim_signals sig = {
+		.lookups = cfg->signals.lookups,
+		.pool_spf = cfg->signals.pool_spf,
+		.trust = cfg->signals.trust != SIGNALS_TRUST_NO,
+		.trust_needs_spf = cfg->signals.trust == SIGNALS_TRUST_FCRDNS_SPF,
+		.suspicious_delay_sec = cfg->signals.suspicious_delay_sec};
 	struct timespec t0, t1;
 	int r = store_open_temp(&store);
 
@@ -182,7 +188,7 @@ run(const struct config *cfg, struct sim_workload *w, const char *wpath,
 	for (int i = 0; i < cfg->ntraps; i++)
 		grey_trap_add(grey, cfg->traps[i]);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	r = sim_run(w, &cfg->grey, handoff, pool, grey, store, &st);
+	r = sim_run(w, &cfg->grey, handoff, &sig, grey, store, &st);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (r < 0) {
 		fprintf(stderr, "greygate-sim: %s\n", strerror(-r));

@@ -24,7 +24,7 @@ here=$(dirname "$0")
 netns_init
 netns_sender_gw
 nsd_host
-for a in 11 12 13 14 15 16 17 18 19 20 21; do
+for a in 11 12 13 14 15 16 17 18 19 20 21 22; do
 	nsx sender ip addr add 203.0.113.$a/24 dev "$(netns_dev sender gw)"
 done
 
@@ -36,7 +36,7 @@ zone() { # NAME: the zone's head, then its records from stdin
 }
 # sender.test's SPF lets its mx send (v4 and v6), nobody else
 zone sender.test <<'Z'
-@ IN TXT "v=spf1 ip4:203.0.113.10 ip4:203.0.113.17 ip4:203.0.113.18 ip6:2001:db8:1::10 -all"
+@ IN TXT "v=spf1 ip4:203.0.113.10 ip4:203.0.113.17 ip4:203.0.113.18 ip4:203.0.113.20 ip6:2001:db8:1::10 -all"
 ns IN A 198.51.100.53
 mx IN A 203.0.113.10
 mx IN AAAA 2001:db8:1::10
@@ -47,6 +47,10 @@ mx4 IN A 203.0.113.16
 mx5 IN A 203.0.113.17
 mx6 IN A 203.0.113.18
 mx7 IN A 203.0.113.20
+Z
+# a host's domain that publishes no SPF
+zone other.test <<'Z'
+mx IN A 203.0.113.22
 Z
 zone isp.test <<'Z'
 203-0-113-11.dsl IN A 203.0.113.11
@@ -63,12 +67,13 @@ zone 113.0.203.in-addr.arpa <<'Z'
 18 IN PTR mx6.sender.test.
 20 IN PTR mx7.sender.test.
 21 IN PTR 203-0-113-21.dsl.isp.test.
+22 IN PTR mx.other.test.
 Z
 # 2001:db8:1::10 under 8.b.d.0.1.0.0.2.ip6.arpa
 zone 8.b.d.0.1.0.0.2.ip6.arpa <<'Z'
 0.1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.1.0.0.0 IN PTR mx.sender.test.
 Z
-nsd_start dns 198.51.100.53 sender.test isp.test 113.0.203.in-addr.arpa 8.b.d.0.1.0.0.2.ip6.arpa
+nsd_start dns 198.51.100.53 sender.test other.test isp.test 113.0.203.in-addr.arpa 8.b.d.0.1.0.0.2.ip6.arpa
 # DNS lists on rbldnsd beside it (c-ares asks it when nsd refuses)
 netns_add_addr "$(netns_ns dns)" "$(netns_dev dns gw)" 198.51.100.54/24
 mkdir -p "$NETNS_TMP/rbl"
@@ -138,9 +143,10 @@ wait_for 5 logged "action=pass, reason=trusted, client=2001:db8:1::10" ||
 echo "ok: a forward-confirmed sender's first attempt is delivered (Postfix, no deferral), IPv6 trusted too, the line says why"
 
 # --- STARTTLS (tls_pass = greylist, the default): no sender is seen, so
-# FCrDNS alone trusts: a forward-confirmed Postfix speaking TLS is handed
-# over at its first STARTTLS and delivered in TLS; a dynamic-looking one
-# is greylisted there, as suspicious ---
+# fcrdns+spf asks SPF of the PTR name's domain: a forward-confirmed
+# Postfix whose name's domain lets it send is handed over at its first
+# STARTTLS and delivered in TLS; one whose domain says nothing is
+# greylisted there; a dynamic-looking one too, as suspicious ---
 wait_for 10 logged "hand-off: the MTA at 127.0.0.1:10025 offers STARTTLS: yes" || fail "the MTA's STARTTLS was not learnt"
 out_reconfigure "smtp_tls_security_level = may" "smtp_bind_address = 203.0.113.20"
 out_send "trusted-tls"
@@ -149,8 +155,12 @@ wait_for 30 mail_delivered mx "trusted-tls" || { tail -n 20 "$GG_LOG" "$(postfix
 mail_received mx "trusted-tls" | grep -q "with ESMTPS" || fail "trusted-tls did not come in TLS: $(mail_received mx trusted-tls)"
 logged "action=pass, reason=trusted, client=203.0.113.20, key=203.0.113.20/32, helo=out.test.example, ttl=" ||
 	fail "no trusted pass at STARTTLS: $(grep 203.0.113.20 "$GG_LOG")"
-grep -F "client=203.0.113.20," "$GG_LOG" | grep -qF "signals=fcrdns:confirmed:mx7.sender.test;rdns:plain;spf:unseen" ||
+grep -F "client=203.0.113.20," "$GG_LOG" | grep -qF "signals=fcrdns:confirmed:mx7.sender.test;rdns:plain;ptr-spf:pass:sender.test" ||
 	fail "the STARTTLS pass's line: $(grep "client=203.0.113.20," "$GG_LOG")"
+out_reconfigure "smtp_bind_address = 203.0.113.22"
+out_send "nospf-tls"
+wait_for 30 logged "action=greylist, reason=new, client=203.0.113.22, key=203.0.113.22/32, helo=out.test.example, at=starttls, delay=3600, signals=fcrdns:confirmed:mx.other.test;rdns:plain;ptr-spf:none:other.test" ||
+	fail "the TLS sender whose domain publishes no SPF: $(grep "client=203.0.113.22," "$GG_LOG")"
 out_reconfigure "smtp_bind_address = 203.0.113.21"
 out_send "dynamic-tls"
 wait_for 30 logged "action=greylist, reason=new, client=203.0.113.21, key=203.0.113.21/32, helo=out.test.example, at=starttls, delay=7200, signals=fcrdns:confirmed:203-0-113-21.dsl.isp.test;rdns:dynamic;spf:unseen;suspicious" ||
@@ -158,7 +168,7 @@ wait_for 30 logged "action=greylist, reason=new, client=203.0.113.21, key=203.0.
 ! mail_delivered mx "dynamic-tls" || fail "the dynamic TLS sender was delivered"
 nsx sender postsuper -c "$(postfix_dir out)" -d ALL >/dev/null 2>&1 || true
 out_reconfigure "smtp_tls_security_level = none" "smtp_bind_address = 203.0.113.10"
-echo "ok: STARTTLS: a forward-confirmed sender trusted at its first STARTTLS and delivered in TLS; a dynamic-looking one greylisted there (2 h), each line saying why"
+echo "ok: STARTTLS: a forward-confirmed sender whose name's domain lets it send trusted at its first STARTTLS and delivered in TLS; one whose domain says nothing greylisted there (1 h), a dynamic-looking one too (2 h), each line saying why"
 
 # --- greylisted, each saying why ---
 check_greylisted() { # SOURCE SIGNALS DELAY

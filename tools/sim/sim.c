@@ -117,6 +117,7 @@ sim_class_defaults(struct sim_class *c)
 	c->recipients = 1;
 	c->senders = 1;
 	c->rcpt_pool = 100;
+	c->fcrdns = -1;
 }
 
 /* A busier day than night: arrivals peak at noon, thin at midnight. */
@@ -217,12 +218,47 @@ keep_delay(uint32_t **delays, uint64_t *n, size_t *cap, uint32_t delay)
 	return 0;
 }
 
+/* Does address a of class c have a forward-confirmed, plain PTR name?
+ * The same answer every time (a client's DNS does not change within the
+ * month): drawn from the address and the class's share. */
+static bool
+has_fcrdns(const struct grey_addr *a, int32_t share)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (int i = 0; i < 16; i++)
+		h = (h ^ a->bytes[i]) * 1099511628211ull;
+	return h % 100 < (uint64_t)share;
+}
+
+/* What the signals say of a client of c at an attempt of kind (with
+ * lookups): trusted (passed now), or suspicious (a longer delay). */
+static void
+apply_signals(const struct sim_class *c, const struct sim_signals *sig,
+	      int32_t fcrdns, struct grey_attempt *at)
+{
+	bool confirmed;
+
+	if (!sig->lookups || fcrdns < 0)
+		return;
+	confirmed = has_fcrdns(&at->client, fcrdns);
+	/* (at STARTTLS fcrdns+spf asks the PTR name's domain: the model
+	 * takes a class whose senders' SPF passes to have hosts named in a
+	 * domain that lets them send, and a bot to have neither) */
+	at->trusted = sig->trust && confirmed &&
+		      (!sig->trust_needs_spf || c->spf_pass);
+	/* (no PTR or a dynamic-looking one; and SPF fail, which a bot's
+	 * sender gets, where it says who may send) */
+	at->delay_sec = confirmed ? 0 : sig->suspicious_delay_sec;
+}
+
 /* One session of message m at now. Return: 1 delivered, 2 delivered by
  * a STARTTLS pass handed to the MTA, 0 not, -errno. */
 static int
 attempt(const struct sim_class *c, struct msg *m, int64_t now,
-	const struct grey_config *cfg, bool handoff, bool pool_spf,
-	struct grey *grey, struct store *store)
+	const struct grey_config *cfg, bool handoff,
+	const struct sim_signals *sig, int32_t fcrdns, struct grey *grey,
+	struct store *store)
 {
 	struct grey_addr a = {0};
 	struct grey_decision d;
@@ -245,6 +281,7 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 					   .now = now, .client = a, .helo = "",
 					   .path = GREY_PATH_TARPIT};
 
+		apply_signals(c, sig, fcrdns, &tls);
 		r = grey_decide(grey, &tls, &d);
 		if (r < 0)
 			return r;
@@ -270,10 +307,13 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 				: asked ? GREY_PATH_POLICY
 					: GREY_PATH_TARPIT,
 			.reply = fast ? 250 : asked ? 0 : 451,
-			.pooled = pool_spf && c->spf_pass};
+			.pooled = sig->lookups && sig->pool_spf &&
+				  c->spf_pass};
 
 		snprintf(to, sizeof(to), "user%u@example.org",
 			 (m->idx * 7 + i) % c->rcpt_pool);
+		if (!fast)
+			apply_signals(c, sig, fcrdns, &rcpt);
 		r = grey_decide(grey, &rcpt, &d);
 		if (r < 0)
 			return r;
@@ -318,6 +358,16 @@ says_starttls(const struct sim_workload *w, const struct sim_class *c)
 	return share > 0 && rng() % 100 < (uint32_t)share;
 }
 
+/* The share of c's addresses with FCrDNS: the workload's for its kind
+ * when set, else the class's own. */
+static int32_t
+class_fcrdns(const struct sim_workload *w, const struct sim_class *c)
+{
+	int32_t share = c->unwanted ? w->fcrdns_bots : w->fcrdns_legit;
+
+	return share >= 0 ? share : c->fcrdns;
+}
+
 static int
 count_triplet(const struct grey_client *cl, const char *s, const char *r,
 	      const struct store_triplet *t, void *ctx)
@@ -328,7 +378,8 @@ count_triplet(const struct grey_client *cl, const char *s, const char *r,
 
 int
 sim_run(const struct sim_workload *w, const struct grey_config *cfg,
-	bool handoff, bool pool_spf, struct grey *grey, struct store *store,
+	bool handoff, const struct sim_signals *sig, struct grey *grey,
+	struct store *store,
 	struct sim_stats *st)
 {
 	struct heap h = {0};
@@ -367,7 +418,8 @@ sim_run(const struct sim_workload *w, const struct grey_config *cfg,
 		const struct sim_class *c = &w->cls[m->cls];
 		int64_t next;
 
-		r = attempt(c, m, e.at, cfg, handoff, pool_spf, grey, store);
+		r = attempt(c, m, e.at, cfg, handoff, sig,
+			    class_fcrdns(w, c), grey, store);
 		if (r < 0)
 			break;
 		if (r == 2 && c->unwanted)

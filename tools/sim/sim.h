@@ -46,6 +46,20 @@ struct sim_class {
 	bool starttls;          /* says STARTTLS when offered */
 	bool spf_pass;          /* its senders' SPF passes for their domain
 				   from every address it sends from */
+	int32_t fcrdns;         /* percent of its addresses whose PTR name
+				   is forward-confirmed and plain-looking;
+				   the rest have none, or a dynamic-looking
+				   one (suspicious); -1: not modelled */
+};
+
+/* What the config's [signals] make of a class's DNS (the sim asks none:
+ * a class says what DNS would). */
+struct sim_signals {
+	bool lookups;           /* [signals] lookups */
+	bool pool_spf;          /* ... pool_spf */
+	bool trust;             /* ... trust is not no */
+	bool trust_needs_spf;   /* ... it is fcrdns+spf */
+	uint32_t suspicious_delay_sec;
 };
 
 struct sim_workload {
@@ -55,6 +69,9 @@ struct sim_workload {
 	 * mail and of bots: when set (not -1), instead of the classes' own
 	 * starttls. */
 	int32_t starttls_legit, starttls_bots;
+	/* ... and of the addresses whose PTR is forward-confirmed, instead
+	 * of the classes' own fcrdns */
+	int32_t fcrdns_legit, fcrdns_bots;
 	struct sim_class cls[SIM_CLASSES_MAX];
 	int ncls;
 };
@@ -81,12 +98,14 @@ void sim_class_defaults(struct sim_class *c);
  * @cfg: the greylist settings grey was made with (key prefixes)
  * @handoff: the hand-off is on: an attempt that passes (a retry's RCPT,
  *     or STARTTLS with tls_pass) is delivered there and then
- * @pool_spf: a class whose SPF passes is pooled ([signals] pool_spf with
- *     lookups): its triplets keyed by its domain, not its network
+ * @sig: what [signals] make of the classes' DNS: with lookups, a class
+ *     whose SPF passes is pooled (pool_spf: its triplets keyed by its
+ *     domain), an address with a forward-confirmed PTR trusted as trust
+ *     says (at STARTTLS by that alone), one without suspicious
  * Return: 0 or -errno (the store).
  */
 int sim_run(const struct sim_workload *w, const struct grey_config *cfg,
-	    bool handoff, bool pool_spf, struct grey *grey,
+	    bool handoff, const struct sim_signals *sig, struct grey *grey,
 	    struct store *store, struct sim_stats *out);
 
 /* sim_load - read a workload file (INI: [sim] days, seed; one

@@ -154,6 +154,9 @@ set_class_key(struct sim_class *c, const char *key, const char *v,
 		return parse_yes(v, &c->starttls);
 	if (!strcmp(key, "spf_pass"))
 		return parse_yes(v, &c->spf_pass);
+	*why = "want a share: 0% to 100%";
+	if (!strcmp(key, "fcrdns"))
+		return parse_percent(v, &c->fcrdns);
 	*why = "want a number";
 	if (!strcmp(key, "messages"))
 		return parse_count(v, &c->messages);
@@ -195,6 +198,12 @@ on_ini(void *user, const char *section, const char *key, const char *value)
 			r = parse_percent(value, key[9] == 'l'
 							 ? &w->starttls_legit
 							 : &w->starttls_bots);
+			why = "want a share: 0% to 100%";
+		} else if (!strcmp(key, "fcrdns_legit") ||
+			   !strcmp(key, "fcrdns_bots")) {
+			r = parse_percent(value, key[7] == 'l'
+							 ? &w->fcrdns_legit
+							 : &w->fcrdns_bots);
 			why = "want a share: 0% to 100%";
 		} else if (!strcmp(key, "seed")) {
 			char *end;
@@ -242,6 +251,7 @@ sim_load(const char *path, struct sim_workload *w, char *err)
 	w->days = 30;
 	w->seed = 1;
 	w->starttls_legit = w->starttls_bots = -1;
+	w->fcrdns_legit = w->fcrdns_bots = -1;
 	if (!f) {
 		snprintf(err, 512, "%s: %s", path, strerror(errno));
 		return -errno;
