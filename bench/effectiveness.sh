@@ -26,11 +26,11 @@ run() {
 	"$sim" --config "$conf" --workload "$work" --seed "$seed" --json 2>/dev/null
 }
 
-variant() { # NAME [GREYLIST-LINES]
+variant() { # NAME [GREYLIST-LINES [SIM-LINES]]
 	local out t0 t1
 	t0=$(date +%s%N)
 	out=$(run "$1" "[greylist]
-${2:-}")
+${2:-}" "${3:-}")
 	t1=$(date +%s%N)
 	echo "$out" | jq -r --arg n "$1" --arg ms "$(( (t1 - t0) / 1000000 ))" '
 		[$n,
@@ -92,6 +92,21 @@ client_prefix6 = 128"
 	variant tls_pass-yes "tls_pass = yes"
 	variant tls_pass-off "tls_pass = no"
 	printf 'article (Sep 2016, milter-greylist)\t71100\t-\t22300 passed\t-\t-\t900\t~8000\t-\t-\t-\t-\t-\n'
+} | column -t -s $'\t'
+
+echo
+echo "How the default moves when the model's DNS shares move (etc/sim-month.ini says where each comes from):"
+{
+	printf 'shares\tbots stopped\tbots through\twanted delivered\tlost\tdelayed\tmedian s\tmean s\tp90 s\tp99 s\tmax s\ttriplets\tms\n'
+	variant "as in the month" "" ""
+	variant "fcrdns_legit = 50%" "" "fcrdns_legit = 50%"
+	variant "fcrdns_legit = 100%" "" "fcrdns_legit = 100%"
+	variant "fcrdns_bots = 0%" "" "fcrdns_bots = 0%"
+	variant "fcrdns_bots = 58%" "" "fcrdns_bots = 58%"
+	variant "fcrdns_bots = 58%, starttls_bots = 30%" "" "fcrdns_bots = 58%
+starttls_bots = 30%"
+	variant "starttls_legit = 95%, starttls_bots = 30%" "" "starttls_legit = 95%
+starttls_bots = 30%"
 } | column -t -s $'\t'
 
 echo

@@ -173,6 +173,36 @@ $tls" "$handoff")
 check "$out" '.sim.delay.max == 300' "starttls_legit = 0% overrides the class"
 echo "ok: STARTTLS shares: bots that say it are delivered with tls_pass = yes and the hand-off, and only then"
 
+# DNS signals (with lookups): a class whose addresses are
+# forward-confirmed and whose SPF passes is trusted: with the hand-off
+# delivered on its first attempt, in TLS too (its PTR name's domain lets
+# it send); without SPF's pass it waits as any; fcrdns_legit overrides
+# the class; an address without FCrDNS is suspicious (suspicious_delay).
+named="[class named]
+kind = mta
+messages = 1
+arrival = start
+clients = 198.51.100.7
+retry = 5m
+fcrdns = 100%
+spf_pass = yes"
+signals="[signals]
+lookups = yes
+$handoff"
+out=$(run "$named" "$signals")
+check "$out" '.sim.legit_delivered == 1 and .sim.delay.max == 0 and .sim.sessions == 1 and .report.funnel.passed_trusted == 1' "trusted"
+out=$(run "$named
+starttls = yes" "$signals")
+check "$out" '.sim.delay.max == 0 and .sim.sessions == 1' "trusted at STARTTLS"
+out=$(run "${named/spf_pass = yes/spf_pass = no}" "$signals")
+check "$out" '.sim.delay.max == 300 and .report.funnel.passed_trusted == 0' "FCrDNS without SPF's pass"
+out=$(run "fcrdns_legit = 0%
+$named" "$signals
+[greylist]
+delay = 300")
+check "$out" '.sim.delay.max == 900 and .report.funnel.passed_trusted == 0' "fcrdns_legit = 0%: suspicious, 15 min"
+echo "ok: DNS signals: trusted on the first attempt (in TLS too), FCrDNS without SPF waits, none waits the suspicious delay"
+
 a=$("$sim" --json --seed 7 2>/dev/null)
 b=$("$sim" --json --seed 7 2>/dev/null)
 c=$("$sim" --json --seed 8 2>/dev/null)
