@@ -13,6 +13,7 @@
 
 #include "dnsbl.h"
 #include "fcrdns.h"
+#include "helo_shape.h"
 #include "log.h"
 #include "rdns_shape.h"
 #include "spf_check.h"
@@ -230,8 +231,9 @@ on_spf(const struct spf_answer *a, void *ctx)
 static void
 start_tls_spf(struct session_signals *ss)
 {
+	static const char local[] = "postmaster@";
 	const char *name = ss->fcrdns.name, *dot;
-	char sender[sizeof(ss->ptr_domain) + 12];
+	char sender[sizeof(ss->spf_sender)];
 	size_t n;
 
 	ss->ptr_domain[0] = 0;
@@ -245,11 +247,13 @@ start_tls_spf(struct session_signals *ss)
 	n = strlen(dot + 1);
 	if (n && dot[n] == '.')
 		n--;
-	if (!n || n >= sizeof(ss->ptr_domain))
+	if (!n || n >= sizeof(ss->ptr_domain) ||
+	    sizeof(local) - 1 + n >= sizeof(sender))
 		return;
 	memcpy(ss->ptr_domain, dot + 1, n);
 	ss->ptr_domain[n] = 0;
-	snprintf(sender, sizeof(sender), "postmaster@%s", ss->ptr_domain);
+	memcpy(sender, local, sizeof(local) - 1);
+	memcpy(sender + sizeof(local) - 1, ss->ptr_domain, n + 1);
 	start_spf(ss, sender, "");
 }
 
@@ -397,12 +401,14 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
 	bool ptr_spf_pass = tls && ss->ptr_domain[0] && ss->spf_known &&
 	                    ss->spf_answer.result == SPF_PASS &&
 	                    !strcasecmp(ss->spf_answer.domain, ss->ptr_domain);
+	/* a HELO that is neither a name nor an address literal (RFC 5321) */
+	bool bad_helo = !helo_shape_valid(a->helo);
 	bool suspicious = !allowed && ((ss->known && (f->result == FCRDNS_NO_PTR ||
 	                                 f->result == FCRDNS_UNCONFIRMED ||
 	                                 ss->dynamic)) ||
 	                  (spf_known && (spf->result == SPF_FAIL ||
 	                                 spf->result == SPF_SOFTFAIL)) ||
-	                  listed);
+	                  listed || bad_helo);
 	int n;
 
 	if (!ss->known)
@@ -444,6 +450,10 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
 		else if (ss->dnsbl_answer.listed[0])
 			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n,
 			         ";dnsbl:%s", ss->dnsbl_answer.listed);
+		n = (int)strlen(buf);
+	}
+	if (bad_helo && n < GREY_SIGNALS_MAX) {
+		snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";helo:bad");
 		n = (int)strlen(buf);
 	}
 	if (suspicious && n < GREY_SIGNALS_MAX)

@@ -3,13 +3,15 @@
  * (policy/spf_record.c): the input's first line read as a TXT record,
  * the rest expanded as a domain-spec, for IPv4 and IPv6 clients; every
  * term kept must hold what its mechanism needs, every expansion be a
- * name of at most 253 characters. */
+ * name of at most 253 characters. The first line is also read as a HELO
+ * name (policy/helo_shape.c). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "helo_shape.h"
 #include "spf_record.h"
 
 static const uint8_t ip4[4] = {192, 0, 2, 3};
@@ -28,6 +30,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nl = strchr(text, '\n');
 	if (nl)
 		text[nl - text] = 0;
+	(void)helo_shape_valid(text);
 	if (spf_record_parse(text, &rec, why, sizeof(why)) == 0) {
 		if (rec.nterms > SPF_TERMS_MAX)
 			abort();

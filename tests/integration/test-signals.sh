@@ -24,7 +24,7 @@ here=$(dirname "$0")
 netns_init
 netns_sender_gw
 nsd_host
-for a in 11 12 13 14 15 16 17 18 19 20 21 22; do
+for a in 11 12 13 14 15 16 17 18 19 20 21 22 23; do
 	nsx sender ip addr add 203.0.113.$a/24 dev "$(netns_dev sender gw)"
 done
 
@@ -47,6 +47,7 @@ mx4 IN A 203.0.113.16
 mx5 IN A 203.0.113.17
 mx6 IN A 203.0.113.18
 mx7 IN A 203.0.113.20
+mx9 IN A 203.0.113.23
 Z
 # a host's domain that publishes no SPF
 zone other.test <<'Z'
@@ -68,6 +69,7 @@ zone 113.0.203.in-addr.arpa <<'Z'
 20 IN PTR mx7.sender.test.
 21 IN PTR 203-0-113-21.dsl.isp.test.
 22 IN PTR mx.other.test.
+23 IN PTR mx9.sender.test.
 Z
 # 2001:db8:1::10 under 8.b.d.0.1.0.0.2.ip6.arpa
 zone 8.b.d.0.1.0.0.2.ip6.arpa <<'Z'
@@ -198,6 +200,12 @@ wait_for 5 logged "action=pass, reason=trusted, client=203.0.113.19," ||
 grep -F "client=203.0.113.19," "$GG_LOG" | grep -F "signals=fcrdns:no-ptr;spf:fail:sender.test;dnsbl:wl.test(-5)" >/dev/null ||
 	fail "the allowed client's line: $(grep "client=203.0.113.19," "$GG_LOG")"
 echo "ok: DNS lists (rbldnsd): listed, suspicious and never trusted though FCrDNS and SPF pass; an answer the filter does not take ignored; allow-listed trusted without a PTR"
+
+# --- a HELO that is neither a name nor an address literal: suspicious,
+# from a client DNS says nothing against ---
+SMTP_HELO=WIN-7H3K2 SMTP_SENDER=carol@nospf.sender.test check_greylisted 203.0.113.23 \
+	"fcrdns:confirmed:mx9.sender.test;rdns:plain;spf:none:nospf.sender.test;helo:bad;suspicious" 7200
+echo "ok: a bare-word HELO: suspicious (2 h), the line says helo:bad"
 
 # --- FCrDNS without SPF's pass: greylisted; trust = fcrdns (a reload):
 # passed at once ---

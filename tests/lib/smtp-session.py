@@ -4,7 +4,8 @@
 # source address to HOST:25. Every mode prints the replies that matter,
 # one per line ("RCPT 250 2.1.5 Ok"), and exits 0 if the session went as
 # the mode expects, else prints "FAIL: ..." and exits 1. The envelope
-# sender is alice@client.test, or $SMTP_SENDER.
+# sender is alice@client.test, or $SMTP_SENDER; the EHLO name
+# client.test, or $SMTP_HELO.
 #   try SRC HOST                   EHLO, MAIL, RCPT; prints the RCPT reply
 #                                  and quits (whatever it was)
 #   deliver SRC HOST SUBJECT       a whole delivery; RCPT must get 250
@@ -30,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from smtpclient import Connection  # noqa: E402
 
 SENDER = os.environ.get("SMTP_SENDER", "alice@client.test").encode()
+HELO = os.environ.get("SMTP_HELO", "client.test").encode()
 
 
 class Session(Connection):
@@ -45,7 +47,7 @@ class Session(Connection):
 
     def start(self):
         self.expect("BANNER", self.reply(), "220")
-        self.expect("EHLO", self.cmd(b"EHLO client.test"), "250")
+        self.expect("EHLO", self.cmd(b"EHLO " + HELO), "250")
 
 
 def main():
