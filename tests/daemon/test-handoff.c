@@ -185,6 +185,15 @@ ends_to(const char *addr, uint16_t port)
 	return e;
 }
 
+/* text, whole, on fd. */
+static bool
+put_text(int fd, const char *text)
+{
+	size_t n = strlen(text);
+
+	return send(fd, text, n, 0) == (ssize_t)n;
+}
+
 /* A line from fd, the loop turning meanwhile (the probe's side). */
 static void
 read_line_turning(struct loop *loop, int fd, char *line, size_t len)
@@ -257,10 +266,10 @@ test_auto_probe(void)
 	snprintf(want, sizeof(want), "the MTA at 127.0.0.1:%u", port);
 	CHECK(strstr(text, want) && strstr(text, "does not answer yet"));
 	CHECK(!handoff_ready(hs));
-	CHECK(send(fd, "220 mx ESMTP\r\n", 14, 0) == 14);
+	CHECK(put_text(fd, "220 mx ESMTP\r\n"));
 	read_line_turning(loop, fd, line, sizeof(line));
 	CHECK(!strncmp(line, "EHLO ", 5));
-	CHECK(send(fd, "250-mx\r\n250 STARTTLS\r\n", 24, 0) == 24);
+	CHECK(put_text(fd, "250-mx\r\n250 STARTTLS\r\n"));
 	read_line_turning(loop, fd, line, sizeof(line));
 	CHECK_STR(line, "QUIT\r");
 	CHECK(handoff_ready(hs));
