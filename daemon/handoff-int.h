@@ -67,6 +67,7 @@ struct handoff_state {
 	bool mta_addr_learnt;
 	bool mta_addr_foreign_said; /* a client's destination not this
 				       host's: said once */
+	struct sockaddr_storage mta_addr_foreign; /* ... the last one */
 };
 
 /* sockaddr_len, sockaddr_port - an IPv4 or IPv6 address's length, and

@@ -500,8 +500,14 @@ handoff_learn_destination(struct handoff_state *hs,
 	    sockaddr_port(&ends->dst) != hs->cfg->nft.smtp_port)
 		return;
 	/* Only an address of this host's: a client must not choose where
-	 * greygated connects (on a router, set address to the MTA's). */
+	 * greygated connects (on a router, set address to the MTA's). The
+	 * last foreign one is remembered: on a router every client goes
+	 * there, and is not tried again each question. */
+	if (hs->mta_addr_foreign_said &&
+	    !memcmp(&hs->mta_addr_foreign, &ends->dst, sizeof(ends->dst)))
+		return;
 	if (!is_local_address(&ends->dst)) {
+		hs->mta_addr_foreign = ends->dst;
 		if (!hs->mta_addr_foreign_said) {
 			handoff_endpoint_text(&ends->dst, text, sizeof(text));
 			log_warnx("hand-off: auto: a client was going to %s, "
