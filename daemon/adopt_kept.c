@@ -47,7 +47,7 @@ finish(struct adoption *a)
 	struct gateway *gw = a->gw;
 
 	if (!a->cancelled) {
-		gateway_commit(gw); /* (the sets, and the store at once) */
+		decider_commit(gw->decider); /* (the sets, and the store at once) */
 		log_info("nft: %zu passed client(s) the kept table held and "
 		         "%s lacked were written back into it (their last "
 		         "writes were lost: a full disk, or an emptied "
@@ -73,7 +73,7 @@ hold(struct adoption *a, const struct nftset_elem *e)
 		struct grey_client c = {.family = p.family, .prefix = p.prefix};
 
 		memcpy(c.bytes, p.bytes, sizeof(c.bytes));
-		gateway_set_failed(a->gw, "pass",
+		decider_set_failed(a->gw->decider, "pass",
 		                   grey_client_format(&c, text, sizeof(text)),
 		                   r);
 	}

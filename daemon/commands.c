@@ -248,7 +248,7 @@ report(struct gateway *gw, const struct args *a, FILE *out,
 		        .store = gw->cfg->store,
 		        .loop = gw->loop,
 		        .records = gw->records,
-		        .grey = gateway_grey(gw),
+		        .grey = decider_grey(gw->decider),
 		        .stats_since = gateway_stats_since(gw),
 		};
 
@@ -266,7 +266,7 @@ report(struct gateway *gw, const struct args *a, FILE *out,
 			fmt_utc(gateway_stats_since(gw), t));
 		return 0;
 	}
-	report_compute(&r, gateway_grey(gw), gateway_stats_since(gw), loop_wall_sec(gw->loop));
+	report_compute(&r, decider_grey(gw->decider), gateway_stats_since(gw), loop_wall_sec(gw->loop));
 	if (a->svg)
 		report_print_svg(out, &r);
 	else if (a->json)

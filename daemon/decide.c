@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decision_port.h"
-#include "gateway-int.h"
+#include "decide.h"
 #include "grey_store.h"
 #include "log.h"
 
@@ -24,9 +23,16 @@
 #define STORE_COMMIT_PENDING 10000
 #define STORE_COMMIT_MS 200
 
-/* The decider's own state (gw->decider). */
+/* The decider's own state. */
 struct decider {
-	struct gateway *gw; /* what it decides with: the store, the sets */
+	/* what it decides with (borrowed): its clock, the settings, the
+	 * LMDB file it commits, the greylist's records (whichever store),
+	 * the sets it commits (NULL: none) */
+	struct loop *loop;
+	const struct config *cfg;
+	struct store *store;
+	struct grey_store *records;
+	struct nftset *nft;
 	struct grey *grey; /* the greylist's decision, its lists and
 			      counters (policy/grey.c) */
 	struct gateway_decision *starting; /* a decision being fetched in
@@ -40,10 +46,8 @@ struct decider {
 };
 
 int
-gateway_decider_listen(struct gateway *gw, const struct decider_listener *l)
+decider_listen(struct decider *d, const struct decider_listener *l)
 {
-	struct decider *d = gw->decider;
-
 	if (d->nlisteners == DECIDER_LISTENERS_MAX)
 		return -ENOSPC;
 	d->listeners[d->nlisteners++] = *l;
@@ -51,17 +55,19 @@ gateway_decider_listen(struct gateway *gw, const struct decider_listener *l)
 }
 
 struct decider *
-gateway_decider_new(struct gateway *gw)
+decider_new(struct loop *loop, const struct config *cfg)
 {
 	struct decider *d = calloc(1, sizeof(struct decider));
 
-	if (d)
-		d->gw = gw;
+	if (d) {
+		d->loop = loop;
+		d->cfg = cfg;
+	}
 	return d;
 }
 
 void
-gateway_decider_free(struct decider *d)
+decider_free(struct decider *d)
 {
 	if (d)
 		grey_free(d->grey);
@@ -69,40 +75,53 @@ gateway_decider_free(struct decider *d)
 }
 
 int
-gateway_decider_open(struct gateway *gw)
+decider_open(struct decider *d, struct store *store)
 {
-	gw->decider->grey = grey_new(&gw->cfg->grey, gw->store);
-	return gw->decider->grey ? 0 : -ENOMEM;
+	d->store = store;
+	d->grey = grey_new(&d->cfg->grey, store);
+	return d->grey ? 0 : -ENOMEM;
 }
 
 void
-gateway_decider_close(struct gateway *gw)
+decider_close(struct decider *d)
 {
-	grey_free(gw->decider->grey);
-	gw->decider->grey = NULL;
+	grey_free(d->grey);
+	d->grey = NULL;
+}
+
+void
+decider_use_records(struct decider *d, struct grey_store *records)
+{
+	d->records = records;
+}
+
+void
+decider_use_sets(struct decider *d, struct nftset *nft)
+{
+	d->nft = nft;
 }
 
 struct grey *
-gateway_grey(const struct gateway *gw)
+decider_grey(const struct decider *d)
 {
-	return gw->decider ? gw->decider->grey : NULL;
+	return d ? d->grey : NULL;
 }
 
 void
-gateway_commit_sync(struct gateway *gw)
+decider_commit_sync(struct decider *d)
 {
-	gw->decider->must_commit = true;
-	gateway_commit(gw);
+	d->must_commit = true;
+	decider_commit(d);
 }
 
 uint64_t
-gateway_set_changes_failed(const struct gateway *gw)
+decider_set_changes_failed(const struct decider *d)
 {
-	return gw->decider->set_changes_failed;
+	return d->set_changes_failed;
 }
 
 void
-gateway_prefix_of(const struct grey_client *c, struct nftset_prefix *p)
+decider_prefix_of(const struct grey_client *c, struct nftset_prefix *p)
 {
 	p->family = c->family;
 	p->prefix = c->prefix;
@@ -127,15 +146,15 @@ consequence(const char *what)
 }
 
 void
-gateway_set_failed(struct gateway *gw, const char *what, const char *key,
+decider_set_failed(struct decider *d, const char *what, const char *key,
                    int err)
 {
-	if (++gw->decider->set_changes_failed % 100 != 1)
+	if (++d->set_changes_failed % 100 != 1)
 		return;
 	log_warnx("nft: %s of %s did not reach the kernel's set (%s): %s "
 	          "(%" PRIu64 " set change(s) failed so far)",
 	          what, key, strerror(-err), consequence(what),
-	          gw->decider->set_changes_failed);
+	          d->set_changes_failed);
 }
 
 static void
@@ -144,7 +163,7 @@ on_nft_refused(enum nftset_kind kind, const struct ip_range *range, int err,
 {
 	char text[IP_RANGE_TEXT_MAX];
 
-	gateway_set_failed(ctx, kind == NFTSET_PASS   ? "pass"
+	decider_set_failed(ctx, kind == NFTSET_PASS   ? "pass"
 	                        : kind == NFTSET_TRAP ? "trap"
 	                                              : "allow",
 	                   ip_range_format(range, text), err);
@@ -154,17 +173,17 @@ on_nft_refused(enum nftset_kind kind, const struct ip_range *range, int err,
  * once); commits the store when enough waits or time passed, or when
  * force is set. */
 static void
-commit_now(struct gateway *gw, bool force)
+commit_now(struct decider *d, bool force)
 {
-	uint64_t now = loop_now_ms(gw->loop);
+	uint64_t now = loop_now_ms(d->loop);
 	int r;
 
-	if (gw->nft && nftset_queued(gw->nft)) {
-		size_t queued = nftset_queued(gw->nft);
+	if (d->nft && nftset_queued(d->nft)) {
+		size_t queued = nftset_queued(d->nft);
 
-		r = nftset_commit(gw->nft, on_nft_refused, gw);
+		r = nftset_commit(d->nft, on_nft_refused, d);
 		if (r < 0) {
-			gw->decider->set_changes_failed += queued;
+			d->set_changes_failed += queued;
 			log_warnx("nft: %zu set change(s) not sent (%s): the "
 			          "passed clients among them meet the tarpit "
 			          "again until one of their attempts puts them "
@@ -172,36 +191,36 @@ commit_now(struct gateway *gw, bool force)
 			          queued, strerror(-r));
 		}
 	}
-	if (store_pending(gw->store) &&
-	    (force || gw->decider->must_commit ||
-	     store_pending(gw->store) >= STORE_COMMIT_PENDING ||
-	     now - gw->decider->store_committed_ms >= STORE_COMMIT_MS)) {
-		gw->decider->store_committed_ms = now;
-		r = gw->decider->must_commit ? store_sync(gw->store)
-		                    : store_flush(gw->store);
-		gw->decider->must_commit = false;
+	if (d->store && store_pending(d->store) &&
+	    (force || d->must_commit ||
+	     store_pending(d->store) >= STORE_COMMIT_PENDING ||
+	     now - d->store_committed_ms >= STORE_COMMIT_MS)) {
+		d->store_committed_ms = now;
+		r = d->must_commit ? store_sync(d->store)
+		                   : store_flush(d->store);
+		d->must_commit = false;
 		if (r < 0)
 			log_warnx("store: commit failed: %s", strerror(-r));
 	}
 }
 
 void
-gateway_commit(struct gateway *gw)
+decider_commit(struct decider *d)
 {
-	commit_now(gw, true);
+	commit_now(d, true);
 }
 
 void
-gateway_commit_turn(struct gateway *gw)
+decider_commit_turn(struct decider *d)
 {
-	commit_now(gw, false);
+	commit_now(d, false);
 }
 
 static void
-log_decision(struct gateway *gw, const struct grey_attempt *a,
+log_decision(const struct decider *dc, const struct grey_attempt *a,
              const struct grey_decision *d)
 {
-	const struct config *cfg = gw->cfg;
+	const struct config *cfg = dc->cfg;
 	char ip[INET6_ADDRSTRLEN], key[64], sig[GREY_SIGNALS_MAX + 64] = "";
 	/* Before any transaction: no sender, no recipient to say. */
 	bool tls = a->kind != GREY_ATTEMPT_RCPT;
@@ -294,11 +313,9 @@ log_decision(struct gateway *gw, const struct grey_attempt *a,
  * the listeners act on the decision (the sets: with the time it has
  * left). */
 static void
-apply(struct gateway *gw, const struct grey_attempt *a,
+apply(struct decider *dc, const struct grey_attempt *a,
       const struct grey_decision *d)
 {
-	struct decider *dc = gw->decider;
-
 	if ((d->action == GREY_PASS && d->reason != GREY_REASON_PASSED) ||
 	    d->action == GREY_REFRESH || d->action == GREY_TRAP)
 		dc->must_commit = true;
@@ -307,42 +324,37 @@ apply(struct gateway *gw, const struct grey_attempt *a,
 }
 
 void
-gateway_decided(struct gateway *gw, const struct grey_attempt *a,
+decider_decided(struct decider *dc, const struct grey_attempt *a,
                 const struct grey_decision *d, bool log)
 {
-	apply(gw, a, d);
+	apply(dc, a, d);
 	/* A pass reaches the kernel in the same turn it is decided. */
-	gateway_commit_turn(gw);
+	decider_commit_turn(dc);
 	if (log)
-		log_decision(gw, a, d);
+		log_decision(dc, a, d);
 }
 
 /* A decision waiting for its records: the attempt's copy (its strings
  * the caller's only for the call), the records, whom to tell. On a store
  * that completes inline it lives on the stack for the call. */
 struct gateway_decision {
-	struct gateway *gw;
+	struct decider *dc;
 	struct grey_attempt a;
 	char helo[256], sender[GREY_ADDR_MAX], rcpt[GREY_ADDR_MAX];
 	char signals[GREY_SIGNALS_MAX];
 	struct grey_records w;
 	bool log, on_heap;
-	gateway_decided_fn *done; /* or: */
-	decision_done_fn *done_plain;
+	decision_done_fn *done;
 	void *ctx;
 };
 
 static void
 finish(struct gateway_decision *q, int r, const struct grey_decision *d)
 {
-	struct gateway *gw = q->gw;
-
-	if (gw->decider->starting == q)
-		gw->decider->starting = NULL;
+	if (q->dc->starting == q)
+		q->dc->starting = NULL;
 	if (q->done)
-		q->done(gw, r, &q->a, d, q->ctx);
-	else if (q->done_plain)
-		q->done_plain(r, &q->a, d, q->ctx);
+		q->done(r, &q->a, d, q->ctx);
 	if (q->on_heap)
 		free(q);
 }
@@ -353,16 +365,16 @@ static void
 on_records(struct grey_records *w, int r, void *ctx)
 {
 	struct gateway_decision *q = ctx;
-	struct gateway *gw = q->gw;
+	struct decider *dc = q->dc;
 	struct grey_records before;
 	struct grey_decision d;
 
 	if (r >= 0) {
 		before = *w;
-		r = grey_decide_records(gateway_grey(gw), &q->a, w, &d);
+		r = grey_decide_records(dc->grey, &q->a, w, &d);
 	}
 	if (r >= 0)
-		r = grey_store_apply(gw->records, &before, w, &d);
+		r = grey_store_apply(dc->records, &before, w, &d);
 	if (r < 0) {
 		/* (a store closing, or one too busy, counts its own) */
 		if (r != -ECANCELED && r != -EBUSY)
@@ -372,7 +384,7 @@ on_records(struct grey_records *w, int r, void *ctx)
 		finish(q, r, NULL);
 		return;
 	}
-	gateway_decided(gw, &q->a, &d, q->log);
+	decider_decided(dc, &q->a, &d, q->log);
 	finish(q, 0, &d);
 }
 
@@ -394,89 +406,66 @@ keep_strings(struct gateway_decision *q)
 	q->a.rcpt = q->rcpt;
 }
 
-/* Either done (with gw) or done_plain tells the asker. */
-static struct gateway_decision *
-decide_async(struct gateway *gw, struct grey_attempt *a, bool log,
-             gateway_decided_fn *done, decision_done_fn *done_plain,
-             void *ctx)
+struct gateway_decision *
+decider_decide_async(struct decider *dc, struct grey_attempt *a, bool log,
+                     decision_done_fn *done, void *ctx)
 {
 	struct gateway_decision here, *heap = NULL, *q = &here;
 
 	if (!a->now)
-		a->now = loop_wall_sec(gw->loop);
-	if (!gw->records->completes_inline) {
+		a->now = loop_wall_sec(dc->loop);
+	if (!dc->records->completes_inline) {
 		q = heap = malloc(sizeof(*heap));
 		if (!heap) {
-			if (done)
-				done(gw, -ENOMEM, a, NULL, ctx);
-			else
-				done_plain(-ENOMEM, a, NULL, ctx);
+			done(-ENOMEM, a, NULL, ctx);
 			return NULL;
 		}
 	}
-	q->gw = gw;
+	q->dc = dc;
 	q->a = *a;
 	q->log = log;
 	q->on_heap = q != &here;
 	q->done = done;
-	q->done_plain = done_plain;
 	q->ctx = ctx;
 	if (q->on_heap)
 		keep_strings(q);
-	grey_records_prepare(gateway_grey(gw), &q->a, &q->w);
-	gw->decider->starting = q;
-	grey_store_fetch(gw->records, &q->w, q->a.now, on_records, q);
-	if (gw->decider->starting != q)
+	grey_records_prepare(dc->grey, &q->a, &q->w);
+	dc->starting = q;
+	grey_store_fetch(dc->records, &q->w, q->a.now, on_records, q);
+	if (dc->starting != q)
 		return NULL; /* decided already */
-	gw->decider->starting = NULL;
+	dc->starting = NULL;
 	if (!heap) {
 		/* A store that said it completes inline did not: its
 		 * answer would come to a record gone with this call. */
 		log_warnx("store %s: a fetch did not complete inline",
-		          grey_store_name(gw->records));
+		          grey_store_name(dc->records));
 		abort();
 	}
 	return heap;
-}
-
-struct gateway_decision *
-gateway_decide_async(struct gateway *gw, struct grey_attempt *a, bool log,
-                     gateway_decided_fn *done, void *ctx)
-{
-	return decide_async(gw, a, log, done, NULL, ctx);
 }
 
 static struct gateway_decision *
 port_ask(void *ctx, struct grey_attempt *a, bool log, decision_done_fn *done,
          void *done_ctx)
 {
-	struct decider *dc = ctx;
-
-	return decide_async(dc->gw, a, log, NULL, done, done_ctx);
-}
-
-static void
-port_cancel(struct gateway_decision *q)
-{
-	if (q) {
-		q->done = NULL;
-		q->done_plain = NULL;
-	}
+	return decider_decide_async(ctx, a, log, done, done_ctx);
 }
 
 void
-gateway_decide_cancel(struct gateway_decision *q)
+decider_decide_cancel(struct gateway_decision *q)
 {
-	port_cancel(q);
+	if (q)
+		q->done = NULL;
 }
 
 struct decision_port
-gateway_decision_port(struct gateway *gw)
+decider_port(struct decider *d)
 {
-	return (struct decision_port){port_ask, port_cancel, gw->decider};
+	return (struct decision_port){port_ask, decider_decide_cancel, d};
 }
 
-/* (gateway_decide's answer, from an inline store) */
+/* (decider_decide's answer, from an inline store) */
 struct told {
 	bool told;
 	int r;
@@ -484,12 +473,11 @@ struct told {
 };
 
 static void
-tell(struct gateway *gw, int r, const struct grey_attempt *a,
-     const struct grey_decision *d, void *ctx)
+tell(int r, const struct grey_attempt *a, const struct grey_decision *d,
+     void *ctx)
 {
 	struct told *t = ctx;
 
-	(void)gw;
 	(void)a;
 	t->told = true;
 	t->r = r;
@@ -498,22 +486,22 @@ tell(struct gateway *gw, int r, const struct grey_attempt *a,
 }
 
 int
-gateway_decide(struct gateway *gw, struct grey_attempt *a,
+decider_decide(struct decider *dc, struct grey_attempt *a,
                struct grey_decision *d)
 {
 	struct told t = {.d = d};
 
-	a->now = loop_wall_sec(gw->loop);
-	gateway_decide_async(gw, a, true, tell, &t);
+	a->now = loop_wall_sec(dc->loop);
+	decider_decide_async(dc, a, true, tell, &t);
 	return t.told ? t.r : -EINPROGRESS;
 }
 
 void
-gateway_verdict_of(const struct gateway *gw, int r,
+decider_verdict_of(const struct decider *dc, int r,
                    const struct grey_decision *d, struct tarpit_verdict *v)
 {
 	v->action = TARPIT_GREYLIST;
-	v->wait_sec = gw->cfg->grey.delay_sec;
+	v->wait_sec = dc->cfg->grey.delay_sec;
 	v->handoff_fd = -1;
 	v->greeted = false;
 	v->refused = 0;

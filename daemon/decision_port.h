@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* How a service asks for a decision without knowing who decides: an
  * attempt in, a decision out (made and acted on: the store, the sets, one
- * log line). The decider (decide.c) gives one (gateway_decision_port);
+ * log line). The decider (decide.c) gives one (decider_port);
  * the policy door asks through it. A header only: whoever includes it
  * depends on nothing of greygated's. */
 #ifndef GREYGATE_DECISION_PORT_H

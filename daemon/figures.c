@@ -47,8 +47,8 @@ gateway_figures(struct gateway *gw, struct metrics_snapshot *s)
 	memset(s, 0, sizeof(*s));
 	s->now = loop_wall_sec(gw->loop);
 	s->cfg = gw->cfg;
-	s->decided = *grey_get_counters(gateway_grey(gw));
-	s->delays = grey_get_delay_histogram(gateway_grey(gw));
+	s->decided = *grey_get_counters(decider_grey(gw->decider));
+	s->delays = grey_get_delay_histogram(decider_grey(gw->decider));
 	supervise_get_status(gw, &sup);
 	s->child = *sup.stats;
 	s->child_pid = sup.pid;
@@ -71,7 +71,7 @@ gateway_figures(struct gateway *gw, struct metrics_snapshot *s)
 	s->handoff_ready = handoff_ready(gw->handoff);
 	handoff_get_counts(gw->handoff, &s->handoffs_started,
 	                   &s->handoffs_failed);
-	s->set_changes_failed = gateway_set_changes_failed(gw);
+	s->set_changes_failed = decider_set_changes_failed(gw->decider);
 	grey_store_get_status(gw->records, &s->shared);
 	s->shared_up = s->shared.up;
 	s->shared_disagreed = s->shared.disagreed;

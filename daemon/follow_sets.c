@@ -36,7 +36,7 @@ hold_from(struct gateway *gw, bool trap, const struct grey_client *key,
 
 	if (expires <= now || !gw->nft)
 		return 0;
-	gateway_prefix_of(key, &p);
+	decider_prefix_of(key, &p);
 	r = nftset_add(gw->nft, trap ? NFTSET_TRAP : NFTSET_PASS, &p,
 	               (uint64_t)(expires - now) * 1000,
 	               trap ? "greygate trap" : "greygate pass");
@@ -45,7 +45,7 @@ hold_from(struct gateway *gw, bool trap, const struct grey_client *key,
 		 * another client_prefix, or another gateway's settings) */
 		char text[64];
 
-		gateway_set_failed(gw, trap ? "trap" : "pass",
+		decider_set_failed(gw->decider, trap ? "trap" : "pass",
 		                   grey_client_format(key, text, sizeof(text)),
 		                   r);
 		return 0;
@@ -85,13 +85,13 @@ forgot(void *ctx, bool trap, const struct grey_client *key)
 	if (!gw->nft)
 		return;
 	/* (deleting what is not there is not an error) */
-	gateway_prefix_of(key, &p);
+	decider_prefix_of(key, &p);
 	r = nftset_del(gw->nft, trap ? NFTSET_TRAP : NFTSET_PASS, &p);
 	if (r < 0)
-		gateway_set_failed(gw, "forget",
+		decider_set_failed(gw->decider, "forget",
 		                   grey_client_format(key, text, sizeof(text)),
 		                   r);
-	gateway_commit_turn(gw);
+	decider_commit_turn(gw->decider);
 }
 
 /* As greygatectl allow would have made it here. */
@@ -132,7 +132,9 @@ allowed(void *ctx, const struct grey_client *net, int64_t expires,
 static void
 commit(void *ctx)
 {
-	gateway_commit_turn(ctx);
+	struct gateway *gw = ctx;
+
+	decider_commit_turn(gw->decider);
 }
 
 static void
@@ -170,7 +172,7 @@ gateway_follow_store(struct gateway *gw)
 	};
 
 	const struct decider_listener sets = {.decided = decided, .ctx = gw};
-	int r = gateway_decider_listen(gw, &sets);
+	int r = decider_listen(gw->decider, &sets);
 
 	return r < 0 ? r : grey_store_follow(gw->records, &l);
 }

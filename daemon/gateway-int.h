@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 #include "allow.h"
-#include "decision_port.h"
+#include "decide.h"
 #include "gateway.h"
 #include "ipc.h"
 #include "loop.h"
@@ -48,64 +48,6 @@ struct gateway {
 	struct metrics_listener *metrics_listener; /* NULL: none */
 };
 
-struct grey_attempt;
-struct grey_decision;
-/* Told once a decision is made and acted on: r 0 with d, or -errno
- * (d NULL: nothing decided; the caller's plain deferral). a and its
- * strings are valid during the call only. */
-typedef void gateway_decided_fn(struct gateway *gw, int r,
-                                const struct grey_attempt *a,
-                                const struct grey_decision *d, void *ctx);
-
-/* gateway_decide - decide on one attempt with greygated's own clock
- * (a->now is set here) and act on it: the store, the sets (a pass reaches
- * the kernel in this turn), one log line (decide.c). On a store that
- * completes inline only (the tests').
- * Return: 0 with *d set, -errno (the store failed; nothing done), or
- * -EINPROGRESS (a store that answers later: use gateway_decide_async). */
-struct grey_attempt;
-int gateway_decide(struct gateway *gw, struct grey_attempt *a,
-		   struct grey_decision *d);
-
-/* gateway_decide_async - decide a (at a->now, or now if 0) on the
- * store greygated uses (gw->records, whichever it is), act on it (sets;
- * one log line if log), and tell done: inside the call on a store that
- * completes inline, from the loop on one that answers later.
- * Return: a handle for gateway_decide_cancel while done is still to
- * come, or NULL (told already). */
-struct gateway_decision;
-struct gateway_decision *gateway_decide_async(struct gateway *gw,
-					      struct grey_attempt *a, bool log,
-					      gateway_decided_fn *done,
-					      void *ctx);
-
-/* gateway_decide_cancel - done will not be told (its ctx is going away);
- * the decision itself goes on. NULL is fine. */
-void gateway_decide_cancel(struct gateway_decision *q);
-
-/* gateway_decision_port - the decider as a service that only asks sees it
- * (decision_port.h: the policy door). */
-struct decision_port gateway_decision_port(struct gateway *gw);
-
-/* Who acts on each decision the decider makes (the nft sets), told in
- * the turn it is made, before the turn's commit. a and d are valid
- * during the call only. */
-struct decider_listener {
-	void (*decided)(void *ctx, const struct grey_attempt *a,
-	                const struct grey_decision *d);
-	void *ctx;
-};
-#define DECIDER_LISTENERS_MAX 4
-
-/* gateway_decider_listen - l (copied) is told every decision from now.
- * Return: 0, or -ENOSPC (DECIDER_LISTENERS_MAX already). */
-int gateway_decider_listen(struct gateway *gw, const struct decider_listener *l);
-
-/* gateway_decided - act on a decision made: the sets (at once), and one
- * log line if log. */
-void gateway_decided(struct gateway *gw, const struct grey_attempt *a,
-		     const struct grey_decision *d, bool log);
-
 /* The housekeeping (housekeeping.c): _open makes its state (gw->hk)
  * and takes the report's figures saved before a restart, once the store
  * is open (Return: 0 or -ENOMEM); _start arms its timer; _stop disarms
@@ -119,47 +61,6 @@ int64_t gateway_stats_since(const struct gateway *gw);
 
 /* gateway_stats_reset - the report counts from zero, from now on. */
 void gateway_stats_reset(struct gateway *gw);
-
-/* gateway_verdict_of - what a waiting tarpit session is told of a
- * decision (r: gateway_decide's return; a failure is the plain deferral). */
-void gateway_verdict_of(const struct gateway *gw, int r,
-			const struct grey_decision *d,
-			struct tarpit_verdict *v);
-
-/* gateway_set_failed - a set change that will not reach the kernel:
- * counted, and said (the first, then every hundredth) with what the
- * client sees: what ("pass", "trap", "forget", "allow"), key (the
- * client's key or network), err (-errno). */
-void gateway_set_failed(struct gateway *gw, const char *what, const char *key,
-                        int err);
-
-/* gateway_prefix_of - a client key as the sets' prefix. */
-void gateway_prefix_of(const struct grey_client *c, struct nftset_prefix *p);
-
-/* gateway_decider_new, _free - the decider's state (gw->decider).
- * _new: NULL (ENOMEM); _free: NULL is fine. */
-struct decider *gateway_decider_new(struct gateway *gw);
-void gateway_decider_free(struct decider *d);
-/* gateway_decider_open, _close - the greylist's decision (struct grey)
- * over the LMDB file gw->store, the decider's own. _open: 0 or -ENOMEM. */
-int gateway_decider_open(struct gateway *gw);
-void gateway_decider_close(struct gateway *gw);
-/* gateway_grey - the decider's greylist: its lists, counters and
- * settings, for those who report them or change them (allow lists,
- * exempt recipients and traps at a reload); NULL before it is open. */
-struct grey *gateway_grey(const struct gateway *gw);
-/* gateway_set_changes_failed - set changes that did not reach the
- * kernel (gateway_set_failed), since greygated started. */
-uint64_t gateway_set_changes_failed(const struct gateway *gw);
-/* gateway_commit_sync - gateway_commit, the store synced to disk. */
-void gateway_commit_sync(struct gateway *gw);
-
-/* gateway_commit - send queued set changes and commit the store now. */
-void gateway_commit(struct gateway *gw);
-
-/* gateway_commit_turn - send queued set changes now; commit the store if
- * a pass or trap waits, or enough writes or time piled up. */
-void gateway_commit_turn(struct gateway *gw);
 
 /* gateway_allow_open - the allow lists' state (gw->allow), with the
  * run-time entries saved in store_dir read (a file that cannot be read

@@ -76,14 +76,14 @@ gateway_forget(struct gateway *gw, const char *client, char *key_out,
 	if (one) {
 		int t;
 
-		gateway_prefix_of(&given, &p);
+		decider_prefix_of(&given, &p);
 		if (gw->nft && (t = nftset_del(gw->nft, NFTSET_TRAP, &p)) < 0)
-			gateway_set_failed(gw, "forget", client, t);
+			decider_set_failed(gw->decider, "forget", client, t);
 	}
-	gateway_prefix_of(&key, &p);
+	decider_prefix_of(&key, &p);
 	if (gw->nft && (d = nftset_del(gw->nft, NFTSET_PASS, &p)) < 0)
-		gateway_set_failed(gw, "forget", key_out, d);
-	gateway_commit_sync(gw);
+		decider_set_failed(gw->decider, "forget", key_out, d);
+	decider_commit_sync(gw->decider);
 	if (r != GREY_STORE_UNDER_WAY)
 		log_info("action=forget, client=%s, key=%s, records=%d", client,
 		         key_out, r);
@@ -142,7 +142,7 @@ load_valid_recipients(struct gateway *gw, char *err)
 	char why[400];
 
 	if (!path[0]) {
-		grey_set_valid_recipients(gateway_grey(gw), NULL);
+		grey_set_valid_recipients(decider_grey(gw->decider), NULL);
 		return 0;
 	}
 	r = recipients_load(path, why, sizeof(why));
@@ -153,7 +153,7 @@ load_valid_recipients(struct gateway *gw, char *err)
 	log_info("recipients: %zu addresses and domains in %s: an unknown "
 	         "one at those domains hears 550 at the tarpit",
 	         recipients_count(r), path);
-	grey_set_valid_recipients(gateway_grey(gw), r);
+	grey_set_valid_recipients(decider_grey(gw->decider), r);
 	return 0;
 }
 
@@ -181,13 +181,13 @@ open_policy(struct gateway *gw, char *err)
 	if (store_open_why()[0])
 		log_warnx("store %s: %s: starting with an empty greylist",
 			  cfg->store_dir, store_open_why());
-	r = gateway_decider_open(gw);
+	r = decider_open(gw->decider, gw->store);
 	if (r < 0)
 		return r;
 	r = gateway_housekeeping_open(gw);
 	if (r < 0)
 		return r;
-	metrics_figures_begin(gw->figures, grey_get_counters(gateway_grey(gw)));
+	metrics_figures_begin(gw->figures, grey_get_counters(decider_grey(gw->decider)));
 	/* The greylist's store: Redis (shared_open sets it) or this file. */
 	if (cfg->store_url.redis) {
 		struct shared_allow_source allow = {allow_entries_of, gw};
@@ -198,10 +198,11 @@ open_policy(struct gateway *gw, char *err)
 	} else if (!(gw->records = grey_store_lmdb_new(gw->store))) {
 		return -ENOMEM;
 	}
+	decider_use_records(gw->decider, gw->records);
 	for (int i = 0; i < cfg->nexempt; i++)
-		grey_exempt_add(gateway_grey(gw), cfg->exempt[i]);
+		grey_exempt_add(decider_grey(gw->decider), cfg->exempt[i]);
 	for (int i = 0; i < cfg->ntraps; i++)
-		grey_trap_add(gateway_grey(gw), cfg->traps[i]);
+		grey_trap_add(decider_grey(gw->decider), cfg->traps[i]);
 	r = load_valid_recipients(gw, err);
 	if (r < 0)
 		return r;
@@ -314,6 +315,7 @@ open_gateway(struct gateway *gw, char *err)
 			 nftset_explain(r));
 		return r;
 	}
+	decider_use_sets(gw->decider, gw->nft);
 	r = handoff_route_open(gw->handoff, err);
 	if (r < 0 && gw->cfg->handoff.setting == HANDOFF_AUTO) {
 		/* auto: the hand-off off, not the gateway */
@@ -360,12 +362,12 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	gw->figures = metrics_figures_new(loop_wall_sec(gw->loop));
 	gw->handoff = handoff_state_new(loop, cfg);
 	gw->sup = supervise_new();
-	gw->decider = gateway_decider_new(gw);
+	gw->decider = decider_new(loop, cfg);
 	if (!gw->figures || !gw->handoff || !gw->sup || !gw->decider) {
 		metrics_figures_free(gw->figures);
 		handoff_state_free(gw->handoff);
 		supervise_free(gw->sup);
-		gateway_decider_free(gw->decider);
+		decider_free(gw->decider);
 		free(gw);
 		return -ENOMEM;
 	}
@@ -380,7 +382,7 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	r = open_control(gw, err);
 	if (r < 0)
 		goto fail;
-	decide = gateway_decision_port(gw);
+	decide = decider_port(gw->decider);
 	r = policy_door_open(gw->loop, gw->cfg, &decide, &gw->policy_door,
 			     err);
 	if (r < 0)
@@ -428,12 +430,12 @@ gateway_reload(struct gateway *gw, char *err)
 		return r;
 	}
 	log_set_level((enum log_level)cfg->log_level);
-	grey_set_config(gateway_grey(gw), &cfg->grey);
-	grey_recipients_clear(gateway_grey(gw));
+	grey_set_config(decider_grey(gw->decider), &cfg->grey);
+	grey_recipients_clear(decider_grey(gw->decider));
 	for (int i = 0; i < cfg->nexempt; i++)
-		grey_exempt_add(gateway_grey(gw), cfg->exempt[i]);
+		grey_exempt_add(decider_grey(gw->decider), cfg->exempt[i]);
 	for (int i = 0; i < cfg->ntraps; i++)
-		grey_trap_add(gateway_grey(gw), cfg->traps[i]);
+		grey_trap_add(decider_grey(gw->decider), cfg->traps[i]);
 	{
 		char why[512];
 
@@ -465,16 +467,19 @@ gateway_close(struct gateway *gw)
 	policy_door_close(gw->policy_door);
 	/* (a shared store's connection with it: the report's figures are
 	 * saved below, here only) */
+	decider_use_records(gw->decider, NULL);
 	grey_store_free(gw->records);
 	gw->records = NULL;
 	gateway_allow_close(gw);
 	handoff_route_close(gw->handoff);
 	handoff_state_free(gw->handoff);
+	decider_use_sets(gw->decider, NULL);
 	nftset_close(gw->nft);
-	if (gateway_grey(gw))
+	gw->nft = NULL;
+	if (decider_grey(gw->decider))
 		gateway_housekeeping_close(gw); /* (the figures saved:
 						   committed below) */
-	gateway_decider_close(gw);
+	decider_close(gw->decider);
 	if (gw->store) {
 		size_t waiting = store_pending(gw->store);
 		int r = store_sync(gw->store);
@@ -491,7 +496,7 @@ gateway_close(struct gateway *gw)
 	}
 	store_close(gw->store);
 	supervise_free(gw->sup);
-	gateway_decider_free(gw->decider);
+	decider_free(gw->decider);
 	metrics_figures_free(gw->figures);
 	free(gw);
 }

@@ -122,7 +122,7 @@ gateway_allow_reload(struct gateway *gw)
 	r = allow_set_merge(&set, now, &ranges, &n);
 	allow_set_free(&set);
 	if (r == 0)
-		r = allow_ranges_to_policy(gateway_grey(gw), ranges, n);
+		r = allow_ranges_to_policy(decider_grey(gw->decider), ranges, n);
 	if (r < 0) {
 		log_warnx("allow lists: %s: the lists in place stay",
 		          strerror(-r));
@@ -130,7 +130,7 @@ gateway_allow_reload(struct gateway *gw)
 		return r;
 	}
 	if (gw->nft && (r = nftset_flush(gw->nft, NFTSET_ALLOW)) < 0)
-		gateway_set_failed(gw, "allow", "the allow sets' old entries",
+		decider_set_failed(gw->decider, "allow", "the allow sets' old entries",
 		                   r);
 	for (size_t i = 0; i < n && gw->nft; i++) {
 		char text[IP_RANGE_TEXT_MAX];
@@ -143,11 +143,11 @@ gateway_allow_reload(struct gateway *gw)
 		                             : 0,
 		                     ranges[i].comment);
 		if (r < 0)
-			gateway_set_failed(
-			        gw, "allow",
+			decider_set_failed(
+			        gw->decider, "allow",
 			        ip_range_format(&ranges[i].range, text), r);
 	}
-	gateway_commit(gw);
+	decider_commit(gw->decider);
 	free(gw->allow->ranges);
 	gw->allow->ranges = ranges;
 	gw->allow->nallow = n;

@@ -40,13 +40,13 @@ struct housekeeping {
 static void
 restore_stats(struct gateway *gw)
 {
-	int r = grey_stats_load(gateway_grey(gw), &gw->hk->stats_since);
+	int r = grey_stats_load(decider_grey(gw->decider), &gw->hk->stats_since);
 
 	if (r == STORE_FOUND) {
 		char when[FMT_UTC_MAX];
 
 		fmt_utc(gw->hk->stats_since, when);
-		gw->hk->stats_saved = *grey_get_counters(gateway_grey(gw));
+		gw->hk->stats_saved = *grey_get_counters(decider_grey(gw->decider));
 		log_info("report: counting on since %s (%" PRIu64
 			 " attempts so far)",
 			 when, gw->hk->stats_saved.attempts);
@@ -64,15 +64,15 @@ restore_stats(struct gateway *gw)
 static void
 save_stats(struct gateway *gw)
 {
-	const struct grey_counters *k = grey_get_counters(gateway_grey(gw));
+	const struct grey_counters *k = grey_get_counters(decider_grey(gw->decider));
 	bool changed = memcmp(k, &gw->hk->stats_saved, sizeof(*k)) != 0;
 
 	if (gw->records) /* (at the end: gone, with its connection) */
-		grey_store_share_report(gw->records, gateway_grey(gw),
+		grey_store_share_report(gw->records, decider_grey(gw->decider),
 		                        gw->hk->stats_since, changed);
 	if (!changed)
 		return;
-	if (grey_stats_save(gateway_grey(gw), gw->hk->stats_since) < 0) {
+	if (grey_stats_save(decider_grey(gw->decider), gw->hk->stats_since) < 0) {
 		log_warnx("report: cannot save its figures to the store");
 		return;
 	}
@@ -83,14 +83,14 @@ void
 gateway_stats_reset(struct gateway *gw)
 {
 	metrics_figures_report_reset(gw->figures,
-	                             grey_get_counters(gateway_grey(gw)));
-	grey_stats_reset(gateway_grey(gw));
+	                             grey_get_counters(decider_grey(gw->decider)));
+	grey_stats_reset(decider_grey(gw->decider));
 	gw->hk->stats_since = loop_wall_sec(gw->loop);
-	if (grey_stats_save(gateway_grey(gw), gw->hk->stats_since) < 0)
+	if (grey_stats_save(decider_grey(gw->decider), gw->hk->stats_since) < 0)
 		log_warnx("report: cannot save its figures to the store");
-	gw->hk->stats_saved = *grey_get_counters(gateway_grey(gw));
-	grey_store_share_report(gw->records, gateway_grey(gw), gw->hk->stats_since, true);
-	gateway_commit(gw);
+	gw->hk->stats_saved = *grey_get_counters(decider_grey(gw->decider));
+	grey_store_share_report(gw->records, decider_grey(gw->decider), gw->hk->stats_since, true);
+	decider_commit(gw->decider);
 	log_info("report: counting starts again");
 }
 
@@ -161,11 +161,11 @@ on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 	say_purged(gw, now);
 	if (++gw->hk->ticks % STORE_SYNC_TICKS == 0) {
 		save_stats(gw);
-		gateway_commit(gw);
+		decider_commit(gw->decider);
 		if (store_sync(gw->store) < 0)
 			log_warnx("store: sync to disk failed");
 	} else {
-		gateway_commit(gw);
+		decider_commit(gw->decider);
 	}
 	log_store_events(gw);
 	loop_timer_arm(loop, t, loop_now_ms(loop) + HOUSEKEEPING_MS);

@@ -104,7 +104,7 @@ on_fetched(struct grey_records *w, int r, void *ctx)
 		memcpy(a.client.bytes, w->pass_key.bytes, 16);
 		rl->r = grey_store_apply(gw->records, &before, w, &d);
 		if (rl->r == 0)
-			gateway_decided(gw, &a, &d, false);
+			decider_decided(gw->decider, &a, &d, false);
 	}
 	say(rl, key);
 	if (rl->on_heap)

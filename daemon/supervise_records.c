@@ -91,10 +91,11 @@ struct pending_attempt {
  * deferral, nothing else). Who the client is comes from the session's
  * socket (sessions.h); a session that ended meanwhile hears nothing. */
 static void
-on_attempt_decided(struct gateway *gw, int r, const struct grey_attempt *a,
+on_attempt_decided(int r, const struct grey_attempt *a,
 		   const struct grey_decision *d, void *ctx)
 {
 	struct pending_attempt *p = ctx;
+	struct gateway *gw = p->gw;
 	const struct ipc_attempt *at = &p->at;
 	struct session_info *si = p->child == gw->sup->child_starts
 					  ? sessions_find(gw->sup->sessions,
@@ -102,7 +103,7 @@ on_attempt_decided(struct gateway *gw, int r, const struct grey_attempt *a,
 					  : NULL;
 	struct tarpit_verdict v;
 
-	gateway_verdict_of(gw, r, d, &v);
+	decider_verdict_of(gw->decider, r, d, &v);
 	if (!si) {
 		free(p);
 		return;
@@ -145,7 +146,7 @@ on_signals_ready(void *ctx, const struct session_signals *ss)
 	}
 	ipc_attempt_view(&p->at, &si->ends, &a);
 	signals_apply(ss, &a, text);
-	gateway_decide_async(gw, &a, true, on_attempt_decided, p);
+	decider_decide_async(gw->decider, &a, true, on_attempt_decided, p);
 }
 
 static void
@@ -159,7 +160,7 @@ on_attempt(struct gateway *gw, const struct ipc_attempt *at,
 	if (!p) {
 		struct tarpit_verdict v;
 
-		gateway_verdict_of(gw, -ENOMEM, NULL, &v);
+		decider_verdict_of(gw->decider, -ENOMEM, NULL, &v);
 		supervise_send_verdict(gw, at->session, at->question, &v);
 		return;
 	}
@@ -180,7 +181,7 @@ on_attempt(struct gateway *gw, const struct ipc_attempt *at,
 	    signals_when_connected(si->attached, on_signals_ready, p) == 0)
 		return;
 	ipc_attempt_view(&p->at, &si->ends, &a);
-	gateway_decide_async(gw, &a, true, on_attempt_decided, p);
+	decider_decide_async(gw->decider, &a, true, on_attempt_decided, p);
 }
 
 /* One verdict to the child, with its connection to the MTA if any.
@@ -348,7 +349,7 @@ supervise_send_verdict(struct gateway *gw, uint64_t session,
 }
 
 static void
-nothing_to_answer(struct gateway *gw, int r, const struct grey_attempt *a,
+nothing_to_answer(int r, const struct grey_attempt *a,
 		  const struct grey_decision *d, void *ctx)
 {
 }
@@ -364,7 +365,7 @@ on_fast_event(struct gateway *gw, const struct ipc_event *e)
 	ipc_event_view(e, &ev);
 	if (!attempt_of_event(&ev, 0, &a))
 		return;
-	gateway_decide_async(gw, &a, true, nothing_to_answer, NULL);
+	decider_decide_async(gw->decider, &a, true, nothing_to_answer, NULL);
 }
 
 /* A record greygated will not act on: counted, and said (every one, up

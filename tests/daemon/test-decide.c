@@ -12,13 +12,20 @@
 #include <sys/socket.h>
 
 #include "check.h"
-#include "gateway-int.h"
+#include "decide.h"
 #include "grey_store.h"
 #include "log.h"
 
 #define T0 1700000000
 
-static struct gateway gw;
+/* What the decider is made with, as greygated wires it. */
+static struct {
+	struct config *cfg;
+	struct loop *loop;
+	struct store *store;
+	struct grey_store *records;
+	struct decider *decider;
+} gw;
 static struct config cfg;
 static struct timesrc_fake clock_;
 static char dir[64];
@@ -37,9 +44,10 @@ setup(void)
 	CHECK_INT(store_open(dir, false, &gw.store), 0);
 	gw.records = grey_store_lmdb_new(gw.store);
 	CHECK(gw.records);
-	gw.decider = gateway_decider_new(&gw);
+	gw.decider = decider_new(gw.loop, &cfg);
 	CHECK(gw.decider);
-	CHECK_INT(gateway_decider_open(&gw), 0);
+	CHECK_INT(decider_open(gw.decider, gw.store), 0);
+	decider_use_records(gw.decider, gw.records);
 }
 
 static void
@@ -48,7 +56,7 @@ teardown(void)
 	char cmd[128];
 
 	grey_store_free(gw.records);
-	gateway_decider_free(gw.decider);
+	decider_free(gw.decider);
 	store_close(gw.store);
 	loop_free(gw.loop);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
@@ -69,7 +77,7 @@ attempt(const char *from, int64_t child_says)
 
 	a.client.family = AF_INET;
 	inet_pton(AF_INET, "198.51.100.7", a.client.bytes);
-	CHECK_INT(gateway_decide(&gw, &a, &d), 0);
+	CHECK_INT(decider_decide(gw.decider, &a, &d), 0);
 	return d;
 }
 
@@ -122,22 +130,22 @@ test_verdicts(void)
 
 	setup();
 	d = attempt("b@a.test", 0);
-	gateway_verdict_of(&gw, 0, &d, &v);
+	decider_verdict_of(gw.decider, 0, &d, &v);
 	CHECK_INT(v.action, TARPIT_GREYLIST);
 	CHECK_INT(v.wait_sec, cfg.grey.delay_sec);
 	timesrc_fake_advance_ms(&clock_, 42 * 1000);
 	d = attempt("b@a.test", 0);
-	gateway_verdict_of(&gw, 0, &d, &v);
+	decider_verdict_of(gw.decider, 0, &d, &v);
 	CHECK_INT(v.wait_sec, cfg.grey.delay_sec - 42);
 	timesrc_fake_advance_ms(&clock_, (uint64_t)cfg.grey.delay_sec * 1000);
 	d = attempt("b@a.test", 0);
-	gateway_verdict_of(&gw, 0, &d, &v);
+	decider_verdict_of(gw.decider, 0, &d, &v);
 	CHECK_INT(v.action, TARPIT_PASS);
 	d.action = GREY_TRAP;
-	gateway_verdict_of(&gw, 0, &d, &v);
+	decider_verdict_of(gw.decider, 0, &d, &v);
 	CHECK_INT(v.action, TARPIT_TRAP);
 	/* The store failed: the plain deferral. */
-	gateway_verdict_of(&gw, -EIO, &d, &v);
+	decider_verdict_of(gw.decider, -EIO, &d, &v);
 	CHECK_INT(v.action, TARPIT_GREYLIST);
 	CHECK_INT(v.wait_sec, cfg.grey.delay_sec);
 	teardown();
@@ -166,32 +174,32 @@ test_fast_path_visits(void)
 
 	setup();
 	cfg.grey.refresh_interval_sec = 60;
-	grey_set_config(gateway_grey(&gw), &cfg.grey);
+	grey_set_config(decider_grey(gw.decider), &cfg.grey);
 	v.client.family = AF_INET;
 	inet_pton(AF_INET, "198.51.100.7", v.client.bytes);
 	tls.kind = GREY_ATTEMPT_STARTTLS;
 	tls.client = v.client;
-	CHECK_INT(gateway_decide(&gw, &v, &d), 0);
+	CHECK_INT(decider_decide(gw.decider, &v, &d), 0);
 	CHECK_INT(d.action, GREY_ACTION_NONE);
 	/* Passed by a retry... */
 	attempt("c@a.test", 0);
 	timesrc_fake_advance_ms(&clock_, (uint64_t)cfg.grey.delay_sec * 1000);
 	CHECK_INT(attempt("c@a.test", 0).action, GREY_PASS);
 	/* ... then a visit within the interval: counted, not refreshed. */
-	CHECK_INT(gateway_decide(&gw, &v, &d), 0);
+	CHECK_INT(decider_decide(gw.decider, &v, &d), 0);
 	CHECK_INT(d.action, GREY_PASS);
 	CHECK_INT(d.reason, GREY_REASON_PASSED);
-	CHECK_INT(gateway_decide(&gw, &tls, &d), 0);
+	CHECK_INT(decider_decide(gw.decider, &tls, &d), 0);
 	timesrc_fake_advance_ms(&clock_, 61 * 1000);
-	CHECK_INT(gateway_decide(&gw, &v, &d), 0);
+	CHECK_INT(decider_decide(gw.decider, &v, &d), 0);
 	CHECK_INT(d.action, GREY_REFRESH);
 	CHECK_INT(d.expires, loop_wall_sec(gw.loop) + cfg.grey.pass_ttl_sec);
 	CHECK_INT(store_each_client(gw.store, STORE_PASS, 0, one_pass, &rec),
 		  0);
 	CHECK_INT(rec.sessions, 2);
 	CHECK_INT(rec.expires, d.expires);
-	CHECK_INT(grey_get_counters(gateway_grey(&gw))->fastpath_sessions, 2);
-	CHECK_INT(grey_get_counters(gateway_grey(&gw))->fastpath_tls, 1);
+	CHECK_INT(grey_get_counters(decider_grey(gw.decider))->fastpath_sessions, 2);
+	CHECK_INT(grey_get_counters(decider_grey(gw.decider))->fastpath_tls, 1);
 	teardown();
 }
 
@@ -224,8 +232,8 @@ test_listeners_hear_each_decision(void)
 	struct decider_listener l2 = {.decided = on_decided, .ctx = &two};
 
 	setup();
-	CHECK_INT(gateway_decider_listen(&gw, &l1), 0);
-	CHECK_INT(gateway_decider_listen(&gw, &l2), 0);
+	CHECK_INT(decider_listen(gw.decider, &l1), 0);
+	CHECK_INT(decider_listen(gw.decider, &l2), 0);
 	attempt("l@l.test", T0 + 5000);
 	CHECK_INT(one.calls, 1);
 	CHECK_INT(two.calls, 1);
@@ -237,9 +245,9 @@ test_listeners_hear_each_decision(void)
 	CHECK_INT(two.calls, 2);
 	CHECK_INT(one.last.action, GREY_PASS);
 	CHECK_INT(one.last.expires, T0 + cfg.grey.delay_sec + cfg.grey.pass_ttl_sec);
-	CHECK_INT(gateway_decider_listen(&gw, &l1), 0);
-	CHECK_INT(gateway_decider_listen(&gw, &l1), 0);
-	CHECK_INT(gateway_decider_listen(&gw, &l1), -ENOSPC);
+	CHECK_INT(decider_listen(gw.decider, &l1), 0);
+	CHECK_INT(decider_listen(gw.decider, &l1), 0);
+	CHECK_INT(decider_listen(gw.decider, &l1), -ENOSPC);
 	teardown();
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The greylist's store interface (policy/grey_store.h), the same story
- * told to each backend through greygated's decider (gateway_decide_async):
+ * told to each backend through greygated's decider (decider_decide_async):
  * LMDB, memory, and a real redis-server through greygated's shared-store
  * glue (tests/lib/redis_server.h: a unix socket, no network). Every
  * backend must give the same decisions: a new triplet greylisted, an
@@ -19,13 +19,20 @@
 #include <time.h>
 
 #include "check.h"
-#include "gateway-int.h"
+#include "decide.h"
 #include "grey_store.h"
 #include "log.h"
 #include "redis_server.h"
 #include "shared.h"
 
-static struct gateway gw;
+/* What the decider is made with, as greygated wires it. */
+static struct {
+	struct config *cfg;
+	struct loop *loop;
+	struct store *store;
+	struct grey_store *records;
+	struct decider *decider;
+} gw;
 static struct config cfg;
 static char dir[64];
 static struct redis_server server;
@@ -47,10 +54,10 @@ open_common(void)
 	CHECK(gw.loop);
 	/* (the report's own store, as greygated keeps beside Redis) */
 	CHECK_INT(store_open(dir, false, &gw.store), 0);
-	gw.decider = gateway_decider_new(&gw);
+	gw.decider = decider_new(gw.loop, &cfg);
 	CHECK(gw.decider);
-	CHECK_INT(gateway_decider_open(&gw), 0);
-	CHECK_INT(grey_trap_add(gateway_grey(&gw), "trap@example.org"), 0);
+	CHECK_INT(decider_open(gw.decider, gw.store), 0);
+	CHECK_INT(grey_trap_add(decider_grey(gw.decider), "trap@example.org"), 0);
 }
 
 static void
@@ -59,6 +66,7 @@ open_lmdb(void)
 	open_common();
 	gw.records = grey_store_lmdb_new(gw.store);
 	CHECK(gw.records);
+	decider_use_records(gw.decider, gw.records);
 }
 
 static void
@@ -67,6 +75,7 @@ open_memory(void)
 	open_common();
 	gw.records = grey_store_memory_new();
 	CHECK(gw.records);
+	decider_use_records(gw.decider, gw.records);
 }
 
 static void
@@ -94,6 +103,7 @@ open_redis(void)
 		exit(1);
 	}
 	CHECK(gw.records);
+	decider_use_records(gw.decider, gw.records);
 	struct grey_store_status st;
 	grey_store_get_status(gw.records, &st);
 	CHECK(st.remote);
@@ -106,7 +116,7 @@ close_backend(void)
 	char cmd[128];
 
 	grey_store_free(gw.records); /* (Redis: its connection too) */
-	gateway_decider_free(gw.decider);
+	decider_free(gw.decider);
 	store_close(gw.store);
 	loop_free(gw.loop);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
@@ -122,8 +132,8 @@ struct answer {
 };
 
 static void
-on_decided(struct gateway *g, int r, const struct grey_attempt *a,
-           const struct grey_decision *d, void *ctx)
+on_decided(int r, const struct grey_attempt *a, const struct grey_decision *d,
+           void *ctx)
 {
 	struct answer *an = ctx;
 
@@ -149,7 +159,7 @@ decide(enum grey_attempt_kind kind, const char *client, const char *sender,
 
 	a.client.family = AF_INET;
 	CHECK_INT(inet_pton(AF_INET, client, a.client.bytes), 1);
-	gateway_decide_async(&gw, &a, false, on_decided, &an);
+	decider_decide_async(gw.decider, &a, false, on_decided, &an);
 	LOOP_UNTIL(gw.loop, an.told, 3000);
 	CHECK(an.told);
 	CHECK_INT(an.r, 0);
@@ -378,7 +388,7 @@ report_seen(const char *gateway, const void *figures, size_t len,
 	struct grey_stats st;
 
 	CHECK_INT(grey_stats_decode(figures, len, &st), 0);
-	CHECK_INT(st.counters.attempts, grey_get_counters(gateway_grey(&gw))->attempts);
+	CHECK_INT(st.counters.attempts, grey_get_counters(decider_grey(gw.decider))->attempts);
 	grey_stats_free(&st);
 	r->gateways++;
 	snprintf(r->name, sizeof(r->name), "%s", gateway);
@@ -403,7 +413,7 @@ report_story(bool shared)
 	int e;
 
 	memset(&r, 0, sizeof(r));
-	grey_store_share_report(gw.records, gateway_grey(&gw), t0, true);
+	grey_store_share_report(gw.records, decider_grey(gw.decider), t0, true);
 	e = grey_store_reports(gw.records, report_seen, reports_done, &r);
 	if (!shared) {
 		CHECK_INT(e, -EOPNOTSUPP);
@@ -522,14 +532,14 @@ story(const char *backend)
 
 	/* A restart's greylist over the same store: what it knows is the
 	 * store's. */
-	gateway_decider_close(&gw);
-	CHECK_INT(gateway_decider_open(&gw), 0);
+	decider_close(gw.decider);
+	CHECK_INT(decider_open(gw.decider, gw.store), 0);
 	d = rcpt("198.51.100.8", "frank@f.test", "bob@example.org", delay + 6);
 	CHECK_INT(d.action, GREY_PASS);
 	CHECK_INT(d.reason, GREY_REASON_PASSED);
 	d = rcpt("203.0.113.5", "eve@e.test", "bob@example.org", delay + 7);
 	CHECK_INT(d.action, GREY_TRAP);
-	CHECK_INT(grey_get_counters(gateway_grey(&gw))->attempts, 2);
+	CHECK_INT(grey_get_counters(decider_grey(gw.decider))->attempts, 2);
 	walk_story();
 	follow_story();
 	report_story(gw.records->settings_agreed);
