@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway-int.h"
+#include "follow_sets.h"
 #include "grey_store.h"
 #include "log.h"
 #include "nftset.h"
@@ -26,7 +26,7 @@
 #define ADOPT_SLACK_SEC 5
 
 struct adoption {
-	struct gateway *gw;
+	struct set_links links;
 	const struct nftset_elem *kept;
 	size_t n, next, in_flight;
 	size_t adopted, held, failed;
@@ -44,19 +44,19 @@ static void pump(struct adoption *a);
 static void
 finish(struct adoption *a)
 {
-	struct gateway *gw = a->gw;
+	const struct set_links *l = &a->links;
 
 	if (!a->cancelled) {
-		decider_commit(gw->decider); /* (the sets, and the store at once) */
+		decider_commit(l->decider); /* (the sets, and the store at once) */
 		log_info("nft: %zu passed client(s) the kept table held and "
 		         "%s lacked were written back into it (their last "
 		         "writes were lost: a full disk, or an emptied "
 		         "store), %zu it held already, %zu could not be "
 		         "written (kept in the set until their time ends)",
-		         a->adopted, grey_store_where(gw->records), a->held,
+		         a->adopted, grey_store_where(l->records), a->held,
 		         a->failed);
 	}
-	nftset_kept_passes_done(gw->nft);
+	nftset_kept_passes_done(l->nft);
 	free(a);
 }
 
@@ -66,14 +66,14 @@ hold(struct adoption *a, const struct nftset_elem *e)
 {
 	struct nftset_prefix p = e->prefix;
 	char text[64];
-	int r = nftset_add(a->gw->nft, NFTSET_PASS, &p, e->expires_ms,
+	int r = nftset_add(a->links.nft, NFTSET_PASS, &p, e->expires_ms,
 	                   "greygate pass");
 
 	if (r < 0) {
 		struct grey_client c = {.family = p.family, .prefix = p.prefix};
 
 		memcpy(c.bytes, p.bytes, sizeof(c.bytes));
-		decider_set_failed(a->gw->decider, "pass",
+		decider_set_failed(a->links.decider, "pass",
 		                   grey_client_format(&c, text, sizeof(text)),
 		                   r);
 	}
@@ -85,7 +85,7 @@ on_fetched(struct grey_records *w, int r, void *ctx)
 	struct adopt_one *one = ctx;
 	struct adoption *a = one->a;
 	const struct nftset_elem *e = one->e;
-	int64_t now = loop_wall_sec(a->gw->loop);
+	int64_t now = loop_wall_sec(a->links.loop);
 	int64_t expires = now + (int64_t)(e->expires_ms / 1000);
 
 	a->in_flight--;
@@ -120,7 +120,7 @@ on_fetched(struct grey_records *w, int r, void *ctx)
 		after.pass.refreshed = refreshed;
 		after.pass_dirty = true;
 		after.trap_dirty = after.triplet_dirty = false;
-		if (grey_store_apply(a->gw->records, w, &after, &d) < 0) {
+		if (grey_store_apply(a->links.records, w, &after, &d) < 0) {
 			a->failed++;
 		} else {
 			a->adopted++;
@@ -128,7 +128,7 @@ on_fetched(struct grey_records *w, int r, void *ctx)
 			          "back into %s (ends in %lld s)",
 			          grey_client_format(&w->pass_key, text,
 			                             sizeof(text)),
-			          grey_store_where(a->gw->records),
+			          grey_store_where(a->links.records),
 			          (long long)(expires - now));
 		}
 		hold(a, e);
@@ -159,8 +159,8 @@ pump(struct adoption *a)
 		       sizeof(one->w.pass_key.bytes));
 		one->w.triplet_key = one->w.pass_key;
 		a->in_flight++;
-		grey_store_fetch(a->gw->records, &one->w,
-		                 loop_wall_sec(a->gw->loop), on_fetched, one);
+		grey_store_fetch(a->links.records, &one->w,
+		                 loop_wall_sec(a->links.loop), on_fetched, one);
 	}
 	a->pumping = false;
 	/* (all told, cancelled, or out of memory with none in flight) */
@@ -169,10 +169,10 @@ pump(struct adoption *a)
 }
 
 int
-gateway_adopt_kept(struct gateway *gw)
+sets_adopt_kept(const struct set_links *l)
 {
 	const struct nftset_elem *kept;
-	size_t n = gw->nft ? nftset_kept_passes(gw->nft, &kept) : 0;
+	size_t n = l->nft ? nftset_kept_passes(l->nft, &kept) : 0;
 	struct adoption *a;
 
 	if (!n)
@@ -182,16 +182,16 @@ gateway_adopt_kept(struct gateway *gw)
 		log_warnx("nft: no memory to write the %zu passes the kept "
 		          "table held back into %s: they last in the set "
 		          "until greygated stops",
-		          n, grey_store_where(gw->records));
+		          n, grey_store_where(l->records));
 		return -ENOMEM;
 	}
-	a->gw = gw;
+	a->links = *l;
 	a->kept = kept;
 	a->n = n;
 	log_info("nft: the table kept from before (persist) held %zu "
 	         "passed client(s): those %s lacks are written back into "
 	         "it",
-	         n, grey_store_where(gw->records));
+	         n, grey_store_where(l->records));
 	pump(a);
 	return 0;
 }

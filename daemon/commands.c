@@ -102,7 +102,7 @@ allow(struct gateway *gw, const struct args *a, FILE *out, char *err,
 			 a->ttl);
 		return -EINVAL;
 	}
-	r = r < 0 ? r : gateway_allow_runtime(gw, a->what, ttl, a->comment);
+	r = r < 0 ? r : allow_lists_runtime(gw->allow, a->what, ttl, a->comment);
 	if (r == -EINVAL)
 		snprintf(err, len, "'%s' is not an address or CIDR", a->what);
 	else if (r == -ERANGE)
@@ -131,7 +131,7 @@ disallow(struct gateway *gw, const struct args *a, const char *who, FILE *out,
 		                   "address or CIDR");
 		return -EINVAL;
 	}
-	r = gateway_disallow_runtime(gw, a->what, who);
+	r = allow_lists_disallow(gw->allow, a->what, who);
 	if (r == -EINVAL)
 		snprintf(err, len, "'%s' is not an address or CIDR", a->what);
 	else if (r == -ENOENT)
@@ -249,7 +249,7 @@ report(struct gateway *gw, const struct args *a, FILE *out,
 		        .loop = gw->loop,
 		        .records = gw->records,
 		        .grey = decider_grey(gw->decider),
-		        .stats_since = gateway_stats_since(gw),
+		        .stats_since = housekeeping_stats_since(gw->hk),
 		};
 
 		return site_report_start(&here,
@@ -261,12 +261,12 @@ report(struct gateway *gw, const struct args *a, FILE *out,
 	if (a->reset) {
 		char t[32];
 
-		gateway_stats_reset(gw);
+		housekeeping_stats_reset(gw->hk);
 		fprintf(out, "report reset: counting starts again at %s\n",
-			fmt_utc(gateway_stats_since(gw), t));
+			fmt_utc(housekeeping_stats_since(gw->hk), t));
 		return 0;
 	}
-	report_compute(&r, decider_grey(gw->decider), gateway_stats_since(gw), loop_wall_sec(gw->loop));
+	report_compute(&r, decider_grey(gw->decider), housekeeping_stats_since(gw->hk), loop_wall_sec(gw->loop));
 	if (a->svg)
 		report_print_svg(out, &r);
 	else if (a->json)

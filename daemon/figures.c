@@ -19,7 +19,7 @@ static void
 count_sets(struct gateway *gw, struct metrics_snapshot *s)
 {
 	size_t nallow;
-	const struct allow_range *allow = gateway_allow_ranges(gw, &nallow, NULL);
+	const struct allow_range *allow = allow_lists_ranges(gw->allow, &nallow, NULL);
 
 	for (size_t i = 0; i < nallow; i++)
 		s->sets[NFTSET_ALLOW][allow[i].range.family == AF_INET6]++;

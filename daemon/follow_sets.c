@@ -9,35 +9,40 @@
  * nothing is held. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "allow.h"
-#include "gateway-int.h"
+#include "follow_sets.h"
 #include "grey_store.h"
 #include "log.h"
+
+struct sets_follower {
+	struct set_links links;
+};
 
 static int64_t
 now_of(void *ctx)
 {
-	struct gateway *gw = ctx;
+	struct sets_follower *f = ctx;
 
-	return loop_wall_sec(gw->loop);
+	return loop_wall_sec(f->links.loop);
 }
 
 /* key's pass (or trap) in the kernel's set until expires, counted from
  * now. Return: 1 if held, 0 if not (ended, no sets, or refused:
  * counted). */
 static int
-hold_from(struct gateway *gw, bool trap, const struct grey_client *key,
+hold_from(struct sets_follower *f, bool trap, const struct grey_client *key,
           int64_t expires, int64_t now)
 {
 	struct nftset_prefix p;
 	int r;
 
-	if (expires <= now || !gw->nft)
+	if (expires <= now || !f->links.nft)
 		return 0;
 	decider_prefix_of(key, &p);
-	r = nftset_add(gw->nft, trap ? NFTSET_TRAP : NFTSET_PASS, &p,
+	r = nftset_add(f->links.nft, trap ? NFTSET_TRAP : NFTSET_PASS, &p,
 	               (uint64_t)(expires - now) * 1000,
 	               trap ? "greygate trap" : "greygate pass");
 	if (r < 0) {
@@ -45,7 +50,7 @@ hold_from(struct gateway *gw, bool trap, const struct grey_client *key,
 		 * another client_prefix, or another gateway's settings) */
 		char text[64];
 
-		decider_set_failed(gw->decider, trap ? "trap" : "pass",
+		decider_set_failed(f->links.decider, trap ? "trap" : "pass",
 		                   grey_client_format(key, text, sizeof(text)),
 		                   r);
 		return 0;
@@ -56,9 +61,9 @@ hold_from(struct gateway *gw, bool trap, const struct grey_client *key,
 static int
 hold(void *ctx, bool trap, const struct grey_client *key, int64_t expires)
 {
-	struct gateway *gw = ctx;
+	struct sets_follower *f = ctx;
 
-	return hold_from(gw, trap, key, expires, loop_wall_sec(gw->loop));
+	return hold_from(f, trap, key, expires, loop_wall_sec(f->links.loop));
 }
 
 /* The decider's listener: a pass, a refresh (or one already passed,
@@ -77,21 +82,21 @@ decided(void *ctx, const struct grey_attempt *a, const struct grey_decision *d)
 static void
 forgot(void *ctx, bool trap, const struct grey_client *key)
 {
-	struct gateway *gw = ctx;
+	struct sets_follower *f = ctx;
 	struct nftset_prefix p;
 	char text[64];
 	int r;
 
-	if (!gw->nft)
+	if (!f->links.nft)
 		return;
 	/* (deleting what is not there is not an error) */
 	decider_prefix_of(key, &p);
-	r = nftset_del(gw->nft, trap ? NFTSET_TRAP : NFTSET_PASS, &p);
+	r = nftset_del(f->links.nft, trap ? NFTSET_TRAP : NFTSET_PASS, &p);
 	if (r < 0)
-		decider_set_failed(gw->decider, "forget",
+		decider_set_failed(f->links.decider, "forget",
 		                   grey_client_format(key, text, sizeof(text)),
 		                   r);
-	decider_commit_turn(gw->decider);
+	decider_commit_turn(f->links.decider);
 }
 
 /* As greygatectl allow would have made it here. */
@@ -99,12 +104,12 @@ static int
 allowed(void *ctx, const struct grey_client *net, int64_t expires,
         const char *comment, bool apply)
 {
-	struct gateway *gw = ctx;
+	struct sets_follower *f = ctx;
 	struct allow_runtime e = {0};
 	int r;
 
 	if (expires == GREY_ALLOW_REMOVED) {
-		r = gateway_allow_remove(gw, net, apply);
+		r = allow_lists_remove(f->links.allow, net, apply);
 		if (r > 0) {
 			char cidr[64];
 
@@ -114,14 +119,14 @@ allowed(void *ctx, const struct grey_client *net, int64_t expires,
 		}
 		return r < 0 ? -1 : r;
 	}
-	if (expires && expires <= loop_wall_sec(gw->loop))
+	if (expires && expires <= loop_wall_sec(f->links.loop))
 		return 0;
 	if (!allow_text_ok(comment) || strlen(comment) >= sizeof(e.comment))
 		return -1;
 	grey_client_format(net, e.cidr, sizeof(e.cidr));
 	snprintf(e.comment, sizeof(e.comment), "%s", comment);
 	e.expires = expires;
-	r = gateway_allow_put(gw, &e, apply);
+	r = allow_lists_put(f->links.allow, &e, apply);
 	if (r > 0 && apply)
 		log_info("action=allow, client=%s, expires=%lld, comment=%s "
 		         "(from the shared store)",
@@ -132,35 +137,43 @@ allowed(void *ctx, const struct grey_client *net, int64_t expires,
 static void
 commit(void *ctx)
 {
-	struct gateway *gw = ctx;
+	struct sets_follower *f = ctx;
 
-	decider_commit_turn(gw->decider);
+	decider_commit_turn(f->links.decider);
 }
 
 static void
 rebuilt(void *ctx, int err, uint64_t passes, uint64_t traps, uint64_t allows)
 {
-	struct gateway *gw = ctx;
+	struct sets_follower *f = ctx;
 
 	/* The allow entries taken, in the sets in one batch. */
-	if (allows && gateway_allow_apply(gw) < 0)
+	if (allows && allow_lists_apply(f->links.allow) < 0)
 		log_warnx("allow: %s's entries not applied",
-		          grey_store_where(gw->records));
+		          grey_store_where(f->links.records));
 	if (err < 0)
 		log_warnx("store: the sets' rebuild from %s was cut short "
 		          "(%" PRIu64 " passes restored so far): it starts "
 		          "again when the store answers",
-		          grey_store_where(gw->records), passes);
+		          grey_store_where(f->links.records), passes);
 	else
 		log_info("nft: rebuilt from %s: %" PRIu64 " passed and "
 		         "%" PRIu64 " trapped clients, %" PRIu64
 		         " new allow entries",
-		         grey_store_where(gw->records), passes, traps, allows);
+		         grey_store_where(f->links.records), passes, traps, allows);
 }
 
 int
-gateway_follow_store(struct gateway *gw)
+sets_follow_store(const struct set_links *links, struct sets_follower **out)
 {
+	struct sets_follower *f = calloc(1, sizeof(*f));
+	int r;
+
+	*out = f;
+	if (!f)
+		return -ENOMEM;
+	f->links = *links;
+
 	const struct grey_store_listener l = {
 	        .now = now_of,
 	        .hold = hold,
@@ -168,11 +181,16 @@ gateway_follow_store(struct gateway *gw)
 	        .allowed = allowed,
 	        .commit = commit,
 	        .rebuilt = rebuilt,
-	        .ctx = gw,
+	        .ctx = f,
 	};
+	const struct decider_listener sets = {.decided = decided, .ctx = f};
 
-	const struct decider_listener sets = {.decided = decided, .ctx = gw};
-	int r = decider_listen(gw->decider, &sets);
+	r = decider_listen(f->links.decider, &sets);
+	return r < 0 ? r : grey_store_follow(f->links.records, &l);
+}
 
-	return r < 0 ? r : grey_store_follow(gw->records, &l);
+void
+sets_follower_free(struct sets_follower *f)
+{
+	free(f);
 }

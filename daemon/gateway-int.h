@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "allow.h"
+#include "allow_lists.h"
+#include "follow_sets.h"
+#include "housekeeping.h"
 #include "decide.h"
 #include "gateway.h"
 #include "ipc.h"
@@ -34,11 +36,12 @@ struct gateway {
 	struct decider *decider; /* the decider's state and its greylist
 				    (decide.c) */
 	struct nftset *nft;
+	struct sets_follower *sets; /* the sets' listener (follow_sets.c) */
 	struct control *control;
 	struct policy_door *policy_door; /* NULL: off */
 	struct housekeeping *hk; /* and the report's figures
 				    (housekeeping.c) */
-	struct allow_state *allow; /* the allow lists (gateway_allow.c) */
+	struct allow_lists *allow; /* (allow_lists.c) */
 	/* the child */
 	struct supervisor *sup; /* its process, restarts, verdict queue
 				   and refusals (supervise.c) */
@@ -47,90 +50,6 @@ struct gateway {
 	struct handoff_state *handoff; /* (handoff.c) */
 	struct metrics_listener *metrics_listener; /* NULL: none */
 };
-
-/* The housekeeping (housekeeping.c): _open makes its state (gw->hk)
- * and takes the report's figures saved before a restart, once the store
- * is open (Return: 0 or -ENOMEM); _start arms its timer; _stop disarms
- * it; _close saves the figures and frees it (none made is fine). */
-int gateway_housekeeping_open(struct gateway *gw);
-void gateway_housekeeping_start(struct gateway *gw);
-void gateway_housekeeping_stop(struct gateway *gw);
-void gateway_housekeeping_close(struct gateway *gw);
-/* gateway_stats_since - when the report's counting began. */
-int64_t gateway_stats_since(const struct gateway *gw);
-
-/* gateway_stats_reset - the report counts from zero, from now on. */
-void gateway_stats_reset(struct gateway *gw);
-
-/* gateway_allow_open - the allow lists' state (gw->allow), with the
- * run-time entries saved in store_dir read (a file that cannot be read
- * is said, and the list starts empty). Return: 0 or -ENOMEM. */
-int gateway_allow_open(struct gateway *gw);
-/* gateway_allow_close - and freed (none open is fine). */
-void gateway_allow_close(struct gateway *gw);
-/* gateway_allow_ranges - the merged ranges the kernel and the policy
- * hold now (*n of them), and the lists' generation (changes with every
- * reload; generation may be NULL). Valid until the next reload. */
-const struct allow_range *gateway_allow_ranges(const struct gateway *gw,
-                                               size_t *n,
-                                               uint64_t *generation);
-/* gateway_allow_runtime_entries - greygatectl allow's entries (and other
- * gateways'), *n of them. Valid until the next change. */
-const struct allow_runtime *
-gateway_allow_runtime_entries(const struct gateway *gw, size_t *n);
-
-/* gateway_allow_runtime - add (or replace) a run-time allow entry, save
- * the list and put it in the sets. ttl_sec 0: no end.
- * Return: 0, -EINVAL (not a CIDR), -ERANGE (ttl past ALLOW_TTL_MAX_SEC),
- * -EILSEQ (control characters in the comment), or -errno. */
-int gateway_allow_runtime(struct gateway *gw, const char *cidr,
-			  uint32_t ttl_sec, const char *comment);
-
-/* gateway_disallow_runtime - remove a run-time allow entry (made here or
- * by another gateway on the store), save the list, take it out of the
- * sets, and tell every gateway that shares the store. Entries of the
- * allow files are not touched. by: who asked (the log line's by=).
- * Return: 0, -EINVAL (not a CIDR), -ENOENT (no such run-time entry), or
- * -errno. */
-int gateway_disallow_runtime(struct gateway *gw, const char *cidr,
-			     const char *by);
-
-/* gateway_allow_remove - net's run-time entry out of the list; with
- * apply, saved and out of the sets at once. Not told to the shared store.
- * Return: 1 (removed), 0 (absent), or -errno. */
-int gateway_allow_remove(struct gateway *gw, const struct grey_client *net,
-			 bool apply);
-
-/* gateway_allow_reload - read the files and the run-time entries again,
- * merge them, and put the ranges in the policy and (one batch) in the
- * kernel; on failure the lists in place stay. Return: 0 or -errno. */
-int gateway_allow_reload(struct gateway *gw);
-
-/* gateway_allow_expire - drop run-time entries past their end (saved).
- * Return: true if any was. */
-bool gateway_allow_expire(struct gateway *gw, int64_t now);
-
-/* gateway_allow_put - a run-time allow entry (its cidr canonical) into
- * the list; with apply, saved and in the sets at once (else by
- * gateway_allow_apply, once for many). Not told to the shared store.
- * Return: 1 (changed), 0 (the same entry is there), or -errno. */
-int gateway_allow_put(struct gateway *gw, const struct allow_runtime *e,
-		      bool apply);
-
-/* gateway_allow_apply - save the run-time list and reload the allow
- * lists into the policy and the sets. Return: 0 or -errno. */
-int gateway_allow_apply(struct gateway *gw);
-
-/* gateway_follow_store - the sets follow the store (follow_sets.c):
- * what it holds at once (or as it comes), then what other gateways
- * change. Return: 0, or -errno (the store could not be read). */
-int gateway_follow_store(struct gateway *gw);
-
-/* gateway_adopt_kept - the passes the persistent table a dead greygated
- * left still held, written back into the store where it lacks them and
- * put back in the sets (adopt_kept.c; said in one log line when done).
- * Return: 0 (under way, or nothing kept) or -ENOMEM (said). */
-int gateway_adopt_kept(struct gateway *gw);
 
 /* gateway_key_of - client (an address, or a network no wider than
  * greylisting's key) as greylisting keys it (*key), and as given

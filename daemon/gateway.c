@@ -128,7 +128,9 @@ check_store_folder(const char *dir, char *err)
 static const struct allow_runtime *
 allow_entries_of(void *ctx, size_t *n)
 {
-	return gateway_allow_runtime_entries(ctx, n);
+	struct gateway *gw = ctx;
+
+	return allow_lists_runtime_entries(gw->allow, n);
 }
 
 /* [greylist] valid_recipients, read anew. Return: 0, or -errno with err
@@ -184,9 +186,10 @@ open_policy(struct gateway *gw, char *err)
 	r = decider_open(gw->decider, gw->store);
 	if (r < 0)
 		return r;
-	r = gateway_housekeeping_open(gw);
-	if (r < 0)
-		return r;
+	gw->hk = housekeeping_open(&(struct housekeeping_links){
+	        gw->loop, gw->cfg, gw->store, gw->decider, gw->figures});
+	if (!gw->hk)
+		return -ENOMEM;
 	metrics_figures_begin(gw->figures, grey_get_counters(decider_grey(gw->decider)));
 	/* The greylist's store: Redis (shared_open sets it) or this file. */
 	if (cfg->store_url.redis) {
@@ -390,24 +393,30 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	r = metrics_listen_open(gw, &gw->metrics_listener, err);
 	if (r < 0)
 		goto fail;
-	r = gateway_allow_open(gw);
-	if (r < 0)
+	gw->allow = allow_lists_open(&(struct allow_links){
+	        gw->loop, gw->cfg, gw->decider, gw->nft, gw->records});
+	if (!gw->allow) {
+		r = -ENOMEM;
 		goto fail;
-	gateway_allow_reload(gw);
+	}
+	allow_lists_reload(gw->allow);
 	/* The sets (and the allow entries, the policy door's too) get what
 	 * the store holds before the child lets anyone in, and follow
 	 * what other gateways sharing it change. */
-	r = gateway_follow_store(gw);
+	struct set_links sets = {gw->loop, gw->decider, gw->nft, gw->records,
+	                         gw->allow};
+
+	r = sets_follow_store(&sets, &gw->sets);
 	if (r < 0) {
 		snprintf(err, 512, "restoring clients from %s: %s",
 		         grey_store_where(gw->records), strerror(-r));
 		goto fail;
 	}
-	(void)gateway_adopt_kept(gw); /* (said; the sets keep them anyway) */
+	(void)sets_adopt_kept(&sets); /* (said; the sets keep them anyway) */
 	r = cfg->gateway ? start_gateway(gw, err) : 0;
 	if (r < 0)
 		goto fail;
-	gateway_housekeeping_start(gw);
+	housekeeping_start(gw->hk, gw->records, gw->allow);
 	handoff_say_route(gw->handoff); /* (nothing can fail now) */
 	*out = gw;
 	return 0;
@@ -442,7 +451,7 @@ gateway_reload(struct gateway *gw, char *err)
 		if (load_valid_recipients(gw, why) < 0)
 			log_warnx("reload: %s (the recipients before stay)", why);
 	}
-	gateway_allow_reload(gw);
+	allow_lists_reload(gw->allow);
 	policy_door_reload(gw->policy_door);
 	if (r == CONFIG_CHILD_CHANGED && cfg->gateway) {
 		log_info("reload: tarpit or sensor settings changed: a new "
@@ -462,7 +471,7 @@ gateway_close(struct gateway *gw)
 	supervise_stop(gw);
 	metrics_listen_close(gw->metrics_listener);
 	handoff_abort_all(gw->handoff);
-	gateway_housekeeping_stop(gw);
+	housekeeping_stop(gw->hk);
 	control_close(gw->control);
 	policy_door_close(gw->policy_door);
 	/* (a shared store's connection with it: the report's figures are
@@ -470,15 +479,14 @@ gateway_close(struct gateway *gw)
 	decider_use_records(gw->decider, NULL);
 	grey_store_free(gw->records);
 	gw->records = NULL;
-	gateway_allow_close(gw);
+	allow_lists_close(gw->allow);
 	handoff_route_close(gw->handoff);
 	handoff_state_free(gw->handoff);
 	decider_use_sets(gw->decider, NULL);
 	nftset_close(gw->nft);
 	gw->nft = NULL;
-	if (decider_grey(gw->decider))
-		gateway_housekeeping_close(gw); /* (the figures saved:
-						   committed below) */
+	housekeeping_close(gw->hk); /* (the figures saved: committed
+				       below) */
 	decider_close(gw->decider);
 	if (gw->store) {
 		size_t waiting = store_pending(gw->store);
@@ -498,5 +506,6 @@ gateway_close(struct gateway *gw)
 	supervise_free(gw->sup);
 	decider_free(gw->decider);
 	metrics_figures_free(gw->figures);
+	sets_follower_free(gw->sets); /* (nobody tells it now) */
 	free(gw);
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "fmt.h"
-#include "gateway-int.h"
+#include "housekeeping.h"
 #include "grey_store.h"
 #include "log.h"
 #include "metrics.h"
@@ -22,6 +22,9 @@
 #define STORE_SYNC_TICKS 5
 
 struct housekeeping {
+	struct housekeeping_links links;
+	struct grey_store *records; /* between _start and _stop */
+	struct allow_lists *allow;  /* the same */
 	struct loop_timer timer;
 	unsigned ticks;
 	/* The report's figures count from stats_since, across restarts:
@@ -38,21 +41,21 @@ struct housekeeping {
 
 /* The report's figures from before the restart, if any were saved. */
 static void
-restore_stats(struct gateway *gw)
+restore_stats(struct housekeeping *hk)
 {
-	int r = grey_stats_load(decider_grey(gw->decider), &gw->hk->stats_since);
+	int r = grey_stats_load(decider_grey(hk->links.decider), &hk->stats_since);
 
 	if (r == STORE_FOUND) {
 		char when[FMT_UTC_MAX];
 
-		fmt_utc(gw->hk->stats_since, when);
-		gw->hk->stats_saved = *grey_get_counters(decider_grey(gw->decider));
+		fmt_utc(hk->stats_since, when);
+		hk->stats_saved = *grey_get_counters(decider_grey(hk->links.decider));
 		log_info("report: counting on since %s (%" PRIu64
 			 " attempts so far)",
-			 when, gw->hk->stats_saved.attempts);
+			 when, hk->stats_saved.attempts);
 		return;
 	}
-	gw->hk->stats_since = metrics_figures_started(gw->figures);
+	hk->stats_since = metrics_figures_started(hk->links.figures);
 	if (r < 0)
 		log_warnx("report: the saved figures cannot be read (%s): "
 			  "counting starts again",
@@ -62,44 +65,44 @@ restore_stats(struct gateway *gw)
 /* Saves the report's figures if they changed since the last save (on a
  * shared store, also this gateway's share of the site's report). */
 static void
-save_stats(struct gateway *gw)
+save_stats(struct housekeeping *hk)
 {
-	const struct grey_counters *k = grey_get_counters(decider_grey(gw->decider));
-	bool changed = memcmp(k, &gw->hk->stats_saved, sizeof(*k)) != 0;
+	const struct grey_counters *k = grey_get_counters(decider_grey(hk->links.decider));
+	bool changed = memcmp(k, &hk->stats_saved, sizeof(*k)) != 0;
 
-	if (gw->records) /* (at the end: gone, with its connection) */
-		grey_store_share_report(gw->records, decider_grey(gw->decider),
-		                        gw->hk->stats_since, changed);
+	if (hk->records) /* (at the end: gone, with its connection) */
+		grey_store_share_report(hk->records, decider_grey(hk->links.decider),
+		                        hk->stats_since, changed);
 	if (!changed)
 		return;
-	if (grey_stats_save(decider_grey(gw->decider), gw->hk->stats_since) < 0) {
+	if (grey_stats_save(decider_grey(hk->links.decider), hk->stats_since) < 0) {
 		log_warnx("report: cannot save its figures to the store");
 		return;
 	}
-	gw->hk->stats_saved = *k;
+	hk->stats_saved = *k;
 }
 
 void
-gateway_stats_reset(struct gateway *gw)
+housekeeping_stats_reset(struct housekeeping *hk)
 {
-	metrics_figures_report_reset(gw->figures,
-	                             grey_get_counters(decider_grey(gw->decider)));
-	grey_stats_reset(decider_grey(gw->decider));
-	gw->hk->stats_since = loop_wall_sec(gw->loop);
-	if (grey_stats_save(decider_grey(gw->decider), gw->hk->stats_since) < 0)
+	metrics_figures_report_reset(hk->links.figures,
+	                             grey_get_counters(decider_grey(hk->links.decider)));
+	grey_stats_reset(decider_grey(hk->links.decider));
+	hk->stats_since = loop_wall_sec(hk->links.loop);
+	if (grey_stats_save(decider_grey(hk->links.decider), hk->stats_since) < 0)
 		log_warnx("report: cannot save its figures to the store");
-	gw->hk->stats_saved = *grey_get_counters(decider_grey(gw->decider));
-	grey_store_share_report(gw->records, decider_grey(gw->decider), gw->hk->stats_since, true);
-	decider_commit(gw->decider);
+	hk->stats_saved = *grey_get_counters(decider_grey(hk->links.decider));
+	grey_store_share_report(hk->records, decider_grey(hk->links.decider), hk->stats_since, true);
+	decider_commit(hk->links.decider);
 	log_info("report: counting starts again");
 }
 
 /* What the store did since the last look, said once. */
 static void
-log_store_events(struct gateway *gw)
+log_store_events(struct housekeeping *hk)
 {
-	const struct store_counters *now = store_get_counters(gw->store);
-	struct store_counters *seen = &gw->hk->store_seen;
+	const struct store_counters *now = store_get_counters(hk->links.store);
+	struct store_counters *seen = &hk->store_seen;
 
 	if (now->map_grown != seen->map_grown)
 		log_info("store: map grown to %llu MiB (%llu MiB used)",
@@ -124,94 +127,99 @@ log_store_events(struct gateway *gw)
  * once an hour, so that an admin sees the store kept bounded (and the
  * retry window at work) without a line a second. */
 static void
-say_purged(struct gateway *gw, int64_t now)
+say_purged(struct housekeeping *hk, int64_t now)
 {
-	struct store_purged *p = &gw->hk->purged;
-	const char *since = gw->hk->purged_said ? "in the last hour" : "";
+	struct store_purged *p = &hk->purged;
+	const char *since = hk->purged_said ? "in the last hour" : "";
 
 	if (!p->triplets && !p->passes && !p->traps)
 		return;
-	if (gw->hk->purged_said && now - gw->hk->purged_said < PURGED_SAID_SEC)
+	if (hk->purged_said && now - hk->purged_said < PURGED_SAID_SEC)
 		return;
 	log_info("store: purged %s%s%" PRIu64 " triplet(s) unseen for the retry "
 	         "window (%us), %" PRIu64 " pass(es) and %" PRIu64
 	         " trap(s) past their end; %zu triplet(s), %zu pass(es) and "
 	         "%zu trap(s) kept",
 	         since, since[0] ? ": " : "", p->triplets,
-	         gw->cfg->grey.retry_window_sec, p->passes, p->traps,
-	         store_count(gw->store, -1), store_count(gw->store, STORE_PASS),
-	         store_count(gw->store, STORE_TRAP));
+	         hk->links.cfg->grey.retry_window_sec, p->passes, p->traps,
+	         store_count(hk->links.store, -1), store_count(hk->links.store, STORE_PASS),
+	         store_count(hk->links.store, STORE_TRAP));
 	memset(p, 0, sizeof(*p));
-	gw->hk->purged_said = now;
+	hk->purged_said = now;
 }
 
 static void
 on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 {
-	struct gateway *gw = ctx;
-	int64_t now = loop_wall_sec(gw->loop);
+	struct housekeeping *hk = ctx;
+	int64_t now = loop_wall_sec(hk->links.loop);
 	int r;
 
-	if (gateway_allow_expire(gw, now))
-		gateway_allow_reload(gw);
-	r = store_purge(gw->store, now, gw->cfg->grey.retry_window_sec,
-			PURGE_BATCH, &gw->hk->purged);
+	if (allow_lists_expire(hk->allow, now))
+		allow_lists_reload(hk->allow);
+	r = store_purge(hk->links.store, now, hk->links.cfg->grey.retry_window_sec,
+			PURGE_BATCH, &hk->purged);
 	if (r < 0)
 		log_warnx("store: purging expired records: %s", strerror(-r));
-	say_purged(gw, now);
-	if (++gw->hk->ticks % STORE_SYNC_TICKS == 0) {
-		save_stats(gw);
-		decider_commit(gw->decider);
-		if (store_sync(gw->store) < 0)
+	say_purged(hk, now);
+	if (++hk->ticks % STORE_SYNC_TICKS == 0) {
+		save_stats(hk);
+		decider_commit(hk->links.decider);
+		if (store_sync(hk->links.store) < 0)
 			log_warnx("store: sync to disk failed");
 	} else {
-		decider_commit(gw->decider);
+		decider_commit(hk->links.decider);
 	}
-	log_store_events(gw);
+	log_store_events(hk);
 	loop_timer_arm(loop, t, loop_now_ms(loop) + HOUSEKEEPING_MS);
 }
 
 
-int
-gateway_housekeeping_open(struct gateway *gw)
+struct housekeeping *
+housekeeping_open(const struct housekeeping_links *l)
 {
 	struct housekeeping *hk = calloc(1, sizeof(*hk));
 
 	if (!hk)
-		return -ENOMEM;
-	gw->hk = hk;
-	loop_timer_init(&hk->timer, on_housekeeping, gw);
-	hk->store_seen = *store_get_counters(gw->store);
-	restore_stats(gw);
-	return 0;
+		return NULL;
+	hk->links = *l;
+	loop_timer_init(&hk->timer, on_housekeeping, hk);
+	hk->store_seen = *store_get_counters(l->store);
+	restore_stats(hk);
+	return hk;
 }
 
 void
-gateway_housekeeping_start(struct gateway *gw)
+housekeeping_start(struct housekeeping *hk, struct grey_store *records,
+                   struct allow_lists *allow)
 {
-	loop_timer_arm(gw->loop, &gw->hk->timer,
-	               loop_now_ms(gw->loop) + HOUSEKEEPING_MS);
+	hk->records = records;
+	hk->allow = allow;
+	loop_timer_arm(hk->links.loop, &hk->timer,
+	               loop_now_ms(hk->links.loop) + HOUSEKEEPING_MS);
 }
 
 void
-gateway_housekeeping_stop(struct gateway *gw)
+housekeeping_stop(struct housekeeping *hk)
 {
-	if (gw->hk)
-		loop_timer_cancel(gw->loop, &gw->hk->timer);
-}
-
-void
-gateway_housekeeping_close(struct gateway *gw)
-{
-	if (!gw->hk)
+	if (!hk)
 		return;
-	save_stats(gw);
-	free(gw->hk);
-	gw->hk = NULL;
+	loop_timer_cancel(hk->links.loop, &hk->timer);
+	hk->records = NULL;
+	hk->allow = NULL;
+}
+
+void
+housekeeping_close(struct housekeeping *hk)
+{
+	if (!hk)
+		return;
+	save_stats(hk);
+	free(hk);
 }
 
 int64_t
-gateway_stats_since(const struct gateway *gw)
+housekeeping_stats_since(const struct housekeeping *hk)
 {
-	return gw->hk->stats_since;
+	return hk->stats_since;
 }

@@ -152,7 +152,7 @@ list_more(void *state, FILE *out, void *wake)
 		uint64_t generation;
 		size_t nallow;
 		const struct allow_range *allow =
-		        gateway_allow_ranges(gw, &nallow, &generation);
+		        allow_lists_ranges(gw->allow, &nallow, &generation);
 
 		/* A reload meanwhile: the rest would be of other lists. */
 		if (l->generation != generation)
@@ -232,7 +232,7 @@ list_start(struct gateway *gw, const char *what, bool json,
 	{
 		size_t n;
 
-		gateway_allow_ranges(gw, &n, &l->generation);
+		allow_lists_ranges(gw->allow, &n, &l->generation);
 	}
 	if (!strcmp(what, "grey")) {
 		l->what = LIST_GREY;

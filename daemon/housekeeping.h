@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* greygated's housekeeping as a service (housekeeping.c): once a second,
+ * run-time allow entries past their end dropped, the store's expired
+ * records purged, its commits and sync; and the report's figures,
+ * counting on across restarts. */
+#ifndef GREYGATE_HOUSEKEEPING_H
+#define GREYGATE_HOUSEKEEPING_H
+
+#include <stdint.h>
+
+#include "allow_lists.h"
+#include "config.h"
+#include "decide.h"
+#include "loop.h"
+#include "metrics.h"
+
+struct housekeeping;
+struct grey_store;
+
+/* What it keeps, all borrowed: the LMDB file it purges and syncs (the
+ * report's figures are saved there), the decider (its greylist's
+ * counters, the commit), the figures carried over restarts. */
+struct housekeeping_links {
+	struct loop *loop;
+	const struct config *cfg;
+	struct store *store;
+	struct decider *decider;
+	struct metrics_figures *figures;
+};
+
+/* housekeeping_open - its state, with the report's figures saved before
+ * a restart taken back (the decider's greylist open). Return: NULL
+ * (ENOMEM). */
+struct housekeeping *housekeeping_open(const struct housekeeping_links *l);
+
+/* housekeeping_start - its timer armed; records (the greylist's store,
+ * where a shared store gets this gateway's share of the report) and
+ * allow (whose entries past their end go) borrowed until _stop. */
+void housekeeping_start(struct housekeeping *hk, struct grey_store *records,
+                        struct allow_lists *allow);
+
+/* housekeeping_stop - its timer disarmed; records and allow no longer
+ * used (NULL is fine). */
+void housekeeping_stop(struct housekeeping *hk);
+
+/* housekeeping_close - the figures saved, and freed (NULL is fine). */
+void housekeeping_close(struct housekeeping *hk);
+
+/* housekeeping_stats_since - when the report's counting began. */
+int64_t housekeeping_stats_since(const struct housekeeping *hk);
+
+/* housekeeping_stats_reset - the report counts from zero, from now on. */
+void housekeeping_stats_reset(struct housekeeping *hk);
+
+#endif
