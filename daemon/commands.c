@@ -13,15 +13,20 @@
 
 #include "control.h"
 #include "fmt.h"
-#include "gateway-int.h"
+#include "commands-int.h"
 #include "grey_store.h"
 #include "json.h"
-#include "list.h"
 #include "policy_door.h"
 #include "log.h"
 #include "metrics.h"
 #include "report.h"
 #include "site_report.h"
+
+/* The door: its links, its socket. */
+struct commands {
+	struct command_links links;
+	struct control *control;
+};
 
 #ifndef GREYGATE_VERSION
 #define GREYGATE_VERSION "unknown"
@@ -71,11 +76,11 @@ parse_args(int argc, char **argv, struct args *a, char *err, size_t len)
 /* --- status and metrics: the registry's (metrics.c) --- */
 
 static void
-status(struct gateway *gw, const struct args *a, FILE *out)
+status(const struct command_links *links, const struct args *a, FILE *out)
 {
 	struct metrics_snapshot s;
 
-	gateway_figures(gw, &s);
+	links->figures(links->root, &s);
 	if (a->json)
 		metrics_status_json(&s, out);
 	else
@@ -85,7 +90,7 @@ status(struct gateway *gw, const struct args *a, FILE *out)
 /* --- the rest --- */
 
 static int
-allow(struct gateway *gw, const struct args *a, FILE *out, char *err,
+allow(const struct command_links *links, const struct args *a, FILE *out, char *err,
       size_t len)
 {
 	uint32_t ttl = 0;
@@ -102,7 +107,7 @@ allow(struct gateway *gw, const struct args *a, FILE *out, char *err,
 			 a->ttl);
 		return -EINVAL;
 	}
-	r = r < 0 ? r : allow_lists_runtime(gw->allow, a->what, ttl, a->comment);
+	r = r < 0 ? r : allow_lists_runtime(links->allow, a->what, ttl, a->comment);
 	if (r == -EINVAL)
 		snprintf(err, len, "'%s' is not an address or CIDR", a->what);
 	else if (r == -ERANGE)
@@ -121,7 +126,7 @@ allow(struct gateway *gw, const struct args *a, FILE *out, char *err,
 }
 
 static int
-disallow(struct gateway *gw, const struct args *a, const char *who, FILE *out,
+disallow(const struct command_links *links, const struct args *a, const char *who, FILE *out,
          char *err, size_t len)
 {
 	int r;
@@ -131,7 +136,7 @@ disallow(struct gateway *gw, const struct args *a, const char *who, FILE *out,
 		                   "address or CIDR");
 		return -EINVAL;
 	}
-	r = allow_lists_disallow(gw->allow, a->what, who);
+	r = allow_lists_disallow(links->allow, a->what, who);
 	if (r == -EINVAL)
 		snprintf(err, len, "'%s' is not an address or CIDR", a->what);
 	else if (r == -ENOENT)
@@ -150,7 +155,7 @@ disallow(struct gateway *gw, const struct args *a, const char *who, FILE *out,
 /* What gateway_key_of's refusals mean, said for verb (forget, release).
  * Return: true if r was one. */
 static bool
-key_refused(const struct gateway *gw, const char *verb, const char *what,
+key_refused(const struct command_links *links, const char *verb, const char *what,
             int r, char *err, size_t len)
 {
 	if (r == -EINVAL)
@@ -158,7 +163,7 @@ key_refused(const struct gateway *gw, const char *verb, const char *what,
 	else if (r == -ERANGE)
 		snprintf(err, len, "'%s' is wider than greylisting's key (/%u, "
 				   "/%u): %s one address or key at a time",
-			 what, gw->cfg->grey.prefix4, gw->cfg->grey.prefix6,
+			 what, links->cfg->grey.prefix4, links->cfg->grey.prefix6,
 			 verb);
 	else
 		return false;
@@ -166,7 +171,7 @@ key_refused(const struct gateway *gw, const char *verb, const char *what,
 }
 
 static int
-forget(struct gateway *gw, const struct args *a, FILE *out, char *err,
+forget(const struct command_links *links, const struct args *a, FILE *out, char *err,
        size_t len)
 {
 	char key[64];
@@ -176,8 +181,8 @@ forget(struct gateway *gw, const struct args *a, FILE *out, char *err,
 		snprintf(err, len, "forget whom? an address or CIDR");
 		return -EINVAL;
 	}
-	r = gateway_forget(gw, a->what, key, sizeof(key));
-	if (key_refused(gw, "forget", a->what, r, err, len))
+	r = command_forget(links, a->what, key, sizeof(key));
+	if (key_refused(links, "forget", a->what, r, err, len))
 		;
 	else if (r == -ENOTCONN)
 		snprintf(err, len, "forget %s: the shared store does not answer: "
@@ -196,7 +201,7 @@ forget(struct gateway *gw, const struct args *a, FILE *out, char *err,
 }
 
 static int
-release(struct gateway *gw, const struct args *a, const char *who, FILE *out,
+release(const struct command_links *links, const struct args *a, const char *who, FILE *out,
         char *err, size_t len)
 {
 	char key[64];
@@ -206,8 +211,8 @@ release(struct gateway *gw, const struct args *a, const char *who, FILE *out,
 		snprintf(err, len, "release whom? an address or CIDR");
 		return -EINVAL;
 	}
-	r = gateway_release(gw, a->what, a->from, a->to, who, key, sizeof(key));
-	if (key_refused(gw, "release", a->what, r, err, len))
+	r = command_release(links, a->what, a->from, a->to, who, key, sizeof(key));
+	if (key_refused(links, "release", a->what, r, err, len))
 		;
 	else if (r == -EDESTADDRREQ)
 		snprintf(err, len, "release: --from and --to go together (the "
@@ -227,12 +232,12 @@ release(struct gateway *gw, const struct args *a, const char *who, FILE *out,
 		        a->what, key);
 	else
 		fprintf(out, "released %s (key %s): it passes now, for %u s\n",
-		        a->what, key, gw->cfg->grey.pass_ttl_sec);
+		        a->what, key, links->cfg->grey.pass_ttl_sec);
 	return r < 0 ? r : 0;
 }
 
 static int
-report(struct gateway *gw, const struct args *a, FILE *out,
+report(const struct command_links *links, const struct args *a, FILE *out,
        struct control_stream *stream, char *err, size_t len)
 {
 	struct report r;
@@ -244,12 +249,12 @@ report(struct gateway *gw, const struct args *a, FILE *out,
 	}
 	if (a->site) {
 		struct site_report_here here = {
-		        .hostname = gw->cfg->hostname,
-		        .store = gw->cfg->store,
-		        .loop = gw->loop,
-		        .records = gw->records,
-		        .grey = decider_grey(gw->decider),
-		        .stats_since = housekeeping_stats_since(gw->hk),
+		        .hostname = links->cfg->hostname,
+		        .store = links->cfg->store,
+		        .loop = links->loop,
+		        .records = links->records,
+		        .grey = decider_grey(links->decider),
+		        .stats_since = housekeeping_stats_since(links->hk),
 		};
 
 		return site_report_start(&here,
@@ -261,12 +266,12 @@ report(struct gateway *gw, const struct args *a, FILE *out,
 	if (a->reset) {
 		char t[32];
 
-		housekeeping_stats_reset(gw->hk);
+		housekeeping_stats_reset(links->hk);
 		fprintf(out, "report reset: counting starts again at %s\n",
-			fmt_utc(housekeeping_stats_since(gw->hk), t));
+			fmt_utc(housekeeping_stats_since(links->hk), t));
 		return 0;
 	}
-	report_compute(&r, decider_grey(gw->decider), housekeeping_stats_since(gw->hk), loop_wall_sec(gw->loop));
+	report_compute(&r, decider_grey(links->decider), housekeeping_stats_since(links->hk), loop_wall_sec(links->loop));
 	if (a->svg)
 		report_print_svg(out, &r);
 	else if (a->json)
@@ -276,11 +281,11 @@ report(struct gateway *gw, const struct args *a, FILE *out,
 	return 0;
 }
 
-int
+static int
 commands_run(void *ctx, int argc, char **argv, const char *who, FILE *out,
 	     struct control_stream *stream, char *err, size_t err_len)
 {
-	struct gateway *gw = ctx;
+	const struct command_links *links = &((struct commands *)ctx)->links;
 	struct args a;
 	int r;
 
@@ -298,39 +303,65 @@ commands_run(void *ctx, int argc, char **argv, const char *who, FILE *out,
 		return r;
 	log_debug("control: %s %s", a.cmd, a.what ? a.what : "");
 	if (!strcmp(a.cmd, "status")) {
-		status(gw, &a, out);
+		status(links, &a, out);
 		return 0;
 	}
 	if (!strcmp(a.cmd, "metrics")) {
 		struct metrics_snapshot s;
 
-		gateway_figures(gw, &s);
+		links->figures(links->root, &s);
 		metrics_exposition(&s, out);
 		return 0;
 	}
 	if (!strcmp(a.cmd, "list"))
-		return list_start(gw, a.what ? a.what : "", a.json, a.from,
+		return list_start(links, a.what ? a.what : "", a.json, a.from,
 		                  a.to, out, stream, err, err_len);
 	if (!strcmp(a.cmd, "allow"))
-		return allow(gw, &a, out, err, err_len);
+		return allow(links, &a, out, err, err_len);
 	if (!strcmp(a.cmd, "disallow"))
-		return disallow(gw, &a, who, out, err, err_len);
+		return disallow(links, &a, who, out, err, err_len);
 	if (!strcmp(a.cmd, "release"))
-		return release(gw, &a, who, out, err, err_len);
+		return release(links, &a, who, out, err, err_len);
 	if (!strcmp(a.cmd, "forget"))
-		return forget(gw, &a, out, err, err_len);
+		return forget(links, &a, out, err, err_len);
 	if (!strcmp(a.cmd, "reload")) {
 		char why[512] = "";
 
-		r = gateway_reload(gw, why);
+		r = links->reload(links->root, why);
 		if (r < 0)
 			snprintf(err, err_len, "%s", why);
 		else
-			fprintf(out, "reloaded %s\n", gw->cfg_source.path);
+			fprintf(out, "reloaded %s\n", links->cfg->source.path);
 		return r;
 	}
 	if (!strcmp(a.cmd, "report"))
-		return report(gw, &a, out, stream, err, err_len);
+		return report(links, &a, out, stream, err, err_len);
 	snprintf(err, err_len, "unknown command '%s'", a.cmd);
 	return -EINVAL;
+}
+
+int
+commands_open(const struct command_links *l,
+              const struct control_access *access, struct commands **out,
+              char *err)
+{
+	struct commands *c = calloc(1, sizeof(*c));
+
+	*out = c;
+	if (!c) {
+		snprintf(err, 512, "control: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	c->links = *l;
+	return control_open(l->cfg->control_socket, access, l->loop,
+	                    commands_run, c, &c->control, err);
+}
+
+void
+commands_close(struct commands *c)
+{
+	if (!c)
+		return;
+	control_close(c->control);
+	free(c);
 }

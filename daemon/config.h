@@ -107,6 +107,12 @@ struct policy_config {
 #define CONFIG_NFLOG_GROUP_DEFAULT 2525u
 
 struct config {
+	/* where it was read from (config_load's path, borrowed: it must
+	 * outlive cfg) and read again at a reload */
+	struct {
+		const char *path;
+		bool missing_ok; /* (--config not given: the default's) */
+	} source;
 	/* [greylist] tls_pass: enum config_tls */
 	uint8_t tls_mode;
 	/* [gateway] */
@@ -180,6 +186,7 @@ typedef void config_warn_fn(const char *text, void *ctx);
  */
 int config_load(struct config *cfg, const char *path, bool missing_ok,
 		config_warn_fn *warn, void *warn_ctx, char *err);
+/* (cfg->source says path and missing_ok from then on) */
 
 /*
  * config_check_system - what the file cannot tell: the child's user
@@ -199,7 +206,7 @@ void config_resolve_auto(struct config *cfg);
 #define CONFIG_CHILD_CHANGED 1
 
 /*
- * config_reload - read path again into cfg, in place. Keys that need a
+ * config_reload - read cfg->source again into cfg, in place. Keys that need a
  * restart keep their old values (a warning names each that changed), and
  * so do the keys a shared store agrees on (shared_store). On error cfg is
  * left as it was.
@@ -207,8 +214,7 @@ void config_resolve_auto(struct config *cfg);
  * changed (the child must be started again to take them), 0, or -errno
  * with err set.
  */
-int config_reload(struct config *cfg, const char *path, bool missing_ok,
-		  bool shared_store, char *err);
+int config_reload(struct config *cfg, bool shared_store, char *err);
 
 /* config_list_keys - every key, one a line: "SECTION KEY restart" or
  * "SECTION KEY reload" (what a reload does with a change), for the

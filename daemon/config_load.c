@@ -520,6 +520,9 @@ config_load(struct config *cfg, const char *path, bool missing_ok,
 	struct stat sb;
 	int line, r = 0;
 
+	cfg->source.path = path;
+	cfg->source.missing_ok = missing_ok;
+
 	st.f = fopen(path, "re");
 	if (!st.f) {
 		if (errno == ENOENT && missing_ok) {
@@ -622,8 +625,7 @@ warn_to_log(const char *text, void *ctx)
 }
 
 int
-config_reload(struct config *cfg, const char *path, bool missing_ok,
-	      bool shared_store, char *err)
+config_reload(struct config *cfg, bool shared_store, char *err)
 {
 	struct config *n = malloc(sizeof(*n));
 	int changed, r;
@@ -631,7 +633,8 @@ config_reload(struct config *cfg, const char *path, bool missing_ok,
 	if (!n)
 		return -ENOMEM;
 	config_defaults(n);
-	r = config_load(n, path, missing_ok, warn_to_log, NULL, err);
+	r = config_load(n, cfg->source.path, cfg->source.missing_ok,
+	                warn_to_log, NULL, err);
 	if (r < 0) {
 		free(n);
 		return r;

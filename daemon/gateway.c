@@ -15,9 +15,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control.h"
+#include "allow_lists.h"
+#include "commands.h"
+#include "decide.h"
 #include "fmt.h"
-#include "gateway-int.h"
+#include "follow_sets.h"
+#include "gateway.h"
+#include "housekeeping.h"
 #include "recipients.h"
 #include "grey_store.h"
 #include "handoff.h"
@@ -27,69 +31,34 @@
 #include "policy_door.h"
 #include "shared.h"
 #include "site_report.h"
+#include "supervise.h"
 
-
-
-int
-gateway_key_of(const struct gateway *gw, const char *client,
-               struct grey_client *given_out, struct grey_client *key)
-{
-	struct grey_client given;
-	struct grey_addr a;
-
-	if (grey_cidr_parse(client, &given) < 0)
-		return -EINVAL;
-	/* A wider network holds many keys: not one at once. */
-	if (given.prefix < (given.family == AF_INET ? gw->cfg->grey.prefix4
-						    : gw->cfg->grey.prefix6))
-		return -ERANGE;
-	/* "198.51.100.7" and "198.51.100.0/24" both mean the key /24. */
-	a.family = given.family;
-	memcpy(a.bytes, given.bytes, 16);
-	grey_client_of(&a, given.family == AF_INET ? gw->cfg->grey.prefix4
-						   : gw->cfg->grey.prefix6,
-		       key);
-	if (given_out)
-		*given_out = given;
-	return 0;
-}
-
-int
-gateway_forget(struct gateway *gw, const char *client, char *key_out,
-	       size_t key_len)
-{
-	struct grey_client given, key;
-	struct nftset_prefix p;
-	int r = gateway_key_of(gw, client, &given, &key), d;
-
-	if (r < 0)
-		return r;
-	grey_client_format(&key, key_out, key_len);
-	/* Traps are kept by single address. */
-	bool one = given.prefix == (given.family == AF_INET ? 32 : 128);
-
-	/* A store that answers later logs what it deleted then (a shared
-	 * one tells every gateway, and drops them from their sets). */
-	r = grey_store_forget(gw->records, &key, one ? &given : NULL);
-	if (r < 0)
-		return r;
-	if (one) {
-		int t;
-
-		decider_prefix_of(&given, &p);
-		if (gw->nft && (t = nftset_del(gw->nft, NFTSET_TRAP, &p)) < 0)
-			decider_set_failed(gw->decider, "forget", client, t);
-	}
-	decider_prefix_of(&key, &p);
-	if (gw->nft && (d = nftset_del(gw->nft, NFTSET_PASS, &p)) < 0)
-		decider_set_failed(gw->decider, "forget", key_out, d);
-	decider_commit_sync(gw->decider);
-	if (r != GREY_STORE_UNDER_WAY)
-		log_info("action=forget, client=%s, key=%s, records=%d", client,
-		         key_out, r);
-	return r;
-}
-
+/* The root: it makes each service with its links, in order, and closes
+ * them in the reverse; nothing else reaches into them. */
+struct gateway {
+	struct config *cfg;
+	struct loop *loop;
+	struct store *store; /* LMDB: the greylist, or (with a shared
+				store) this gateway's own report */
+	struct grey_store *records; /* the greylist's store, whichever it
+				       is: what the decider asks */
+	struct decider *decider; /* the decider's state and its greylist
+				    (decide.c) */
+	struct nftset *nft;
+	struct sets_follower *sets; /* the sets' listener (follow_sets.c) */
+	struct commands *commands; /* greygatectl's door (commands.c) */
+	struct policy_door *policy_door; /* NULL: off */
+	struct housekeeping *hk; /* and the report's figures
+				    (housekeeping.c) */
+	struct allow_lists *allow; /* (allow_lists.c) */
+	/* the child */
+	struct supervisor *sup; /* its process, restarts, verdict queue
+				   and refusals (supervise.c) */
+	struct metrics_figures *figures; /* greygated's start, what its
+					    counters carry over (metrics.c) */
+	struct handoff_state *handoff; /* (handoff.c) */
+	struct metrics_listener *metrics_listener; /* NULL: none */
+};
 /* --- start --- */
 
 /* The store's folder is greygated's alone: a folder another user owns, or
@@ -256,7 +225,7 @@ bind_port(struct gateway *gw, uint16_t port, int slot, char *err)
 			 fd == -EADDRINUSE ? " (still, after 5 s)" : "");
 		return fd;
 	}
-	supervise_adopt_listener(gw, slot, fd);
+	supervise_adopt_listener(gw->sup, slot, fd);
 	fd = bind_waiting((struct sockaddr *)&in6, sizeof(in6), port);
 	if (fd == -EAFNOSUPPORT || fd == -EADDRNOTAVAIL)
 		return 0; /* no IPv6 on this host */
@@ -265,7 +234,7 @@ bind_port(struct gateway *gw, uint16_t port, int slot, char *err)
 			 strerror(-fd));
 		return fd;
 	}
-	supervise_adopt_listener(gw, slot + 1, fd);
+	supervise_adopt_listener(gw->sup, slot + 1, fd);
 	return 0;
 }
 
@@ -277,6 +246,21 @@ bind_tarpit(struct gateway *gw, char *err)
 	if (r == 0 && gw->cfg->nft.trap_port)
 		r = bind_port(gw, gw->cfg->nft.trap_port, 2, err);
 	return r;
+}
+
+static void gateway_figures(struct gateway *gw, struct metrics_snapshot *s);
+
+/* The root as the commands and the metrics listener see it. */
+static void
+root_figures(void *gw, struct metrics_snapshot *s)
+{
+	gateway_figures(gw, s);
+}
+
+static int
+root_reload(void *gw, char *err)
+{
+	return gateway_reload(gw, err);
 }
 
 /* greygatectl's socket, for root and the admin group, never the child's
@@ -303,8 +287,12 @@ open_control(struct gateway *gw, char *err)
 		log_warnx("control: admin_group %s is the child's own group: "
 			  "its members may use greygatectl, the child may not",
 			  cfg->admin_group);
-	return control_open(cfg->control_socket, &access, gw->loop,
-			    commands_run, gw, &gw->control, err);
+	struct command_links links = {
+	        root_figures, root_reload, gw,         gw->loop,
+	        gw->cfg,      gw->decider, gw->records, gw->nft,
+	        gw->allow,    gw->hk};
+
+	return commands_open(&links, &access, &gw->commands, err);
 }
 
 /* The firewall's part: the table, the tarpit's ports, a capture tried. */
@@ -333,14 +321,14 @@ open_gateway(struct gateway *gw, char *err)
 	r = bind_tarpit(gw, err);
 	if (r < 0)
 		return r;
-	return supervise_check_capture(gw, err);
+	return supervise_check_capture(gw->sup, err);
 }
 
 /* The child starts (the sets hold what the store does: gateway_open). */
 static int
 start_gateway(struct gateway *gw, char *err)
 {
-	int r = supervise_start(gw, err);
+	int r = supervise_start(gw->sup, err);
 	if (r < 0)
 		return r;
 	handoff_probe_start(gw->handoff);
@@ -348,8 +336,8 @@ start_gateway(struct gateway *gw, char *err)
 }
 
 int
-gateway_open(struct config *cfg, const char *path, bool missing_ok,
-	     struct loop *loop, struct gateway **out, char *err)
+gateway_open(struct config *cfg, struct loop *loop, struct gateway **out,
+	     char *err)
 {
 	struct gateway *gw = calloc(1, sizeof(*gw));
 	struct decision_port decide;
@@ -359,13 +347,12 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 	if (!gw)
 		return -ENOMEM;
 	gw->cfg = cfg;
-	gw->cfg_source.path = path;
-	gw->cfg_source.missing_ok = missing_ok;
 	gw->loop = loop;
 	gw->figures = metrics_figures_new(loop_wall_sec(gw->loop));
 	gw->handoff = handoff_state_new(loop, cfg);
-	gw->sup = supervise_new();
 	gw->decider = decider_new(loop, cfg);
+	gw->sup = supervise_new(&(struct supervisor_links){
+	        loop, cfg, gw->decider, gw->handoff, gw->figures});
 	if (!gw->figures || !gw->handoff || !gw->sup || !gw->decider) {
 		metrics_figures_free(gw->figures);
 		handoff_state_free(gw->handoff);
@@ -374,23 +361,12 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 		free(gw);
 		return -ENOMEM;
 	}
-	child = supervise_handoff_child(gw);
+	child = supervise_handoff_child(gw->sup);
 	handoff_set_child(gw->handoff, &child);
 	r = open_policy(gw, err);
 	if (r < 0)
 		goto fail;
 	r = cfg->gateway ? open_gateway(gw, err) : 0;
-	if (r < 0)
-		goto fail;
-	r = open_control(gw, err);
-	if (r < 0)
-		goto fail;
-	decide = decider_port(gw->decider);
-	r = policy_door_open(gw->loop, gw->cfg, &decide, &gw->policy_door,
-			     err);
-	if (r < 0)
-		goto fail;
-	r = metrics_listen_open(gw, &gw->metrics_listener, err);
 	if (r < 0)
 		goto fail;
 	gw->allow = allow_lists_open(&(struct allow_links){
@@ -399,6 +375,18 @@ gateway_open(struct config *cfg, const char *path, bool missing_ok,
 		r = -ENOMEM;
 		goto fail;
 	}
+	r = open_control(gw, err);
+	if (r < 0)
+		goto fail;
+	decide = decider_port(gw->decider);
+	r = policy_door_open(gw->loop, gw->cfg, &decide, &gw->policy_door,
+			     err);
+	if (r < 0)
+		goto fail;
+	r = metrics_listen_open(gw->loop, gw->cfg, root_figures, gw,
+	                        &gw->metrics_listener, err);
+	if (r < 0)
+		goto fail;
 	allow_lists_reload(gw->allow);
 	/* The sets (and the allow entries, the policy door's too) get what
 	 * the store holds before the child lets anyone in, and follow
@@ -431,8 +419,7 @@ int
 gateway_reload(struct gateway *gw, char *err)
 {
 	struct config *cfg = gw->cfg;
-	int r = config_reload(cfg, gw->cfg_source.path, gw->cfg_source.missing_ok,
-	                      gw->records->settings_agreed, err);
+	int r = config_reload(cfg, gw->records->settings_agreed, err);
 
 	if (r < 0) {
 		log_warnx("reload: %s (the running config stays)", err);
@@ -457,9 +444,9 @@ gateway_reload(struct gateway *gw, char *err)
 		log_info("reload: tarpit or sensor settings changed: a new "
 			 "child takes over (the one before finishes the "
 			 "sessions it handed to the MTA)");
-		supervise_restart(gw);
+		supervise_restart(gw->sup);
 	}
-	log_info("reload: %s applied", gw->cfg_source.path);
+	log_info("reload: %s applied", cfg->source.path);
 	return 0;
 }
 
@@ -468,11 +455,11 @@ gateway_close(struct gateway *gw)
 {
 	if (!gw)
 		return;
-	supervise_stop(gw);
+	supervise_stop(gw->sup);
 	metrics_listen_close(gw->metrics_listener);
 	handoff_abort_all(gw->handoff);
 	housekeeping_stop(gw->hk);
-	control_close(gw->control);
+	commands_close(gw->commands);
 	policy_door_close(gw->policy_door);
 	/* (a shared store's connection with it: the report's figures are
 	 * saved below, here only) */
@@ -508,4 +495,79 @@ gateway_close(struct gateway *gw)
 	metrics_figures_free(gw->figures);
 	sets_follower_free(gw->sets); /* (nobody tells it now) */
 	free(gw);
+}
+
+/* --- figures: the root asks each service for its own (the decider's
+ * counters, the child's, the door's, the store's, the sets' counts, the
+ * hand-off's) into one snapshot, which metrics.c renders without knowing
+ * any service --- */
+
+/* The sets' counts as greygated keeps them, never a dump of the kernel's
+ * sets (a million allow entries took minutes): the merged allow ranges
+ * greygated sent, and the store's pass and trap records (the kernel's
+ * elements expire with them). */
+static void
+count_sets(struct gateway *gw, struct metrics_snapshot *s)
+{
+	size_t nallow;
+	const struct allow_range *allow = allow_lists_ranges(gw->allow, &nallow, NULL);
+
+	for (size_t i = 0; i < nallow; i++)
+		s->sets[NFTSET_ALLOW][allow[i].range.family == AF_INET6]++;
+	for (int f = 0; f < 2; f++) {
+		int family = f ? AF_INET6 : AF_INET;
+		int64_t passes = grey_store_count(gw->records, GREY_STORE_PASSES,
+		                                  family);
+		int64_t traps = grey_store_count(gw->records, GREY_STORE_TRAPS,
+		                                 family);
+
+		/* (a store every gateway writes keeps no count here) */
+		s->sets_uncounted = passes < 0 || traps < 0;
+		s->sets[NFTSET_PASS][f] = passes < 0 ? 0 : (uint64_t)passes;
+		s->sets[NFTSET_TRAP][f] = traps < 0 ? 0 : (uint64_t)traps;
+	}
+}
+
+/* gateway_figures - every figure, read now from each service, with the
+ * counters' carry: what status and metrics render. */
+static void
+gateway_figures(struct gateway *gw, struct metrics_snapshot *s)
+{
+	struct supervise_status sup;
+	pid_t pids[METRICS_RETIRING_MAX];
+	int64_t since[METRICS_RETIRING_MAX];
+
+	memset(s, 0, sizeof(*s));
+	s->now = loop_wall_sec(gw->loop);
+	s->cfg = gw->cfg;
+	s->decided = *grey_get_counters(decider_grey(gw->decider));
+	s->delays = grey_get_delay_histogram(decider_grey(gw->decider));
+	supervise_get_status(gw->sup, &sup);
+	s->child = *sup.stats;
+	s->child_pid = sup.pid;
+	s->child_starts = sup.starts;
+	s->child_since = sup.since;
+	s->child_restarts = sup.starts > 1 ? sup.starts - 1 : 0;
+	s->verdicts_unsent = sup.verdicts_unsent;
+	s->records_refused = sup.records_refused;
+	s->nretiring = retiring_list(gw->sup, pids, since, METRICS_RETIRING_MAX);
+	for (size_t i = 0; i < s->nretiring; i++)
+		s->retiring[i] = (struct metrics_retiring){pids[i], since[i]};
+	s->policy_door_on = gw->policy_door != NULL;
+	policy_door_get_stats(gw->policy_door, &s->door);
+	s->store = *store_get_counters(gw->store);
+	count_sets(gw, s);
+	s->triplets = store_count(gw->store, -1);
+	s->passes = store_count(gw->store, STORE_PASS);
+	s->traps = store_count(gw->store, STORE_TRAP);
+	handoff_auto_text(gw->handoff, s->handoff_auto, sizeof(s->handoff_auto));
+	s->handoff_ready = handoff_ready(gw->handoff);
+	handoff_get_counts(gw->handoff, &s->handoffs_started,
+	                   &s->handoffs_failed);
+	s->set_changes_failed = decider_set_changes_failed(gw->decider);
+	grey_store_get_status(gw->records, &s->shared);
+	s->shared_up = s->shared.up;
+	s->shared_disagreed = s->shared.disagreed;
+	supervise_dns(gw->sup, s);
+	metrics_figures_carry(gw->figures, s);
 }

@@ -16,15 +16,14 @@ struct loop;
  * gateway_open - open the store, build the nft table and put every live
  * pass and trap back in it, load the allow lists, bind the tarpit and the
  * control socket, and start the child.
- * @cfg: borrowed; must outlive the gateway (a reload rewrites it)
- * @path: where cfg came from (read again by gateway_reload)
- * @missing_ok: path may be missing (the default path)
+ * @cfg: borrowed; must outlive the gateway (a reload reads its source
+ *       again and rewrites it)
  * @loop: borrowed
  * @err: a one-line reason on failure (at least 512 bytes)
  * Return: 0 or -errno.
  */
-int gateway_open(struct config *cfg, const char *path, bool missing_ok,
-		 struct loop *loop, struct gateway **out, char *err);
+int gateway_open(struct config *cfg, struct loop *loop, struct gateway **out,
+		 char *err);
 
 /* gateway_close - stop the child, close everything; the nft table goes
  * with it. */

@@ -361,7 +361,7 @@ main(int argc, char **argv)
 	    loop_add_signal(loop, SIGINT, on_stop_signal, NULL) < 0)
 		fatalx("cannot watch signals");
 	signal(SIGPIPE, SIG_IGN);
-	if (gateway_open(&cfg, path, !path_given, loop, &gw, err) < 0) {
+	if (gateway_open(&cfg, loop, &gw, err) < 0) {
 		log_warnx("cannot start: %s", err);
 		loop_free(loop);
 		return 2;

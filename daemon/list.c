@@ -11,9 +11,8 @@
 
 #include "control.h"
 #include "fmt.h"
-#include "gateway-int.h"
+#include "commands-int.h"
 #include "json.h"
-#include "list.h"
 #include "grey_store.h"
 
 /* Rows made per turn of the loop: a few milliseconds of work. */
@@ -22,7 +21,7 @@
 enum list_what { LIST_GREY, LIST_PASS, LIST_TRAP, LIST_ALLOW };
 
 struct list_ctx {
-	struct gateway *gw;
+	const struct command_links *links;
 	enum list_what what;
 	FILE *out;
 	bool json;
@@ -80,7 +79,7 @@ list_triplet(const struct grey_client *c, const char *sender, const char *rcpt,
              const struct store_triplet *t, void *ctx)
 {
 	struct list_ctx *l = ctx;
-	const struct grey_config *g = &l->gw->cfg->grey;
+	const struct grey_config *g = &l->links->cfg->grey;
 	int64_t age = l->now - t->first_seen;
 	char key[64], a[32], state[32];
 
@@ -143,7 +142,7 @@ static int
 list_more(void *state, FILE *out, void *wake)
 {
 	struct list_ctx *l = state;
-	struct gateway *gw = l->gw;
+	const struct command_links *links = l->links;
 	const struct grey_store_rows rows = {list_client, list_triplet, l};
 	int r;
 
@@ -152,7 +151,7 @@ list_more(void *state, FILE *out, void *wake)
 		uint64_t generation;
 		size_t nallow;
 		const struct allow_range *allow =
-		        allow_lists_ranges(gw->allow, &nallow, &generation);
+		        allow_lists_ranges(links->allow, &nallow, &generation);
 
 		/* A reload meanwhile: the rest would be of other lists. */
 		if (l->generation != generation)
@@ -206,7 +205,7 @@ filter_of(const char *text, char *out, size_t len)
 }
 
 int
-list_start(struct gateway *gw, const char *what, bool json,
+list_start(const struct command_links *links, const char *what, bool json,
            const char *from, const char *to, FILE *out,
            struct control_stream *stream, char *err, size_t len)
 {
@@ -215,9 +214,9 @@ list_start(struct gateway *gw, const char *what, bool json,
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	l->gw = gw;
+	l->links = links;
 	l->json = json;
-	l->now = loop_wall_sec(gw->loop);
+	l->now = loop_wall_sec(links->loop);
 	if ((from || to) && strcmp(what, "grey")) {
 		free(l);
 		snprintf(err, len, "list: --from and --to are for list grey");
@@ -232,7 +231,7 @@ list_start(struct gateway *gw, const char *what, bool json,
 	{
 		size_t n;
 
-		allow_lists_ranges(gw->allow, &n, &l->generation);
+		allow_lists_ranges(links->allow, &n, &l->generation);
 	}
 	if (!strcmp(what, "grey")) {
 		l->what = LIST_GREY;
@@ -259,7 +258,7 @@ list_start(struct gateway *gw, const char *what, bool json,
 		fputc('[', out);
 	if (l->what != LIST_ALLOW) {
 		int r = grey_store_walk_start(
-		        gw->records,
+		        links->records,
 		        l->what == LIST_GREY   ? GREY_STORE_TRIPLETS
 		        : l->what == LIST_PASS ? GREY_STORE_PASSES
 		                               : GREY_STORE_TRAPS,

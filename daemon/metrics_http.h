@@ -24,11 +24,18 @@ struct metrics_listener;
 /*
  * metrics_listen_open - bind [gateway] metrics_listen (nothing if unset:
  * *out NULL) and start the listener process; answer its questions with
- * gw's figures on gw's loop, and start it again if it ends.
+ * the figures figures(root) reads now, on loop, and start it again if
+ * it ends. loop, cfg and root are borrowed.
  * @out: the listener (metrics_listen_close), set even on failure
  * Return: 0 or -errno with err (512 bytes).
  */
-int metrics_listen_open(struct gateway *gw, struct metrics_listener **out,
+struct config;
+struct loop;
+struct metrics_snapshot;
+int metrics_listen_open(struct loop *loop, const struct config *cfg,
+                        void (*figures)(void *root,
+                                        struct metrics_snapshot *s),
+                        void *root, struct metrics_listener **out,
                         char *err);
 
 /* metrics_listen_close - end the listener process and free it (NULL is

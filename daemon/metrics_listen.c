@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "gateway-int.h"
 #include "log.h"
+#include "loop.h"
 #include "metrics.h"
 #include "metrics_http.h"
 #include "proc.h"
@@ -27,7 +27,11 @@
 
 /* The listener's process and greygated's side of it. */
 struct metrics_listener {
-	struct gateway *gw; /* (the figures it answers with) */
+	struct loop *loop;
+	const struct config *cfg;
+	/* the figures it answers with, read now (the root's) */
+	void (*figures)(void *root, struct metrics_snapshot *s);
+	void *root;
 	int listen_fd, sock; /* -1: none */
 	struct proc *proc;   /* NULL: none */
 	bool given_up;       /* it said it cannot start */
@@ -47,7 +51,7 @@ answer(struct metrics_listener *m)
 
 	if (!out)
 		return;
-	gateway_figures(m->gw, &s);
+	m->figures(m->root, &s);
 	metrics_exposition(&s, out);
 	if (fclose(out) == 0 &&
 	    send(m->sock, buf,
@@ -85,7 +89,7 @@ on_listener(struct loop *loop, int fd, uint32_t events, void *ctx)
 		m->given_up = true;
 		log_warnx("metrics: the listener on %s cannot start: %s; it "
 		          "is not started again until greygated restarts",
-		          m->gw->cfg->metrics_listen, ask + 1);
+		          m->cfg->metrics_listen, ask + 1);
 	}
 }
 
@@ -95,11 +99,10 @@ static void
 on_ended(struct proc *p, pid_t pid, int status, void *ctx)
 {
 	struct metrics_listener *m = ctx;
-	struct gateway *gw = m->gw;
 
 	m->proc = NULL;
 	if (m->sock >= 0) {
-		loop_del_fd(gw->loop, m->sock);
+		loop_del_fd(m->loop, m->sock);
 		close(m->sock);
 		m->sock = -1;
 	}
@@ -107,14 +110,14 @@ on_ended(struct proc *p, pid_t pid, int status, void *ctx)
 		return;
 	log_warnx("metrics: the listener on %s ended%s; starting it again "
 	          "in %u s",
-	          gw->cfg->metrics_listen,
+	          m->cfg->metrics_listen,
 	          WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS
 	                  ? " (killed by its seccomp filter: a system call "
 	                    "it may not make)"
 	                  : "",
 	          RESTART_MS / 1000);
-	loop_timer_arm(gw->loop, &m->restart,
-	               loop_now_ms(gw->loop) + RESTART_MS);
+	loop_timer_arm(m->loop, &m->restart,
+	               loop_now_ms(m->loop) + RESTART_MS);
 }
 
 /* The listener process, exec'd from greygated's own file with its two
@@ -122,7 +125,6 @@ on_ended(struct proc *p, pid_t pid, int status, void *ctx)
 static int
 spawn(struct metrics_listener *m)
 {
-	struct gateway *gw = m->gw;
 	int sv[2], r;
 	pid_t pid;
 
@@ -143,7 +145,7 @@ spawn(struct metrics_listener *m)
 	}
 	if (pid == 0) {
 		char *const argv[] = {"greygated", "--metrics-http",
-		                      gw->cfg->user, NULL};
+		                      (char *)m->cfg->user, NULL};
 		int sock = fcntl(sv[1], F_DUPFD_CLOEXEC, 100);
 		int lfd = fcntl(m->listen_fd, F_DUPFD_CLOEXEC, 100);
 		int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -158,8 +160,8 @@ spawn(struct metrics_listener *m)
 		_exit(127);
 	}
 	close(sv[1]);
-	m->proc = proc_watch(gw->loop, pid, on_ended, m);
-	r = m->proc ? loop_add_fd(gw->loop, sv[0], EPOLLIN,
+	m->proc = proc_watch(m->loop, pid, on_ended, m);
+	r = m->proc ? loop_add_fd(m->loop, sv[0], EPOLLIN,
 	                                   on_listener, m)
 	                     : -errno;
 	if (r < 0) {
@@ -192,16 +194,16 @@ start_again(struct metrics_listener *m)
 		log_warnx("metrics: cannot start the listener: %s; trying "
 		          "again in %u s",
 		          strerror(-r), RESTART_MS / 1000);
-		loop_timer_arm(m->gw->loop, &m->restart,
-		               loop_now_ms(m->gw->loop) + RESTART_MS);
+		loop_timer_arm(m->loop, &m->restart,
+		               loop_now_ms(m->loop) + RESTART_MS);
 	}
 }
 
 int
-metrics_listen_open(struct gateway *gw, struct metrics_listener **out,
-                    char *err)
+metrics_listen_open(struct loop *loop, const struct config *cfg,
+                    void (*figures)(void *root, struct metrics_snapshot *s),
+                    void *root, struct metrics_listener **out, char *err)
 {
-	const struct config *cfg = gw->cfg;
 	struct metrics_listener *m;
 	int one = 1, fd, r;
 
@@ -211,7 +213,10 @@ metrics_listen_open(struct gateway *gw, struct metrics_listener **out,
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	m->gw = gw;
+	m->loop = loop;
+	m->cfg = cfg;
+	m->figures = figures;
+	m->root = root;
 	m->sock = m->listen_fd = -1;
 	loop_timer_init(&m->restart, on_restart_due, m);
 	*out = m;
@@ -246,9 +251,9 @@ metrics_listen_close(struct metrics_listener *m)
 {
 	if (!m)
 		return;
-	loop_timer_cancel(m->gw->loop, &m->restart);
+	loop_timer_cancel(m->loop, &m->restart);
 	if (m->sock >= 0) {
-		loop_del_fd(m->gw->loop, m->sock);
+		loop_del_fd(m->loop, m->sock);
 		close(m->sock);
 	}
 	proc_stop_wait(m->proc, STOP_GRACE_MS);

@@ -7,17 +7,18 @@
  * recipient, only a client that has such a triplet waiting is released
  * (a typo does not open the gate to anyone): the client's own, or the
  * pool's when the sender's SPF pooled it (issue 31). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway-int.h"
+#include "commands-int.h"
 #include "grey_store.h"
 #include "log.h"
 
 struct release {
-	struct gateway *gw;
+	const struct command_links *links;
 	struct grey_records w;
 	char who[128];
 	int r;       /* 0 released, -ENOENT no such triplet waiting, -errno */
@@ -38,7 +39,7 @@ say(const struct release *rl, const char *key)
 		         w->want_triplet ? w->sender : "",
 		         w->want_triplet ? ", recipient=" : "",
 		         w->want_triplet ? w->rcpt : "",
-		         rl->gw->cfg->grey.pass_ttl_sec, rl->who);
+		         rl->links->cfg->grey.pass_ttl_sec, rl->who);
 	else if (rl->r == -ENOENT)
 		log_info("release: %s has no triplet %s -> %s waiting: not "
 		         "released (asked by %s)",
@@ -52,8 +53,8 @@ static void
 on_fetched(struct grey_records *w, int r, void *ctx)
 {
 	struct release *rl = ctx;
-	struct gateway *gw = rl->gw;
-	int64_t now = loop_wall_sec(gw->loop);
+	const struct command_links *links = rl->links;
+	int64_t now = loop_wall_sec(links->loop);
 	char key[64];
 
 	if (r >= 0 && w->want_triplet && w->triplet_found != STORE_FOUND &&
@@ -64,7 +65,7 @@ on_fetched(struct grey_records *w, int r, void *ctx)
 		rl->asked_pool = true;
 		grey_pool_client(&w->triplet_key);
 		w->trap_found = w->pass_found = w->triplet_found = 0;
-		grey_store_fetch(gw->records, w, now, on_fetched, rl);
+		grey_store_fetch(links->records, w, now, on_fetched, rl);
 		return;
 	}
 	grey_client_format(&w->pass_key, key, sizeof(key));
@@ -87,7 +88,7 @@ on_fetched(struct grey_records *w, int r, void *ctx)
 			memset(&w->pass, 0, sizeof(w->pass));
 			w->pass.since = now;
 		}
-		rl->expires = now + gw->cfg->grey.pass_ttl_sec;
+		rl->expires = now + links->cfg->grey.pass_ttl_sec;
 		if (w->pass.expires < rl->expires)
 			w->pass.expires = rl->expires;
 		w->pass.refreshed = now;
@@ -102,9 +103,9 @@ on_fetched(struct grey_records *w, int r, void *ctx)
 		d.expires = w->pass.expires;
 		a.client.family = w->pass_key.family;
 		memcpy(a.client.bytes, w->pass_key.bytes, 16);
-		rl->r = grey_store_apply(gw->records, &before, w, &d);
+		rl->r = grey_store_apply(links->records, &before, w, &d);
 		if (rl->r == 0)
-			decider_decided(gw->decider, &a, &d, false);
+			decider_decided(links->decider, &a, &d, false);
 	}
 	say(rl, key);
 	if (rl->on_heap)
@@ -112,26 +113,26 @@ on_fetched(struct grey_records *w, int r, void *ctx)
 }
 
 int
-gateway_release(struct gateway *gw, const char *client, const char *sender,
+command_release(const struct command_links *links, const char *client, const char *sender,
                 const char *rcpt, const char *who, char *key_out,
                 size_t key_len)
 {
 	struct release stack = {0}, *rl = &stack;
 	struct grey_client key;
-	int r = gateway_key_of(gw, client, NULL, &key);
+	int r = command_key_of(links, client, NULL, &key);
 
 	if (r < 0)
 		return r;
 	grey_client_format(&key, key_out, key_len);
 	if (!sender != !rcpt)
 		return -EDESTADDRREQ;
-	if (!gw->records->completes_inline) {
+	if (!links->records->completes_inline) {
 		rl = calloc(1, sizeof(*rl));
 		if (!rl)
 			return -ENOMEM;
 		rl->on_heap = true;
 	}
-	rl->gw = gw;
+	rl->links = links;
 	snprintf(rl->who, sizeof(rl->who), "%s", who ? who : "?");
 	rl->w.want_pass = true;
 	rl->w.pass_key = key;
@@ -148,9 +149,71 @@ gateway_release(struct gateway *gw, const char *client, const char *sender,
 		}
 		rl->w.want_triplet = true;
 	}
-	grey_store_fetch(gw->records, &rl->w, loop_wall_sec(gw->loop),
+	grey_store_fetch(links->records, &rl->w, loop_wall_sec(links->loop),
 	                 on_fetched, rl);
 	if (rl != &stack)
 		return GREY_STORE_UNDER_WAY;
 	return stack.r;
+}
+
+/* --- forget --- */
+
+int
+command_key_of(const struct command_links *links, const char *client,
+               struct grey_client *given_out, struct grey_client *key)
+{
+	struct grey_client given;
+	struct grey_addr a;
+
+	if (grey_cidr_parse(client, &given) < 0)
+		return -EINVAL;
+	/* A wider network holds many keys: not one at once. */
+	if (given.prefix < (given.family == AF_INET ? links->cfg->grey.prefix4
+						    : links->cfg->grey.prefix6))
+		return -ERANGE;
+	/* "198.51.100.7" and "198.51.100.0/24" both mean the key /24. */
+	a.family = given.family;
+	memcpy(a.bytes, given.bytes, 16);
+	grey_client_of(&a, given.family == AF_INET ? links->cfg->grey.prefix4
+						   : links->cfg->grey.prefix6,
+		       key);
+	if (given_out)
+		*given_out = given;
+	return 0;
+}
+
+int
+command_forget(const struct command_links *links, const char *client, char *key_out,
+	       size_t key_len)
+{
+	struct grey_client given, key;
+	struct nftset_prefix p;
+	int r = command_key_of(links, client, &given, &key), d;
+
+	if (r < 0)
+		return r;
+	grey_client_format(&key, key_out, key_len);
+	/* Traps are kept by single address. */
+	bool one = given.prefix == (given.family == AF_INET ? 32 : 128);
+
+	/* A store that answers later logs what it deleted then (a shared
+	 * one tells every gateway, and drops them from their sets). */
+	r = grey_store_forget(links->records, &key, one ? &given : NULL);
+	if (r < 0)
+		return r;
+	if (one) {
+		int t;
+
+		decider_prefix_of(&given, &p);
+		if (links->nft && (t = nftset_del(links->nft, NFTSET_TRAP, &p)) < 0)
+			decider_set_failed(links->decider, "forget", client, t);
+	}
+	decider_prefix_of(&key, &p);
+	if (links->nft && (d = nftset_del(links->nft, NFTSET_PASS, &p)) < 0)
+		decider_set_failed(links->decider, "forget", key_out, d);
+	decider_commit_sync(links->decider);
+	if (r != GREY_STORE_UNDER_WAY)
+		log_info("action=forget, client=%s, key=%s, records=%d", client,
+		         key_out, r);
+	return r;
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Children before a reload (see gateway-int.h, retiring_add): each was
+/* Children before a reload (see supervise.h, retiring_add): each was
  * told to drain (IPC_DRAIN), takes no new connection and finishes the
  * sessions it handed to the MTA, its log lines read until it ends; a
  * reload during another's drain starts another drain, so no reload cuts
@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gateway-int.h"
+#include "supervise-int.h"
 #include "ipc.h"
 #include "log.h"
 #include "proc.h"
@@ -24,7 +24,7 @@
 
 struct retiring {
 	struct retiring *next;
-	struct gateway *gw;
+	struct supervisor *sup;
 	struct proc *proc;
 	pid_t pid;
 	int sock; /* -1 once it closed its end */
@@ -38,7 +38,7 @@ close_sock(struct retiring *r)
 {
 	if (r->sock < 0)
 		return;
-	loop_del_fd(r->gw->loop, r->sock);
+	loop_del_fd(r->sup->links.loop, r->sock);
 	close(r->sock);
 	r->sock = -1;
 }
@@ -86,14 +86,14 @@ on_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 static void
 unlink_and_free(struct retiring *r)
 {
-	struct retiring **pp = supervise_retiring(r->gw);
+	struct retiring **pp = &r->sup->retiring;
 
 	while (*pp && *pp != r)
 		pp = &(*pp)->next;
 	if (*pp)
 		*pp = r->next;
 	close_sock(r);
-	loop_timer_cancel(r->gw->loop, &r->bound);
+	loop_timer_cancel(r->sup->links.loop, &r->bound);
 	sessions_free(r->sessions);
 	free(r);
 }
@@ -104,7 +104,7 @@ on_ended(struct proc *p, pid_t pid, int status, void *ctx)
 	struct retiring *r = ctx;
 
 	if (r->sock >= 0)
-		on_sock(r->gw->loop, r->sock, EPOLLIN, r); /* its last words */
+		on_sock(r->sup->links.loop, r->sock, EPOLLIN, r); /* its last words */
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		log_info("child %d (before the reload) has handed over and "
 		         "ended",
@@ -130,7 +130,7 @@ on_bound(struct loop *loop, struct loop_timer *t, void *ctx)
 }
 
 int
-retiring_add(struct gateway *gw, struct proc *proc, int sock,
+retiring_add(struct supervisor *sup, struct proc *proc, int sock,
              struct sessions *sessions)
 {
 	struct ipc_record rec = {.version = IPC_VERSION, .type = IPC_DRAIN};
@@ -145,33 +145,33 @@ retiring_add(struct gateway *gw, struct proc *proc, int sock,
 		free(r);
 		return -e;
 	}
-	*r = (struct retiring){.next = *supervise_retiring(gw),
-	                       .gw = gw,
+	*r = (struct retiring){.next = sup->retiring,
+	                       .sup = sup,
 	                       .proc = proc,
 	                       .pid = proc_pid(proc),
 	                       .sock = sock,
 	                       .sessions = sessions,
-	                       .since = loop_wall_sec(gw->loop)};
-	*supervise_retiring(gw) = r;
+	                       .since = loop_wall_sec(sup->links.loop)};
+	sup->retiring = r;
 	proc_set_ended(proc, on_ended, r);
-	loop_del_fd(gw->loop, sock);
-	if (loop_add_fd(gw->loop, sock, EPOLLIN, on_sock, r) < 0) {
+	loop_del_fd(sup->links.loop, sock);
+	if (loop_add_fd(sup->links.loop, sock, EPOLLIN, on_sock, r) < 0) {
 		/* (unheard, it sees its parent gone and ends) */
 		close(sock);
 		r->sock = -1;
 	}
 	loop_timer_init(&r->bound, on_bound, r);
-	loop_timer_arm(gw->loop, &r->bound, loop_now_ms(gw->loop) + BOUND_MS);
+	loop_timer_arm(sup->links.loop, &r->bound, loop_now_ms(sup->links.loop) + BOUND_MS);
 	return 0;
 }
 
 size_t
-retiring_list(const struct gateway *gw, pid_t *pids, int64_t *since,
+retiring_list(const struct supervisor *sup, pid_t *pids, int64_t *since,
               size_t max)
 {
 	size_t n = 0;
 
-	for (const struct retiring *r = *supervise_retiring(gw); r && n < max;
+	for (const struct retiring *r = sup->retiring; r && n < max;
 	     r = r->next, n++) {
 		pids[n] = r->pid;
 		since[n] = r->since;
@@ -180,10 +180,10 @@ retiring_list(const struct gateway *gw, pid_t *pids, int64_t *since,
 }
 
 void
-retiring_stop_all(struct gateway *gw)
+retiring_stop_all(struct supervisor *sup)
 {
-	while (*supervise_retiring(gw)) {
-		struct retiring *r = *supervise_retiring(gw);
+	while (sup->retiring) {
+		struct retiring *r = sup->retiring;
 
 		close_sock(r);
 		proc_stop_wait(r->proc, STOP_GRACE_MS);

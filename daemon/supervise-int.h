@@ -11,8 +11,8 @@
 
 #include "ipc.h"
 #include "loop.h"
+#include "supervise.h"
 
-struct gateway;
 
 /* Verdicts waiting for room in the child's socket (it takes at most
  * net.unix.max_dgram_qlen records at a time): at most this many, then
@@ -23,6 +23,7 @@ struct gateway;
 /* The child's supervision: its process, its restarts, what it sent that
  * was refused, the verdicts waiting for room in its socket. */
 struct supervisor {
+	struct supervisor_links links; /* what it works with (borrowed) */
 	/* the tarpit's listeners, bound by greygated, served by each
 	 * child: tarpit v4, v6; stutter v4, v6 (-1: none) */
 	int listen_fd[4];
@@ -69,10 +70,10 @@ struct supervisor {
 };
 
 /* supervise_drop_verdicts - the queued verdicts go (counted unsent). */
-void supervise_drop_verdicts(struct gateway *gw);
+void supervise_drop_verdicts(struct supervisor *sup);
 /* supervise_close_child_sock - the child's socket closed: its queued
  * verdicts, sessions and hand-offs under way go with it. */
-void supervise_close_child_sock(struct gateway *gw);
+void supervise_close_child_sock(struct supervisor *sup);
 /* supervise_on_child_sock - the child's socket is readable (or
  * writable, with verdicts queued): read its records. */
 void supervise_on_child_sock(struct loop *loop, int fd, uint32_t events,

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "child.h"
-#include "gateway-int.h"
+#include "supervise.h"
 #include "handoff.h"
 #include "log.h"
 #include "metrics.h"
@@ -30,12 +30,13 @@
 #define CHILD_HEALTHY_SEC 60
 
 struct supervisor *
-supervise_new(void)
+supervise_new(const struct supervisor_links *links)
 {
 	struct supervisor *sup = calloc(1, sizeof(*sup));
 
 	if (!sup)
 		return NULL;
+	sup->links = *links;
 	sup->child_sock = -1;
 	for (int i = 0; i < 4; i++)
 		sup->listen_fd[i] = -1;
@@ -43,15 +44,9 @@ supervise_new(void)
 }
 
 void
-supervise_adopt_listener(struct gateway *gw, int slot, int fd)
+supervise_adopt_listener(struct supervisor *sup, int slot, int fd)
 {
-	gw->sup->listen_fd[slot] = fd;
-}
-
-struct retiring **
-supervise_retiring(const struct gateway *gw)
-{
-	return &gw->sup->retiring;
+	sup->listen_fd[slot] = fd;
 }
 
 /* --- the hand-off's way to the child (struct handoff_child) --- */
@@ -72,29 +67,29 @@ child_caps_changed(void *ctx)
 static void
 child_handed(void *ctx, uint64_t session)
 {
-	struct gateway *gw = ctx;
-	struct session_info *si = sessions_find(gw->sup->sessions, session);
+	struct supervisor *sup = ctx;
+	struct session_info *si = sessions_find(sup->sessions, session);
 
 	if (si)
 		si->handing = false;
 }
 
 struct handoff_child
-supervise_handoff_child(struct gateway *gw)
+supervise_handoff_child(struct supervisor *sup)
 {
 	return (struct handoff_child){child_send_verdict, child_caps_changed,
-				      child_handed, gw};
+				      child_handed, sup};
 }
 
 void
-supervise_send_caps(struct gateway *gw)
+supervise_send_caps(struct supervisor *sup)
 {
-	if (gw->sup->child_sock < 0)
+	if (sup->child_sock < 0)
 		return;
 	/* Down with the verdicts, never blocking: a child that does not
 	 * read gets the latest once it does. */
-	gw->sup->caps_pending = true;
-	supervise_flush(gw);
+	sup->caps_pending = true;
+	supervise_flush(sup);
 }
 
 void
@@ -110,14 +105,14 @@ supervise_free(struct supervisor *sup)
 }
 
 void
-supervise_dns(const struct gateway *gw, struct metrics_snapshot *s)
+supervise_dns(const struct supervisor *sup, struct metrics_snapshot *s)
 {
 	struct resolver_counters n;
 	size_t held;
 
-	if (!gw->sup->signals)
+	if (!sup->signals)
 		return;
-	signals_counters(gw->sup->signals, &n, &held);
+	signals_counters(sup->signals, &n, &held);
 	s->dns_on = true;
 	s->dns.asked = n.asked;
 	s->dns.cached = n.cached;
@@ -128,10 +123,8 @@ supervise_dns(const struct gateway *gw, struct metrics_snapshot *s)
 }
 
 void
-supervise_get_status(const struct gateway *gw, struct supervise_status *out)
+supervise_get_status(const struct supervisor *sup, struct supervise_status *out)
 {
-	const struct supervisor *sup = gw->sup;
-
 	out->pid = sup->child_pid;
 	out->starts = sup->child_starts;
 	out->since = sup->child_since;
@@ -144,39 +137,39 @@ supervise_get_status(const struct gateway *gw, struct supervise_status *out)
  * takes no new connection and keeps its sessions handed to the MTA
  * until they end. Return: false (it could not be told). */
 static bool
-retire_child(struct gateway *gw)
+retire_child(struct supervisor *sup)
 {
-	if (!gw->sup->child_proc || gw->sup->child_sock < 0 ||
-	    retiring_add(gw, gw->sup->child_proc, gw->sup->child_sock,
-	                 gw->sup->sessions) < 0)
+	if (!sup->child_proc || sup->child_sock < 0 ||
+	    retiring_add(sup, sup->child_proc, sup->child_sock,
+	                 sup->sessions) < 0)
 		return false;
 	/* What greygated had under way for its sessions goes: they end
 	 * there, and the new child numbers its own from 1. */
-	supervise_drop_verdicts(gw);
-	handoff_abort_sessions(gw->handoff);
-	gw->sup->sessions = NULL;
-	gw->sup->child_proc = NULL;
-	gw->sup->child_pid = 0;
-	gw->sup->child_sock = -1;
-	gw->sup->vq_watching = false;
-	gw->sup->caps_pending = false;
+	supervise_drop_verdicts(sup);
+	handoff_abort_sessions(sup->links.handoff);
+	sup->sessions = NULL;
+	sup->child_proc = NULL;
+	sup->child_pid = 0;
+	sup->child_sock = -1;
+	sup->vq_watching = false;
+	sup->caps_pending = false;
 	return true;
 }
 
 int
-supervise_check_capture(struct gateway *gw, char *err)
+supervise_check_capture(struct supervisor *sup, char *err)
 {
 	struct sensor_capture *cap;
 	char perr[256] = "";
 	int r;
 
-	r = sensor_capture_open_live(gw->cfg->capture_device,
-	                             (int)gw->cfg->capture_buffer,
-	                             &gw->cfg->sensor, &cap, perr);
+	r = sensor_capture_open_live(sup->links.cfg->capture_device,
+	                             (int)sup->links.cfg->capture_buffer,
+	                             &sup->links.cfg->sensor, &cap, perr);
 	if (r < 0)
 		snprintf(err, 512, "capture on %s: %s%s",
-		         gw->cfg->capture_device, perr,
-		         gw->cfg->nflog_group
+		         sup->links.cfg->capture_device, perr,
+		         sup->links.cfg->nflog_group
 		                 ? " (the kernel's nfnetlink_log is needed; "
 		                   "nflog_group = 0 captures on the interface)"
 		                 : "");
@@ -187,9 +180,9 @@ supervise_check_capture(struct gateway *gw, char *err)
 
 /* The child's settings, the first record it reads. */
 static int
-send_config(struct gateway *gw, int sock)
+send_config(struct supervisor *sup, int sock)
 {
-	const struct config *cfg = gw->cfg;
+	const struct config *cfg = sup->links.cfg;
 	struct ipc_record rec = {.version = IPC_VERSION, .type = IPC_CONFIG};
 	struct ipc_config *c = &rec.u.config;
 
@@ -197,7 +190,7 @@ send_config(struct gateway *gw, int sock)
 	c->seccomp = cfg->seccomp;
 	c->log_level = (uint8_t)cfg->log_level;
 	for (int i = 0; i < IPC_LISTEN_MAX; i++)
-		c->listen[i] = gw->sup->listen_fd[i] >= 0;
+		c->listen[i] = sup->listen_fd[i] >= 0;
 	c->capture_buffer = cfg->capture_buffer;
 	/* With the hand-off, a pass's verdict comes once greygated has opened
 	 * the MTA's connection, which may take up to its timeout. */
@@ -239,34 +232,34 @@ session_ended(void *ctx, void *attached)
 }
 
 static int
-spawn(struct gateway *gw, char *err)
+spawn(struct supervisor *sup, char *err)
 {
 	struct child_handles h = {.keep_stderr = log_uses_stderr()};
 	int sv[2], r;
 	pid_t pid;
 
-	memcpy(h.listen_fd, gw->sup->listen_fd, sizeof(h.listen_fd));
+	memcpy(h.listen_fd, sup->listen_fd, sizeof(h.listen_fd));
 	/* Its sessions, as many as the tarpit holds (its own and those
 	 * handed to the MTA), and some to spare for the ends in flight. */
-	sessions_free(gw->sup->sessions);
-	gw->sup->sessions = sessions_new(gw->cfg->tarpit.max_conns * 2 + 64,
-				    (const uint16_t[]){gw->cfg->nft.tarpit_port,
-						       gw->cfg->nft.trap_port},
-				    gw->cfg->nft.trap_port ? 2 : 1);
-	if (!gw->sup->sessions) {
+	sessions_free(sup->sessions);
+	sup->sessions = sessions_new(sup->links.cfg->tarpit.max_conns * 2 + 64,
+				    (const uint16_t[]){sup->links.cfg->nft.tarpit_port,
+						       sup->links.cfg->nft.trap_port},
+				    sup->links.cfg->nft.trap_port ? 2 : 1);
+	if (!sup->sessions) {
 		snprintf(err, 512, "the sessions' table: no memory");
 		return -ENOMEM;
 	}
-	if (gw->sup->signals)
-		sessions_set_hooks(gw->sup->sessions,
+	if (sup->signals)
+		sessions_set_hooks(sup->sessions,
 		                   &(struct sessions_hooks){session_opened,
 		                                            session_ended,
-		                                            gw->sup});
+		                                            sup});
 	/* Where each client was going: a PROXY header's destination, and a
 	 * transparent hand-off's. */
-	sessions_want_destination(gw->sup->sessions,
-				  gw->cfg->handoff.mode == HANDOFF_PROXY_V2 ||
-					  gw->cfg->handoff.mode ==
+	sessions_want_destination(sup->sessions,
+				  sup->links.cfg->handoff.mode == HANDOFF_PROXY_V2 ||
+					  sup->links.cfg->handoff.mode ==
 						  HANDOFF_TRANSPARENT);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		r = -errno;
@@ -276,7 +269,7 @@ spawn(struct gateway *gw, char *err)
 	/* Events come in bursts; room for a few thousand records. */
 	setsockopt(sv[0], SOL_SOCKET, SO_RCVBUF, &(int){4 << 20}, sizeof(int));
 	setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &(int){4 << 20}, sizeof(int));
-	r = send_config(gw, sv[0]);
+	r = send_config(sup, sv[0]);
 	if (r < 0) {
 		snprintf(err, 512, "child settings: %s", strerror(-r));
 		close(sv[0]);
@@ -297,8 +290,8 @@ spawn(struct gateway *gw, char *err)
 		_exit(127); /* the exec failed: the parent logs the status */
 	}
 	close(sv[1]);
-	gw->sup->child_proc = proc_watch(gw->loop, pid, on_child_ended, gw);
-	if (!gw->sup->child_proc) {
+	sup->child_proc = proc_watch(sup->links.loop, pid, on_child_ended, sup);
+	if (!sup->child_proc) {
 		r = -errno;
 		snprintf(err, 512, "watching the child: %s", strerror(-r));
 		kill(pid, SIGKILL);
@@ -306,38 +299,38 @@ spawn(struct gateway *gw, char *err)
 		close(sv[0]);
 		return r;
 	}
-	gw->sup->child_pid = pid;
-	gw->sup->child_sock = sv[0];
-	gw->sup->child_since = loop_wall_sec(gw->loop);
-	gw->sup->child_starts++;
+	sup->child_pid = pid;
+	sup->child_sock = sv[0];
+	sup->child_since = loop_wall_sec(sup->links.loop);
+	sup->child_starts++;
 	/* A new child lists what the last probe learnt of the MTA. */
-	handoff_send_caps(gw->handoff);
-	metrics_figures_child_gone(gw->figures, &gw->sup->child_stats);
-	memset(&gw->sup->child_stats, 0, sizeof(gw->sup->child_stats));
-	r = loop_add_fd(gw->loop, sv[0], EPOLLIN, supervise_on_child_sock, gw);
+	handoff_send_caps(sup->links.handoff);
+	metrics_figures_child_gone(sup->links.figures, &sup->child_stats);
+	memset(&sup->child_stats, 0, sizeof(sup->child_stats));
+	r = loop_add_fd(sup->links.loop, sv[0], EPOLLIN, supervise_on_child_sock, sup);
 	if (r < 0) {
 		snprintf(err, 512, "child socket: %s", strerror(-r));
 		return r;
 	}
 	log_info("child %d started (sensor on %s, tarpit on port %u)", pid,
-		 gw->cfg->capture_device, gw->cfg->nft.tarpit_port);
+		 sup->links.cfg->capture_device, sup->links.cfg->nft.tarpit_port);
 	return 0;
 }
 
 static void
 on_restart(struct loop *loop, struct loop_timer *t, void *ctx)
 {
-	struct gateway *gw = ctx;
+	struct supervisor *sup = ctx;
 	char err[512] = "";
 
-	if (gw->sup->child_proc)
+	if (sup->child_proc)
 		return;
-	if (spawn(gw, err) < 0) {
+	if (spawn(sup, err) < 0) {
 		log_warnx("child: cannot start: %s; trying again in %u s", err,
-			  gw->sup->restart_delay_ms / 1000);
-		loop_timer_arm(loop, t, loop_now_ms(loop) + gw->sup->restart_delay_ms);
-		if (gw->sup->restart_delay_ms < RESTART_MAX_MS)
-			gw->sup->restart_delay_ms *= 2;
+			  sup->restart_delay_ms / 1000);
+		loop_timer_arm(loop, t, loop_now_ms(loop) + sup->restart_delay_ms);
+		if (sup->restart_delay_ms < RESTART_MAX_MS)
+			sup->restart_delay_ms *= 2;
 	}
 }
 
@@ -366,87 +359,87 @@ supervise_describe_end(int status, char *buf, size_t len)
 static void
 on_child_ended(struct proc *p, pid_t pid, int status, void *ctx)
 {
-	struct gateway *gw = ctx;
+	struct supervisor *sup = ctx;
 	char why[256];
 
-	if (gw->sup->child_sock >= 0)
-		supervise_on_child_sock(gw->loop, gw->sup->child_sock, EPOLLIN, gw);
-	supervise_close_child_sock(gw);
-	gw->sup->child_proc = NULL;
-	gw->sup->child_pid = 0;
-	if (gw->sup->child_stop_asked) {
-		gw->sup->child_stop_asked = false;
+	if (sup->child_sock >= 0)
+		supervise_on_child_sock(sup->links.loop, sup->child_sock, EPOLLIN, sup);
+	supervise_close_child_sock(sup);
+	sup->child_proc = NULL;
+	sup->child_pid = 0;
+	if (sup->child_stop_asked) {
+		sup->child_stop_asked = false;
 		log_info("child %d ended; starting a new one", (int)pid);
-		loop_timer_arm(gw->loop, &gw->sup->restart, loop_now_ms(gw->loop));
+		loop_timer_arm(sup->links.loop, &sup->restart, loop_now_ms(sup->links.loop));
 		return;
 	}
 	supervise_describe_end(status, why, sizeof(why));
-	if (loop_wall_sec(gw->loop) - gw->sup->child_since >= CHILD_HEALTHY_SEC)
-		gw->sup->restart_delay_ms = RESTART_FIRST_MS;
+	if (loop_wall_sec(sup->links.loop) - sup->child_since >= CHILD_HEALTHY_SEC)
+		sup->restart_delay_ms = RESTART_FIRST_MS;
 	log_warnx("child %d %s; starting a new one in %u ms", (int)pid, why,
-		  gw->sup->restart_delay_ms);
-	loop_timer_arm(gw->loop, &gw->sup->restart,
-		       loop_now_ms(gw->loop) + gw->sup->restart_delay_ms);
-	if (gw->sup->restart_delay_ms < RESTART_MAX_MS)
-		gw->sup->restart_delay_ms *= 2;
+		  sup->restart_delay_ms);
+	loop_timer_arm(sup->links.loop, &sup->restart,
+		       loop_now_ms(sup->links.loop) + sup->restart_delay_ms);
+	if (sup->restart_delay_ms < RESTART_MAX_MS)
+		sup->restart_delay_ms *= 2;
 }
 
 int
-supervise_start(struct gateway *gw, char *err)
+supervise_start(struct supervisor *sup, char *err)
 {
-	loop_timer_init(&gw->sup->restart, on_restart, gw);
-	gw->sup->restart_delay_ms = RESTART_FIRST_MS;
-	if (gw->cfg->signals.lookups && !gw->sup->signals) {
+	loop_timer_init(&sup->restart, on_restart, sup);
+	sup->restart_delay_ms = RESTART_FIRST_MS;
+	if (sup->links.cfg->signals.lookups && !sup->signals) {
 		char why[400];
 
-		gw->sup->signals = signals_new(gw->loop, gw->cfg, why, sizeof(why));
-		if (!gw->sup->signals) {
+		sup->signals = signals_new(sup->links.loop, sup->links.cfg, why, sizeof(why));
+		if (!sup->signals) {
 			snprintf(err, 512, "[signals]: %s", why);
 			return -EINVAL;
 		}
 		log_info("signals: FCrDNS, the PTR's shape and SPF looked up "
 		         "for each tarpit client (DNS: %s; a decision waits "
 		         "%u ms at most; trust %s)",
-		         gw->cfg->signals.dns_servers[0]
-		                 ? gw->cfg->signals.dns_servers
+		         sup->links.cfg->signals.dns_servers[0]
+		                 ? sup->links.cfg->signals.dns_servers
 		                 : "the system's",
-		         gw->cfg->signals.budget_ms,
-		         signals_trust_name(gw->cfg->signals.trust));
+		         sup->links.cfg->signals.budget_ms,
+		         signals_trust_name(sup->links.cfg->signals.trust));
 	}
-	return spawn(gw, err);
+	return spawn(sup, err);
 }
 
 void
-supervise_stop(struct gateway *gw)
+supervise_stop(struct supervisor *sup)
 {
-	if (gw->sup->child_proc) {
-		supervise_close_child_sock(gw);
-		proc_stop_wait(gw->sup->child_proc, STOP_GRACE_MS);
-		gw->sup->child_proc = NULL;
-		gw->sup->child_pid = 0;
+	if (sup->child_proc) {
+		supervise_close_child_sock(sup);
+		proc_stop_wait(sup->child_proc, STOP_GRACE_MS);
+		sup->child_proc = NULL;
+		sup->child_pid = 0;
 	}
-	retiring_stop_all(gw);
-	supervise_drop_verdicts(gw);
-	sessions_free(gw->sup->sessions);
-	gw->sup->sessions = NULL;
-	free(gw->sup->vq);
-	gw->sup->vq = NULL;
-	gw->sup->vq_size = 0;
-	if (gw->sup->restart.fn)
-		loop_timer_cancel(gw->loop, &gw->sup->restart);
+	retiring_stop_all(sup);
+	supervise_drop_verdicts(sup);
+	sessions_free(sup->sessions);
+	sup->sessions = NULL;
+	free(sup->vq);
+	sup->vq = NULL;
+	sup->vq_size = 0;
+	if (sup->restart.fn)
+		loop_timer_cancel(sup->links.loop, &sup->restart);
 }
 
 void
-supervise_restart(struct gateway *gw)
+supervise_restart(struct supervisor *sup)
 {
-	gw->sup->restart_delay_ms = RESTART_FIRST_MS;
+	sup->restart_delay_ms = RESTART_FIRST_MS;
 	/* Its sessions handed to the MTA finish where they are. */
-	if (retire_child(gw) || !gw->sup->child_proc) {
-		loop_timer_arm(gw->loop, &gw->sup->restart, loop_now_ms(gw->loop));
+	if (retire_child(sup) || !sup->child_proc) {
+		loop_timer_arm(sup->links.loop, &sup->restart, loop_now_ms(sup->links.loop));
 		return;
 	}
 	/* It could not be told: ended, and a new one once it has. */
-	supervise_close_child_sock(gw);
-	gw->sup->child_stop_asked = true;
-	proc_stop(gw->sup->child_proc, STOP_GRACE_MS);
+	supervise_close_child_sock(sup);
+	sup->child_stop_asked = true;
+	proc_stop(sup->child_proc, STOP_GRACE_MS);
 }

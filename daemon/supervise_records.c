@@ -12,40 +12,40 @@
 #include <unistd.h>
 
 #include "attempt.h"
-#include "gateway-int.h"
+#include "supervise.h"
 #include "handoff.h"
 #include "log.h"
 #include "signals.h"
 #include "supervise-int.h"
 
 void
-supervise_drop_verdicts(struct gateway *gw)
+supervise_drop_verdicts(struct supervisor *sup)
 {
-	for (; gw->sup->vq_len; gw->sup->vq_len--) {
-		struct queued_verdict *q = &gw->sup->vq[gw->sup->vq_head];
+	for (; sup->vq_len; sup->vq_len--) {
+		struct queued_verdict *q = &sup->vq[sup->vq_head];
 
 		if (q->v.handoff_fd >= 0)
 			close(q->v.handoff_fd);
-		gw->sup->verdicts_unsent++;
-		gw->sup->vq_head = (gw->sup->vq_head + 1) % gw->sup->vq_size;
+		sup->verdicts_unsent++;
+		sup->vq_head = (sup->vq_head + 1) % sup->vq_size;
 	}
 }
 
 void
-supervise_close_child_sock(struct gateway *gw)
+supervise_close_child_sock(struct supervisor *sup)
 {
-	supervise_drop_verdicts(gw);
+	supervise_drop_verdicts(sup);
 	/* A new child numbers its sessions from 1 again: nothing of the
 	 * old one's may reach it. */
-	sessions_reset(gw->sup->sessions);
-	handoff_abort_sessions(gw->handoff);
-	if (gw->sup->child_sock < 0)
+	sessions_reset(sup->sessions);
+	handoff_abort_sessions(sup->links.handoff);
+	if (sup->child_sock < 0)
 		return;
-	loop_del_fd(gw->loop, gw->sup->child_sock);
-	close(gw->sup->child_sock);
-	gw->sup->child_sock = -1;
-	gw->sup->vq_watching = false;
-	gw->sup->caps_pending = false;
+	loop_del_fd(sup->links.loop, sup->child_sock);
+	close(sup->child_sock);
+	sup->child_sock = -1;
+	sup->vq_watching = false;
+	sup->caps_pending = false;
 }
 
 /* A capture that loses packets (its ring full: a burst, or a child short
@@ -54,35 +54,35 @@ supervise_close_child_sock(struct gateway *gw)
 #define CAPTURE_LOSS_WARN_SEC 60
 
 static void
-warn_capture_losses(struct gateway *gw)
+warn_capture_losses(struct supervisor *sup)
 {
-	uint64_t dropped = gw->sup->child_stats.pcap_dropped;
-	int64_t now = loop_wall_sec(gw->loop);
+	uint64_t dropped = sup->child_stats.pcap_dropped;
+	int64_t now = loop_wall_sec(sup->links.loop);
 
-	if (gw->sup->drops_child != gw->sup->child_pid) {
-		gw->sup->drops_child = gw->sup->child_pid;
-		gw->sup->drops_warned_at_count = 0;
+	if (sup->drops_child != sup->child_pid) {
+		sup->drops_child = sup->child_pid;
+		sup->drops_warned_at_count = 0;
 	}
-	if (dropped <= gw->sup->drops_warned_at_count ||
-	    now - gw->sup->drops_warned < CAPTURE_LOSS_WARN_SEC)
+	if (dropped <= sup->drops_warned_at_count ||
+	    now - sup->drops_warned < CAPTURE_LOSS_WARN_SEC)
 		return;
 	log_warnx("capture: %" PRIu64 " packets lost since %s (its ring was "
 		  "full); the sensor did not see them: if this recurs, raise "
 		  "capture_buffer (now %u KiB)",
-		  dropped - gw->sup->drops_warned_at_count,
-		  gw->sup->drops_warned_at_count ? "the last warning"
+		  dropped - sup->drops_warned_at_count,
+		  sup->drops_warned_at_count ? "the last warning"
 					    : "the child started",
-		  gw->cfg->capture_buffer / 1024);
-	gw->sup->drops_warned_at_count = dropped;
-	gw->sup->drops_warned = now;
+		  sup->links.cfg->capture_buffer / 1024);
+	sup->drops_warned_at_count = dropped;
+	sup->drops_warned = now;
 }
 
 /* A question waiting for its decision (on a shared store, until Redis
  * answers). */
 struct pending_attempt {
-	struct gateway *gw;
+	struct supervisor *sup;
 	struct ipc_attempt at;
-	unsigned child; /* the child that asked (gw->sup->child_starts): session
+	unsigned child; /* the child that asked (sup->child_starts): session
 			   ids start again with each */
 };
 
@@ -95,15 +95,15 @@ on_attempt_decided(int r, const struct grey_attempt *a,
 		   const struct grey_decision *d, void *ctx)
 {
 	struct pending_attempt *p = ctx;
-	struct gateway *gw = p->gw;
+	struct supervisor *sup = p->sup;
 	const struct ipc_attempt *at = &p->at;
-	struct session_info *si = p->child == gw->sup->child_starts
-					  ? sessions_find(gw->sup->sessions,
+	struct session_info *si = p->child == sup->child_starts
+					  ? sessions_find(sup->sessions,
 							  at->session)
 					  : NULL;
 	struct tarpit_verdict v;
 
-	decider_verdict_of(gw->decider, r, d, &v);
+	decider_verdict_of(sup->links.decider, r, d, &v);
 	if (!si) {
 		free(p);
 		return;
@@ -112,17 +112,17 @@ on_attempt_decided(int r, const struct grey_attempt *a,
 	 * hand-off is on (one at a time a session: a child asking again
 	 * meanwhile gets no second connection); the verdict goes with the
 	 * connection then. */
-	if (v.action == TARPIT_PASS && gw->cfg->handoff.mode != HANDOFF_OFF &&
-	    handoff_ready(gw->handoff) && !si->handing) {
+	if (v.action == TARPIT_PASS && sup->links.cfg->handoff.mode != HANDOFF_OFF &&
+	    handoff_ready(sup->links.handoff) && !si->handing) {
 		si->handing = true;
-		if (handoff_begin(gw->handoff, at->session, at->question, &si->ends,
+		if (handoff_begin(sup->links.handoff, at->session, at->question, &si->ends,
 				  at->helo, &v) == 0) {
 			free(p);
 			return;
 		}
 		si->handing = false;
 	}
-	supervise_send_verdict(gw, at->session, at->question, &v);
+	supervise_send_verdict(sup, at->session, at->question, &v);
 	free(p);
 }
 
@@ -132,9 +132,9 @@ static void
 on_signals_ready(void *ctx, const struct session_signals *ss)
 {
 	struct pending_attempt *p = ctx;
-	struct gateway *gw = p->gw;
-	struct session_info *si = ss && p->child == gw->sup->child_starts
-					  ? sessions_find(gw->sup->sessions,
+	struct supervisor *sup = p->sup;
+	struct session_info *si = ss && p->child == sup->child_starts
+					  ? sessions_find(sup->sessions,
 							  p->at.session)
 					  : NULL;
 	char text[GREY_SIGNALS_MAX];
@@ -146,11 +146,11 @@ on_signals_ready(void *ctx, const struct session_signals *ss)
 	}
 	ipc_attempt_view(&p->at, &si->ends, &a);
 	signals_apply(ss, &a, text);
-	decider_decide_async(gw->decider, &a, true, on_attempt_decided, p);
+	decider_decide_async(sup->links.decider, &a, true, on_attempt_decided, p);
 }
 
 static void
-on_attempt(struct gateway *gw, const struct ipc_attempt *at,
+on_attempt(struct supervisor *sup, const struct ipc_attempt *at,
 	   const struct session_info *si)
 {
 	struct grey_attempt a;
@@ -160,15 +160,15 @@ on_attempt(struct gateway *gw, const struct ipc_attempt *at,
 	if (!p) {
 		struct tarpit_verdict v;
 
-		decider_verdict_of(gw->decider, -ENOMEM, NULL, &v);
-		supervise_send_verdict(gw, at->session, at->question, &v);
+		decider_verdict_of(sup->links.decider, -ENOMEM, NULL, &v);
+		supervise_send_verdict(sup, at->session, at->question, &v);
 		return;
 	}
-	p->gw = gw;
+	p->sup = sup;
 	p->at = *at;
-	p->child = gw->sup->child_starts;
+	p->child = sup->child_starts;
 	/* (auto without an address: the MTA is where clients go) */
-	handoff_learn_destination(gw->handoff, &si->ends);
+	handoff_learn_destination(sup->links.handoff, &si->ends);
 	/* With [signals] lookups: decided once they are known, or their
 	 * budget is spent (no memory to wait: decided without); a RCPT
 	 * waits for its sender's SPF too, a STARTTLS for what the
@@ -181,13 +181,13 @@ on_attempt(struct gateway *gw, const struct ipc_attempt *at,
 	    signals_when_connected(si->attached, on_signals_ready, p) == 0)
 		return;
 	ipc_attempt_view(&p->at, &si->ends, &a);
-	decider_decide_async(gw->decider, &a, true, on_attempt_decided, p);
+	decider_decide_async(sup->links.decider, &a, true, on_attempt_decided, p);
 }
 
 /* One verdict to the child, with its connection to the MTA if any.
  * Return: 0, -EAGAIN (no room now), or another -errno. */
 static int
-send_verdict_now(struct gateway *gw, uint64_t session, uint32_t question,
+send_verdict_now(struct supervisor *sup, uint64_t session, uint32_t question,
 		 const struct tarpit_verdict *v)
 {
 	union ipc_fd_control control;
@@ -198,7 +198,7 @@ send_verdict_now(struct gateway *gw, uint64_t session, uint32_t question,
 	ipc_fill_verdict(&rec, session, question, v);
 	if (v->handoff_fd >= 0)
 		ipc_attach_fd(&msg, &control, v->handoff_fd);
-	if (sendmsg(gw->sup->child_sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) !=
+	if (sendmsg(sup->child_sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) !=
 	    sizeof(rec))
 		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN
 							       : -errno;
@@ -208,23 +208,23 @@ send_verdict_now(struct gateway *gw, uint64_t session, uint32_t question,
 /* What the tarpit's EHLO lists, if it changed since it was last told
  * (handoff_send_caps). Return: false while there is no room for it. */
 static bool
-flush_caps(struct gateway *gw)
+flush_caps(struct supervisor *sup)
 {
 	struct ipc_record rec;
 
-	if (!gw->sup->caps_pending)
+	if (!sup->caps_pending)
 		return true;
-	handoff_fill_caps(gw->handoff, &rec);
-	if (send(gw->sup->child_sock, &rec, sizeof(rec),
+	handoff_fill_caps(sup->links.handoff, &rec);
+	if (send(sup->child_sock, &rec, sizeof(rec),
 		 MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof(rec)) {
-		gw->sup->caps_pending = false;
+		sup->caps_pending = false;
 		return true;
 	}
 	if (errno == EAGAIN || errno == EWOULDBLOCK)
 		return false;
 	log_warnx("hand-off: the tarpit's EHLO could not be told to the "
 		  "child: %s", strerror(errno));
-	gw->sup->caps_pending = false;
+	sup->caps_pending = false;
 	return true;
 }
 
@@ -232,7 +232,7 @@ flush_caps(struct gateway *gw)
  * order, up to 64 a system call) as far as the socket takes it; watches
  * for room while some is left. Never waits. */
 void
-supervise_flush(struct gateway *gw)
+supervise_flush(struct supervisor *sup)
 {
 	enum { BATCH = 64 };
 	static struct ipc_record recs[BATCH];
@@ -241,16 +241,16 @@ supervise_flush(struct gateway *gw)
 	struct iovec iov[BATCH];
 	bool waiting;
 
-	if (gw->sup->child_sock < 0)
+	if (sup->child_sock < 0)
 		return;
-	waiting = !flush_caps(gw);
-	while (!waiting && gw->sup->vq_len) {
+	waiting = !flush_caps(sup);
+	while (!waiting && sup->vq_len) {
 		unsigned n = 0;
 		int sent;
 
-		for (; n < BATCH && n < gw->sup->vq_len; n++) {
+		for (; n < BATCH && n < sup->vq_len; n++) {
 			struct queued_verdict *q =
-				&gw->sup->vq[(gw->sup->vq_head + n) % gw->sup->vq_size];
+				&sup->vq[(sup->vq_head + n) % sup->vq_size];
 			struct msghdr *m = &msgs[n].msg_hdr;
 
 			ipc_fill_verdict(&recs[n], q->session, q->question,
@@ -262,58 +262,58 @@ supervise_flush(struct gateway *gw)
 			if (q->v.handoff_fd >= 0)
 				ipc_attach_fd(m, &control[n], q->v.handoff_fd);
 		}
-		sent = sendmmsg(gw->sup->child_sock, msgs, n,
+		sent = sendmmsg(sup->child_sock, msgs, n,
 				MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
 		/* A failure other than no room: the first is lost. */
 		if (sent < 0) {
-			gw->sup->verdicts_unsent++;
+			sup->verdicts_unsent++;
 			sent = 1;
 		}
 		for (int i = 0; i < sent; i++) {
-			struct queued_verdict *q = &gw->sup->vq[gw->sup->vq_head];
+			struct queued_verdict *q = &sup->vq[sup->vq_head];
 
 			/* The child has its own copy now. */
 			if (q->v.handoff_fd >= 0)
 				close(q->v.handoff_fd);
-			gw->sup->vq_head = (gw->sup->vq_head + 1) % gw->sup->vq_size;
-			gw->sup->vq_len--;
+			sup->vq_head = (sup->vq_head + 1) % sup->vq_size;
+			sup->vq_len--;
 		}
 		if ((unsigned)sent < n)
 			break;
 	}
-	waiting = waiting || gw->sup->vq_len > 0;
-	if (gw->sup->vq_watching != waiting) {
-		gw->sup->vq_watching = waiting;
-		loop_mod_fd(gw->loop, gw->sup->child_sock,
+	waiting = waiting || sup->vq_len > 0;
+	if (sup->vq_watching != waiting) {
+		sup->vq_watching = waiting;
+		loop_mod_fd(sup->links.loop, sup->child_sock,
 			    EPOLLIN | (waiting ? EPOLLOUT : 0));
 	}
 }
 
 /* Room for one more at the queue's end, or NULL (full: lost). */
 static struct queued_verdict *
-queue_verdict(struct gateway *gw)
+queue_verdict(struct supervisor *sup)
 {
-	if (gw->sup->vq_len == gw->sup->vq_size) {
-		size_t size = gw->sup->vq_size ? gw->sup->vq_size * 2 : 256;
+	if (sup->vq_len == sup->vq_size) {
+		size_t size = sup->vq_size ? sup->vq_size * 2 : 256;
 		struct queued_verdict *q;
 
 		if (size > VERDICTS_QUEUED_MAX ||
 		    !(q = malloc(size * sizeof(*q))))
 			return NULL;
-		for (size_t i = 0; i < gw->sup->vq_len; i++)
-			q[i] = gw->sup->vq[(gw->sup->vq_head + i) % gw->sup->vq_size];
-		free(gw->sup->vq);
-		gw->sup->vq = q;
-		gw->sup->vq_head = 0;
-		gw->sup->vq_size = size;
+		for (size_t i = 0; i < sup->vq_len; i++)
+			q[i] = sup->vq[(sup->vq_head + i) % sup->vq_size];
+		free(sup->vq);
+		sup->vq = q;
+		sup->vq_head = 0;
+		sup->vq_size = size;
 	}
-	return &gw->sup->vq[(gw->sup->vq_head + gw->sup->vq_len++) % gw->sup->vq_size];
+	return &sup->vq[(sup->vq_head + sup->vq_len++) % sup->vq_size];
 }
 
 void
-supervise_send_verdict(struct gateway *gw, uint64_t session,
+supervise_send_verdict(struct supervisor *sup, uint64_t session,
 		       uint32_t question, const struct tarpit_verdict *v)
 {
 	struct queued_verdict *q;
@@ -321,28 +321,28 @@ supervise_send_verdict(struct gateway *gw, uint64_t session,
 	int r = -EAGAIN;
 
 	/* Answered, as far as greygated goes: the session may ask again. */
-	ipc_answered(gw->sup->sessions, session);
+	ipc_answered(sup->sessions, session);
 	/* Handed: its later recipients come up as events naming it. */
-	if (v->handoff_fd >= 0 && (si = sessions_find(gw->sup->sessions,
+	if (v->handoff_fd >= 0 && (si = sessions_find(sup->sessions,
 						      session)))
 		si->handed = true;
-	if (gw->sup->child_sock < 0) {
+	if (sup->child_sock < 0) {
 		r = -ENOTCONN;
-	} else if (!gw->sup->vq_len && !gw->sup->verdicts_batching) {
-		r = send_verdict_now(gw, session, question, v);
+	} else if (!sup->vq_len && !sup->verdicts_batching) {
+		r = send_verdict_now(sup, session, question, v);
 	}
-	if (r == -EAGAIN && (q = queue_verdict(gw))) {
+	if (r == -EAGAIN && (q = queue_verdict(sup))) {
 		/* It goes with its batch, or when there is room (the
 		 * descriptor with it). */
 		q->session = session;
 		q->question = question;
 		q->v = *v;
-		if (!gw->sup->verdicts_batching)
-			supervise_flush(gw);
+		if (!sup->verdicts_batching)
+			supervise_flush(sup);
 		return;
 	}
 	if (r < 0)
-		gw->sup->verdicts_unsent++;
+		sup->verdicts_unsent++;
 	/* The child has its own copy now (or nobody will). */
 	if (v->handoff_fd >= 0)
 		close(v->handoff_fd);
@@ -357,7 +357,7 @@ nothing_to_answer(int r, const struct grey_attempt *a,
 /* What the sensor saw on the fast path (ipc_take_up let nothing else
  * through): decided, nobody waits. */
 static void
-on_fast_event(struct gateway *gw, const struct ipc_event *e)
+on_fast_event(struct supervisor *sup, const struct ipc_event *e)
 {
 	struct sensor_event ev;
 	struct grey_attempt a;
@@ -365,7 +365,7 @@ on_fast_event(struct gateway *gw, const struct ipc_event *e)
 	ipc_event_view(e, &ev);
 	if (!attempt_of_event(&ev, 0, &a))
 		return;
-	decider_decide_async(gw->decider, &a, true, nothing_to_answer, NULL);
+	decider_decide_async(sup->links.decider, &a, true, nothing_to_answer, NULL);
 }
 
 /* A record greygated will not act on: counted, and said (every one, up
@@ -374,25 +374,25 @@ on_fast_event(struct gateway *gw, const struct ipc_event *e)
 #define REFUSALS_LOGGED 60
 
 static void
-refused(struct gateway *gw, const struct ipc_record *rec, const char *why)
+refused(struct supervisor *sup, const struct ipc_record *rec, const char *why)
 {
-	int64_t now = loop_wall_sec(gw->loop);
+	int64_t now = loop_wall_sec(sup->links.loop);
 
-	gw->sup->records_refused++;
-	if (now - gw->sup->refusals_minute >= 60) {
-		if (gw->sup->refusals_unsaid)
+	sup->records_refused++;
+	if (now - sup->refusals_minute >= 60) {
+		if (sup->refusals_unsaid)
 			log_warnx("child: %llu more records refused in the "
 				  "last minute",
-				  (unsigned long long)gw->sup->refusals_unsaid);
-		gw->sup->refusals_minute = now;
-		gw->sup->refusals_said = 0;
-		gw->sup->refusals_unsaid = 0;
+				  (unsigned long long)sup->refusals_unsaid);
+		sup->refusals_minute = now;
+		sup->refusals_said = 0;
+		sup->refusals_unsaid = 0;
 	}
-	if (gw->sup->refusals_said >= REFUSALS_LOGGED) {
-		gw->sup->refusals_unsaid++;
+	if (sup->refusals_said >= REFUSALS_LOGGED) {
+		sup->refusals_unsaid++;
 		return;
 	}
-	gw->sup->refusals_said++;
+	sup->refusals_said++;
 	if (rec->version == IPC_VERSION &&
 	    (rec->type == IPC_OPEN || rec->type == IPC_CLOSE ||
 	     rec->type == IPC_ATTEMPT))
@@ -408,7 +408,7 @@ refused(struct gateway *gw, const struct ipc_record *rec, const char *why)
 
 /* One record from the child, as ipc_take_up takes it. */
 static void
-on_record(struct gateway *gw, struct ipc_record *rec, ssize_t len,
+on_record(struct supervisor *sup, struct ipc_record *rec, ssize_t len,
 	  int passed_fd, bool extra)
 {
 	struct ipc_up up;
@@ -416,29 +416,29 @@ on_record(struct gateway *gw, struct ipc_record *rec, ssize_t len,
 	if (extra) {
 		if (passed_fd >= 0)
 			close(passed_fd);
-		refused(gw, rec, "more than one descriptor came with it");
+		refused(sup, rec, "more than one descriptor came with it");
 		return;
 	}
-	switch (ipc_take_up(gw->sup->sessions, rec, (size_t)len, passed_fd, &up)) {
+	switch (ipc_take_up(sup->sessions, rec, (size_t)len, passed_fd, &up)) {
 	case IPC_UP_LOG:
 		/* The child's words, said as the child's. */
 		log_line((enum log_level)rec->u.log.level, "child: ",
 			 rec->u.log.text);
 		break;
 	case IPC_UP_ATTEMPT:
-		on_attempt(gw, &rec->u.attempt, up.session);
+		on_attempt(sup, &rec->u.attempt, up.session);
 		break;
 	case IPC_UP_EVENT:
-		on_fast_event(gw, &rec->u.ev);
+		on_fast_event(sup, &rec->u.ev);
 		break;
 	case IPC_UP_STATS:
-		gw->sup->child_stats = rec->u.stats;
-		warn_capture_losses(gw);
+		sup->child_stats = rec->u.stats;
+		warn_capture_losses(sup);
 		break;
 	case IPC_UP_DONE:
 		break;
 	default:
-		refused(gw, rec, up.why);
+		refused(sup, rec, up.why);
 		break;
 	}
 }
@@ -446,17 +446,17 @@ on_record(struct gateway *gw, struct ipc_record *rec, ssize_t len,
 void
 supervise_on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 {
-	struct gateway *gw = ctx;
+	struct supervisor *sup = ctx;
 	/* (big: not on the stack; one loop, one call at a time) */
 	static struct ipc_batch b;
 
 	if (events & EPOLLOUT)
-		supervise_flush(gw);
+		supervise_flush(sup);
 	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 		return;
 	/* The verdicts of these records go down together at the end; at most
 	 * 256 records a turn, so that the rest of the loop gets its turn. */
-	gw->sup->verdicts_batching = true;
+	sup->verdicts_batching = true;
 	for (int turn = 0; turn < 256 / IPC_BATCH; turn++) {
 		int n = ipc_recv_batch(fd, &b);
 
@@ -465,16 +465,16 @@ supervise_on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 		if (n <= 0) {
 			/* The child is gone; its end comes as an event of
 			 * its own (on_child_ended). */
-			gw->sup->verdicts_batching = false;
-			supervise_close_child_sock(gw);
+			sup->verdicts_batching = false;
+			supervise_close_child_sock(sup);
 			return;
 		}
 		for (int i = 0; i < n; i++)
-			on_record(gw, &b.rec[i], b.len[i], b.fd[i], b.extra[i]);
+			on_record(sup, &b.rec[i], b.len[i], b.fd[i], b.extra[i]);
 		if (n < IPC_BATCH)
 			break;
 	}
-	gw->sup->verdicts_batching = false;
-	supervise_flush(gw);
+	sup->verdicts_batching = false;
+	supervise_flush(sup);
 }
 

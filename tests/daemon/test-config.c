@@ -527,7 +527,7 @@ test_handoff_auto(void)
 			  "transparent, once the MTA at the address clients "
 			  "go to answers");
 		/* a reload keeps it (mode is a restart key) */
-		CHECK_INT(config_reload(&cfg, path, false, false, err), 0);
+		CHECK_INT(config_reload(&cfg, false, err), 0);
 		CHECK_INT(cfg.handoff.mode, HANDOFF_TRANSPARENT);
 		CHECK(cfg.handoff.auto_on);
 	}
