@@ -47,7 +47,8 @@ finish(struct adoption *a)
 	const struct set_links *l = &a->links;
 
 	if (!a->cancelled) {
-		decider_commit(l->decider); /* (the sets, and the store at once) */
+		/* (the sets, and the store at once) */
+		decider_commit(l->decider);
 		log_info("nft: %zu passed client(s) the kept table held and "
 		         "%s lacked were written back into it (their last "
 		         "writes were lost: a full disk, or an emptied "

@@ -56,7 +56,7 @@ allow_lists_close(struct allow_lists *al)
 
 const struct allow_range *
 allow_lists_ranges(const struct allow_lists *al, size_t *n,
-                     uint64_t *generation)
+                   uint64_t *generation)
 {
 	*n = al ? al->nallow : 0;
 	if (generation)
@@ -122,26 +122,27 @@ allow_lists_reload(struct allow_lists *al)
 	r = allow_set_merge(&set, now, &ranges, &n);
 	allow_set_free(&set);
 	if (r == 0)
-		r = allow_ranges_to_policy(decider_grey(al->links.decider), ranges, n);
+		r = allow_ranges_to_policy(decider_grey(al->links.decider),
+		                           ranges, n);
 	if (r < 0) {
 		log_warnx("allow lists: %s: the lists in place stay",
 		          strerror(-r));
 		free(ranges);
 		return r;
 	}
-	if (al->links.nft && (r = nftset_flush(al->links.nft, NFTSET_ALLOW)) < 0)
-		decider_set_failed(al->links.decider, "allow", "the allow sets' old entries",
-		                   r);
+	if (al->links.nft &&
+	    (r = nftset_flush(al->links.nft, NFTSET_ALLOW)) < 0)
+		decider_set_failed(al->links.decider, "allow",
+		                   "the allow sets' old entries", r);
 	for (size_t i = 0; i < n && al->links.nft; i++) {
 		char text[IP_RANGE_TEXT_MAX];
 
-		r = nftset_add_range(al->links.nft, &ranges[i].range,
-		                     ranges[i].expires
-		                             ? (uint64_t)(ranges[i].expires -
-		                                          now) *
-		                                       1000
-		                             : 0,
-		                     ranges[i].comment);
+		r = nftset_add_range(
+		        al->links.nft, &ranges[i].range,
+		        ranges[i].expires
+		                ? (uint64_t)(ranges[i].expires - now) * 1000
+		                : 0,
+		        ranges[i].comment);
 		if (r < 0)
 			decider_set_failed(
 			        al->links.decider, "allow",
@@ -170,7 +171,8 @@ changed(struct allow_lists *al, bool apply)
 }
 
 int
-allow_lists_put(struct allow_lists *al, const struct allow_runtime *e, bool apply)
+allow_lists_put(struct allow_lists *al, const struct allow_runtime *e,
+                bool apply)
 {
 	int r = allow_runtime_put(&al->runtime, &al->nruntime, e);
 
@@ -193,13 +195,12 @@ allow_lists_apply(struct allow_lists *al)
 
 int
 allow_lists_remove(struct allow_lists *al, const struct grey_client *net,
-                     bool apply)
+                   bool apply)
 {
 	char cidr[64];
 
 	grey_client_format(net, cidr, sizeof(cidr));
-	if (!allow_runtime_remove(al->runtime, &al->nruntime,
-	                          cidr))
+	if (!allow_runtime_remove(al->runtime, &al->nruntime, cidr))
 		return 0;
 	return changed(al, apply);
 }
@@ -225,7 +226,7 @@ allow_lists_disallow(struct allow_lists *al, const char *cidr, const char *by)
 
 int
 allow_lists_runtime(struct allow_lists *al, const char *cidr, uint32_t ttl_sec,
-                      const char *comment)
+                    const char *comment)
 {
 	struct grey_client net;
 	struct allow_runtime e = {0};
@@ -241,7 +242,8 @@ allow_lists_runtime(struct allow_lists *al, const char *cidr, uint32_t ttl_sec,
 	/* Stored in canonical form, so the same net given twice is one. */
 	grey_client_format(&net, e.cidr, sizeof(e.cidr));
 	snprintf(e.comment, sizeof(e.comment), "%s", comment ? comment : "");
-	e.expires = ttl_sec ? (int64_t)loop_wall_sec(al->links.loop) + ttl_sec : 0;
+	e.expires =
+	        ttl_sec ? (int64_t)loop_wall_sec(al->links.loop) + ttl_sec : 0;
 	r = allow_lists_put(al, &e, false);
 	if (r < 0)
 		return r;

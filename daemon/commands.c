@@ -90,8 +90,8 @@ status(const struct command_links *links, const struct args *a, FILE *out)
 /* --- the rest --- */
 
 static int
-allow(const struct command_links *links, const struct args *a, FILE *out, char *err,
-      size_t len)
+allow(const struct command_links *links, const struct args *a, FILE *out,
+      char *err, size_t len)
 {
 	uint32_t ttl = 0;
 	int r;
@@ -107,7 +107,8 @@ allow(const struct command_links *links, const struct args *a, FILE *out, char *
 			 a->ttl);
 		return -EINVAL;
 	}
-	r = r < 0 ? r : allow_lists_runtime(links->allow, a->what, ttl, a->comment);
+	r = r < 0 ? r
+	          : allow_lists_runtime(links->allow, a->what, ttl, a->comment);
 	if (r == -EINVAL)
 		snprintf(err, len, "'%s' is not an address or CIDR", a->what);
 	else if (r == -ERANGE)
@@ -126,8 +127,8 @@ allow(const struct command_links *links, const struct args *a, FILE *out, char *
 }
 
 static int
-disallow(const struct command_links *links, const struct args *a, const char *who, FILE *out,
-         char *err, size_t len)
+disallow(const struct command_links *links, const struct args *a,
+         const char *who, FILE *out, char *err, size_t len)
 {
 	int r;
 
@@ -152,27 +153,28 @@ disallow(const struct command_links *links, const struct args *a, const char *wh
 	return r;
 }
 
-/* What gateway_key_of's refusals mean, said for verb (forget, release).
+/* What command_key_of's refusals mean, said for verb (forget, release).
  * Return: true if r was one. */
 static bool
-key_refused(const struct command_links *links, const char *verb, const char *what,
-            int r, char *err, size_t len)
+key_refused(const struct command_links *links, const char *verb,
+            const char *what, int r, char *err, size_t len)
 {
 	if (r == -EINVAL)
 		snprintf(err, len, "'%s' is not an address or CIDR", what);
 	else if (r == -ERANGE)
-		snprintf(err, len, "'%s' is wider than greylisting's key (/%u, "
-				   "/%u): %s one address or key at a time",
-			 what, links->cfg->grey.prefix4, links->cfg->grey.prefix6,
-			 verb);
+		snprintf(err, len,
+		         "'%s' is wider than greylisting's key (/%u, "
+		         "/%u): %s one address or key at a time",
+		         what, links->cfg->grey.prefix4,
+		         links->cfg->grey.prefix6, verb);
 	else
 		return false;
 	return true;
 }
 
 static int
-forget(const struct command_links *links, const struct args *a, FILE *out, char *err,
-       size_t len)
+forget(const struct command_links *links, const struct args *a, FILE *out,
+       char *err, size_t len)
 {
 	char key[64];
 	int r;
@@ -201,8 +203,8 @@ forget(const struct command_links *links, const struct args *a, FILE *out, char 
 }
 
 static int
-release(const struct command_links *links, const struct args *a, const char *who, FILE *out,
-        char *err, size_t len)
+release(const struct command_links *links, const struct args *a,
+        const char *who, FILE *out, char *err, size_t len)
 {
 	char key[64];
 	int r;
@@ -211,7 +213,8 @@ release(const struct command_links *links, const struct args *a, const char *who
 		snprintf(err, len, "release whom? an address or CIDR");
 		return -EINVAL;
 	}
-	r = command_release(links, a->what, a->from, a->to, who, key, sizeof(key));
+	r = command_release(links, a->what, a->from, a->to, who, key,
+	                    sizeof(key));
 	if (key_refused(links, "release", a->what, r, err, len))
 		;
 	else if (r == -EDESTADDRREQ)
@@ -268,10 +271,12 @@ report(const struct command_links *links, const struct args *a, FILE *out,
 
 		housekeeping_stats_reset(links->hk);
 		fprintf(out, "report reset: counting starts again at %s\n",
-			fmt_utc(housekeeping_stats_since(links->hk), t));
+		        fmt_utc(housekeeping_stats_since(links->hk), t));
 		return 0;
 	}
-	report_compute(&r, decider_grey(links->decider), housekeeping_stats_since(links->hk), loop_wall_sec(links->loop));
+	report_compute(&r, decider_grey(links->decider),
+	               housekeeping_stats_since(links->hk),
+	               loop_wall_sec(links->loop));
 	if (a->svg)
 		report_print_svg(out, &r);
 	else if (a->json)
@@ -283,7 +288,7 @@ report(const struct command_links *links, const struct args *a, FILE *out,
 
 static int
 commands_run(void *ctx, int argc, char **argv, const char *who, FILE *out,
-	     struct control_stream *stream, char *err, size_t err_len)
+             struct control_stream *stream, char *err, size_t err_len)
 {
 	const struct command_links *links = &((struct commands *)ctx)->links;
 	struct args a;

@@ -19,8 +19,8 @@ struct grey_store;
 struct metrics_snapshot;
 
 /* What the commands ask, all borrowed: the root (every figure now, for
- * status and metrics; a reload), the decider (its greylist, a release's decision), the
- * greylist's store, the sets (NULL: none), the allow lists, the
+ * status and metrics; a reload), the decider (its greylist, a release's
+ * decision), the greylist's store, the sets (NULL: none), the allow lists, the
  * housekeeping (the report's start). */
 struct command_links {
 	void (*figures)(void *root, struct metrics_snapshot *s);

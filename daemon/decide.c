@@ -163,9 +163,10 @@ on_nft_refused(enum nftset_kind kind, const struct ip_range *range, int err,
 {
 	char text[IP_RANGE_TEXT_MAX];
 
-	decider_set_failed(ctx, kind == NFTSET_PASS   ? "pass"
-	                        : kind == NFTSET_TRAP ? "trap"
-	                                              : "allow",
+	decider_set_failed(ctx,
+	                   kind == NFTSET_PASS   ? "pass"
+	                   : kind == NFTSET_TRAP ? "trap"
+	                                         : "allow",
 	                   ip_range_format(range, text), err);
 }
 

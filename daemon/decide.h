@@ -63,8 +63,7 @@ int decider_decide(struct decider *d, struct grey_attempt *a,
  * Return: a handle for decider_decide_cancel while done is still to
  * come, or NULL (told already). */
 struct gateway_decision *decider_decide_async(struct decider *d,
-                                              struct grey_attempt *a,
-                                              bool log,
+                                              struct grey_attempt *a, bool log,
                                               decision_done_fn *done,
                                               void *ctx);
 

@@ -160,7 +160,8 @@ rebuilt(void *ctx, int err, uint64_t passes, uint64_t traps, uint64_t allows)
 		log_info("nft: rebuilt from %s: %" PRIu64 " passed and "
 		         "%" PRIu64 " trapped clients, %" PRIu64
 		         " new allow entries",
-		         grey_store_where(f->links.records), passes, traps, allows);
+		         grey_store_where(f->links.records), passes, traps,
+		         allows);
 }
 
 int

@@ -38,25 +38,25 @@
 struct gateway {
 	struct config *cfg;
 	struct loop *loop;
-	struct store *store; /* LMDB: the greylist, or (with a shared
-				store) this gateway's own report */
+	struct store *store;        /* LMDB: the greylist, or (with a shared
+	                               store) this gateway's own report */
 	struct grey_store *records; /* the greylist's store, whichever it
-				       is: what the decider asks */
-	struct decider *decider; /* the decider's state and its greylist
-				    (decide.c) */
+	                               is: what the decider asks */
+	struct decider *decider;    /* the decider's state and its greylist
+	                               (decide.c) */
 	struct nftset *nft;
 	struct sets_follower *sets; /* the sets' listener (follow_sets.c) */
-	struct commands *commands; /* greygatectl's door (commands.c) */
+	struct commands *commands;  /* greygatectl's door (commands.c) */
 	struct policy_door *policy_door; /* NULL: off */
-	struct housekeeping *hk; /* and the report's figures
-				    (housekeeping.c) */
-	struct allow_lists *allow; /* (allow_lists.c) */
+	struct housekeeping *hk;         /* and the report's figures
+	                                    (housekeeping.c) */
+	struct allow_lists *allow;       /* (allow_lists.c) */
 	/* the child */
-	struct supervisor *sup; /* its process, restarts, verdict queue
-				   and refusals (supervise.c) */
+	struct supervisor *sup;          /* its process, restarts, verdict queue
+	                                    and refusals (supervise.c) */
 	struct metrics_figures *figures; /* greygated's start, what its
-					    counters carry over (metrics.c) */
-	struct handoff_state *handoff; /* (handoff.c) */
+	                                    counters carry over (metrics.c) */
+	struct handoff_state *handoff;   /* (handoff.c) */
 	struct metrics_listener *metrics_listener; /* NULL: none */
 };
 /* --- start --- */
@@ -159,7 +159,8 @@ open_policy(struct gateway *gw, char *err)
 	        gw->loop, gw->cfg, gw->store, gw->decider, gw->figures});
 	if (!gw->hk)
 		return -ENOMEM;
-	metrics_figures_begin(gw->figures, grey_get_counters(decider_grey(gw->decider)));
+	metrics_figures_begin(gw->figures,
+	                      grey_get_counters(decider_grey(gw->decider)));
 	/* The greylist's store: Redis (shared_open sets it) or this file. */
 	if (cfg->store_url.redis) {
 		struct shared_allow_source allow = {allow_entries_of, gw};
@@ -288,9 +289,8 @@ open_control(struct gateway *gw, char *err)
 			  "its members may use greygatectl, the child may not",
 			  cfg->admin_group);
 	struct command_links links = {
-	        root_figures, root_reload, gw,         gw->loop,
-	        gw->cfg,      gw->decider, gw->records, gw->nft,
-	        gw->allow,    gw->hk};
+	        root_figures, root_reload, gw,      gw->loop,  gw->cfg,
+	        gw->decider,  gw->records, gw->nft, gw->allow, gw->hk};
 
 	return commands_open(&links, &access, &gw->commands, err);
 }
@@ -337,7 +337,7 @@ start_gateway(struct gateway *gw, char *err)
 
 int
 gateway_open(struct config *cfg, struct loop *loop, struct gateway **out,
-	     char *err)
+             char *err)
 {
 	struct gateway *gw = calloc(1, sizeof(*gw));
 	struct decision_port decide;
@@ -473,7 +473,7 @@ gateway_close(struct gateway *gw)
 	nftset_close(gw->nft);
 	gw->nft = NULL;
 	housekeeping_close(gw->hk); /* (the figures saved: committed
-				       below) */
+	                               below) */
 	decider_close(gw->decider);
 	if (gw->store) {
 		size_t waiting = store_pending(gw->store);
@@ -510,16 +510,17 @@ static void
 count_sets(struct gateway *gw, struct metrics_snapshot *s)
 {
 	size_t nallow;
-	const struct allow_range *allow = allow_lists_ranges(gw->allow, &nallow, NULL);
+	const struct allow_range *allow =
+	        allow_lists_ranges(gw->allow, &nallow, NULL);
 
 	for (size_t i = 0; i < nallow; i++)
 		s->sets[NFTSET_ALLOW][allow[i].range.family == AF_INET6]++;
 	for (int f = 0; f < 2; f++) {
 		int family = f ? AF_INET6 : AF_INET;
-		int64_t passes = grey_store_count(gw->records, GREY_STORE_PASSES,
-		                                  family);
-		int64_t traps = grey_store_count(gw->records, GREY_STORE_TRAPS,
-		                                 family);
+		int64_t passes = grey_store_count(gw->records,
+		                                  GREY_STORE_PASSES, family);
+		int64_t traps =
+		        grey_store_count(gw->records, GREY_STORE_TRAPS, family);
 
 		/* (a store every gateway writes keeps no count here) */
 		s->sets_uncounted = passes < 0 || traps < 0;
@@ -550,7 +551,8 @@ gateway_figures(struct gateway *gw, struct metrics_snapshot *s)
 	s->child_restarts = sup.starts > 1 ? sup.starts - 1 : 0;
 	s->verdicts_unsent = sup.verdicts_unsent;
 	s->records_refused = sup.records_refused;
-	s->nretiring = retiring_list(gw->sup, pids, since, METRICS_RETIRING_MAX);
+	s->nretiring =
+	        retiring_list(gw->sup, pids, since, METRICS_RETIRING_MAX);
 	for (size_t i = 0; i < s->nretiring; i++)
 		s->retiring[i] = (struct metrics_retiring){pids[i], since[i]};
 	s->policy_door_on = gw->policy_door != NULL;
@@ -560,7 +562,8 @@ gateway_figures(struct gateway *gw, struct metrics_snapshot *s)
 	s->triplets = store_count(gw->store, -1);
 	s->passes = store_count(gw->store, STORE_PASS);
 	s->traps = store_count(gw->store, STORE_TRAP);
-	handoff_auto_text(gw->handoff, s->handoff_auto, sizeof(s->handoff_auto));
+	handoff_auto_text(gw->handoff, s->handoff_auto,
+	                  sizeof(s->handoff_auto));
 	s->handoff_ready = handoff_ready(gw->handoff);
 	handoff_get_counts(gw->handoff, &s->handoffs_started,
 	                   &s->handoffs_failed);

@@ -23,7 +23,7 @@ struct loop;
  * Return: 0 or -errno.
  */
 int gateway_open(struct config *cfg, struct loop *loop, struct gateway **out,
-		 char *err);
+                 char *err);
 
 /* gateway_close - stop the child, close everything; the nft table goes
  * with it. */

@@ -43,16 +43,18 @@ struct housekeeping {
 static void
 restore_stats(struct housekeeping *hk)
 {
-	int r = grey_stats_load(decider_grey(hk->links.decider), &hk->stats_since);
+	int r = grey_stats_load(decider_grey(hk->links.decider),
+	                        &hk->stats_since);
 
 	if (r == STORE_FOUND) {
 		char when[FMT_UTC_MAX];
 
 		fmt_utc(hk->stats_since, when);
-		hk->stats_saved = *grey_get_counters(decider_grey(hk->links.decider));
+		hk->stats_saved =
+		        *grey_get_counters(decider_grey(hk->links.decider));
 		log_info("report: counting on since %s (%" PRIu64
-			 " attempts so far)",
-			 when, hk->stats_saved.attempts);
+		         " attempts so far)",
+		         when, hk->stats_saved.attempts);
 		return;
 	}
 	hk->stats_since = metrics_figures_started(hk->links.figures);
@@ -67,15 +69,18 @@ restore_stats(struct housekeeping *hk)
 static void
 save_stats(struct housekeeping *hk)
 {
-	const struct grey_counters *k = grey_get_counters(decider_grey(hk->links.decider));
+	const struct grey_counters *k =
+	        grey_get_counters(decider_grey(hk->links.decider));
 	bool changed = memcmp(k, &hk->stats_saved, sizeof(*k)) != 0;
 
 	if (hk->records) /* (at the end: gone, with its connection) */
-		grey_store_share_report(hk->records, decider_grey(hk->links.decider),
+		grey_store_share_report(hk->records,
+		                        decider_grey(hk->links.decider),
 		                        hk->stats_since, changed);
 	if (!changed)
 		return;
-	if (grey_stats_save(decider_grey(hk->links.decider), hk->stats_since) < 0) {
+	if (grey_stats_save(decider_grey(hk->links.decider), hk->stats_since) <
+	    0) {
 		log_warnx("report: cannot save its figures to the store");
 		return;
 	}
@@ -85,14 +90,17 @@ save_stats(struct housekeeping *hk)
 void
 housekeeping_stats_reset(struct housekeeping *hk)
 {
-	metrics_figures_report_reset(hk->links.figures,
-	                             grey_get_counters(decider_grey(hk->links.decider)));
+	metrics_figures_report_reset(
+	        hk->links.figures,
+	        grey_get_counters(decider_grey(hk->links.decider)));
 	grey_stats_reset(decider_grey(hk->links.decider));
 	hk->stats_since = loop_wall_sec(hk->links.loop);
-	if (grey_stats_save(decider_grey(hk->links.decider), hk->stats_since) < 0)
+	if (grey_stats_save(decider_grey(hk->links.decider), hk->stats_since) <
+	    0)
 		log_warnx("report: cannot save its figures to the store");
 	hk->stats_saved = *grey_get_counters(decider_grey(hk->links.decider));
-	grey_store_share_report(hk->records, decider_grey(hk->links.decider), hk->stats_since, true);
+	grey_store_share_report(hk->records, decider_grey(hk->links.decider),
+	                        hk->stats_since, true);
 	decider_commit(hk->links.decider);
 	log_info("report: counting starts again");
 }
@@ -136,13 +144,15 @@ say_purged(struct housekeeping *hk, int64_t now)
 		return;
 	if (hk->purged_said && now - hk->purged_said < PURGED_SAID_SEC)
 		return;
-	log_info("store: purged %s%s%" PRIu64 " triplet(s) unseen for the retry "
+	log_info("store: purged %s%s%" PRIu64
+	         " triplet(s) unseen for the retry "
 	         "window (%us), %" PRIu64 " pass(es) and %" PRIu64
 	         " trap(s) past their end; %zu triplet(s), %zu pass(es) and "
 	         "%zu trap(s) kept",
 	         since, since[0] ? ": " : "", p->triplets,
 	         hk->links.cfg->grey.retry_window_sec, p->passes, p->traps,
-	         store_count(hk->links.store, -1), store_count(hk->links.store, STORE_PASS),
+	         store_count(hk->links.store, -1),
+	         store_count(hk->links.store, STORE_PASS),
 	         store_count(hk->links.store, STORE_TRAP));
 	memset(p, 0, sizeof(*p));
 	hk->purged_said = now;
@@ -157,8 +167,9 @@ on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 
 	if (allow_lists_expire(hk->allow, now))
 		allow_lists_reload(hk->allow);
-	r = store_purge(hk->links.store, now, hk->links.cfg->grey.retry_window_sec,
-			PURGE_BATCH, &hk->purged);
+	r = store_purge(hk->links.store, now,
+	                hk->links.cfg->grey.retry_window_sec, PURGE_BATCH,
+	                &hk->purged);
 	if (r < 0)
 		log_warnx("store: purging expired records: %s", strerror(-r));
 	say_purged(hk, now);
@@ -173,7 +184,6 @@ on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 	log_store_events(hk);
 	loop_timer_arm(loop, t, loop_now_ms(loop) + HOUSEKEEPING_MS);
 }
-
 
 struct housekeeping *
 housekeeping_open(const struct housekeeping_links *l)

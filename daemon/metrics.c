@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The registry of greygated's figures, what the counters carry over a
  * child's restart, and the Prometheus exposition (greygatectl status's
- * text and JSON are metrics_status.c; see metrics.h). Every figure is read once into a snapshot (by the root:
- * daemon/figures.c), then each entry of the registry names its place
- * there. Nothing here asks a service. */
+ * text and JSON are metrics_status.c; see metrics.h). Every figure is read once
+ * into a snapshot (by the root: daemon/gateway.c), then each entry of the
+ * registry names its place there. Nothing here asks a service. */
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>

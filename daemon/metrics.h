@@ -29,7 +29,7 @@
 #define METRICS_RETIRING_MAX 8
 
 /* Every figure, read at one moment, and what the renderings show beside
- * them: the root collects it (gateway_figures, daemon/figures.c) from
+ * them: the root collects it (gateway_figures, daemon/gateway.c) from
  * each service; this module only renders it, so it knows no service. */
 struct metrics_snapshot {
 	struct grey_counters decided; /* for the life of greygated */

@@ -33,10 +33,8 @@ struct config;
 struct loop;
 struct metrics_snapshot;
 int metrics_listen_open(struct loop *loop, const struct config *cfg,
-                        void (*figures)(void *root,
-                                        struct metrics_snapshot *s),
-                        void *root, struct metrics_listener **out,
-                        char *err);
+                        void (*figures)(void *root, struct metrics_snapshot *s),
+                        void *root, struct metrics_listener **out, char *err);
 
 /* metrics_listen_close - end the listener process and free it (NULL is
  * fine). */

@@ -116,8 +116,7 @@ on_ended(struct proc *p, pid_t pid, int status, void *ctx)
 	                    "it may not make)"
 	                  : "",
 	          RESTART_MS / 1000);
-	loop_timer_arm(m->loop, &m->restart,
-	               loop_now_ms(m->loop) + RESTART_MS);
+	loop_timer_arm(m->loop, &m->restart, loop_now_ms(m->loop) + RESTART_MS);
 }
 
 /* The listener process, exec'd from greygated's own file with its two
@@ -161,9 +160,8 @@ spawn(struct metrics_listener *m)
 	}
 	close(sv[1]);
 	m->proc = proc_watch(m->loop, pid, on_ended, m);
-	r = m->proc ? loop_add_fd(m->loop, sv[0], EPOLLIN,
-	                                   on_listener, m)
-	                     : -errno;
+	r = m->proc ? loop_add_fd(m->loop, sv[0], EPOLLIN, on_listener, m)
+	            : -errno;
 	if (r < 0) {
 		close(sv[0]);
 		if (m->proc) {

@@ -113,9 +113,9 @@ on_fetched(struct grey_records *w, int r, void *ctx)
 }
 
 int
-command_release(const struct command_links *links, const char *client, const char *sender,
-                const char *rcpt, const char *who, char *key_out,
-                size_t key_len)
+command_release(const struct command_links *links, const char *client,
+                const char *sender, const char *rcpt, const char *who,
+                char *key_out, size_t key_len)
 {
 	struct release stack = {0}, *rl = &stack;
 	struct grey_client key;
@@ -169,22 +169,23 @@ command_key_of(const struct command_links *links, const char *client,
 		return -EINVAL;
 	/* A wider network holds many keys: not one at once. */
 	if (given.prefix < (given.family == AF_INET ? links->cfg->grey.prefix4
-						    : links->cfg->grey.prefix6))
+	                                            : links->cfg->grey.prefix6))
 		return -ERANGE;
 	/* "198.51.100.7" and "198.51.100.0/24" both mean the key /24. */
 	a.family = given.family;
 	memcpy(a.bytes, given.bytes, 16);
-	grey_client_of(&a, given.family == AF_INET ? links->cfg->grey.prefix4
-						   : links->cfg->grey.prefix6,
-		       key);
+	grey_client_of(&a,
+	               given.family == AF_INET ? links->cfg->grey.prefix4
+	                                       : links->cfg->grey.prefix6,
+	               key);
 	if (given_out)
 		*given_out = given;
 	return 0;
 }
 
 int
-command_forget(const struct command_links *links, const char *client, char *key_out,
-	       size_t key_len)
+command_forget(const struct command_links *links, const char *client,
+               char *key_out, size_t key_len)
 {
 	struct grey_client given, key;
 	struct nftset_prefix p;
@@ -205,7 +206,8 @@ command_forget(const struct command_links *links, const char *client, char *key_
 		int t;
 
 		decider_prefix_of(&given, &p);
-		if (links->nft && (t = nftset_del(links->nft, NFTSET_TRAP, &p)) < 0)
+		if (links->nft &&
+		    (t = nftset_del(links->nft, NFTSET_TRAP, &p)) < 0)
 			decider_set_failed(links->decider, "forget", client, t);
 	}
 	decider_prefix_of(&key, &p);

@@ -104,7 +104,8 @@ on_ended(struct proc *p, pid_t pid, int status, void *ctx)
 	struct retiring *r = ctx;
 
 	if (r->sock >= 0)
-		on_sock(r->sup->links.loop, r->sock, EPOLLIN, r); /* its last words */
+		on_sock(r->sup->links.loop, r->sock, EPOLLIN,
+		        r); /* its last words */
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		log_info("child %d (before the reload) has handed over and "
 		         "ended",
@@ -161,7 +162,8 @@ retiring_add(struct supervisor *sup, struct proc *proc, int sock,
 		r->sock = -1;
 	}
 	loop_timer_init(&r->bound, on_bound, r);
-	loop_timer_arm(sup->links.loop, &r->bound, loop_now_ms(sup->links.loop) + BOUND_MS);
+	loop_timer_arm(sup->links.loop, &r->bound,
+	               loop_now_ms(sup->links.loop) + BOUND_MS);
 	return 0;
 }
 

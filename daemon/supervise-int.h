@@ -13,7 +13,6 @@
 #include "loop.h"
 #include "supervise.h"
 
-
 /* Verdicts waiting for room in the child's socket (it takes at most
  * net.unix.max_dgram_qlen records at a time): at most this many, then
  * they are lost (the session times out to the plain 451). */

@@ -78,7 +78,7 @@ struct handoff_child
 supervise_handoff_child(struct supervisor *sup)
 {
 	return (struct handoff_child){child_send_verdict, child_caps_changed,
-				      child_handed, sup};
+	                              child_handed, sup};
 }
 
 void
@@ -140,8 +140,8 @@ static bool
 retire_child(struct supervisor *sup)
 {
 	if (!sup->child_proc || sup->child_sock < 0 ||
-	    retiring_add(sup, sup->child_proc, sup->child_sock,
-	                 sup->sessions) < 0)
+	    retiring_add(sup, sup->child_proc, sup->child_sock, sup->sessions) <
+	            0)
 		return false;
 	/* What greygated had under way for its sessions goes: they end
 	 * there, and the new child numbers its own from 1. */
@@ -242,25 +242,25 @@ spawn(struct supervisor *sup, char *err)
 	/* Its sessions, as many as the tarpit holds (its own and those
 	 * handed to the MTA), and some to spare for the ends in flight. */
 	sessions_free(sup->sessions);
-	sup->sessions = sessions_new(sup->links.cfg->tarpit.max_conns * 2 + 64,
-				    (const uint16_t[]){sup->links.cfg->nft.tarpit_port,
-						       sup->links.cfg->nft.trap_port},
-				    sup->links.cfg->nft.trap_port ? 2 : 1);
+	sup->sessions =
+	        sessions_new(sup->links.cfg->tarpit.max_conns * 2 + 64,
+	                     (const uint16_t[]){sup->links.cfg->nft.tarpit_port,
+	                                        sup->links.cfg->nft.trap_port},
+	                     sup->links.cfg->nft.trap_port ? 2 : 1);
 	if (!sup->sessions) {
 		snprintf(err, 512, "the sessions' table: no memory");
 		return -ENOMEM;
 	}
 	if (sup->signals)
 		sessions_set_hooks(sup->sessions,
-		                   &(struct sessions_hooks){session_opened,
-		                                            session_ended,
-		                                            sup});
+		                   &(struct sessions_hooks){
+		                           session_opened, session_ended, sup});
 	/* Where each client was going: a PROXY header's destination, and a
 	 * transparent hand-off's. */
-	sessions_want_destination(sup->sessions,
-				  sup->links.cfg->handoff.mode == HANDOFF_PROXY_V2 ||
-					  sup->links.cfg->handoff.mode ==
-						  HANDOFF_TRANSPARENT);
+	sessions_want_destination(
+	        sup->sessions,
+	        sup->links.cfg->handoff.mode == HANDOFF_PROXY_V2 ||
+	                sup->links.cfg->handoff.mode == HANDOFF_TRANSPARENT);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		r = -errno;
 		snprintf(err, 512, "socketpair: %s", strerror(-r));
@@ -307,13 +307,15 @@ spawn(struct supervisor *sup, char *err)
 	handoff_send_caps(sup->links.handoff);
 	metrics_figures_child_gone(sup->links.figures, &sup->child_stats);
 	memset(&sup->child_stats, 0, sizeof(sup->child_stats));
-	r = loop_add_fd(sup->links.loop, sv[0], EPOLLIN, supervise_on_child_sock, sup);
+	r = loop_add_fd(sup->links.loop, sv[0], EPOLLIN,
+	                supervise_on_child_sock, sup);
 	if (r < 0) {
 		snprintf(err, 512, "child socket: %s", strerror(-r));
 		return r;
 	}
 	log_info("child %d started (sensor on %s, tarpit on port %u)", pid,
-		 sup->links.cfg->capture_device, sup->links.cfg->nft.tarpit_port);
+	         sup->links.cfg->capture_device,
+	         sup->links.cfg->nft.tarpit_port);
 	return 0;
 }
 
@@ -327,8 +329,9 @@ on_restart(struct loop *loop, struct loop_timer *t, void *ctx)
 		return;
 	if (spawn(sup, err) < 0) {
 		log_warnx("child: cannot start: %s; trying again in %u s", err,
-			  sup->restart_delay_ms / 1000);
-		loop_timer_arm(loop, t, loop_now_ms(loop) + sup->restart_delay_ms);
+		          sup->restart_delay_ms / 1000);
+		loop_timer_arm(loop, t,
+		               loop_now_ms(loop) + sup->restart_delay_ms);
 		if (sup->restart_delay_ms < RESTART_MAX_MS)
 			sup->restart_delay_ms *= 2;
 	}
@@ -363,23 +366,26 @@ on_child_ended(struct proc *p, pid_t pid, int status, void *ctx)
 	char why[256];
 
 	if (sup->child_sock >= 0)
-		supervise_on_child_sock(sup->links.loop, sup->child_sock, EPOLLIN, sup);
+		supervise_on_child_sock(sup->links.loop, sup->child_sock,
+		                        EPOLLIN, sup);
 	supervise_close_child_sock(sup);
 	sup->child_proc = NULL;
 	sup->child_pid = 0;
 	if (sup->child_stop_asked) {
 		sup->child_stop_asked = false;
 		log_info("child %d ended; starting a new one", (int)pid);
-		loop_timer_arm(sup->links.loop, &sup->restart, loop_now_ms(sup->links.loop));
+		loop_timer_arm(sup->links.loop, &sup->restart,
+		               loop_now_ms(sup->links.loop));
 		return;
 	}
 	supervise_describe_end(status, why, sizeof(why));
-	if (loop_wall_sec(sup->links.loop) - sup->child_since >= CHILD_HEALTHY_SEC)
+	if (loop_wall_sec(sup->links.loop) - sup->child_since >=
+	    CHILD_HEALTHY_SEC)
 		sup->restart_delay_ms = RESTART_FIRST_MS;
 	log_warnx("child %d %s; starting a new one in %u ms", (int)pid, why,
-		  sup->restart_delay_ms);
+	          sup->restart_delay_ms);
 	loop_timer_arm(sup->links.loop, &sup->restart,
-		       loop_now_ms(sup->links.loop) + sup->restart_delay_ms);
+	               loop_now_ms(sup->links.loop) + sup->restart_delay_ms);
 	if (sup->restart_delay_ms < RESTART_MAX_MS)
 		sup->restart_delay_ms *= 2;
 }
@@ -392,7 +398,8 @@ supervise_start(struct supervisor *sup, char *err)
 	if (sup->links.cfg->signals.lookups && !sup->signals) {
 		char why[400];
 
-		sup->signals = signals_new(sup->links.loop, sup->links.cfg, why, sizeof(why));
+		sup->signals = signals_new(sup->links.loop, sup->links.cfg, why,
+		                           sizeof(why));
 		if (!sup->signals) {
 			snprintf(err, 512, "[signals]: %s", why);
 			return -EINVAL;
@@ -435,7 +442,8 @@ supervise_restart(struct supervisor *sup)
 	sup->restart_delay_ms = RESTART_FIRST_MS;
 	/* Its sessions handed to the MTA finish where they are. */
 	if (retire_child(sup) || !sup->child_proc) {
-		loop_timer_arm(sup->links.loop, &sup->restart, loop_now_ms(sup->links.loop));
+		loop_timer_arm(sup->links.loop, &sup->restart,
+		               loop_now_ms(sup->links.loop));
 		return;
 	}
 	/* It could not be told: ended, and a new one once it has. */

@@ -49,12 +49,12 @@ void supervise_dns(const struct supervisor *sup, struct metrics_snapshot *s);
 
 /* What status and metrics tell of the child. */
 struct supervise_status {
-	pid_t pid;               /* 0: none (restarting) */
-	unsigned starts;         /* children started so far */
-	int64_t since;           /* the running one's start, epoch s */
+	pid_t pid;                     /* 0: none (restarting) */
+	unsigned starts;               /* children started so far */
+	int64_t since;                 /* the running one's start, epoch s */
 	const struct ipc_stats *stats; /* its counters (this child's) */
-	uint64_t records_refused; /* the child's records refused */
-	uint64_t verdicts_unsent; /* lost: no child, or the queue full */
+	uint64_t records_refused;      /* the child's records refused */
+	uint64_t verdicts_unsent;      /* lost: no child, or the queue full */
 };
 void supervise_get_status(const struct supervisor *sup,
                           struct supervise_status *out);
@@ -83,7 +83,7 @@ void supervise_describe_end(int status, char *buf, size_t len);
  * taken).
  */
 int retiring_add(struct supervisor *sup, struct proc *proc, int sock,
-		 struct sessions *sessions);
+                 struct sessions *sessions);
 /* retiring_list - the children finishing their hand-offs, newest
  * first: their pids and since when (epoch s), max at most. Return: how
  * many. */
@@ -101,6 +101,6 @@ void supervise_flush(struct supervisor *sup);
  * its hand-off connection if it has one (v->handoff_fd: closed here once
  * sent). */
 void supervise_send_verdict(struct supervisor *sup, uint64_t session,
-			    uint32_t question, const struct tarpit_verdict *v);
+                            uint32_t question, const struct tarpit_verdict *v);
 
 #endif

@@ -67,12 +67,12 @@ warn_capture_losses(struct supervisor *sup)
 	    now - sup->drops_warned < CAPTURE_LOSS_WARN_SEC)
 		return;
 	log_warnx("capture: %" PRIu64 " packets lost since %s (its ring was "
-		  "full); the sensor did not see them: if this recurs, raise "
-		  "capture_buffer (now %u KiB)",
-		  dropped - sup->drops_warned_at_count,
-		  sup->drops_warned_at_count ? "the last warning"
-					    : "the child started",
-		  sup->links.cfg->capture_buffer / 1024);
+	          "full); the sensor did not see them: if this recurs, raise "
+	          "capture_buffer (now %u KiB)",
+	          dropped - sup->drops_warned_at_count,
+	          sup->drops_warned_at_count ? "the last warning"
+	                                     : "the child started",
+	          sup->links.cfg->capture_buffer / 1024);
 	sup->drops_warned_at_count = dropped;
 	sup->drops_warned = now;
 }
@@ -83,7 +83,7 @@ struct pending_attempt {
 	struct supervisor *sup;
 	struct ipc_attempt at;
 	unsigned child; /* the child that asked (sup->child_starts): session
-			   ids start again with each */
+	                   ids start again with each */
 };
 
 /* A tarpit session's question: decided, and answered (an answer the
@@ -92,15 +92,15 @@ struct pending_attempt {
  * socket (sessions.h); a session that ended meanwhile hears nothing. */
 static void
 on_attempt_decided(int r, const struct grey_attempt *a,
-		   const struct grey_decision *d, void *ctx)
+                   const struct grey_decision *d, void *ctx)
 {
 	struct pending_attempt *p = ctx;
 	struct supervisor *sup = p->sup;
 	const struct ipc_attempt *at = &p->at;
-	struct session_info *si = p->child == sup->child_starts
-					  ? sessions_find(sup->sessions,
-							  at->session)
-					  : NULL;
+	struct session_info *si =
+	        p->child == sup->child_starts
+	                ? sessions_find(sup->sessions, at->session)
+	                : NULL;
 	struct tarpit_verdict v;
 
 	decider_verdict_of(sup->links.decider, r, d, &v);
@@ -112,11 +112,12 @@ on_attempt_decided(int r, const struct grey_attempt *a,
 	 * hand-off is on (one at a time a session: a child asking again
 	 * meanwhile gets no second connection); the verdict goes with the
 	 * connection then. */
-	if (v.action == TARPIT_PASS && sup->links.cfg->handoff.mode != HANDOFF_OFF &&
+	if (v.action == TARPIT_PASS &&
+	    sup->links.cfg->handoff.mode != HANDOFF_OFF &&
 	    handoff_ready(sup->links.handoff) && !si->handing) {
 		si->handing = true;
-		if (handoff_begin(sup->links.handoff, at->session, at->question, &si->ends,
-				  at->helo, &v) == 0) {
+		if (handoff_begin(sup->links.handoff, at->session, at->question,
+		                  &si->ends, at->helo, &v) == 0) {
 			free(p);
 			return;
 		}
@@ -133,10 +134,10 @@ on_signals_ready(void *ctx, const struct session_signals *ss)
 {
 	struct pending_attempt *p = ctx;
 	struct supervisor *sup = p->sup;
-	struct session_info *si = ss && p->child == sup->child_starts
-					  ? sessions_find(sup->sessions,
-							  p->at.session)
-					  : NULL;
+	struct session_info *si =
+	        ss && p->child == sup->child_starts
+	                ? sessions_find(sup->sessions, p->at.session)
+	                : NULL;
 	char text[GREY_SIGNALS_MAX];
 	struct grey_attempt a;
 
@@ -146,12 +147,13 @@ on_signals_ready(void *ctx, const struct session_signals *ss)
 	}
 	ipc_attempt_view(&p->at, &si->ends, &a);
 	signals_apply(ss, &a, text);
-	decider_decide_async(sup->links.decider, &a, true, on_attempt_decided, p);
+	decider_decide_async(sup->links.decider, &a, true, on_attempt_decided,
+	                     p);
 }
 
 static void
 on_attempt(struct supervisor *sup, const struct ipc_attempt *at,
-	   const struct session_info *si)
+           const struct session_info *si)
 {
 	struct grey_attempt a;
 	/* The session waits; on a shared store the answer comes later. */
@@ -181,14 +183,15 @@ on_attempt(struct supervisor *sup, const struct ipc_attempt *at,
 	    signals_when_connected(si->attached, on_signals_ready, p) == 0)
 		return;
 	ipc_attempt_view(&p->at, &si->ends, &a);
-	decider_decide_async(sup->links.decider, &a, true, on_attempt_decided, p);
+	decider_decide_async(sup->links.decider, &a, true, on_attempt_decided,
+	                     p);
 }
 
 /* One verdict to the child, with its connection to the MTA if any.
  * Return: 0, -EAGAIN (no room now), or another -errno. */
 static int
 send_verdict_now(struct supervisor *sup, uint64_t session, uint32_t question,
-		 const struct tarpit_verdict *v)
+                 const struct tarpit_verdict *v)
 {
 	union ipc_fd_control control;
 	struct ipc_record rec;
@@ -216,7 +219,7 @@ flush_caps(struct supervisor *sup)
 		return true;
 	handoff_fill_caps(sup->links.handoff, &rec);
 	if (send(sup->child_sock, &rec, sizeof(rec),
-		 MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof(rec)) {
+	         MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof(rec)) {
 		sup->caps_pending = false;
 		return true;
 	}
@@ -250,7 +253,7 @@ supervise_flush(struct supervisor *sup)
 
 		for (; n < BATCH && n < sup->vq_len; n++) {
 			struct queued_verdict *q =
-				&sup->vq[(sup->vq_head + n) % sup->vq_size];
+			        &sup->vq[(sup->vq_head + n) % sup->vq_size];
 			struct msghdr *m = &msgs[n].msg_hdr;
 
 			ipc_fill_verdict(&recs[n], q->session, q->question,
@@ -263,7 +266,7 @@ supervise_flush(struct supervisor *sup)
 				ipc_attach_fd(m, &control[n], q->v.handoff_fd);
 		}
 		sent = sendmmsg(sup->child_sock, msgs, n,
-				MSG_DONTWAIT | MSG_NOSIGNAL);
+		                MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
 		/* A failure other than no room: the first is lost. */
@@ -287,7 +290,7 @@ supervise_flush(struct supervisor *sup)
 	if (sup->vq_watching != waiting) {
 		sup->vq_watching = waiting;
 		loop_mod_fd(sup->links.loop, sup->child_sock,
-			    EPOLLIN | (waiting ? EPOLLOUT : 0));
+		            EPOLLIN | (waiting ? EPOLLOUT : 0));
 	}
 }
 
@@ -314,7 +317,7 @@ queue_verdict(struct supervisor *sup)
 
 void
 supervise_send_verdict(struct supervisor *sup, uint64_t session,
-		       uint32_t question, const struct tarpit_verdict *v)
+                       uint32_t question, const struct tarpit_verdict *v)
 {
 	struct queued_verdict *q;
 	struct session_info *si;
@@ -323,8 +326,7 @@ supervise_send_verdict(struct supervisor *sup, uint64_t session,
 	/* Answered, as far as greygated goes: the session may ask again. */
 	ipc_answered(sup->sessions, session);
 	/* Handed: its later recipients come up as events naming it. */
-	if (v->handoff_fd >= 0 && (si = sessions_find(sup->sessions,
-						      session)))
+	if (v->handoff_fd >= 0 && (si = sessions_find(sup->sessions, session)))
 		si->handed = true;
 	if (sup->child_sock < 0) {
 		r = -ENOTCONN;
@@ -350,7 +352,7 @@ supervise_send_verdict(struct supervisor *sup, uint64_t session,
 
 static void
 nothing_to_answer(int r, const struct grey_attempt *a,
-		  const struct grey_decision *d, void *ctx)
+                  const struct grey_decision *d, void *ctx)
 {
 }
 
@@ -365,7 +367,8 @@ on_fast_event(struct supervisor *sup, const struct ipc_event *e)
 	ipc_event_view(e, &ev);
 	if (!attempt_of_event(&ev, 0, &a))
 		return;
-	decider_decide_async(sup->links.decider, &a, true, nothing_to_answer, NULL);
+	decider_decide_async(sup->links.decider, &a, true, nothing_to_answer,
+	                     NULL);
 }
 
 /* A record greygated will not act on: counted, and said (every one, up
@@ -382,8 +385,8 @@ refused(struct supervisor *sup, const struct ipc_record *rec, const char *why)
 	if (now - sup->refusals_minute >= 60) {
 		if (sup->refusals_unsaid)
 			log_warnx("child: %llu more records refused in the "
-				  "last minute",
-				  (unsigned long long)sup->refusals_unsaid);
+			          "last minute",
+			          (unsigned long long)sup->refusals_unsaid);
 		sup->refusals_minute = now;
 		sup->refusals_said = 0;
 		sup->refusals_unsaid = 0;
@@ -409,7 +412,7 @@ refused(struct supervisor *sup, const struct ipc_record *rec, const char *why)
 /* One record from the child, as ipc_take_up takes it. */
 static void
 on_record(struct supervisor *sup, struct ipc_record *rec, ssize_t len,
-	  int passed_fd, bool extra)
+          int passed_fd, bool extra)
 {
 	struct ipc_up up;
 
@@ -470,7 +473,8 @@ supervise_on_child_sock(struct loop *loop, int fd, uint32_t events, void *ctx)
 			return;
 		}
 		for (int i = 0; i < n; i++)
-			on_record(sup, &b.rec[i], b.len[i], b.fd[i], b.extra[i]);
+			on_record(sup, &b.rec[i], b.len[i], b.fd[i],
+			          b.extra[i]);
 		if (n < IPC_BATCH)
 			break;
 	}

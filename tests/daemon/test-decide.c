@@ -12,55 +12,25 @@
 #include <sys/socket.h>
 
 #include "check.h"
-#include "decide.h"
-#include "grey_store.h"
+#include "decider_rig.h"
 #include "log.h"
 
 #define T0 1700000000
 
-/* What the decider is made with, as greygated wires it. */
-static struct {
-	struct config *cfg;
-	struct loop *loop;
-	struct store *store;
-	struct grey_store *records;
-	struct decider *decider;
-} gw;
-static struct config cfg;
+static struct decider_rig rig;
 static struct timesrc_fake clock_;
-static char dir[64];
 
 static void
 setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/gg-decide-XXXXXX");
-	CHECK(mkdtemp(dir));
-	config_defaults(&cfg);
 	timesrc_fake_init(&clock_, T0);
-	memset(&gw, 0, sizeof(gw));
-	gw.cfg = &cfg;
-	gw.loop = loop_new(&clock_.base);
-	CHECK(gw.loop);
-	CHECK_INT(store_open(dir, false, &gw.store), 0);
-	gw.records = grey_store_lmdb_new(gw.store);
-	CHECK(gw.records);
-	gw.decider = decider_new(gw.loop, &cfg);
-	CHECK(gw.decider);
-	CHECK_INT(decider_open(gw.decider, gw.store), 0);
-	decider_use_records(gw.decider, gw.records);
+	decider_rig_open(&rig, "decide", &clock_.base);
 }
 
 static void
 teardown(void)
 {
-	char cmd[128];
-
-	grey_store_free(gw.records);
-	decider_free(gw.decider);
-	store_close(gw.store);
-	loop_free(gw.loop);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	CHECK_INT(system(cmd), 0);
+	decider_rig_close(&rig);
 }
 
 /* A tarpit attempt as the child sends it, with its packet time. */
@@ -77,7 +47,7 @@ attempt(const char *from, int64_t child_says)
 
 	a.client.family = AF_INET;
 	inet_pton(AF_INET, "198.51.100.7", a.client.bytes);
-	CHECK_INT(decider_decide(gw.decider, &a, &d), 0);
+	CHECK_INT(decider_decide(rig.decider, &a, &d), 0);
 	return d;
 }
 
@@ -100,8 +70,8 @@ test_own_clock(void)
 	 * when greygated says it is. */
 	d = attempt("a@a.test", T0 + 86400);
 	CHECK_INT(d.action, GREY_GREYLIST);
-	CHECK_INT(d.wait_sec, cfg.grey.delay_sec);
-	CHECK_INT(store_each_triplet(gw.store, first_seen, &seen), 0);
+	CHECK_INT(d.wait_sec, rig.cfg.grey.delay_sec);
+	CHECK_INT(store_each_triplet(rig.store, first_seen, &seen), 0);
 	CHECK_INT(seen, T0);
 	/* A retry the child dates past the delay, before greygated's clock
 	 * got there: still early. */
@@ -109,16 +79,17 @@ test_own_clock(void)
 	d = attempt("a@a.test", T0 + 100000);
 	CHECK_INT(d.action, GREY_GREYLIST);
 	CHECK_INT(d.reason, GREY_REASON_EARLY_RETRY);
-	CHECK_INT(d.wait_sec, cfg.grey.delay_sec - 100);
+	CHECK_INT(d.wait_sec, rig.cfg.grey.delay_sec - 100);
 	/* And one it dates in the past, once greygated's clock passed the
 	 * delay: it passes. */
-	timesrc_fake_advance_ms(&clock_, (uint64_t)cfg.grey.delay_sec * 1000);
+	timesrc_fake_advance_ms(&clock_,
+	                        (uint64_t)rig.cfg.grey.delay_sec * 1000);
 	d = attempt("a@a.test", 0);
 	CHECK_INT(d.action, GREY_PASS);
 	CHECK_INT(d.reason, GREY_REASON_RETRY_PASSED);
-	CHECK_INT(d.delay_sec, cfg.grey.delay_sec + 100);
-	CHECK_INT(d.expires,
-	          T0 + 100 + cfg.grey.delay_sec + cfg.grey.pass_ttl_sec);
+	CHECK_INT(d.delay_sec, rig.cfg.grey.delay_sec + 100);
+	CHECK_INT(d.expires, T0 + 100 + rig.cfg.grey.delay_sec +
+	                             rig.cfg.grey.pass_ttl_sec);
 	teardown();
 }
 
@@ -130,24 +101,25 @@ test_verdicts(void)
 
 	setup();
 	d = attempt("b@a.test", 0);
-	decider_verdict_of(gw.decider, 0, &d, &v);
+	decider_verdict_of(rig.decider, 0, &d, &v);
 	CHECK_INT(v.action, TARPIT_GREYLIST);
-	CHECK_INT(v.wait_sec, cfg.grey.delay_sec);
+	CHECK_INT(v.wait_sec, rig.cfg.grey.delay_sec);
 	timesrc_fake_advance_ms(&clock_, 42 * 1000);
 	d = attempt("b@a.test", 0);
-	decider_verdict_of(gw.decider, 0, &d, &v);
-	CHECK_INT(v.wait_sec, cfg.grey.delay_sec - 42);
-	timesrc_fake_advance_ms(&clock_, (uint64_t)cfg.grey.delay_sec * 1000);
+	decider_verdict_of(rig.decider, 0, &d, &v);
+	CHECK_INT(v.wait_sec, rig.cfg.grey.delay_sec - 42);
+	timesrc_fake_advance_ms(&clock_,
+	                        (uint64_t)rig.cfg.grey.delay_sec * 1000);
 	d = attempt("b@a.test", 0);
-	decider_verdict_of(gw.decider, 0, &d, &v);
+	decider_verdict_of(rig.decider, 0, &d, &v);
 	CHECK_INT(v.action, TARPIT_PASS);
 	d.action = GREY_TRAP;
-	decider_verdict_of(gw.decider, 0, &d, &v);
+	decider_verdict_of(rig.decider, 0, &d, &v);
 	CHECK_INT(v.action, TARPIT_TRAP);
 	/* The store failed: the plain deferral. */
-	decider_verdict_of(gw.decider, -EIO, &d, &v);
+	decider_verdict_of(rig.decider, -EIO, &d, &v);
 	CHECK_INT(v.action, TARPIT_GREYLIST);
-	CHECK_INT(v.wait_sec, cfg.grey.delay_sec);
+	CHECK_INT(v.wait_sec, rig.cfg.grey.delay_sec);
 	teardown();
 }
 
@@ -173,33 +145,38 @@ test_fast_path_visits(void)
 	struct grey_decision d;
 
 	setup();
-	cfg.grey.refresh_interval_sec = 60;
-	grey_set_config(decider_grey(gw.decider), &cfg.grey);
+	rig.cfg.grey.refresh_interval_sec = 60;
+	grey_set_config(decider_grey(rig.decider), &rig.cfg.grey);
 	v.client.family = AF_INET;
 	inet_pton(AF_INET, "198.51.100.7", v.client.bytes);
 	tls.kind = GREY_ATTEMPT_STARTTLS;
 	tls.client = v.client;
-	CHECK_INT(decider_decide(gw.decider, &v, &d), 0);
+	CHECK_INT(decider_decide(rig.decider, &v, &d), 0);
 	CHECK_INT(d.action, GREY_ACTION_NONE);
 	/* Passed by a retry... */
 	attempt("c@a.test", 0);
-	timesrc_fake_advance_ms(&clock_, (uint64_t)cfg.grey.delay_sec * 1000);
+	timesrc_fake_advance_ms(&clock_,
+	                        (uint64_t)rig.cfg.grey.delay_sec * 1000);
 	CHECK_INT(attempt("c@a.test", 0).action, GREY_PASS);
 	/* ... then a visit within the interval: counted, not refreshed. */
-	CHECK_INT(decider_decide(gw.decider, &v, &d), 0);
+	CHECK_INT(decider_decide(rig.decider, &v, &d), 0);
 	CHECK_INT(d.action, GREY_PASS);
 	CHECK_INT(d.reason, GREY_REASON_PASSED);
-	CHECK_INT(decider_decide(gw.decider, &tls, &d), 0);
+	CHECK_INT(decider_decide(rig.decider, &tls, &d), 0);
 	timesrc_fake_advance_ms(&clock_, 61 * 1000);
-	CHECK_INT(decider_decide(gw.decider, &v, &d), 0);
+	CHECK_INT(decider_decide(rig.decider, &v, &d), 0);
 	CHECK_INT(d.action, GREY_REFRESH);
-	CHECK_INT(d.expires, loop_wall_sec(gw.loop) + cfg.grey.pass_ttl_sec);
-	CHECK_INT(store_each_client(gw.store, STORE_PASS, 0, one_pass, &rec),
-		  0);
+	CHECK_INT(d.expires,
+	          loop_wall_sec(rig.loop) + rig.cfg.grey.pass_ttl_sec);
+	CHECK_INT(store_each_client(rig.store, STORE_PASS, 0, one_pass, &rec),
+	          0);
 	CHECK_INT(rec.sessions, 2);
 	CHECK_INT(rec.expires, d.expires);
-	CHECK_INT(grey_get_counters(decider_grey(gw.decider))->fastpath_sessions, 2);
-	CHECK_INT(grey_get_counters(decider_grey(gw.decider))->fastpath_tls, 1);
+	CHECK_INT(
+	        grey_get_counters(decider_grey(rig.decider))->fastpath_sessions,
+	        2);
+	CHECK_INT(grey_get_counters(decider_grey(rig.decider))->fastpath_tls,
+	          1);
 	teardown();
 }
 
@@ -232,22 +209,24 @@ test_listeners_hear_each_decision(void)
 	struct decider_listener l2 = {.decided = on_decided, .ctx = &two};
 
 	setup();
-	CHECK_INT(decider_listen(gw.decider, &l1), 0);
-	CHECK_INT(decider_listen(gw.decider, &l2), 0);
+	CHECK_INT(decider_listen(rig.decider, &l1), 0);
+	CHECK_INT(decider_listen(rig.decider, &l2), 0);
 	attempt("l@l.test", T0 + 5000);
 	CHECK_INT(one.calls, 1);
 	CHECK_INT(two.calls, 1);
 	CHECK_INT(one.last.action, GREY_GREYLIST);
 	CHECK_INT(one.last_now, T0);
-	timesrc_fake_advance_ms(&clock_, (uint64_t)cfg.grey.delay_sec * 1000);
+	timesrc_fake_advance_ms(&clock_,
+	                        (uint64_t)rig.cfg.grey.delay_sec * 1000);
 	attempt("l@l.test", 0);
 	CHECK_INT(one.calls, 2);
 	CHECK_INT(two.calls, 2);
 	CHECK_INT(one.last.action, GREY_PASS);
-	CHECK_INT(one.last.expires, T0 + cfg.grey.delay_sec + cfg.grey.pass_ttl_sec);
-	CHECK_INT(decider_listen(gw.decider, &l1), 0);
-	CHECK_INT(decider_listen(gw.decider, &l1), 0);
-	CHECK_INT(decider_listen(gw.decider, &l1), -ENOSPC);
+	CHECK_INT(one.last.expires,
+	          T0 + rig.cfg.grey.delay_sec + rig.cfg.grey.pass_ttl_sec);
+	CHECK_INT(decider_listen(rig.decider, &l1), 0);
+	CHECK_INT(decider_listen(rig.decider, &l1), 0);
+	CHECK_INT(decider_listen(rig.decider, &l1), -ENOSPC);
 	teardown();
 }
 

@@ -57,7 +57,8 @@ open_common(void)
 	gw.decider = decider_new(gw.loop, &cfg);
 	CHECK(gw.decider);
 	CHECK_INT(decider_open(gw.decider, gw.store), 0);
-	CHECK_INT(grey_trap_add(decider_grey(gw.decider), "trap@example.org"), 0);
+	CHECK_INT(grey_trap_add(decider_grey(gw.decider), "trap@example.org"),
+	          0);
 }
 
 static void
@@ -388,7 +389,8 @@ report_seen(const char *gateway, const void *figures, size_t len,
 	struct grey_stats st;
 
 	CHECK_INT(grey_stats_decode(figures, len, &st), 0);
-	CHECK_INT(st.counters.attempts, grey_get_counters(decider_grey(gw.decider))->attempts);
+	CHECK_INT(st.counters.attempts,
+	          grey_get_counters(decider_grey(gw.decider))->attempts);
 	grey_stats_free(&st);
 	r->gateways++;
 	snprintf(r->name, sizeof(r->name), "%s", gateway);

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* A decider as greygated wires it, for the daemon's unit tests: the
+ * default settings with the store in a fresh folder under /tmp, a real
+ * LMDB file, the greylist's records on it, the decider over both, on a
+ * loop of the given clock. No kernel sets. */
+#ifndef GREYGATE_TEST_DECIDER_RIG_H
+#define GREYGATE_TEST_DECIDER_RIG_H
+
+#include "decide.h"
+#include "grey_store.h"
+#include "timesrc.h"
+
+struct decider_rig {
+	struct config cfg;
+	struct loop *loop;
+	struct store *store;
+	struct grey_store *records;
+	struct decider *decider;
+	char dir[64];
+};
+
+/* decider_rig_open - all of it made (a failure ends the test); name
+ * names the folder. */
+void decider_rig_open(struct decider_rig *r, const char *name,
+                      const struct timesrc *clock);
+
+/* decider_rig_close - all of it closed, the folder removed. */
+void decider_rig_close(struct decider_rig *r);
+
+#endif
