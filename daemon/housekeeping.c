@@ -99,8 +99,10 @@ housekeeping_stats_reset(struct housekeeping *hk)
 	    0)
 		log_warnx("report: cannot save its figures to the store");
 	hk->stats_saved = *grey_get_counters(decider_grey(hk->links.decider));
-	grey_store_share_report(hk->records, decider_grey(hk->links.decider),
-	                        hk->stats_since, true);
+	if (hk->records) /* (between _start and _stop) */
+		grey_store_share_report(hk->records,
+		                        decider_grey(hk->links.decider),
+		                        hk->stats_since, true);
 	decider_commit(hk->links.decider);
 	log_info("report: counting starts again");
 }

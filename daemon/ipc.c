@@ -312,7 +312,10 @@ ipc_attach_fd(struct msghdr *m, union ipc_fd_control *control, int fd)
 }
 
 /* What came with a message received into m (n bytes): its descriptor,
- * whether more came, and its length as ipc_recv says it. */
+ * whether more came, and its length as ipc_recv says it. Every
+ * descriptor but the first is closed here: the control buffer has room
+ * for two (CMSG_SPACE rounds up), and a child that sent two at a time
+ * must not fill greygated's table with the second. */
 static ssize_t
 took(struct msghdr *m, ssize_t n, int *fd, bool *extra)
 {
@@ -320,12 +323,26 @@ took(struct msghdr *m, ssize_t n, int *fd, bool *extra)
 	*extra = false;
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(m); cm;
 	     cm = CMSG_NXTHDR(m, cm)) {
-		if (cm->cmsg_level == SOL_SOCKET &&
-		    cm->cmsg_type == SCM_RIGHTS &&
-		    cm->cmsg_len == CMSG_LEN(sizeof(int)) && *fd < 0)
-			memcpy(fd, CMSG_DATA(cm), sizeof(int));
-		else
+		size_t count;
+
+		if (cm->cmsg_level != SOL_SOCKET ||
+		    cm->cmsg_type != SCM_RIGHTS) {
 			*extra = true;
+			continue;
+		}
+		count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < count; i++) {
+			int got;
+
+			memcpy(&got, CMSG_DATA(cm) + i * sizeof(int),
+			       sizeof(int));
+			if (*fd < 0) {
+				*fd = got;
+				continue;
+			}
+			close(got);
+			*extra = true;
+		}
 	}
 	/* More descriptors than fit: the kernel closed what did not. */
 	if (m->msg_flags & MSG_CTRUNC)

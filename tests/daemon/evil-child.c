@@ -14,7 +14,7 @@
  * double-ask, out-of-order, extremes, "event PATH ADDR RCPT",
  * "session-event live|closed ADDR RCPT" (a handed session's later RCPT,
  * naming the newest session open or the last closed), "flood N",
- * stop-reading, start-reading. */
+ * "open-two N" (open-two N times), stop-reading, start-reading. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -319,6 +319,13 @@ command(char *line)
 	} else if (sscanf(line, "session-event closed %63s %127s", addr,
 			  rcpt) == 2) {
 		event(2, addr, rcpt, last_closed);
+	} else if (sscanf(line, "open-two %d", &n) == 1) {
+		for (int i = 0; i < n; i++) {
+			rec = session_record(IPC_OPEN, max_id + 5000 + i);
+			fds[0] = IPC_FD_LISTEN;
+			fds[1] = IPC_FD_LISTEN;
+			forge(&rec, fds, 2);
+		}
 	} else if (sscanf(line, "flood %d", &n) == 1) {
 		rec = attempt(999999999, 1, "bob@example.org");
 		for (int i = 0; i < n; i++)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Tests of the allow lists as a service, through allow_lists.h only,
- * made with a real rig.decider over a real LMDB rig.store and no kernel sets
+ * made with a real decider over a real LMDB store and no kernel sets
  * (as greygated without a gateway): a run-time entry allows its network at the
- * rig.decider at once, is kept across a restart, is one entry however it is
+ * decider at once, is kept across a restart, is one entry however it is
  * written, ends with its ttl, goes with disallow; what cannot be an entry is
  * refused with its own error; entries of the files are not the admin's to
  * disallow; every reload is a new generation. */
@@ -58,21 +58,13 @@ teardown(void)
 	decider_rig_close(&rig);
 }
 
-/* What the rig.decider does with a first attempt from addr. */
+/* What the decider does with a first attempt from addr. */
 static enum grey_action
 first_attempt(const char *addr)
 {
-	struct grey_attempt a = {.kind = GREY_ATTEMPT_RCPT,
-	                         .helo = "c.test",
-	                         .sender = "alice@example.com",
-	                         .rcpt = "bob@example.org",
-	                         .path = GREY_PATH_TARPIT};
-	struct grey_decision d;
-
-	a.client.family = strchr(addr, ':') ? AF_INET6 : AF_INET;
-	CHECK_INT(inet_pton(a.client.family, addr, a.client.bytes), 1);
-	CHECK_INT(decider_decide(rig.decider, &a, &d), 0);
-	return d.action;
+	return decider_rig_attempt(&rig, addr, "alice@example.com",
+	                           "bob@example.org")
+	        .action;
 }
 
 static bool

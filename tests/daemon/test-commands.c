@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Tests of greygatectl's door as a service, through commands.h only:
- * made with its links (a real rig.decider over a real LMDB rig.store, the allow
+ * made with its links (a real decider over a real LMDB store, the allow
  * lists, the housekeeping; no kernel sets, as greygated without a
  * gateway), asked over its real unix socket the way greygatectl asks
  * (arguments ended by NULs, a newline). Each command's answer and what
@@ -102,7 +102,7 @@ teardown(void)
 }
 
 /* One request as greygatectl sends it; its whole answer (the server
- * closes at its end) into answer, the rig.loop turning meanwhile. */
+ * closes at its end) into answer, the loop turning meanwhile. */
 static struct {
 	int fd;
 	size_t len;
@@ -175,21 +175,11 @@ check_error(const char *answer, const char *want)
 	}
 }
 
-/* A first attempt from addr, through the rig.decider as the tarpit asks. */
+/* A first attempt from addr, through the decider as the tarpit asks. */
 static struct grey_decision
 attempt(const char *addr, const char *sender, const char *rcpt)
 {
-	struct grey_attempt a = {.kind = GREY_ATTEMPT_RCPT,
-	                         .helo = "c.test",
-	                         .sender = sender,
-	                         .rcpt = rcpt,
-	                         .path = GREY_PATH_TARPIT};
-	struct grey_decision d;
-
-	a.client.family = AF_INET;
-	CHECK_INT(inet_pton(AF_INET, addr, a.client.bytes), 1);
-	CHECK_INT(decider_decide(rig.decider, &a, &d), 0);
-	return d;
+	return decider_rig_attempt(&rig, addr, sender, rcpt);
 }
 
 static void
@@ -266,7 +256,7 @@ test_release_forget(void)
 	teardown();
 }
 
-/* The report counts what the rig.decider decided; --reset starts it again. */
+/* The report counts what the decider decided; --reset starts it again. */
 static void
 test_report_reset(void)
 {

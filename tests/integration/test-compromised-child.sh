@@ -166,6 +166,16 @@ grep -q "records refused" <<<"$(ggctl status)" || fail "status does not say reco
 grep -q "^greygate_child_records_refused_total [0-9]" <<<"$(ggctl metrics)" || fail "no metric of refused records"
 echo "ok: a flood of 2,000 forged questions: counted ($(ggctl status --json | jq .child.records_refused)), $(refusals) lines logged, greygated answering"
 
+# Two descriptors with each of 500 records: refused, and greygated keeps
+# none of them (it kept both of each, in its own table, until 2026-12-06).
+fds() { find "/proc/$GG_PID/fd" -mindepth 1 | wc -l; }
+fd0=$(fds) n=$(ggctl status --json | jq .child.records_refused)
+evil "open-two 500"
+wait_for 5 eval '[ "$(ggctl status --json | jq .child.records_refused)" -ge $(( n + 500 )) ]' ||
+	fail "the records with two descriptors were not refused: $(ggctl status --json | jq -c .child)"
+[ $(( $(fds) - fd0 )) -lt 50 ] || fail "greygated kept the descriptors it was sent: $fd0 open before, $(fds) after"
+echo "ok: 500 records with two descriptors each: refused, greygated holds $(fds) descriptors ($fd0 before)"
+
 # A real client redirected to the tarpit from port 22: greylisted, then
 # passed, but never handed to port 22.
 try22() { SMTP_PORT=22 nsx client python3 "$here/../lib/smtp-session.py" try 198.51.100.10 203.0.113.1; }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* A decider as greygated wires it, for the daemon's unit tests (see
  * decider_rig.h). */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,4 +40,21 @@ decider_rig_close(struct decider_rig *r)
 	loop_free(r->loop);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->dir);
 	CHECK_INT(system(cmd), 0);
+}
+
+struct grey_decision
+decider_rig_attempt(struct decider_rig *r, const char *addr,
+                    const char *sender, const char *rcpt)
+{
+	struct grey_attempt a = {.kind = GREY_ATTEMPT_RCPT,
+	                         .helo = "c.test",
+	                         .sender = sender,
+	                         .rcpt = rcpt,
+	                         .path = GREY_PATH_TARPIT};
+	struct grey_decision d;
+
+	a.client.family = strchr(addr, ':') ? AF_INET6 : AF_INET;
+	CHECK_INT(inet_pton(a.client.family, addr, a.client.bytes), 1);
+	CHECK_INT(decider_decide(r->decider, &a, &d), 0);
+	return d;
 }

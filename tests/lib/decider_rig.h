@@ -24,6 +24,13 @@ struct decider_rig {
 void decider_rig_open(struct decider_rig *r, const char *name,
                       const struct timesrc *clock);
 
+/* decider_rig_attempt - what the decider decides of a tarpit's RCPT
+ * from addr (IPv4 or IPv6) for sender and rcpt, at its clock's now. */
+struct grey_decision decider_rig_attempt(struct decider_rig *r,
+                                         const char *addr,
+                                         const char *sender,
+                                         const char *rcpt);
+
 /* decider_rig_close - all of it closed, the folder removed. */
 void decider_rig_close(struct decider_rig *r);
 
