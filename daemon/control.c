@@ -211,7 +211,9 @@ write_some(struct control_conn *c)
 {
 	ssize_t n;
 
-	if (c->out_len - c->out_off < CONTROL_REFILL_BYTES && !refill(c))
+	/* (an answer that said "later" is asked again once woken only) */
+	if (!c->waiting && c->out_len - c->out_off < CONTROL_REFILL_BYTES &&
+	    !refill(c))
 		return;
 	if (c->out_off == c->out_len && c->waiting) {
 		/* Nothing to send until the stream has more. */

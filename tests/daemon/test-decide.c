@@ -7,6 +7,7 @@
  * decision. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -14,6 +15,7 @@
 #include "check.h"
 #include "decider_rig.h"
 #include "log.h"
+#include "log_capture.h"
 
 #define T0 1700000000
 
@@ -230,6 +232,88 @@ test_listeners_hear_each_decision(void)
 	teardown();
 }
 
+static void
+test_log_lines(void)
+{
+	struct grey_attempt tls = {.kind = GREY_ATTEMPT_STARTTLS,
+	                           .helo = "tls.test",
+	                           .path = GREY_PATH_TARPIT};
+	struct grey_decision d;
+
+	setup();
+	rig.cfg.grey.delay_sec = 300;
+	rig.cfg.grey.pass_ttl_sec = 86400;
+	grey_set_config(decider_grey(rig.decider), &rig.cfg.grey);
+	CHECK_INT(grey_trap_add(decider_grey(rig.decider), "trap@example.org"),
+	          0);
+	log_set_level(LOG_LEVEL_INFO);
+	log_capture_start();
+	decider_rig_attempt(&rig, "198.51.100.7", "alice@a.test",
+	                    "bob@example.org");
+	log_capture_expect("action=greylist, reason=new, client=198.51.100.7, "
+	             "helo=c.test, sender=alice@a.test, "
+	             "recipient=bob@example.org, delay=300\n");
+	timesrc_fake_advance_ms(&clock_, 100 * 1000);
+	decider_rig_attempt(&rig, "198.51.100.7", "alice@a.test",
+	                    "bob@example.org");
+	log_capture_expect("action=greylist, reason=early-retry, "
+	             "client=198.51.100.7, helo=c.test, sender=alice@a.test, "
+	             "recipient=bob@example.org, delay=200\n");
+	timesrc_fake_advance_ms(&clock_, 200 * 1000);
+	decider_rig_attempt(&rig, "198.51.100.7", "alice@a.test",
+	                    "bob@example.org");
+	log_capture_expect("action=pass, reason=retry-passed, client=198.51.100.7, "
+	             "key=198.51.100.0/24, helo=c.test, sender=alice@a.test, "
+	             "recipient=bob@example.org, delay=300, ttl=86400\n");
+	/* a STARTTLS: its network, no sender to say */
+	tls.client.family = AF_INET;
+	inet_pton(AF_INET, "203.0.113.5", tls.client.bytes);
+	CHECK_INT(decider_decide(rig.decider, &tls, &d), 0);
+	log_capture_expect("action=greylist, reason=new, "
+	             "client=203.0.113.5, key=203.0.113.0/24, helo=tls.test, "
+	             "at=starttls, delay=300\n");
+	/* a greytrap */
+	d = decider_rig_attempt(&rig, "192.0.2.66", "spam@x.test",
+	                        "trap@example.org");
+	CHECK_INT(d.action, GREY_TRAP);
+	log_capture_expect("action=trap, reason=trapped, client=192.0.2.66, "
+	             "helo=c.test, sender=spam@x.test, "
+	             "recipient=trap@example.org\n");
+	/* a passed client's own next mail: debug only, not a line here */
+	log_capture_start();
+	decider_rig_attempt(&rig, "198.51.100.9", "carol@a.test",
+	                    "dave@example.org");
+	CHECK_STR(log_capture_text(), "");
+	log_capture_stop();
+	log_set_level(LOG_LEVEL_WARN);
+	teardown();
+}
+
+/* A set change that does not reach the kernel is counted every time,
+ * said the first time and every hundredth, with what the client sees. */
+static void
+test_set_failures_said(void)
+{
+	setup();
+	log_capture_start();
+	for (int i = 0; i < 250; i++)
+		decider_set_failed(rig.decider, "pass", "198.51.100.0/24",
+		                   -ENOBUFS);
+	CHECK_INT(decider_set_changes_failed(rig.decider), 250);
+	log_capture_expect("nft: pass of 198.51.100.0/24 did not reach the kernel's "
+	             "set (No buffer space available): it meets the tarpit "
+	             "again until one of its attempts puts it back (1 set "
+	             "change(s) failed so far)");
+	log_capture_expect("(101 set change(s) failed so far)");
+	log_capture_expect("(201 set change(s) failed so far)");
+	CHECK(!strstr(log_capture_text(), "(2 set change(s)"));
+	decider_set_failed(rig.decider, "trap", "192.0.2.66", -EIO);
+	decider_set_failed(rig.decider, "forget", "192.0.2.66", -EIO);
+	CHECK_INT(decider_set_changes_failed(rig.decider), 252);
+	log_capture_stop();
+	teardown();
+}
+
 int
 main(void)
 {
@@ -238,5 +322,7 @@ main(void)
 	RUN(test_verdicts);
 	RUN(test_fast_path_visits);
 	RUN(test_listeners_hear_each_decision);
+	RUN(test_log_lines);
+	RUN(test_set_failures_said);
 	return 0;
 }

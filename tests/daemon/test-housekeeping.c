@@ -14,6 +14,7 @@
 #include "decider_rig.h"
 #include "housekeeping.h"
 #include "log.h"
+#include "log_capture.h"
 
 #define T0 1700000000
 
@@ -22,16 +23,6 @@ static struct decider_rig rig;
 static struct metrics_figures *figures;
 static struct allow_lists *allow;
 static struct housekeeping *hk;
-static char logged[16384];
-
-static void
-capture_log(enum log_level level, const char *line, void *ctx)
-{
-	size_t n = strlen(logged);
-
-	snprintf(logged + n, sizeof(logged) - n, "%s\n", line);
-}
-
 static void
 open_hk(void)
 {
@@ -54,14 +45,13 @@ setup(void)
 	CHECK(allow);
 	CHECK_INT(allow_lists_reload(allow), 0);
 	open_hk();
-	logged[0] = '\0';
-	log_set_sink(capture_log, NULL);
+	log_capture_start();
 }
 
 static void
 teardown(void)
 {
-	log_set_sink(NULL, NULL);
+	log_capture_stop();
 	housekeeping_stop(hk);
 	housekeeping_close(hk);
 	allow_lists_close(allow);
@@ -109,8 +99,8 @@ test_figures_count_on_across_a_restart(void)
 	restart();
 	CHECK_INT(housekeeping_stats_since(hk), T0);
 	CHECK_INT(grey_get_counters(decider_grey(rig.decider))->attempts, 2);
-	CHECK(strstr(logged, "report: counting on since"));
-	CHECK(strstr(logged, "(2 attempts so far)"));
+	log_capture_expect("report: counting on since");
+	log_capture_expect("(2 attempts so far)");
 	teardown();
 }
 
@@ -123,7 +113,7 @@ test_reset_counts_from_zero_and_stays(void)
 	housekeeping_stats_reset(hk);
 	CHECK_INT(housekeeping_stats_since(hk), T0 + 50);
 	CHECK_INT(grey_get_counters(decider_grey(rig.decider))->attempts, 0);
-	CHECK(strstr(logged, "report: counting starts again"));
+	log_capture_expect("report: counting starts again");
 	attempt("198.51.100.8", "bob@example.org");
 	restart();
 	CHECK_INT(housekeeping_stats_since(hk), T0 + 50);
@@ -145,13 +135,13 @@ test_purge(void)
 	attempt("198.51.100.9", "dave@example.org");
 	pass_sec(301); /* the first two are past the window */
 	CHECK_INT(store_count(rig.store, -1), 1);
-	CHECK(strstr(logged, "store: purged 2 triplet(s) unseen for the "
-	                     "retry window (600s)"));
-	CHECK(strstr(logged, "1 triplet(s), 0 pass(es) and 0 trap(s) kept"));
+	log_capture_expect("store: purged 2 triplet(s) unseen for the "
+	                     "retry window (600s)");
+	log_capture_expect("1 triplet(s), 0 pass(es) and 0 trap(s) kept");
 	/* said at most once an hour */
 	pass_sec(300);
 	CHECK_INT(store_count(rig.store, -1), 0);
-	CHECK(!strstr(strstr(logged, "store: purged") + 1, "store: purged"));
+	CHECK(!strstr(strstr(log_capture_text(), "store: purged") + 1, "store: purged"));
 	teardown();
 }
 
