@@ -25,7 +25,7 @@
 #include "decider_rig.h"
 #include "log.h"
 #include "metrics.h"
-#include "redis_server.h"
+#include "control_client.h"
 
 static struct decider_rig rig;
 static struct allow_lists *allow;
@@ -101,58 +101,7 @@ teardown(void)
 	decider_rig_close(&rig);
 }
 
-/* One request as greygatectl sends it; its whole answer (the server
- * closes at its end) into answer, the loop turning meanwhile. */
-static struct {
-	int fd;
-	size_t len;
-	bool ended;
-	char text[65536];
-} got;
-
-static bool
-read_some(void)
-{
-	ssize_t n;
-
-	while ((n = read(got.fd, got.text + got.len,
-	                 sizeof(got.text) - 1 - got.len)) > 0)
-		got.len += (size_t)n;
-	if (n == 0)
-		got.ended = true;
-	got.text[got.len] = '\0';
-	return got.ended;
-}
-
-static const char *
-ask(const char *first, ...)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	char req[CONTROL_REQUEST_MAX];
-	size_t len = 0;
-	va_list ap;
-
-	va_start(ap, first);
-	for (const char *a = first; a; a = va_arg(ap, const char *)) {
-		CHECK(len + strlen(a) + 2 < sizeof(req));
-		memcpy(req + len, a, strlen(a) + 1);
-		len += strlen(a) + 1;
-	}
-	va_end(ap);
-	req[len++] = '\n';
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s",
-	         rig.cfg.control_socket);
-	got.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
-	CHECK(got.fd >= 0);
-	CHECK_INT(connect(got.fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	CHECK(write(got.fd, req, len) == (ssize_t)len);
-	got.len = 0;
-	got.ended = false;
-	LOOP_UNTIL(rig.loop, read_some(), 5000);
-	CHECK(got.ended);
-	close(got.fd);
-	return got.text;
-}
+#define ask(...) control_ask(rig.loop, rig.cfg.control_socket, __VA_ARGS__)
 
 /* The answer's first line is "ok", and the rest holds want. */
 static void

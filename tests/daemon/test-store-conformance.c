@@ -20,6 +20,7 @@
 
 #include "check.h"
 #include "decide.h"
+#include "decider_rig.h"
 #include "grey_store.h"
 #include "log.h"
 #include "redis_server.h"
@@ -126,24 +127,6 @@ close_backend(void)
 
 /* --- the story --- */
 
-struct answer {
-	bool told;
-	int r;
-	struct grey_decision d;
-};
-
-static void
-on_decided(int r, const struct grey_attempt *a, const struct grey_decision *d,
-           void *ctx)
-{
-	struct answer *an = ctx;
-
-	an->told = true;
-	an->r = r;
-	if (d)
-		an->d = *d;
-}
-
 /* One attempt at t0 + at, decided through the interface; its answer. */
 static struct grey_decision
 decide(enum grey_attempt_kind kind, const char *client, const char *sender,
@@ -156,15 +139,10 @@ decide(enum grey_attempt_kind kind, const char *client, const char *sender,
 	                         .rcpt = rcpt,
 	                         .path = path,
 	                         .pooled = pooled};
-	struct answer an = {0};
 
 	a.client.family = AF_INET;
 	CHECK_INT(inet_pton(AF_INET, client, a.client.bytes), 1);
-	decider_decide_async(gw.decider, &a, false, on_decided, &an);
-	LOOP_UNTIL(gw.loop, an.told, 3000);
-	CHECK(an.told);
-	CHECK_INT(an.r, 0);
-	return an.d;
+	return decider_wait(gw.loop, gw.decider, &a, false);
 }
 
 static struct grey_decision

@@ -2,12 +2,17 @@
 /* A decider as greygated wires it, for the daemon's unit tests (see
  * decider_rig.h). */
 #include <arpa/inet.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "check.h"
 #include "decider_rig.h"
+#include "redis_server.h"
+#include "shared.h"
+#include "store_url.h"
 
 void
 decider_rig_open(struct decider_rig *r, const char *name,
@@ -42,6 +47,71 @@ decider_rig_close(struct decider_rig *r)
 	CHECK_INT(system(cmd), 0);
 }
 
+void
+decider_rig_use_redis(struct decider_rig *r, const char *sock,
+                      const char *hostname)
+{
+	char err[512] = "", path[128];
+	const char *why = NULL;
+	struct grey_store_status st;
+	FILE *f;
+
+	snprintf(r->cfg.store, sizeof(r->cfg.store), "redis+unix://%s", sock);
+	CHECK_INT(store_url_parse(r->cfg.store, &r->cfg.store_url, &why), 0);
+	snprintf(path, sizeof(path), "%.100s/redis.pass", r->dir);
+	CHECK((f = fopen(path, "w")));
+	fputs(REDIS_TEST_PASSWORD "\n", f);
+	fclose(f);
+	CHECK_INT(chmod(path, 0600), 0);
+	snprintf(r->cfg.store_password_file, sizeof(r->cfg.store_password_file),
+	         "%s", path);
+	snprintf(r->cfg.hostname, sizeof(r->cfg.hostname), "%s", hostname);
+	grey_store_free(r->records);
+	r->records = NULL;
+	if (shared_open(r->loop, &r->cfg, &(struct shared_allow_source){0},
+	                &r->records, err) < 0) {
+		fprintf(stderr, "shared_open: %s\n", err);
+		exit(1);
+	}
+	CHECK(r->records);
+	decider_use_records(r->decider, r->records);
+	grey_store_get_status(r->records, &st);
+	CHECK(st.remote);
+	CHECK(st.up);
+}
+
+struct told {
+	bool told;
+	int r;
+	struct grey_decision d;
+};
+
+static void
+on_decided(int r, const struct grey_attempt *a, const struct grey_decision *d,
+           void *ctx)
+{
+	struct told *t = ctx;
+
+	t->told = true;
+	t->r = r;
+	if (d)
+		t->d = *d;
+}
+
+struct grey_decision
+decider_wait(struct loop *loop, struct decider *decider, struct grey_attempt *a,
+             bool log)
+{
+	struct told t = {0};
+
+	/* (a shared store answers later: the loop turns meanwhile) */
+	decider_decide_async(decider, a, log, on_decided, &t);
+	LOOP_UNTIL(loop, t.told, 5000);
+	CHECK(t.told);
+	CHECK_INT(t.r, 0);
+	return t.d;
+}
+
 struct grey_decision
 decider_rig_attempt(struct decider_rig *r, const char *addr,
                     const char *sender, const char *rcpt)
@@ -51,10 +121,8 @@ decider_rig_attempt(struct decider_rig *r, const char *addr,
 	                         .sender = sender,
 	                         .rcpt = rcpt,
 	                         .path = GREY_PATH_TARPIT};
-	struct grey_decision d;
 
 	a.client.family = strchr(addr, ':') ? AF_INET6 : AF_INET;
 	CHECK_INT(inet_pton(a.client.family, addr, a.client.bytes), 1);
-	CHECK_INT(decider_decide(r->decider, &a, &d), 0);
-	return d;
+	return decider_wait(r->loop, r->decider, &a, true);
 }
