@@ -23,6 +23,7 @@
 #include "check.h"
 #include "commands.h"
 #include "decider_rig.h"
+#include "json_check.h"
 #include "log.h"
 #include "metrics.h"
 #include "control_client.h"
@@ -257,6 +258,50 @@ test_refusals(void)
 	teardown();
 }
 
+/* A listing longer than a piece comes whole (as JSON, read back by
+ * python3's parser); each list says what it holds; what is not a list,
+ * or a filter of another list than grey, is refused. */
+static void
+test_lists(void)
+{
+	char sender[64];
+	const char *a;
+
+	setup();
+	for (int i = 0; i < 2500; i++) {
+		snprintf(sender, sizeof(sender), "s%04d@many.test", i);
+		decider_rig_attempt(&rig, "203.0.113.20", sender,
+		                    "bob@example.org");
+	}
+	a = ask("list", "grey", "--json", NULL);
+	CHECK(!strncmp(a, "ok\n", 3));
+	json_check(a + 3, "assert len(r) == 2500, len(r)\n"
+	                  "s = {x['sender'] for x in r}\n"
+	                  "assert len(s) == 2500 and 's0042@many.test' in s");
+	a = ask("list", "grey", "--from", "s0042", NULL);
+	CHECK(strstr(a, "s0042@many.test"));
+	CHECK(!strstr(a, "s0043@many.test"));
+
+	CHECK_INT(grey_trap_add(decider_grey(rig.decider), "trap@example.org"),
+	          0);
+	CHECK_INT(
+	        attempt("192.0.2.66", "x@spam.test", "trap@example.org").action,
+	        GREY_TRAP);
+	a = ask("list", "trap", NULL);
+	CHECK(strstr(a, "192.0.2.66"));
+	CHECK(!strstr(ask("list", "pass", NULL), "192.0.2.66"));
+	check_ok(ask("release", "203.0.113.20", NULL), "released");
+	a = ask("list", "pass", "--json", NULL);
+	CHECK(strstr(a, "203.0.113.0/24"));
+	CHECK(!strstr(ask("list", "pass", NULL), "192.0.2."));
+
+	check_error(ask("list", "everything", NULL),
+	            "list what? grey, pass, allow or trap");
+	check_error(ask("list", "pass", "--from", "x", NULL),
+	            "--from and --to are for list grey");
+	teardown();
+}
+
 int
 main(void)
 {
@@ -266,5 +311,6 @@ main(void)
 	RUN(test_report_reset);
 	RUN(test_status_reload);
 	RUN(test_refusals);
+	RUN(test_lists);
 	return 0;
 }

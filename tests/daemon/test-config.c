@@ -558,6 +558,46 @@ test_handoff_auto(void)
 	CHECK(strstr(why(), "want auto, off, proxy-v2, xclient or transparent"));
 }
 
+/* The settings remember where they were read: a reload reads that file
+ * again (a value changed there is taken; a key that needs a restart
+ * keeps its value, said; an error keeps all of it); the default path
+ * may be missing, a named one may not. */
+static void
+test_source_read_again(void)
+{
+	FILE *f;
+
+	CHECK_INT(load("[greylist]\ndelay = 5m\n[gateway]\ntarpit_port = "
+	               "2626\n"),
+	          0);
+	CHECK_STR(cfg.source.path, path);
+	CHECK(!cfg.source.missing_ok);
+	CHECK_INT(cfg.grey.delay_sec, 300);
+	CHECK((f = fopen(path, "w")));
+	fputs("[greylist]\ndelay = 10m\n[gateway]\ntarpit_port = 2727\n", f);
+	fclose(f);
+	CHECK(config_reload(&cfg, false, err) >= 0);
+	CHECK_INT(cfg.grey.delay_sec, 600);
+	CHECK_INT(cfg.nft.tarpit_port, 2626); /* (a restart key) */
+	CHECK_STR(cfg.source.path, path);
+	CHECK((f = fopen(path, "w")));
+	fputs("[greylist]\ndelay = soon\n", f);
+	fclose(f);
+	CHECK(config_reload(&cfg, false, err) < 0);
+	CHECK(strstr(err, "delay"));
+	CHECK_INT(cfg.grey.delay_sec, 600);
+	/* the default path, missing: the defaults, read again as such */
+	config_defaults(&cfg);
+	CHECK_INT(config_load(&cfg, "/nonexistent/greygate.conf", true, NULL,
+	                      NULL, err),
+	          0);
+	CHECK(cfg.source.missing_ok);
+	CHECK(config_reload(&cfg, false, err) >= 0);
+	config_defaults(&cfg);
+	CHECK(config_load(&cfg, "/nonexistent/greygate.conf", false, NULL, NULL,
+	                  err) < 0);
+}
+
 int
 main(void)
 {
@@ -577,6 +617,7 @@ main(void)
 	RUN(test_child_user);
 	RUN(test_store);
 	RUN(test_handoff_auto);
+	RUN(test_source_read_again);
 	unlink(path);
 	return 0;
 }

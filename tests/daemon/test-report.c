@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "json_check.h"
 #include "report.h"
 
 #define T0 1700000000
@@ -128,31 +129,19 @@ test_json(void)
 	struct grey_counters k = counters();
 	uint32_t d[] = {300, 600, 90000};
 	struct report r;
-	char path[] = "/tmp/gg-report-XXXXXX", cmd[512];
 	const char *j;
-	FILE *f;
-	int fd;
 
 	report_compute_from(&r, &k, d, 3, T0, T0 + 3600);
 	j = printed(report_print_json, &r);
-	fd = mkstemp(path);
-	CHECK(fd >= 0);
-	CHECK((f = fdopen(fd, "w")));
-	fputs(j, f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd),
-	         "python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); "
-	         "f=r[\"funnel\"]; d=r[\"delay\"]; "
-	         "assert f[\"attempts\"]==1000 and f[\"never_retried\"]==250 "
-	         "and f[\"passed_other\"]==40, f; "
-	         "assert d[\"passes\"]==3 and d[\"median\"]==600 and "
-	         "d[\"max\"]==90000, d; "
-	         "h={b[\"bucket\"]:b[\"count\"] for b in d[\"histogram\"]}; "
-	         "assert h[\"5-10m\"]==1 and h[\"10-15m\"]==1 and "
-	         "h[\"1d+\"]==1 and len(h)==12, h' %s",
-	         path);
-	CHECK_INT(system(cmd), 0);
-	unlink(path);
+	json_check(j,
+	           "f = r['funnel']\nd = r['delay']\n"
+	           "assert f['attempts'] == 1000 and "
+	           "f['never_retried'] == 250 and f['passed_other'] == 40, f\n"
+	           "assert d['passes'] == 3 and d['median'] == 600 and "
+	           "d['max'] == 90000, d\n"
+	           "h = {b['bucket']: b['count'] for b in d['histogram']}\n"
+	           "assert h['5-10m'] == 1 and h['10-15m'] == 1 and "
+	           "h['1d+'] == 1 and len(h) == 12, h");
 }
 
 /* A site: each gateway's share named, the unreadable said. */

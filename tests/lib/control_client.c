@@ -18,7 +18,7 @@ static struct {
 	int fd;
 	size_t len;
 	bool ended;
-	char text[65536];
+	char text[4 << 20]; /* (a long listing) */
 } got;
 
 static bool
