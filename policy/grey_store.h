@@ -2,7 +2,7 @@
 /* The greylist's store, whichever it is: one table of operations over
  * the records a decision reads and writes (grey_records), with three
  * backends: the embedded LMDB file (grey_store_lmdb), a Redis shared by
- * several gateways (greygated's, daemon/shared.c) and memory (tests and
+ * several gateways (greygated's, daemon/shared/shared.c) and memory (tests and
  * the simulator). A fetch completes through a callback: LMDB and memory
  * at once, inside the call; Redis when its reply comes. Whoever decides
  * (the decider) never asks which backend it has.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* greygatectl: asks a running greygated over its control socket. It only
- * speaks the socket's protocol (daemon/control.h); greygated does the
+ * speaks the socket's protocol (daemon/control/control.h); greygated does the
  * work and the formatting (but for top's rates: tools/ctl_top.c). */
 #include <errno.h>
 #include <getopt.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Tests of greygatectl's socket (daemon/control.h) on a real unix socket
+/* Tests of greygatectl's socket (daemon/control/control.h) on a real unix socket
  * with a fake clock: a request's arguments reach the command as given;
  * what is not a request (no arguments, an argument not ended, too many)
  * is refused; a long answer comes whole and in order, made in pieces

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Tests of the sets' listener (daemon/follow_sets.h) between two
+/* Tests of the sets' listener (daemon/sets/follow_sets.h) between two
  * gateways on one real redis-server, each a real decider over LMDB with
  * its allow lists, no kernel sets: what the store already holds is taken
  * at the start (said in one line); a run-time allow entry made at one

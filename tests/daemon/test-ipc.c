@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Tests of the records between greygated and its child (daemon/ipc.h)
+/* Tests of the records between greygated and its child (daemon/ipc/ipc.h)
  * as they travel, on a real SOCK_SEQPACKET pair as greygated makes it:
  * a record arrives whole with the one descriptor sent beside it (opened
  * close-on-exec); a message with two descriptors keeps the first and

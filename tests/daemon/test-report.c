@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Tests of the effectiveness report (daemon/report.h): from counters and
+/* Tests of the effectiveness report (daemon/control/report.h): from counters and
  * delays made by hand, the funnel's derived rows (greylisted and never
  * retried, passed otherwise), the delays' median, p90 (nearest rank),
  * mean and max, each delay in its bucket at the edges the labels say;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Tests of what greygated takes from its child (daemon/sessions.c and
- * ipc_take_up in daemon/ipc.c), on real sockets over loopback: a
+/* Tests of what greygated takes from its child (daemon/ipc/sessions.c and
+ * ipc_take_up in daemon/ipc/ipc.c), on real sockets over loopback: a
  * session's addresses come from its socket, whatever the child sends;
  * a socket the tarpit did not accept (a unix pair, a listener, a pipe,
  * greygated's own connection to the MTA) is refused, and so is every

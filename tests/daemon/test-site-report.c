@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Tests of the site's report (daemon/site_report.h) as greygatectl asks
+/* Tests of the site's report (daemon/control/site_report.h) as greygatectl asks
  * it: two gateways (each a real decider over LMDB, its records on one
  * real redis-server, each on its own loop) decide and share their
  * figures; "report --site" at the first sums both (its own as counted

@@ -3,9 +3,11 @@
 """No import circles in greygate's tree (issue 30): a module is a file
 without its extension (foo.c and foo.h are one; foo-int.h is foo's
 private half), an edge is an #include "..." of a header in the tree
-(the including file's folder first, then any), and no two modules may
-reach each other. Prints each circle found and fails; run by meson as
-the unit test 'import-circles'."""
+(the including file's folder first, then any; folders walked whole), and
+no two modules may reach each other; nor may two folders (each of
+greygated's services has one: daemon/decide, daemon/child, ...). Prints
+each circle found and fails; run by meson as the unit test
+'import-circles'."""
 import os
 import re
 import sys
@@ -20,14 +22,16 @@ def module(path):
 
 def edges_of(top):
     by_name = {}
-    for d in FOLDERS:
-        for f in sorted(os.listdir(os.path.join(top, d))):
-            if f.endswith((".c", ".h")):
-                by_name.setdefault(f, []).append(f"{d}/{f}")
+    for top_folder in FOLDERS:
+        for here, _, files in sorted(os.walk(os.path.join(top, top_folder))):
+            d = os.path.relpath(here, top)
+            for f in sorted(files):
+                if f.endswith((".c", ".h")):
+                    by_name.setdefault(f, []).append(f"{d}/{f}")
     edges = {}
     for paths in by_name.values():
         for path in paths:
-            d = path.split("/")[0]
+            d = os.path.dirname(path)
             with open(os.path.join(top, path), encoding="utf-8") as f:
                 text = f.read()
             for inc in re.findall(r'#include "([^"]+)"', text):
@@ -71,14 +75,29 @@ def circles(edges):
     return found
 
 
+def folder_edges(edges):
+    """The same edges between folders (a service's folder is one)."""
+    folders = {}
+    for a, targets in edges.items():
+        for b in targets:
+            fa, fb = os.path.dirname(a), os.path.dirname(b)
+            if fa != fb:
+                folders.setdefault(fa, set()).add(fb)
+    return folders
+
+
 def main():
     top = sys.argv[1] if len(sys.argv) > 1 else "."
-    found = circles(edges_of(top))
+    edges = edges_of(top)
+    found = circles(edges)
     for c in found:
         print("import circle: " + " <-> ".join(c))
-    if not found:
-        print("no import circle")
-    return 1 if found else 0
+    between = circles(folder_edges(edges))
+    for c in between:
+        print("import circle between folders: " + " <-> ".join(c))
+    if not found and not between:
+        print("no import circle, between files or folders")
+    return 1 if found or between else 0
 
 
 if __name__ == "__main__":
