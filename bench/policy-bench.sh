@@ -12,6 +12,8 @@
 # line per request) for equal terms, and again at info, its default,
 # writing a line per request to a file. Then each store's size on disk
 # after TRIPLETS first sights, per million triplets.
+# With GREYGATE_REF_BUILD (another build dir, e.g. of an older commit),
+# its greygated runs too, at warn, in the same rounds: before and after.
 # Run as root after a build:  bench/policy-bench.sh [SECONDS] [TRIPLETS]
 # (installs postgrey with scripts/deps bench; its service stays off)
 set -euo pipefail
@@ -43,7 +45,7 @@ start_postgrey() { # DBDIR PORT
 }
 
 # greygated as the policy door alone.
-start_door() { # STORE PORT [LOG_LEVEL]
+start_door() { # STORE PORT [LOG_LEVEL] [BUILD]
 	install -d -m 700 "$1"
 	greygated_conf "gateway = no
 log_level = ${3:-warn}
@@ -55,7 +57,7 @@ whitelist_recipients = $recipients"
 		-e "s|^control_socket = .*|control_socket = $NETNS_TMP/control-$2.sock|" \
 		"$NETNS_TMP/greygate.conf"
 	GG_LOG=$NETNS_TMP/greygated-$2.log
-	netns_spawn gw "$GREYGATE_BUILD/daemon/greygated" --foreground \
+	netns_spawn gw "${4:-$GREYGATE_BUILD}/daemon/greygated" --foreground \
 		--config "$NETNS_TMP/greygate.conf" >>"$GG_LOG" 2>&1
 	GG_PID=$SPAWNED
 	# (at log_level warn it does not say it is up: its port does)
@@ -89,12 +91,19 @@ start_door "$NETNS_TMP/gg" 10031
 GG_QUIET=$GG_PID
 start_door "$NETNS_TMP/gg-info" 10032 info
 GG_INFO=$GG_PID
+GG_REF=
+if [ -n "${GREYGATE_REF_BUILD:-}" ]; then
+	start_door "$NETNS_TMP/gg-ref" 10033 warn "$GREYGATE_REF_BUILD"
+	GG_REF=$GG_PID
+fi
 for c in 1 8 64; do
 	run postgrey "$PG_PID" 10030 "$c"
 	run greygate "$GG_QUIET" 10031 "$c"
+	[ -z "$GG_REF" ] || run "greygate, ref" "$GG_REF" 10033 "$c"
 	run "greygate, info log" "$GG_INFO" 10032 "$c"
 done
 stop_pid "$GG_INFO"
+[ -z "$GG_REF" ] || stop_pid "$GG_REF"
 GG_PID=$GG_QUIET
 
 # Store sizes: a fresh store each, TRIPLETS first sights.
