@@ -9,7 +9,8 @@
  * nothing waiting is -EAGAIN, the other end gone is 0. Each record
  * made on one side reads the same on the other (verdict, attempt,
  * event, session), strings cut at their field's end; a log line of no
- * level is refused, one without its end is ended in place. */
+ * level is refused, one without its end is ended in place; a fast-path
+ * event becomes the decider's attempt only when it is one. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "attempt.h"
 #include "check.h"
 #include "ipc.h"
 #include "sessions.h"
@@ -316,6 +318,56 @@ test_log_lines(void)
 	sessions_free(s);
 }
 
+/* A fast-path event as the decider's attempt (decide/attempt.h): a
+ * RCPT always; a STARTTLS only once answered 220 (the session is in TLS
+ * from there), except off the fast path; an EHLO answered 2xx is a
+ * visit, one refused is nothing; anything else is nothing. */
+static void
+test_events_as_attempts(void)
+{
+	struct sensor_event ev = {.type = SENSOR_EV_RCPT,
+	                          .family = AF_INET,
+	                          .path = SENSOR_PATH_FAST,
+	                          .reply = 450,
+	                          .helo = "h.test",
+	                          .from = "a@s.test",
+	                          .to = "b@example.org"};
+	struct grey_attempt a;
+
+	ev.client[0] = 198;
+	ev.client[3] = 7;
+	CHECK(attempt_of_event(&ev, 1700000000, &a));
+	CHECK_INT(a.kind, GREY_ATTEMPT_RCPT);
+	CHECK_INT(a.now, 1700000000);
+	CHECK_INT(a.path, GREY_PATH_FAST);
+	CHECK_INT(a.reply, 450);
+	CHECK_INT(a.client.family, AF_INET);
+	CHECK_INT(a.client.bytes[3], 7);
+	CHECK_STR(a.rcpt, "b@example.org");
+	ev.type = SENSOR_EV_STARTTLS;
+	ev.reply = 454;
+	CHECK(!attempt_of_event(&ev, 0, &a));
+	ev.reply = 220;
+	CHECK(attempt_of_event(&ev, 0, &a));
+	CHECK_INT(a.kind, GREY_ATTEMPT_STARTTLS);
+	ev.path = SENSOR_PATH_UNKNOWN; /* (a replay's: any answer) */
+	ev.reply = 0;
+	CHECK(attempt_of_event(&ev, 0, &a));
+	CHECK_INT(a.path, GREY_PATH_UNKNOWN);
+	ev.path = SENSOR_PATH_FAST;
+	ev.type = SENSOR_EV_HELO;
+	ev.reply = 250;
+	CHECK(attempt_of_event(&ev, 0, &a));
+	CHECK_INT(a.kind, GREY_ATTEMPT_VISIT);
+	ev.reply = 554;
+	CHECK(!attempt_of_event(&ev, 0, &a));
+	ev.reply = 0; /* (no answer seen) */
+	CHECK(!attempt_of_event(&ev, 0, &a));
+	ev.type = 99;
+	ev.reply = 250;
+	CHECK(!attempt_of_event(&ev, 0, &a));
+}
+
 int
 main(void)
 {
@@ -325,5 +377,6 @@ main(void)
 	RUN(test_batch);
 	RUN(test_round_trips);
 	RUN(test_log_lines);
+	RUN(test_events_as_attempts);
 	return 0;
 }
