@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* An SMTP reply's lines, end and code (see smtp_reply.h). */
-#include <string.h>
-
+#include "smtp_line.h"
 #include "smtp_reply.h"
 
 static inline int
@@ -31,17 +30,15 @@ smtp_reply_line(const char *line, size_t len, int *code)
 size_t
 smtp_reply_whole(const char *buf, size_t len, int *code)
 {
-	size_t start = 0;
-	const char *lf;
+	size_t start = 0, line, took;
 
-	while (start < len && (lf = memchr(buf + start, '\n', len - start))) {
-		size_t end = (size_t)(lf - buf);
-		size_t line =
-		        end - start - (end > start && buf[end - 1] == '\r');
+	while ((took = smtp_line_next(buf + start, len - start, &line))) {
+		enum smtp_reply_line_kind kind =
+		        smtp_reply_line(buf + start, line, code);
 
-		if (smtp_reply_line(buf + start, line, code) != SMTP_REPLY_MORE)
-			return end + 1;
-		start = end + 1;
+		start += took;
+		if (kind != SMTP_REPLY_MORE)
+			return start;
 	}
 	return 0;
 }

@@ -14,14 +14,14 @@
 #include <sys/time.h>
 
 #include "smtp_command.h"
+#include "smtp_line.h"
 
 /* RFC 5321 4.5.3.1: a path is at most 256 octets. */
 #define SMTP_ADDR_MAX 257
 /* A domain (HELO argument) is at most 255 octets (smtp_command.h). */
 #define SMTP_HELO_MAX (SMTP_HELO_NAME_MAX + 1)
-/* We keep command lines up to this length; longer ones are counted and
- * skipped (RFC 5321 allows 512; some clients send long ESMTP params). */
-#define SMTP_LINE_MAX 1024
+/* Command lines are kept up to SMTP_LINE_MAX (smtp_line.h); longer ones
+ * are counted and skipped, as the tarpit refuses them. */
 /* Commands awaiting their reply (PIPELINING). */
 #define SMTP_PENDING_MAX 64
 

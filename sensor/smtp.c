@@ -45,7 +45,8 @@ struct line_buf {
 	bool skip_to_lf; /* after a gap: resync at the next line */
 	bool has_nul;
 	bool last_cr; /* the last byte taken was CR (even if not kept) */
-	char *buf;    /* SMTP_LINE_MAX + 1 bytes while a line is split */
+	char *buf;    /* SMTP_LINE_MAX + 1 bytes (a CR's room) while a line
+	               * is split */
 };
 
 struct pending {
@@ -221,7 +222,8 @@ line_feed(struct smtp_conv *c, struct line_buf *lb, const uint8_t *buf,
 	size_t n;
 
 	if (!lb->skip_to_lf && !lb->too_long) {
-		if (lb->len + body > SMTP_LINE_MAX) {
+		/* + 1: room for the CR that may end it */
+		if (lb->len + body > SMTP_LINE_MAX + 1) {
 			lb->too_long = true;
 			c->ctr->long_lines++;
 		} else {
@@ -248,9 +250,14 @@ line_feed(struct smtp_conv *c, struct line_buf *lb, const uint8_t *buf,
 		return take;
 	if (!lb->skip_to_lf) {
 		src = whole ? (const char *)buf : lb->buf;
-		n = lb->too_long ? 0 : whole ? body : lb->len;
-		if (n > 0 && src[n - 1] == '\r')
-			n--;
+		n = lb->too_long ? 0
+		                 : smtp_line_trim(src, whole ? body : lb->len);
+		/* SMTP_LINE_MAX + 1 bytes without a CR: one too many */
+		if (n > SMTP_LINE_MAX) {
+			lb->too_long = true;
+			c->ctr->long_lines++;
+			n = 0;
+		}
 		if (!lb->last_cr)
 			c->ctr->bare_lf++;
 		if (lb->has_nul)

@@ -49,7 +49,8 @@ struct conn {
 	uint8_t reached_rcpt;
 	uint8_t addr[16];
 	/* What it sent, not yet a whole line: TARPIT_LINE_MAX bytes, made
-	 * when it first sends (a bot held after the banner has none). */
+	 * when it sends and freed when every line in it is answered (a bot
+	 * held after the banner or between commands has none). */
 	char *in;
 };
 

@@ -17,6 +17,7 @@
 #include "loop.h"
 #include "internal.h"
 #include "smtp_command.h"
+#include "smtp_line.h"
 
 #define ACCEPT_BATCH 64
 #define RECENT_KEEP_MS 10000  /* closed connections remembered this long */
@@ -523,25 +524,26 @@ conn_process(struct conn *c)
 
 	if (!c->in_len)
 		return 0;
-	for (size_t i = 0; i < c->in_len && !paused; i++) {
-		size_t len;
+	while (start < c->in_len && !paused) {
+		const char *line = c->in + start;
+		size_t len,
+		        took = smtp_line_next(line, c->in_len - start, &len);
 		int r;
 
-		if (c->in[i] != '\n')
-			continue;
-		len = i - start;
-		if (len > 0 && c->in[start + len - 1] == '\r')
-			len--;
-		r = tarpit_dialogue_line(&c->dlg, c->in + start, len,
-					 c->discarding, out, &out_len);
+		if (!took)
+			break;
+		start += took;
+		/* (a bare LF leaves room for one byte more: not taken) */
+		r = tarpit_dialogue_line(&c->dlg, line, len,
+		                         c->discarding || len > SMTP_LINE_MAX,
+		                         out, &out_len);
 		c->discarding = 0;
 		lines++;
-		keep_said(c, c->in + start, len);
+		keep_said(c, line, len);
 		if (c->dlg.rcpts && !c->reached_rcpt) {
 			c->reached_rcpt = 1;
 			c->tp->counters.reached_rcpt++;
 		}
-		start = i + 1;
 		if (r == TARPIT_ASK) {
 			if (ask(c) == 0) {
 				paused = true;
@@ -570,7 +572,6 @@ conn_process(struct conn *c)
 
 			c->dlg.skip_bytes -= (uint32_t)skip;
 			start += skip;
-			i = start - 1;
 		}
 	}
 	memmove(c->in, c->in + start, c->in_len - start);
@@ -580,6 +581,12 @@ conn_process(struct conn *c)
 		 * when the line finally ends. */
 		c->in_len = 0;
 		c->discarding = 1;
+	}
+	if (!c->in_len) {
+		/* A session mostly waits with nothing unread: it holds no
+		 * buffer then (SMTP_LINE_MAX-sized, for 2,000 sessions). */
+		free(c->in);
+		c->in = NULL;
 	}
 	return lines;
 }

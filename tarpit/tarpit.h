@@ -19,11 +19,13 @@
 #include <sys/socket.h>
 
 #include "sensor.h"
+#include "smtp_line.h"
 
 struct loop;
 
-/* RFC 5321 4.5.3.1.4: a command line is at most 512 octets with CRLF. */
-#define TARPIT_LINE_MAX 512
+/* The longest command line read, with its CRLF (smtp_line.h says why
+ * it is longer than RFC 5321's 512). */
+#define TARPIT_LINE_MAX (SMTP_LINE_MAX + 2)
 /* RFC 5321 4.5.3.1.8: a server must take 100 recipients a transaction;
  * past that, 452 (the client sends the rest later). */
 #define TARPIT_RCPTS_MAX 100

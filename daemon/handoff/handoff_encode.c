@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "handoff.h"
+#include "smtp_line.h"
 
 size_t
 handoff_proxy_header(const struct sockaddr *src, const struct sockaddr *dst,
@@ -85,22 +86,21 @@ ehlo_line(const char *ehlo, size_t len, const char *kw, size_t kl,
 {
 	size_t start = 0;
 
-	for (size_t i = 0; i <= len; i++) {
+	while (start < len) {
 		const char *line = ehlo + start + 4;
-		size_t n;
+		size_t n, took = smtp_line_next(ehlo + start, len - start, &n);
 
-		if (i < len && ehlo[i] != '\n')
-			continue;
-		n = i - start;
-		if (n > 0 && ehlo[start + n - 1] == '\r')
-			n--;
+		if (!took) { /* the last line, without its LF */
+			took = len - start;
+			n = smtp_line_trim(ehlo + start, took);
+		}
 		/* Past the first line (the greeting's host name). */
 		if (start > 0 && n >= 4 + kl && !strncasecmp(line, kw, kl) &&
 		    (n == 4 + kl || line[kl] == ' ')) {
 			*line_len = n - 4;
 			return line;
 		}
-		start = i + 1;
+		start += took;
 	}
 	return NULL;
 }

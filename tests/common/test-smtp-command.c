@@ -11,6 +11,7 @@
 #include "check.h"
 #include "smtp_agree.h"
 #include "smtp_command.h"
+#include "smtp_line.h"
 
 #define LONG_PATH_257                                                        \
 	"a123456789b123456789c123456789d123456789e123456789f123456789"        \
@@ -24,6 +25,10 @@
 	"m123456789n123456789o123456789p123456789q123456789r123456789"        \
 	"s123456789t123456789u123456789v123456789w123456789x123456789"        \
 	"@y123456789z1234"
+
+#define ORCPT_2056                                                             \
+	LONG_PATH_257 LONG_PATH_257 LONG_PATH_257 LONG_PATH_257 LONG_PATH_257  \
+	        LONG_PATH_257 LONG_PATH_257 LONG_PATH_257
 
 struct row {
 	const char *line;
@@ -193,11 +198,19 @@ test_tarpit_and_sensor_agree(void)
 		"MAIL FROM:<" LONG_PATH_256 ">", "MAIL FROM:<" LONG_PATH_257 ">",
 	};
 	static const char *const rcpts[] = {
-		"RCPT TO:<b@b.test>", "rcpt to:<b@b.test> NOTIFY=NEVER",
-		"RCPT TO: <b@b.test>", "RCPT TO:b@b.test", "RCPT TO:<>",
-		"RCPT TO:<b@b.test", "RCPT TO:<" LONG_PATH_257 ">",
+	        "RCPT TO:<b@b.test>",
+	        "rcpt to:<b@b.test> NOTIFY=NEVER",
+	        "RCPT TO: <b@b.test>",
+	        "RCPT TO:b@b.test",
+	        "RCPT TO:<>",
+	        "RCPT TO:<b@b.test",
+	        "RCPT TO:<" LONG_PATH_257 ">",
+	        /* a DSN recipient line of 545 bytes, which both take, and one
+	         * over SMTP_LINE_MAX, which both refuse */
+	        "RCPT TO:<b@b.test> ORCPT=rfc822;" LONG_PATH_257 LONG_PATH_256,
+	        "RCPT TO:<b@b.test> ORCPT=rfc822;" ORCPT_2056,
 	};
-	char s[1024], t[1024];
+	char s[4096], t[4096];
 	unsigned agreed = 0, seen = 0;
 
 	for (size_t h = 0; h < sizeof(helos) / sizeof(helos[0]); h++)
@@ -228,6 +241,32 @@ test_tarpit_and_sensor_agree(void)
 	CHECK(seen >= 5 * 7 * 4);
 }
 
+/* Where a line ends: at LF, without one CR before it; bytes after the LF
+ * wait for the next call; no LF yet, no line. */
+static void
+test_line_ends(void)
+{
+	static const struct {
+		const char *buf;
+		size_t took, len;
+	} rows[] = {
+	        {"QUIT\r\n", 6, 4},     {"QUIT\n", 5, 4},
+	        {"QUIT\r\r\n", 7, 5},   {"QUIT\rNOOP\n", 10, 9},
+	        {"\r\n", 2, 0},         {"\n", 1, 0},
+	        {"QUIT\r\nNOOP", 6, 4}, {"QUIT\r", 0, 0},
+	        {"QUIT", 0, 0},         {"", 0, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		size_t len = 0;
+
+		CHECK_INT(
+		        smtp_line_next(rows[i].buf, strlen(rows[i].buf), &len),
+		        rows[i].took);
+		CHECK_INT(len, rows[i].len);
+	}
+}
+
 int
 main(void)
 {
@@ -235,5 +274,6 @@ main(void)
 	RUN(test_reads_only_len);
 	RUN(test_bdat);
 	RUN(test_tarpit_and_sensor_agree);
+	RUN(test_line_ends);
 	return 0;
 }

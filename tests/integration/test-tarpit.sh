@@ -57,6 +57,7 @@ echo "ok: smtp-source: 20 sessions, 5 at a time, all 451, all greylisted"
 
 nsx sender $abuse garbage 203.0.113.1
 nsx sender $abuse longline 203.0.113.1
+nsx sender $abuse dsnlines 203.0.113.1
 nsx sender $abuse halfclose 203.0.113.1
 nsx sender $abuse percap 203.0.113.1 12 | tee "$NETNS_TMP/percap"
 grep -q "^served=8$" "$NETNS_TMP/percap" || fail "per-client cap is 8"

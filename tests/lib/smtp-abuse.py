@@ -4,6 +4,9 @@
 # exits 0, or prints what went wrong and exits 1.
 #   garbage HOST        NUL bytes, binary, unknown commands until 421
 #   longline HOST       a 100 KB line: 500, then the session goes on
+#   dsnlines HOST       MAIL and RCPT lines as long as DSN lets them be
+#                       (RFC 3461: 100 and 500 past RFC 5321's 512), and
+#                       one past SMTP_LINE_MAX: greylisted, then 500
 #   percap HOST N       N connections from one address: the ones past the
 #                       per-client cap get 421 Too busy
 #   slowloris HOST S    one byte every 0.2 s: closed by the deadline (S s)
@@ -107,6 +110,47 @@ def longline(host):
     if not r.startswith("221"):
         fail("after the long line: " + r)
     print("ok: 100 KB line answered 500, session went on")
+
+
+def dsnlines(host):
+    # What Postfix sends a DSN-capable server, at RFC 3461's lengths:
+    # ENVID up to 100 characters, ORCPT up to 500.
+    envid = b"E" * 100
+    orcpt = b"rfc822;" + b"o" * 60 + b"+2Bx" * 100 + b"@example.org"
+    mail = b"MAIL FROM:<dsn@a.test> RET=HDRS ENVID=" + envid
+    rcpt = (b"RCPT TO:<bob@example.org> NOTIFY=SUCCESS,FAILURE,DELAY "
+            b"ORCPT=" + orcpt)
+    if len(rcpt) <= 512 or len(rcpt) > 1012:
+        fail("the RCPT line is %d bytes, not between 512 and 1012"
+             % len(rcpt))
+    s = connect(host)
+    read_reply(s)
+    for cmd, want in ((b"EHLO dsn.example.org", "250"), (mail, "250"),
+                      (rcpt, "451 4.7.1")):
+        s.sendall(cmd + b"\r\n")
+        r = read_reply(s)
+        if not r.startswith(want):
+            fail("%d-byte %s line: %s" % (len(cmd), cmd[:4].decode(), r))
+    # The longest line any reader keeps (SMTP_LINE_MAX in
+    # common/smtp_line.h) is taken with CRLF or a bare LF; a byte more is
+    # refused, also with a bare LF (which leaves the CR's room free), and
+    # the session goes on.
+    longest = 2048
+    for size, end, want in ((longest, b"\r\n", "451 4.7.1"),
+                            (longest, b"\n", "451 4.7.1"),
+                            (longest + 1, b"\n", "500"),
+                            (longest + 1, b"\r\n", "500")):
+        line = b"RCPT TO:<bob@example.org> X="
+        s.sendall(line + b"x" * (size - len(line)) + end)
+        r = read_reply(s)
+        if not r.startswith(want):
+            fail("a %d-byte line ending %r: %s" % (size, end, r))
+    s.sendall(b"QUIT\r\n")
+    r = read_reply(s)
+    if not r.startswith("221"):
+        fail("after the long lines: " + r)
+    print("ok: a %d-byte RCPT line greylisted, 2,048 bytes taken, "
+          "2,049 refused" % len(rcpt))
 
 
 def percap(host, n):
@@ -412,6 +456,8 @@ if mode == "garbage":
     garbage(host)
 elif mode == "longline":
     longline(host)
+elif mode == "dsnlines":
+    dsnlines(host)
 elif mode == "percap":
     percap(host, int(sys.argv[3]))
 elif mode == "slowloris":

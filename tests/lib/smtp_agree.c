@@ -71,16 +71,19 @@ smtp_agree_tarpit(const char *ehlo, size_t ehlo_len, const char *mail,
 	tarpit_dialogue_init(&d, &cfg);
 	d.ask = true;
 	out[0] = 0;
-	if (tarpit_dialogue_line(&d, ehlo, ehlo_len, false, reply, &n) != 0)
+	/* As tarpit/server.c: a line over the limit is refused unread. */
+	if (tarpit_dialogue_line(&d, ehlo, ehlo_len, ehlo_len > SMTP_LINE_MAX,
+	                         reply, &n) != 0)
 		return;
 	if (d.said == TARPIT_SAID_HELO) /* as tarpit/server.c keeps it */
 		smtp_printable_copy(helo, sizeof(helo), d.arg, d.arg_len);
-	if (tarpit_dialogue_line(&d, mail, mail_len, false, reply, &n) != 0 ||
+	if (tarpit_dialogue_line(&d, mail, mail_len, mail_len > SMTP_LINE_MAX,
+	                         reply, &n) != 0 ||
 	    d.said != TARPIT_SAID_MAIL)
 		return;
 	snprintf(from, sizeof(from), "%.*s", (int)d.arg_len, d.arg);
-	if (tarpit_dialogue_line(&d, rcpt, rcpt_len, false, reply, &n) !=
-	            TARPIT_ASK ||
+	if (tarpit_dialogue_line(&d, rcpt, rcpt_len, rcpt_len > SMTP_LINE_MAX,
+	                         reply, &n) != TARPIT_ASK ||
 	    d.said != TARPIT_SAID_RCPT)
 		return;
 	snprintf(out, size, "%s <%s> <%.*s>", helo, from, (int)d.arg_len,

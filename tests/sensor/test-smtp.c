@@ -234,6 +234,52 @@ test_bad_input_survived(void)
 	smtp_conv_free(c);
 }
 
+/* The longest line as the tarpit takes it (smtp_line.h): up to
+ * SMTP_LINE_MAX bytes without its CRLF or bare LF, whole or split across
+ * segments; one byte more is too long, also with a bare LF (which leaves
+ * the CR's room free). */
+static void
+test_line_limit_as_the_tarpit(void)
+{
+	static const struct {
+		size_t len;
+		const char *end;
+		bool kept;
+	} rows[] = {
+	        {SMTP_LINE_MAX, "\r\n", true},
+	        {SMTP_LINE_MAX, "\n", true},
+	        {SMTP_LINE_MAX + 1, "\n", false},
+	        {SMTP_LINE_MAX + 1, "\r\n", false},
+	        {1012, "\r\n", true}, /* RFC 3461's RCPT with ORCPT */
+	};
+	static char line[SMTP_LINE_MAX + 8];
+
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
+		for (size_t split = 0; split < 3; split++) {
+			struct smtp_conv *c = start(true);
+			size_t n = rows[r].len, total;
+			size_t cut = split == 0 ? 0 : split == 1 ? n / 2 : n;
+
+			memset(line, 'x', n);
+			memcpy(line, "RCPT TO:<b@b.test> X=", 21);
+			total = n + (size_t)snprintf(line + n, 3, "%s",
+			                             rows[r].end);
+			sv(c, "220 mx\r\n");
+			cl(c, "EHLO c\r\nMAIL FROM:<a@a.test>\r\n");
+			sv(c, "250 mx\r\n250 ok\r\n");
+			/* whole, or cut in two where a segment ends */
+			if (cut)
+				cl_bytes(c, line, cut);
+			cl_bytes(c, line + cut, total - cut);
+			sv(c, "451 later\r\n");
+			CHECK_INT(strstr(log_buf, "rcpt 451 c <a@a.test> "
+			                          "<b@b.test>") != NULL,
+			          rows[r].kept);
+			CHECK_INT(ctr.long_lines, !rows[r].kept);
+			smtp_conv_free(c);
+		}
+}
+
 /* Every line split at every byte: the line held across segments (and
  * only then) gives the same events as whole lines. */
 static void
@@ -316,6 +362,7 @@ main(void)
 	RUN(test_one_direction_and_mid_session);
 	RUN(test_bad_input_survived);
 	RUN(test_byte_at_a_time);
+	RUN(test_line_limit_as_the_tarpit);
 	RUN(test_body_end_found_at_every_split);
 	return 0;
 }
