@@ -634,8 +634,8 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 		return;
 	}
 	/* Refused at once at the tarpit, before any triplet is kept: a
-	 * recipient that does not exist, a sender whose SPF fails where
-	 * the site says so. */
+	 * recipient that does not exist, a sender whose SPF fails or whose
+	 * domain takes no mail where the site says so. */
 	if (path == GREY_PATH_TARPIT && grey->valid &&
 	    recipients_unknown(grey->valid, w->rcpt)) {
 		decide(out, GREY_REFUSE, GREY_REASON_UNKNOWN_RECIPIENT);
@@ -657,6 +657,13 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 	if (path == GREY_PATH_TARPIT && a->refuse_spf) {
 		decide(out, GREY_REFUSE, GREY_REASON_SPF_FAIL);
 		grey->counters.refused_spf++;
+		return;
+	}
+	if (path == GREY_PATH_TARPIT &&
+	    (a->refuse_sender == GREY_REASON_SENDER_DOMAIN ||
+	     a->refuse_sender == GREY_REASON_SENDER_NULL_MX)) {
+		decide(out, GREY_REFUSE, a->refuse_sender);
+		grey->counters.refused_sender_domain++;
 		return;
 	}
 	/* Trusted by its DNS signals: passed now, as a retry would pass

@@ -332,6 +332,8 @@ grey_reason_name(enum grey_reason reason)
 		[GREY_REASON_SPF_FAIL] = "spf-fail",
 		[GREY_REASON_UNKNOWN_RECIPIENT] = "unknown-recipient",
 		[GREY_REASON_STARTTLS_RETRY] = "starttls-retry",
+		[GREY_REASON_SENDER_DOMAIN] = "sender-domain",
+		[GREY_REASON_SENDER_NULL_MX] = "sender-null-mx",
 	};
 
 	if ((size_t)reason < sizeof(names) / sizeof(names[0]))

@@ -67,15 +67,21 @@ enum grey_reason {
 	GREY_REASON_RECIPIENT_EXEMPT,
 	GREY_REASON_STARTTLS,
 	GREY_REASON_TRAPPED,
-	GREY_REASON_PASSED, /* already passed, no refresh due yet */
+	GREY_REASON_PASSED,     /* already passed, no refresh due yet */
 	GREY_REASON_TLS_HANDED, /* STARTTLS with tls_pass = strict: handed
-				   to the MTA in TLS unpassed; the MTA asks
-				   the policy door per recipient */
-	GREY_REASON_TRUSTED, /* its DNS signals trusted it (issue 31) */
-	GREY_REASON_SPF_FAIL, /* SPF fail, with [signals] refuse_spf_fail */
+	                           to the MTA in TLS unpassed; the MTA asks
+	                           the policy door per recipient */
+	GREY_REASON_TRUSTED,    /* its DNS signals trusted it (issue 31) */
+	GREY_REASON_SPF_FAIL,   /* SPF fail, with [signals] refuse_spf_fail */
 	GREY_REASON_UNKNOWN_RECIPIENT, /* not in [greylist] valid_recipients */
-	GREY_REASON_STARTTLS_RETRY /* STARTTLS with tls_pass = greylist: its
-				      network said it again, after the delay */
+	GREY_REASON_STARTTLS_RETRY,    /* STARTTLS with tls_pass = greylist: its
+	                                  network said it again, after the
+	                                  delay */
+	/* The sender's domain takes no mail, with [signals]
+	 * refuse_unknown_sender_domain: it has no MX, A nor AAAA (or no
+	 * such name), or a null MX (RFC 7505) */
+	GREY_REASON_SENDER_DOMAIN,
+	GREY_REASON_SENDER_NULL_MX,
 };
 
 struct grey_config {
@@ -148,6 +154,8 @@ struct grey_counters {
 				       (tls_pass = greylist): first sights
 				       (their passes are in passed, not in
 				       passed_retry) */
+	uint64_t refused_sender_domain; /* RCPTs refused: the sender's
+	                                   domain takes no mail */
 };
 
 /* --- the store: the policy's persistent state --- */
@@ -412,6 +420,9 @@ struct grey_attempt {
 	/* suspicious: this delay, when longer than the configured one */
 	uint32_t delay_sec;
 	bool refuse_spf; /* SPF failed and the site refuses it (550) */
+	/* The sender's domain takes no mail and the site refuses it:
+	 * GREY_REASON_SENDER_DOMAIN or _SENDER_NULL_MX (NONE: not) */
+	enum grey_reason refuse_sender;
 	/* SPF passed for the sender's own domain and the site pools such
 	 * senders: the triplet is keyed by that domain (GREY_FAMILY_POOL),
 	 * not the client's network */

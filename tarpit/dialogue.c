@@ -43,6 +43,37 @@ reply(char *out, const char *fmt, ...)
 	return (size_t)n >= TARPIT_REPLY_MAX ? TARPIT_REPLY_MAX - 1 : (size_t)n;
 }
 
+/* A refused recipient's 550: why, as Postfix says it (the sender's
+ * domain: reject_unknown_sender_domain's words; a null MX: RFC 7505
+ * section 4.2's code). */
+static size_t
+refusal(char *out, uint8_t why, const char *rcpt)
+{
+	switch (why) {
+	case TARPIT_REFUSED_SPF:
+		return reply(out,
+		             "550 5.7.23 <%.256s>: SPF does not let this "
+		             "client send for the sender's domain\r\n",
+		             rcpt);
+	case TARPIT_REFUSED_SENDER_DOMAIN:
+		return reply(out,
+		             "550 5.1.8 <%.256s>: Sender address "
+		             "rejected: Domain not found\r\n",
+		             rcpt);
+	case TARPIT_REFUSED_SENDER_NULL_MX:
+		return reply(out,
+		             "550 5.7.27 <%.256s>: Sender address "
+		             "rejected: Domain does not accept mail "
+		             "(null MX)\r\n",
+		             rcpt);
+	default:
+		return reply(out,
+		             "550 5.1.1 <%.256s>: Recipient address "
+		             "rejected: User unknown\r\n",
+		             rcpt);
+	}
+}
+
 /* Appends "250-KEYWORD\r\n" if it fits; *last gets where it starts. */
 static size_t
 ehlo_line(char *out, size_t n, size_t *last, const char *kw, size_t kl)
@@ -199,15 +230,7 @@ tarpit_dialogue_verdict(struct tarpit_dialogue *d,
 	/* Refused: said at RCPT, whatever the sender (the MTA behind
 	 * would say the same, and no triplet was kept). */
 	if (v && v->action == TARPIT_REFUSE) {
-		*out_len = v->refused == TARPIT_REFUSED_SPF
-		                   ? reply(out, "550 5.7.23 <%.256s>: SPF does "
-		                                "not let this client send for "
-		                                "the sender's domain\r\n",
-		                           rcpt)
-		                   : reply(out, "550 5.1.1 <%.256s>: Recipient "
-		                                "address rejected: User unknown"
-		                                "\r\n",
-		                           rcpt);
+		*out_len = refusal(out, v->refused, rcpt);
 		return 0;
 	}
 	if (d->null_sender && d->cfg->null_sender_at_data) {

@@ -101,8 +101,11 @@ enum tarpit_action {
 
 /* Why a recipient is refused. */
 enum tarpit_refusal {
-	TARPIT_REFUSED_RECIPIENT = 0, /* it does not exist */
-	TARPIT_REFUSED_SPF = 1        /* SPF fails for the sender */
+	TARPIT_REFUSED_RECIPIENT = 0,     /* it does not exist */
+	TARPIT_REFUSED_SPF = 1,           /* SPF fails for the sender */
+	TARPIT_REFUSED_SENDER_DOMAIN = 2, /* the sender's domain has no MX,
+	                                     A nor AAAA */
+	TARPIT_REFUSED_SENDER_NULL_MX = 3 /* ... or a null MX (RFC 7505) */
 };
 
 struct tarpit_verdict {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* A tarpit session's DNS signals (signals.h): one FCrDNS lookup a
- * session, one SPF check a sender, and the attempts that wait, each with
- * its budget's timer. */
+ * session, one SPF check and one look at its domain's mail records a
+ * sender, and the attempts that wait, each with its budget's timer. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -16,6 +16,7 @@
 #include "helo_shape.h"
 #include "log.h"
 #include "rdns_shape.h"
+#include "sender_domain.h"
 #include "spf_check.h"
 #include "resolver.h"
 #include "signals.h"
@@ -50,6 +51,12 @@ struct session_signals {
 	struct spf_check *spf; /* while under way */
 	bool spf_started, spf_known;
 	struct spf_answer spf_answer;
+	/* does the sender's domain take mail (sender_domain.h): for the
+	 * domain last asked about ("": none to ask, known at once) */
+	char sd_domain[256];
+	struct sender_domain *sd; /* while under way */
+	bool sd_started, sd_known;
+	enum sender_domain_result sd_result;
 	struct dnsbl_check *dnsbl; /* while under way */
 	bool dnsbl_known;
 	struct dnsbl_answer dnsbl_answer;
@@ -144,7 +151,7 @@ ready(const struct session_signals *ss, bool spf)
 	bool tls_spf = !spf && ss->tls_waiting && ss->ptr_domain[0];
 
 	return ss->known && ss->dnsbl_known &&
-	       (!(spf || tls_spf) || ss->spf_known);
+	       (!(spf || tls_spf) || ss->spf_known) && (!spf || ss->sd_known);
 }
 
 /* Everyone waiting whose signals are known is told. */
@@ -223,6 +230,45 @@ on_spf(const struct spf_answer *a, void *ctx)
 	tell_if_ready(ss);
 }
 
+static void
+on_sender_domain(enum sender_domain_result r, void *ctx)
+{
+	struct session_signals *ss = ctx;
+
+	ss->sd = NULL;
+	ss->sd_result = r;
+	ss->sd_known = true;
+	tell_if_ready(ss);
+}
+
+/* Whether the sender's domain takes mail, unless that domain was asked
+ * about already; nothing to ask (the null sender, an address literal,
+ * [signals] sender_domain = no): known at once, as taking mail. */
+static void
+start_sender_domain(struct session_signals *ss, const char *sender)
+{
+	char domain[sizeof(ss->sd_domain)];
+	bool ask = ss->s->cfg->signals.sender_domain &&
+	           sender_domain_of(sender, domain, sizeof(domain));
+
+	if (!ask)
+		domain[0] = 0;
+	if (ss->sd_started && !strcmp(ss->sd_domain, domain))
+		return;
+	sender_domain_cancel(ss->sd);
+	ss->sd = NULL;
+	ss->sd_started = true;
+	ss->sd_known = false;
+	memcpy(ss->sd_domain, domain, sizeof(domain));
+	ss->sd_result = SENDER_DOMAIN_MAIL;
+	if (!ask || sender_domain_start(ss->s->resolver, domain,
+	                                on_sender_domain, ss, &ss->sd) < 0) {
+		/* (no memory: decided as if nothing were known) */
+		ss->sd_result =
+		        ask ? SENDER_DOMAIN_TEMPERROR : SENDER_DOMAIN_MAIL;
+		ss->sd_known = true;
+	}
+}
 
 /* At STARTTLS no sender is seen (what follows is in TLS): for a client
  * whose PTR name is forward-confirmed and plain-looking, SPF is asked for
@@ -310,6 +356,7 @@ signals_session_end(struct session_signals *ss)
 		return;
 	fcrdns_cancel(ss->lookup);
 	spf_check_cancel(ss->spf);
+	sender_domain_cancel(ss->sd);
 	dnsbl_cancel(ss->dnsbl);
 	while (ss->waiting)
 		tell(ss, ss->waiting, NULL);
@@ -347,6 +394,7 @@ signals_when_ready(struct session_signals *ss, const char *sender,
                    const char *helo, signals_ready_fn *fn, void *ctx)
 {
 	start_spf(ss, sender, helo);
+	start_sender_domain(ss, sender);
 	return wait_for(ss, true, fn, ctx);
 }
 
@@ -403,12 +451,17 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
 	                    !strcasecmp(ss->spf_answer.domain, ss->ptr_domain);
 	/* a HELO that is neither a name nor an address literal (RFC 5321) */
 	bool bad_helo = !helo_shape_valid(a->helo);
-	bool suspicious = !allowed && ((ss->known && (f->result == FCRDNS_NO_PTR ||
-	                                 f->result == FCRDNS_UNCONFIRMED ||
-	                                 ss->dynamic)) ||
-	                  (spf_known && (spf->result == SPF_FAIL ||
-	                                 spf->result == SPF_SOFTFAIL)) ||
-	                  listed || bad_helo);
+	/* a sender's domain that takes no mail (so no bounce either) */
+	bool no_mail = !tls && ss->sd_known &&
+	               (ss->sd_result == SENDER_DOMAIN_NONE ||
+	                ss->sd_result == SENDER_DOMAIN_NULL_MX);
+	bool suspicious = !allowed &&
+	                  ((ss->known &&
+	                    (f->result == FCRDNS_NO_PTR ||
+	                     f->result == FCRDNS_UNCONFIRMED || ss->dynamic)) ||
+	                   (spf_known && (spf->result == SPF_FAIL ||
+	                                  spf->result == SPF_SOFTFAIL)) ||
+	                   listed || bad_helo || no_mail);
 	int n;
 
 	if (!ss->known)
@@ -456,11 +509,28 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
 		snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";helo:bad");
 		n = (int)strlen(buf);
 	}
+	/* the sender's domain: said when it takes no mail, or when that
+	 * could not be known */
+	if (!tls && ss->sd_domain[0] && n < GREY_SIGNALS_MAX &&
+	    (!ss->sd_known || ss->sd_result != SENDER_DOMAIN_MAIL)) {
+		snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n,
+		         ";sender-domain:%s:%.120s",
+		         ss->sd_known ? sender_domain_result_name(ss->sd_result)
+		                      : "late",
+		         ss->sd_domain);
+		n = (int)strlen(buf);
+	}
 	if (suspicious && n < GREY_SIGNALS_MAX)
 		snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";suspicious");
 	a->delay_sec = suspicious ? ss->s->cfg->signals.suspicious_delay_sec : 0;
 	a->refuse_spf = sc->refuse_spf_fail && spf_known &&
 	                spf->result == SPF_FAIL && !allowed;
+	a->refuse_sender =
+	        !sc->refuse_unknown_sender_domain || !no_mail || allowed
+	                ? GREY_REASON_NONE
+	        : ss->sd_result == SENDER_DOMAIN_NULL_MX
+	                ? GREY_REASON_SENDER_NULL_MX
+	                : GREY_REASON_SENDER_DOMAIN;
 	a->pooled = sc->pool_spf && spf_known && spf->result == SPF_PASS &&
 	            sender_domain_is(a->sender, spf->domain);
 	n = (int)strlen(buf);
@@ -468,14 +538,14 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
 		snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";pooled");
 	a->signals = buf;
 	/* An allow list trusts whom trust lets be trusted at all; a block
-	 * list trusts nobody. At STARTTLS, fcrdns+spf asks SPF of the PTR
+	 * list trusts nobody, nor does a sender's domain that takes no
+	 * mail. At STARTTLS, fcrdns+spf asks SPF of the PTR
 	 * name's domain: the sender's is hidden by TLS. */
-	a->trusted = !listed && trust != SIGNALS_TRUST_NO &&
-	             (allowed ||
-	              (trust == SIGNALS_TRUST_FCRDNS && fcrdns_ok) ||
-	              (trust == SIGNALS_TRUST_FCRDNS_SPF && fcrdns_ok &&
-	               (tls ? ptr_spf_pass
-	                    : spf_known && spf->result == SPF_PASS)));
+	a->trusted =
+	        !listed && !no_mail && trust != SIGNALS_TRUST_NO &&
+	        (allowed || (trust == SIGNALS_TRUST_FCRDNS && fcrdns_ok) ||
+	         (trust == SIGNALS_TRUST_FCRDNS_SPF && fcrdns_ok &&
+	          (tls ? ptr_spf_pass : spf_known && spf->result == SPF_PASS)));
 }
 
 const char *

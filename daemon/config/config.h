@@ -79,6 +79,10 @@ struct signals_config {
 					  PTR, SPF fail or softfail, DNSBL:
 					  the delay (when longer than delay) */
 	bool refuse_spf_fail;     /* SPF fail: 550 at RCPT (no: suspicious) */
+	bool sender_domain;       /* ask whether MAIL FROM's domain takes
+	                             mail (MX, A, AAAA) (yes) */
+	bool refuse_unknown_sender_domain; /* ... it does not: 550 at RCPT
+	                                      (no: suspicious) */
 	bool pool_spf;            /* SPF pass for the sender's domain: its
 				     triplet keyed by that domain (yes) */
 	char dnsbl_sites[1024];   /* postscreen's syntax ("": none) */

@@ -176,6 +176,8 @@ config_defaults(struct config *cfg)
 	/* A pool's retry comes from another of its servers: keyed by the
 	 * domain that authorised them all, it is not greylisted again. */
 	cfg->signals.pool_spf = true;
+	/* A domain that takes no mail takes no bounce: no real sender's. */
+	cfg->signals.sender_domain = true;
 	/* Three addresses that do not exist within the hour: more than a
 	 * typo, a guess. */
 	cfg->grey.unknown_suspicious = 3;

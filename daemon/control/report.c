@@ -115,9 +115,9 @@ percent(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0;
 }
 
-#define FUNNEL_ROWS 16
+#define FUNNEL_ROWS 17
 /* The rows up to here count RCPTs: a share of the attempts. */
-#define FUNNEL_ROWS_OF_ATTEMPTS 12
+#define FUNNEL_ROWS_OF_ATTEMPTS 13
 
 /* One funnel row: what it counts, and the figure. */
 struct funnel_row {
@@ -137,6 +137,9 @@ funnel_rows(const struct report *r, struct funnel_row *rows)
 					r->k.refused_recipient};
 	rows[n++] = (struct funnel_row){"refused_spf", "refused: SPF fail",
 					r->k.refused_spf};
+	rows[n++] = (struct funnel_row){"refused_sender_domain",
+	                                "refused: sender domain takes no mail",
+	                                r->k.refused_sender_domain};
 	rows[n++] = (struct funnel_row){"greylisted", "greylisted (new triplets)",
 					r->k.greylisted_new};
 	rows[n++] = (struct funnel_row){"never_retried",

@@ -524,6 +524,10 @@ decider_verdict_of(const struct decider *dc, int r,
 		v->action = TARPIT_REFUSE;
 		v->refused = d->reason == GREY_REASON_SPF_FAIL
 		                     ? TARPIT_REFUSED_SPF
+		             : d->reason == GREY_REASON_SENDER_DOMAIN
+		                     ? TARPIT_REFUSED_SENDER_DOMAIN
+		             : d->reason == GREY_REASON_SENDER_NULL_MX
+		                     ? TARPIT_REFUSED_SENDER_NULL_MX
 		                     : TARPIT_REFUSED_RECIPIENT;
 		break;
 	case GREY_ACTION_NONE:

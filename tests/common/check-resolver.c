@@ -20,6 +20,7 @@
 
 #include "check.h"
 #include "fcrdns.h"
+#include "sender_domain.h"
 #include "spf_check.h"
 #include "loop.h"
 #include "resolver.h"
@@ -426,6 +427,83 @@ test_spf(void)
 	CHECK_INT(a.result, SPF_PASS);
 }
 
+/* --- does the sender's domain take mail --- */
+
+struct sd_got {
+	bool told;
+	int calls;
+	enum sender_domain_result r;
+};
+
+static void
+on_sender_domain(enum sender_domain_result r, void *ctx)
+{
+	struct sd_got *g = ctx;
+
+	g->calls++;
+	g->told = true;
+	g->r = r;
+}
+
+static enum sender_domain_result
+sender_domain_result_of(const char *domain, uint64_t max_ms)
+{
+	struct sd_got g = {0};
+	struct sender_domain *d;
+	uint64_t start = loop_now_ms(loop);
+
+	CHECK_INT(sender_domain_start(res, domain, on_sender_domain, &g, &d),
+	          0);
+	CHECK(g.told == (d == NULL));
+	while (!g.told) {
+		CHECK(loop_now_ms(loop) - start <= max_ms);
+		CHECK(loop_run_once(loop, 50) >= 0);
+	}
+	CHECK_INT(g.calls, 1);
+	return g.r;
+}
+
+static void
+sender_domain_is(const char *domain, enum sender_domain_result want)
+{
+	enum sender_domain_result r = sender_domain_result_of(domain, 5000);
+
+	if (r != want)
+		fprintf(stderr, "sender domain %s: %s, want %s\n", domain,
+		        sender_domain_result_name(r),
+		        sender_domain_result_name(want));
+	CHECK_INT(r, want);
+}
+
+static void
+test_sender_domain(void)
+{
+	struct sd_got g = {0};
+	struct sender_domain *d;
+
+	sender_domain_is("with-mx.mail.test", SENDER_DOMAIN_MAIL);
+	sender_domain_is("only-a.mail.test", SENDER_DOMAIN_MAIL);
+	sender_domain_is("only-aaaa.mail.test", SENDER_DOMAIN_MAIL);
+	/* a null MX wins over the implicit MX of its A record */
+	sender_domain_is("null-mx.mail.test", SENDER_DOMAIN_NULL_MX);
+	sender_domain_is("txt-only.mail.test", SENDER_DOMAIN_NONE);
+	sender_domain_is("nosuch-sender.mail.test", SENDER_DOMAIN_NONE);
+	/* seen again: all from the cache, told inside sender_domain_start */
+	CHECK_INT(sender_domain_result_of("only-aaaa.mail.test", 0),
+	          SENDER_DOMAIN_MAIL);
+	CHECK_INT(sender_domain_result_of("txt-only.mail.test", 0),
+	          SENDER_DOMAIN_NONE);
+	/* cancelled: never told */
+	CHECK_INT(sender_domain_start(res, "cancelled.mail.test",
+	                              on_sender_domain, &g, &d),
+	          0);
+	CHECK(d);
+	sender_domain_cancel(d);
+	for (int i = 0; i < 10; i++)
+		CHECK(loop_run_once(loop, 30) >= 0);
+	CHECK(!g.told);
+}
+
 static void
 stop_all(char **pids, int n, int sig)
 {
@@ -469,6 +547,15 @@ test_timeout(char **pids, int npids)
 		stop_all(pids, npids, SIGCONT);
 		CHECK_INT(fc.a.result, FCRDNS_TEMPERROR);
 	}
+	/* A sender's domain with the server away: not known, never "none" */
+	stop_all(pids, npids, SIGSTOP);
+	{
+		enum sender_domain_result r =
+		        sender_domain_result_of("fresh-domain.mail.test", 5000);
+
+		stop_all(pids, npids, SIGCONT);
+		CHECK_INT(r, SENDER_DOMAIN_TEMPERROR);
+	}
 	ask("mx4.mail.test", DNS_A, &g);
 	CHECK(!g.told); /* not kept: asked again */
 	wait_for((struct got *[]){&g}, 1, 3000);
@@ -503,6 +590,7 @@ main(int argc, char **argv)
 	RUN(test_joined_and_cancelled);
 	RUN(test_fcrdns);
 	RUN(test_spf);
+	RUN(test_sender_domain);
 	test_timeout(argv + 2, argc - 2);
 	printf("ok test_timeout\n");
 	resolver_free(res);

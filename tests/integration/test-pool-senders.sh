@@ -34,7 +34,9 @@ $TTL 300
 @ 3600 IN SOA ns.sender.test. admin.sender.test. 1 3600 600 86400 60
 @ IN NS ns.sender.test.
 @ IN TXT "v=spf1 ip6:2001:db8:b0::/44 -all"
+@ IN MX 10 mx.sender.test.
 ns IN A 198.51.100.53
+mx IN AAAA 2001:db8:b0::25
 Z
 nsd_start dns 198.51.100.53 sender.test
 

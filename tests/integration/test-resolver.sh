@@ -63,6 +63,15 @@ soa='@ 3600 IN SOA ns.mail.test. admin.mail.test. 1 3600 600 86400 2'
 	echo 'spf-ptr IN TXT "v=spf1 ptr:mail.test -all"'
 	echo 'spf-macro IN TXT "v=spf1 a:%{l}.mail.test -all"'
 	echo 'spf-fresh IN TXT "v=spf1 ip4:198.51.100.25 -all"'
+	# sender domains (policy/sender_domain.c): an MX, only an A, only
+	# an AAAA, a null MX (RFC 7505), a name without mail records
+	echo 'with-mx IN MX 10 mx1.mail.test.'
+	echo 'only-a IN A 198.51.100.61'
+	echo 'only-aaaa IN AAAA 2001:db8:25::61'
+	echo 'null-mx IN MX 0 .'
+	echo 'null-mx IN A 198.51.100.62'
+	echo 'txt-only IN TXT "v=spf1 -all"'
+	echo 'fresh-domain IN MX 10 mx1.mail.test.'
 } >"$zones/mail.test.zone"
 {
 	echo '$TTL 300'
@@ -86,4 +95,4 @@ mapfile -t nsd_pids < <(nsd_pids)
 
 nsx gw "$GREYGATE_BUILD/tests/check-resolver" 198.51.100.53 "${nsd_pids[@]}" ||
 	fail "check-resolver failed (nsd's log: $(tail -5 "$NETNS_TMP/nsd.log"))"
-echo "ok: the resolver against nsd: records of each type, TTLs and negative TTLs kept and no longer, one question for many, cancel, a timeout; FCrDNS confirmed (v4, v6, second name), unconfirmed, no PTR, temperror with the server away; SPF check_host of each mechanism, include, redirect, macros, the limits, temperror"
+echo "ok: the resolver against nsd: records of each type, TTLs and negative TTLs kept and no longer, one question for many, cancel, a timeout; FCrDNS confirmed (v4, v6, second name), unconfirmed, no PTR, temperror with the server away; SPF check_host of each mechanism, include, redirect, macros, the limits, temperror; sender domains with MX, A, AAAA, null MX, none, no such, temperror"

@@ -12,7 +12,11 @@
 # line saying which; trust = fcrdns by a reload: the confirmed one
 # passes; with refuse_spf_fail, SPF fail hears 550 5.7.23; with nsd
 # stopped, the RCPT is answered once the budget is spent
-# (greylisted, "fcrdns:late;spf:late"), not after DNS's own timeouts.
+# (greylisted, "fcrdns:late;spf:late"), not after DNS's own timeouts. A
+# sender's domain that takes no mail (no MX, A nor AAAA; no such name; a
+# null MX) is suspicious and never trusted; with
+# refuse_unknown_sender_domain it hears 550 5.1.8 (5.7.27 for the null
+# MX).
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -24,7 +28,7 @@ here=$(dirname "$0")
 netns_init
 netns_sender_gw
 nsd_host
-for a in 11 12 13 14 15 16 17 18 19 20 21 22 23; do
+for a in 11 12 13 14 15 16 17 18 19 20 21 22 23 24; do
 	nsx sender ip addr add 203.0.113.$a/24 dev "$(netns_dev sender gw)"
 done
 
@@ -34,9 +38,16 @@ soa='@ 3600 IN SOA ns.sender.test. admin.sender.test. 1 3600 600 86400 60'
 zone() { # NAME: the zone's head, then its records from stdin
 	{ echo '$TTL 300'; echo "$soa"; echo '@ IN NS ns.sender.test.'; cat; } >"$zones/$1.zone"
 }
-# sender.test's SPF lets its mx send (v4 and v6), nobody else
+# sender.test's SPF lets its mx send (v4 and v6), nobody else; its
+# senders' domains take mail (an MX), but nomail's (SPF and nothing
+# else) and nullmx's (RFC 7505)
 zone sender.test <<'Z'
 @ IN TXT "v=spf1 ip4:203.0.113.10 ip4:203.0.113.17 ip4:203.0.113.18 ip4:203.0.113.20 ip6:2001:db8:1::10 -all"
+@ IN MX 10 mx.sender.test.
+nospf IN MX 10 mx.sender.test.
+nomail IN TXT "v=spf1 ip4:203.0.113.24 -all"
+nullmx IN MX 0 .
+mx10 IN A 203.0.113.24
 ns IN A 198.51.100.53
 mx IN A 203.0.113.10
 mx IN AAAA 2001:db8:1::10
@@ -70,6 +81,7 @@ zone 113.0.203.in-addr.arpa <<'Z'
 21 IN PTR 203-0-113-21.dsl.isp.test.
 22 IN PTR mx.other.test.
 23 IN PTR mx9.sender.test.
+24 IN PTR mx10.sender.test.
 Z
 # 2001:db8:1::10 under 8.b.d.0.1.0.0.2.ip6.arpa
 zone 8.b.d.0.1.0.0.2.ip6.arpa <<'Z'
@@ -232,6 +244,36 @@ sed -i 's/^refuse_spf_fail = yes$/refuse_spf_fail = no/' "$NETNS_TMP/greygate.co
 ggctl reload >/dev/null || fail "reload failed"
 echo "ok: refuse_spf_fail (a reload): SPF fail refused 550 5.7.23, SPF none greylisted"
 
+# --- a sender's domain that takes no mail: suspicious, never trusted
+# (203.0.113.24 and .16 are forward-confirmed, trust is fcrdns since the
+# reload above, and SPF passes for nomail); with
+# refuse_unknown_sender_domain (a reload), refused at once ---
+SMTP_SENDER=dave@nomail.sender.test check_greylisted 203.0.113.24 \
+	"fcrdns:confirmed:mx10.sender.test;rdns:plain;spf:pass:nomail.sender.test;sender-domain:none:nomail.sender.test;suspicious;pooled" 7200
+SMTP_SENDER=erin@nullmx.sender.test check_greylisted 203.0.113.16 \
+	"fcrdns:confirmed:mx4.sender.test;rdns:plain;spf:none:nullmx.sender.test;sender-domain:null-mx:nullmx.sender.test;suspicious" 7200
+echo 'refuse_unknown_sender_domain = yes' >>"$NETNS_TMP/greygate.conf"
+ggctl reload >/dev/null || fail "reload failed"
+reply=$(SMTP_SENDER=frank@nosuch.sender.test try 203.0.113.16)
+[[ "$reply" == *"RCPT 550 5.1.8 <"*"Sender address rejected: Domain not found"* ]] ||
+	fail "no such sender domain with refuse_unknown_sender_domain: $reply"
+wait_for 5 logged "action=refuse, reason=sender-domain, client=203.0.113.16," ||
+	fail "no refusal logged: $(grep "client=203.0.113.16," "$GG_LOG")"
+reply=$(SMTP_SENDER=erin@nullmx.sender.test try 203.0.113.16)
+[[ "$reply" == *"RCPT 550 5.7.27 <"*"Domain does not accept mail (null MX)"* ]] ||
+	fail "a null MX sender with refuse_unknown_sender_domain: $reply"
+wait_for 5 logged "action=refuse, reason=sender-null-mx, client=203.0.113.16," ||
+	fail "no null MX refusal logged: $(grep "client=203.0.113.16," "$GG_LOG")"
+reply=$(SMTP_SENDER=bob@nospf.sender.test try 203.0.113.12)
+[[ "$reply" == *"RCPT 451 4.7.1 <"*"Greylisted"* ]] || fail "a sender's domain with an MX must not be refused: $reply"
+ggctl report --json | jq -e '.funnel.refused_sender_domain == 2' >/dev/null ||
+	fail "report: $(ggctl report --json | jq -c .funnel)"
+ggctl metrics | grep -x 'greygate_decisions_total{action="refuse",reason="sender_domain"} 2' >/dev/null ||
+	fail "metrics: $(ggctl metrics | grep refuse)"
+sed -i 's/^refuse_unknown_sender_domain = yes$/refuse_unknown_sender_domain = no/' "$NETNS_TMP/greygate.conf"
+ggctl reload >/dev/null || fail "reload failed"
+echo "ok: a sender's domain without MX, A or AAAA, or with a null MX: suspicious (2 h) and not trusted though FCrDNS and SPF pass; with refuse_unknown_sender_domain (a reload) 550 5.1.8 and 5.7.27, counted in the report and metrics; a domain with an MX greylisted"
+
 # --- DNS away: answered once the budget is spent ---
 mapfile -t nsd_pids < <(nsd_pids)
 kill -STOP "${nsd_pids[@]}"
@@ -242,7 +284,8 @@ took_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 kill -CONT "${nsd_pids[@]}"
 [[ "$reply" == *"RCPT 451 4.7.1 <"*"Greylisted"* ]] || fail "with DNS away: $reply"
 wait_for 5 logged "action=greylist, reason=new, client=203.0.113.15," || fail "203.0.113.15 was not greylisted"
-grep -F "client=203.0.113.15," "$GG_LOG" | grep -F "delay=3600, signals=fcrdns:late;spf:late" >/dev/null ||
+grep -F "client=203.0.113.15," "$GG_LOG" | grep -F "delay=3600, signals=fcrdns:late;spf:late;" |
+	grep -F ";sender-domain:late:fresh.sender.test" >/dev/null ||
 	fail "203.0.113.15's line does not say the lookup was late: $(grep "client=203.0.113.15," "$GG_LOG")"
 # "late" is the proof the budget decided: a lookup that ended before the
 # decision (answered, or given up by c-ares) is said by its result

@@ -87,6 +87,7 @@ test_decision(void)
 	struct store *store;
 	struct grey *grey;
 	struct grey_decision d;
+	int64_t kept;
 	char dir[] = "/tmp/greygate-recipients-store-XXXXXX";
 	struct grey_attempt a = {.kind = GREY_ATTEMPT_RCPT, .now = 1800000000,
 	                         .helo = "h", .sender = "alice@a.test",
@@ -119,6 +120,26 @@ test_decision(void)
 	CHECK_INT(grey_decide(grey, &a, &d), 0);
 	CHECK_INT(d.action, GREY_REFUSE);
 	CHECK_INT(d.reason, GREY_REASON_SPF_FAIL);
+	CHECK_INT(grey_get_counters(grey)->refused_spf, 1);
+	/* a sender's domain that takes no mail, where the site says so */
+	kept = store_count(store, -1);
+	a.refuse_spf = false;
+	a.client.bytes[0] = 192;
+	a.refuse_sender = GREY_REASON_SENDER_DOMAIN;
+	CHECK_INT(grey_decide(grey, &a, &d), 0);
+	CHECK_INT(d.action, GREY_REFUSE);
+	CHECK_INT(d.reason, GREY_REASON_SENDER_DOMAIN);
+	CHECK_STR(grey_reason_name(d.reason), "sender-domain");
+	a.refuse_sender = GREY_REASON_SENDER_NULL_MX;
+	CHECK_INT(grey_decide(grey, &a, &d), 0);
+	CHECK_INT(d.action, GREY_REFUSE);
+	CHECK_STR(grey_reason_name(d.reason), "sender-null-mx");
+	CHECK_INT(grey_get_counters(grey)->refused_sender_domain, 2);
+	CHECK_INT(store_count(store, -1), kept); /* no triplet kept */
+	/* the policy door: the MTA has its own sender checks */
+	a.path = GREY_PATH_POLICY;
+	CHECK_INT(grey_decide(grey, &a, &d), 0);
+	CHECK(d.action != GREY_REFUSE);
 	grey_done(grey, store, dir);
 }
 

@@ -208,6 +208,10 @@ test_refused_verdicts(void)
 	                                 TARPIT_REFUSED_RECIPIENT};
 	struct tarpit_verdict spf = {TARPIT_REFUSE, 0, -1, false,
 	                             TARPIT_REFUSED_SPF};
+	struct tarpit_verdict domain = {TARPIT_REFUSE, 0, -1, false,
+	                                TARPIT_REFUSED_SENDER_DOMAIN};
+	struct tarpit_verdict null_mx = {TARPIT_REFUSE, 0, -1, false,
+	                                 TARPIT_REFUSED_SENDER_NULL_MX};
 
 	start();
 	dlg.ask = true;
@@ -221,6 +225,14 @@ test_refused_verdicts(void)
 	verdict(&spf, "g@b.test");
 	CHECK_STR(out, "550 5.7.23 <g@b.test>: SPF does not let this client "
 	               "send for the sender's domain\r\n");
+	CHECK_INT(say_ask("RCPT TO:<h@b.test>"), TARPIT_ASK);
+	verdict(&domain, "h@b.test");
+	CHECK_STR(out, "550 5.1.8 <h@b.test>: Sender address rejected: Domain "
+	               "not found\r\n");
+	CHECK_INT(say_ask("RCPT TO:<i@b.test>"), TARPIT_ASK);
+	verdict(&null_mx, "i@b.test");
+	CHECK_STR(out, "550 5.7.27 <i@b.test>: Sender address rejected: Domain "
+	               "does not accept mail (null MX)\r\n");
 }
 
 static void
