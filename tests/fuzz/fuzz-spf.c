@@ -4,7 +4,9 @@
  * the rest expanded as a domain-spec, for IPv4 and IPv6 clients; every
  * term kept must hold what its mechanism needs, every expansion be a
  * name of at most 253 characters. The first line is also read as a HELO
- * name (policy/helo_shape.c). */
+ * name (policy/helo_shape.c) and as a MAIL FROM address whose domain is
+ * taken (policy/sender_domain.c: a name of 1 to 253 characters, or
+ * nothing). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include <sys/socket.h>
 
 #include "helo_shape.h"
+#include "sender_domain.h"
 #include "spf_record.h"
 
 static const uint8_t ip4[4] = {192, 0, 2, 3};
@@ -31,6 +34,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (nl)
 		text[nl - text] = 0;
 	(void)helo_shape_valid(text);
+	if (sender_domain_of(text, out, sizeof(out))) {
+		size_t len = strlen(out);
+
+		if (!len || len > 253 || out[0] == '[' || strchr(out, '@'))
+			abort();
+	} else if (out[0]) {
+		abort();
+	}
 	if (spf_record_parse(text, &rec, why, sizeof(why)) == 0) {
 		if (rec.nterms > SPF_TERMS_MAX)
 			abort();
