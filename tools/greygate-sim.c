@@ -115,6 +115,15 @@ print_text(const struct sim_workload *w, const char *path, bool handoff,
 	       (unsigned long long)st->store_triplets,
 	       (unsigned long long)st->store_passes,
 	       (unsigned long long)st->sessions);
+	if (st->dns_asked + st->dns_cached)
+		printf("DNS (lookups): %llu questions sent, %llu answered from "
+		       "the cache (%.1f%%); %.2f sent a session\n",
+		       (unsigned long long)st->dns_asked,
+		       (unsigned long long)st->dns_cached,
+		       pct(st->dns_cached, st->dns_asked + st->dns_cached),
+		       st->sessions ? (double)st->dns_asked /
+		                              (double)st->sessions
+		                    : 0);
 }
 
 static void
@@ -134,7 +143,8 @@ print_json(const struct report *rep, bool handoff, bool pool,
 	       "\"unwanted_messages\":%llu,\"unwanted_delivered\":%llu,"
 	       "\"unwanted_by_tls\":%llu,"
 	       "\"unwanted_attempts\":%llu,\"sessions\":%llu,"
-	       "\"store_triplets\":%llu,\"store_passes\":%llu}}\n",
+	       "\"store_triplets\":%llu,\"store_passes\":%llu,"
+	       "\"dns_asked\":%llu,\"dns_cached\":%llu}}\n",
 	       handoff ? "true" : "false", pool ? "true" : "false",
 	       (unsigned long long)st->legit_messages,
 	       (unsigned long long)st->legit_delivered,
@@ -150,7 +160,9 @@ print_json(const struct report *rep, bool handoff, bool pool,
 	       (unsigned long long)st->unwanted_attempts,
 	       (unsigned long long)st->sessions,
 	       (unsigned long long)st->store_triplets,
-	       (unsigned long long)st->store_passes);
+	       (unsigned long long)st->store_passes,
+	       (unsigned long long)st->dns_asked,
+	       (unsigned long long)st->dns_cached);
 }
 
 static int

@@ -191,17 +191,25 @@ lookups = yes
 $handoff"
 out=$(run "$named" "$signals")
 check "$out" '.sim.legit_delivered == 1 and .sim.delay.max == 0 and .sim.sessions == 1 and .report.funnel.passed_trusted == 1' "trusted"
+# (its DNS: the PTR, the name's address, the sender domain's SPF and MX)
+check "$out" '.sim.dns_asked == 4 and .sim.dns_cached == 0' "trusted: the DNS questions"
 out=$(run "$named
 starttls = yes" "$signals")
 check "$out" '.sim.delay.max == 0 and .sim.sessions == 1' "trusted at STARTTLS"
+# (at STARTTLS: the PTR, the name's address, its domain's SPF)
+check "$out" '.sim.dns_asked == 3 and .sim.dns_cached == 0' "trusted at STARTTLS: the DNS questions"
 out=$(run "${named/spf_pass = yes/spf_pass = no}" "$signals")
 check "$out" '.sim.delay.max == 300 and .report.funnel.passed_trusted == 0' "FCrDNS without SPF's pass"
+# (the retry 300 s later, within the TTLs: all four from the cache)
+check "$out" '.sim.dns_asked == 4 and .sim.dns_cached == 4' "the retry's DNS from the cache"
+out=$(run "$named")
+check "$out" '.sim.dns_asked == 0 and .sim.dns_cached == 0' "lookups = no: no DNS"
 out=$(run "fcrdns_legit = 0%
 $named" "$signals
 [greylist]
 delay = 300")
 check "$out" '.sim.delay.max == 900 and .report.funnel.passed_trusted == 0' "fcrdns_legit = 0%: suspicious, 15 min"
-echo "ok: DNS signals: trusted on the first attempt (in TLS too), FCrDNS without SPF waits, none waits the suspicious delay"
+echo "ok: DNS signals: trusted on the first attempt (in TLS too), FCrDNS without SPF waits, none waits the suspicious delay; the questions greygated would send, the retry's from the cache"
 
 a=$("$sim" --json --seed 7 2>/dev/null)
 b=$("$sim" --json --seed 7 2>/dev/null)

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "dns_answer.h"
+#include "dns_cache.h"
 #include "sim.h"
 
 #define DAY 86400
@@ -252,13 +254,79 @@ apply_signals(const struct sim_class *c, const struct sim_signals *sig,
 	at->delay_sec = confirmed ? 0 : sig->suspicious_delay_sec;
 }
 
+/* --- what greygated's resolver would ask (with lookups) --- */
+
+/* Every answer kept an hour (a common TTL: big providers' SPF records
+ * say 5 minutes, many PTRs a day), "no such" 15 minutes (the resolver's
+ * bound on negative TTLs). */
+#define SIM_DNS_TTL 3600
+#define SIM_DNS_NEGATIVE_TTL 900
+
+/* The questions, through the resolver's own cache in the month's time:
+ * asked (sent to a server) or answered from the cache. */
+struct sim_dns {
+	struct dns_cache *cache;
+	uint64_t asked, cached;
+};
+
+static void
+dns_ask(struct sim_dns *dns, enum dns_type type, const char *name,
+        bool exists, int64_t now)
+{
+	struct dns_answer a = {
+	        .status = exists ? DNS_OK : DNS_NXDOMAIN,
+	        .type = type,
+	        .ttl = exists ? SIM_DNS_TTL : SIM_DNS_NEGATIVE_TTL};
+	uint64_t now_ms = (uint64_t)(now - SIM_EPOCH) * 1000;
+
+	if (dns_cache_get(dns->cache, type, name, now_ms)) {
+		dns->cached++;
+		return;
+	}
+	dns->asked++;
+	(void)dns_cache_put(dns->cache, name, &a, SIM_DNS_TTL, now_ms);
+}
+
+/* A session's questions at the tarpit, as signals.c asks them: the PTR
+ * from its start, and the name's address when it has one (the model:
+ * a confirmed client's name is its own); at its first RCPT, the sender
+ * domain's SPF record and its MX; at STARTTLS, a confirmed client's
+ * name's domain's SPF (with trust = fcrdns+spf). (SPF's includes and
+ * DNS lists are not modelled: one TXT a domain, no lists, the
+ * default.) */
+static void
+dns_session(struct sim_dns *dns, const struct sim_signals *sig,
+            const struct sim_class *c, const struct grey_addr *a,
+            bool confirmed, bool tls, const char *from, int64_t now)
+{
+	char reverse[DNS_REVERSE_MAX], name[DNS_REVERSE_MAX + 8];
+	const char *domain = strchr(from, '@');
+
+	dns_reverse_name(a->family, a->bytes, reverse);
+	dns_ask(dns, DNS_PTR, reverse, confirmed, now);
+	if (confirmed) {
+		snprintf(name, sizeof(name), "h.%s", reverse);
+		dns_ask(dns, a->family == AF_INET ? DNS_A : DNS_AAAA, name,
+		        true, now);
+	}
+	if (tls) {
+		if (confirmed && sig->trust_needs_spf)
+			dns_ask(dns, DNS_TXT, c->name, true, now);
+		return;
+	}
+	if (domain) {
+		dns_ask(dns, DNS_TXT, domain + 1, true, now);
+		dns_ask(dns, DNS_MX, domain + 1, true, now);
+	}
+}
+
 /* One session of message m at now. Return: 1 delivered, 2 delivered by
  * a STARTTLS pass handed to the MTA, 0 not, -errno. */
 static int
 attempt(const struct sim_class *c, struct msg *m, int64_t now,
 	const struct grey_config *cfg, bool handoff,
-	const struct sim_signals *sig, int32_t fcrdns, struct grey *grey,
-	struct store *store)
+	const struct sim_signals *sig, int32_t fcrdns, struct sim_dns *dns,
+	struct grey *grey, struct store *store)
 {
 	struct grey_addr a = {0};
 	struct grey_decision d;
@@ -275,6 +343,11 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 	else
 		snprintf(from, sizeof(from), "user%u@%s.example",
 			 m->idx % c->senders, c->name);
+	if (!fast && sig->lookups && fcrdns >= 0)
+		dns_session(dns, sig, c, &a, has_fcrdns(&a, fcrdns),
+		            m->tls && (cfg->tls_pass || cfg->tls_strict ||
+		                       cfg->tls_greylist),
+		            from, now);
 	if (!fast && m->tls &&
 	    (cfg->tls_pass || cfg->tls_strict || cfg->tls_greylist)) {
 		struct grey_attempt tls = {.kind = GREY_ATTEMPT_STARTTLS,
@@ -383,17 +456,24 @@ sim_run(const struct sim_workload *w, const struct grey_config *cfg,
 	struct sim_stats *st)
 {
 	struct heap h = {0};
+	struct sim_dns dns = {0};
 	struct msg *msgs;
 	size_t total = 0, delays_cap = 0, tarpit_cap = 0, k = 0;
 	int r = 0;
 
 	memset(st, 0, sizeof(*st));
 	rng_state = w->seed ? w->seed : 1;
+	/* (the resolver's default bound: 10,000 answers) */
+	dns.cache = dns_cache_new(10000);
+	if (!dns.cache)
+		return -ENOMEM;
 	for (int i = 0; i < w->ncls; i++)
 		total += w->cls[i].messages;
 	msgs = calloc(total ? total : 1, sizeof(*msgs));
-	if (!msgs)
+	if (!msgs) {
+		dns_cache_free(dns.cache);
 		return -ENOMEM;
+	}
 	for (int i = 0; i < w->ncls; i++) {
 		const struct sim_class *c = &w->cls[i];
 
@@ -419,7 +499,7 @@ sim_run(const struct sim_workload *w, const struct grey_config *cfg,
 		int64_t next;
 
 		r = attempt(c, m, e.at, cfg, handoff, sig,
-			    class_fcrdns(w, c), grey, store);
+			    class_fcrdns(w, c), &dns, grey, store);
 		if (r < 0)
 			break;
 		if (r == 2 && c->unwanted)
@@ -459,6 +539,9 @@ sim_run(const struct sim_workload *w, const struct grey_config *cfg,
 	}
 	free(h.e);
 	free(msgs);
+	st->dns_asked = dns.asked;
+	st->dns_cached = dns.cached;
+	dns_cache_free(dns.cache);
 	if (r < 0 || (r = store_flush(store)) < 0)
 		return r;
 	store_each_triplet(store, count_triplet, &st->store_triplets);

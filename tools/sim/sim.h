@@ -88,6 +88,9 @@ struct sim_stats {
 	uint32_t *tarpit_delays; /* ... of those that met the tarpit */
 	uint64_t ntarpit_delays;
 	uint64_t store_triplets, store_passes;
+	/* With lookups: the DNS questions greygated would have asked a
+	 * server, and those its cache would have answered */
+	uint64_t dns_asked, dns_cached;
 };
 
 /* sim_class_defaults - one message a day from one random address... */
