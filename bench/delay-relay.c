@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "load-samples.h"
+
 #define MAX_PAIRS 64
 #define CHUNK_MAX 65536
 
@@ -45,14 +47,6 @@ static struct pair pairs[MAX_PAIRS];
 static int epfd, timer;
 static int64_t delay_ns;
 
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static int
 send_all(int fd, const char *p, size_t len)
@@ -70,14 +64,6 @@ send_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-static int
-address(const char *ip, const char *port, struct sockaddr_in *sa)
-{
-	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	sa->sin_port = htons((uint16_t)atoi(port));
-	return inet_pton(AF_INET, ip, &sa->sin_addr) == 1 ? 0 : -1;
-}
 
 static void
 nodelay(int fd)
@@ -134,7 +120,7 @@ arm_timer(void)
 static void
 release_due(void)
 {
-	int64_t now = now_ns();
+	int64_t now = (int64_t)bench_now_ns();
 
 	for (size_t i = 0; i < MAX_PAIRS; i++) {
 		struct pair *p = &pairs[i];
@@ -211,7 +197,7 @@ relay(size_t i, int end)
 		return;
 	}
 	c->next = NULL;
-	c->due_ns = now_ns() + delay_ns;
+	c->due_ns = (int64_t)bench_now_ns() + delay_ns;
 	c->len = (size_t)n;
 	memcpy(c->data, buf, (size_t)n);
 	if (p->tail)
@@ -230,8 +216,9 @@ main(int argc, char **argv)
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 0};
 	int listener, one = 1;
 
-	if (argc != 6 || address(argv[1], argv[2], &listen_at) < 0 ||
-	    address(argv[3], argv[4], &target) < 0) {
+	if (argc != 6 ||
+	    bench_ipv4_address(argv[1], argv[2], &listen_at) < 0 ||
+	    bench_ipv4_address(argv[3], argv[4], &target) < 0) {
 		fprintf(stderr, "usage: delay-relay LISTEN_ADDRESS PORT "
 		                "TARGET_ADDRESS PORT DELAY_US\n");
 		return 2;

@@ -6,8 +6,11 @@
 #ifndef GREYGATE_BENCH_LOAD_SAMPLES_H
 #define GREYGATE_BENCH_LOAD_SAMPLES_H
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static inline uint64_t
@@ -17,6 +20,17 @@ bench_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* An IPv4 address and a port, as given on a command line, into sa.
+ * Return: 0, or -1 (not an IPv4 address). */
+static inline int
+bench_ipv4_address(const char *ip, const char *port, struct sockaddr_in *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)atoi(port));
+	return inet_pton(AF_INET, ip, &sa->sin_addr) == 1 ? 0 : -1;
 }
 
 /* Seconds since t0 (CLOCK_MONOTONIC). */

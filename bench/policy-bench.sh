@@ -13,7 +13,9 @@
 # writing a line per request to a file. Then each store's size on disk
 # after TRIPLETS first sights, per million triplets.
 # With GREYGATE_REF_BUILD (another build dir, e.g. of an older commit),
-# its greygated runs too, at warn, in the same rounds: before and after.
+# its greygated runs too, at warn, in the same rounds: before and after,
+# twice at each number of connections, in the order A B B A (whichever
+# runs first has tended to win: each goes first once).
 # Run as root after a build:  bench/policy-bench.sh [SECONDS] [TRIPLETS]
 # (installs postgrey with scripts/deps bench; its service stays off)
 set -euo pipefail
@@ -99,7 +101,11 @@ fi
 for c in 1 8 64; do
 	run postgrey "$PG_PID" 10030 "$c"
 	run greygate "$GG_QUIET" 10031 "$c"
-	[ -z "$GG_REF" ] || run "greygate, ref" "$GG_REF" 10033 "$c"
+	if [ -n "$GG_REF" ]; then
+		run "greygate, ref" "$GG_REF" 10033 "$c"
+		run "greygate, ref" "$GG_REF" 10033 "$c"
+		run greygate "$GG_QUIET" 10031 "$c"
+	fi
 	run "greygate, info log" "$GG_INFO" 10032 "$c"
 done
 stop_pid "$GG_INFO"

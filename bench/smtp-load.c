@@ -5,8 +5,14 @@
  * addresses given in turn. Prints sessions per second and the session
  * time's median and p99. Postfix's smtp-source would be the natural
  * driver, but it exits at the first recipient refused with a 4xx, so it
- * cannot keep sessions going against a greylisting server.
- *   smtp-load HOST PORT CONCURRENCY SECONDS SRC...            */
+ * cannot keep sessions going against a greylisting server. Also the
+ * RCPT's own time (sent to answered: the decision) as rcpt_median_ms
+ * and rcpt_p99_ms.
+ *   smtp-load HOST PORT CONCURRENCY SECONDS SRC...
+ * SMTP_LOAD_ONCE=1: each source once, then it ends (every session a
+ * new client to the server); SMTP_LOAD_SENDER_DOMAIN=DOMAIN: the sender
+ * is bot@sN.DOMAIN, N the source's place in the list (a new client, a
+ * new sender domain), instead of bot@spam.example. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +33,8 @@ enum step { S_BANNER, S_EHLO, S_MAIL, S_RCPT, S_QUIT, S_EOF };
 struct session {
 	int fd;
 	enum step step;
-	uint64_t started_ns;
+	uint64_t started_ns, rcpt_ns;
+	int source; /* its place in sources */
 	size_t len;
 	char buf[2048];
 };
@@ -37,7 +44,9 @@ static struct in_addr *sources;
 static int nsources, next_source;
 static int epfd;
 static uint64_t done, failed;
-static struct bench_samples times;
+static struct bench_samples times, rcpt_times;
+static bool once;
+static const char *sender_domain;
 
 static void
 start(struct session *s)
@@ -52,7 +61,8 @@ start(struct session *s)
 		exit(1);
 	}
 	setsockopt(s->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	src.sin_addr = sources[next_source++ % nsources];
+	s->source = next_source++ % nsources;
+	src.sin_addr = sources[s->source];
 	if (bind(s->fd, (struct sockaddr *)&src, sizeof(src)) < 0) {
 		perror("bind");
 		exit(1);
@@ -133,17 +143,30 @@ advance(struct session *s)
 			break;
 		s->step = S_EHLO;
 		return true;
-	case S_EHLO:
-		if (code != 250 || !say(s, "MAIL FROM:<bot@spam.example>\r\n"))
+	case S_EHLO: {
+		char mail[300];
+
+		if (sender_domain)
+			snprintf(mail, sizeof(mail), "MAIL FROM:<bot@s%d.%s>\r\n",
+			         s->source, sender_domain);
+		else
+			snprintf(mail, sizeof(mail),
+			         "MAIL FROM:<bot@spam.example>\r\n");
+		if (code != 250 || !say(s, mail))
 			break;
 		s->step = S_MAIL;
 		return true;
+	}
 	case S_MAIL:
 		if (code != 250 || !say(s, "RCPT TO:<bob@example.org>\r\n"))
 			break;
+		s->rcpt_ns = bench_now_ns();
 		s->step = S_RCPT;
 		return true;
 	case S_RCPT:
+		if (bench_samples_add(&rcpt_times,
+		                      bench_now_ns() - s->rcpt_ns) < 0)
+			exit(1);
 		if (code / 100 != 4 || !say(s, "QUIT\r\n"))
 			break;
 		s->step = S_QUIT;
@@ -187,18 +210,23 @@ main(int argc, char **argv)
 	for (int i = 0; i < nsources; i++)
 		if (inet_pton(AF_INET, argv[5 + i], &sources[i]) != 1)
 			return 2;
+	once = getenv("SMTP_LOAD_ONCE") && !strcmp(getenv("SMTP_LOAD_ONCE"), "1");
+	sender_domain = getenv("SMTP_LOAD_SENDER_DOMAIN");
+	if (once && conc > nsources)
+		conc = nsources;
 	epfd = epoll_create1(0);
 	t0 = bench_now_ns();
 	deadline = t0 + (uint64_t)secs * 1000000000u;
 	for (int i = 0; i < conc; i++)
 		start(&pool[i]);
-	while (bench_now_ns() < deadline) {
+	while (bench_now_ns() < deadline &&
+	       (!once || done + failed < (uint64_t)nsources)) {
 		int n = epoll_wait(epfd, evs, 256, 100);
 
 		for (int i = 0; i < n; i++) {
 			struct session *s = evs[i].data.ptr;
 
-			if (!advance(s))
+			if (!advance(s) && (!once || next_source < nsources))
 				start(s);
 		}
 	}
@@ -206,12 +234,16 @@ main(int argc, char **argv)
 		double el = (double)(bench_now_ns() - t0) / 1e9;
 
 		bench_samples_sort(&times);
+		bench_samples_sort(&rcpt_times);
 		printf("sessions=%llu failed=%llu seconds=%.1f rate=%.0f "
-		       "median_ms=%.2f p99_ms=%.2f\n",
+		       "median_ms=%.2f p99_ms=%.2f rcpt_median_ms=%.2f "
+		       "rcpt_p99_ms=%.2f\n",
 		       (unsigned long long)done, (unsigned long long)failed, el,
 		       (double)done / el,
 		       (double)bench_samples_at(&times, 500) / 1e6,
-		       (double)bench_samples_at(&times, 990) / 1e6);
+		       (double)bench_samples_at(&times, 990) / 1e6,
+		       (double)bench_samples_at(&rcpt_times, 500) / 1e6,
+		       (double)bench_samples_at(&rcpt_times, 990) / 1e6);
 	}
 	return failed > done / 100 ? 1 : 0;
 }

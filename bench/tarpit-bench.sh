@@ -182,9 +182,16 @@ $FLOOD_TARPIT_CONF"
 	printf '%-22s sensor: %s\n' "$1" "$(ggctl status --json |
 		jq -c '.sensor | {packets, pcap_dropped, rcpts}')"
 }
+# (in turns A B B A: whichever runs first in a turn has tended to win,
+# so each goes first once)
 for turn in 1 2; do
-	sensor_fresh "greygate, interface" "nflog_group = 0"
-	sensor_fresh "greygate, nflog" "nflog_group = 2525"
+	if [ "$turn" = 1 ]; then
+		sensor_fresh "greygate, interface" "nflog_group = 0"
+		sensor_fresh "greygate, nflog" "nflog_group = 2525"
+	else
+		sensor_fresh "greygate, nflog" "nflog_group = 2525"
+		sensor_fresh "greygate, interface" "nflog_group = 0"
+	fi
 done
 if [ -n "${GREYGATE_REF_BUILD:-}" ]; then
 	# Each freshly started, with an empty store, in turns: the same
@@ -201,9 +208,14 @@ $FLOOD_TARPIT_CONF"
 		GG_BIN=$2/daemon/greygated greygated_start
 		run_load "$1" 25 "$(ggctl status --json | jq -r .child.pid)" "$GG_PID"
 	}
-	for turn in 1 2; do
-		whole_fresh "greygate whole, ref" "$GREYGATE_REF_BUILD"
-		whole_fresh "greygate whole, fresh" "$GREYGATE_BUILD"
+	for turn in 1 2; do # (A B B A, as above)
+		if [ "$turn" = 1 ]; then
+			whole_fresh "greygate whole, ref" "$GREYGATE_REF_BUILD"
+			whole_fresh "greygate whole, fresh" "$GREYGATE_BUILD"
+		else
+			whole_fresh "greygate whole, fresh" "$GREYGATE_BUILD"
+			whole_fresh "greygate whole, ref" "$GREYGATE_REF_BUILD"
+		fi
 	done
 fi
 echo
