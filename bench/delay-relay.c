@@ -47,7 +47,6 @@ static struct pair pairs[MAX_PAIRS];
 static int epfd, timer;
 static int64_t delay_ns;
 
-
 static int
 send_all(int fd, const char *p, size_t len)
 {
@@ -63,7 +62,6 @@ send_all(int fd, const char *p, size_t len)
 	}
 	return 0;
 }
-
 
 static void
 nodelay(int fd)

@@ -10,7 +10,8 @@
  *   dns-delay-relay LISTEN_ADDRESS PORT SERVER_ADDRESS PORT DELAY_US
  *
  * IPv4 addresses; one thread and poll(); runs until killed. For
- * benchmarks only: answers over 512 bytes and TCP are not relayed. */
+ * benchmarks only: TCP is not relayed (an answer truncated over UDP,
+ * which the asker then asks again over TCP, does not come through). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -39,8 +40,6 @@ struct held {
 static struct held held[HELD_MAX]; /* a ring: oldest at first */
 static size_t first, count;
 static struct sockaddr_in asker[65536]; /* by message ID */
-
-
 
 static unsigned
 message_id(const char *p)

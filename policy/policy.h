@@ -67,16 +67,16 @@ enum grey_reason {
 	GREY_REASON_RECIPIENT_EXEMPT,
 	GREY_REASON_STARTTLS,
 	GREY_REASON_TRAPPED,
-	GREY_REASON_PASSED,     /* already passed, no refresh due yet */
+	GREY_REASON_PASSED, /* already passed, no refresh due yet */
 	GREY_REASON_TLS_HANDED, /* STARTTLS with tls_pass = strict: handed
-	                           to the MTA in TLS unpassed; the MTA asks
-	                           the policy door per recipient */
-	GREY_REASON_TRUSTED,    /* its DNS signals trusted it (issue 31) */
-	GREY_REASON_SPF_FAIL,   /* SPF fail, with [signals] refuse_spf_fail */
+				   to the MTA in TLS unpassed; the MTA asks
+				   the policy door per recipient */
+	GREY_REASON_TRUSTED, /* its DNS signals trusted it (issue 31) */
+	GREY_REASON_SPF_FAIL, /* SPF fail, with [signals] refuse_spf_fail */
 	GREY_REASON_UNKNOWN_RECIPIENT, /* not in [greylist] valid_recipients */
-	GREY_REASON_STARTTLS_RETRY,    /* STARTTLS with tls_pass = greylist: its
-	                                  network said it again, after the
-	                                  delay */
+	GREY_REASON_STARTTLS_RETRY, /* STARTTLS with tls_pass = greylist: its
+				       network said it again, after the
+				       delay */
 	/* The sender's domain takes no mail, with [signals]
 	 * refuse_unknown_sender_domain: it has no MX, A nor AAAA (or no
 	 * such name), or a null MX (RFC 7505) */
