@@ -200,39 +200,39 @@ verdict(const struct tarpit_verdict *v, const char *rcpt)
 	CHECK_INT(n, strlen(out));
 }
 
+/* RCPT TO:<rcpt> asked about, refused for why: the reply is want. */
+static void
+refused_is(uint8_t why, const char *rcpt, const char *want)
+{
+	struct tarpit_verdict v = {TARPIT_REFUSE, 0, -1, false, why};
+	char line[64];
+
+	snprintf(line, sizeof(line), "RCPT TO:<%s>", rcpt);
+	CHECK_INT(say_ask(line), TARPIT_ASK);
+	verdict(&v, rcpt);
+	CHECK_STR(out, want);
+}
+
 /* Refused (issue 31): 550 at RCPT, saying why, whatever the sender. */
 static void
 test_refused_verdicts(void)
 {
-	struct tarpit_verdict unknown = {TARPIT_REFUSE, 0, -1, false,
-	                                 TARPIT_REFUSED_RECIPIENT};
-	struct tarpit_verdict spf = {TARPIT_REFUSE, 0, -1, false,
-	                             TARPIT_REFUSED_SPF};
-	struct tarpit_verdict domain = {TARPIT_REFUSE, 0, -1, false,
-	                                TARPIT_REFUSED_SENDER_DOMAIN};
-	struct tarpit_verdict null_mx = {TARPIT_REFUSE, 0, -1, false,
-	                                 TARPIT_REFUSED_SENDER_NULL_MX};
-
 	start();
 	dlg.ask = true;
 	say("EHLO client.test");
 	say("MAIL FROM:<>");
-	CHECK_INT(say_ask("RCPT TO:<f@b.test>"), TARPIT_ASK);
-	verdict(&unknown, "f@b.test");
-	CHECK_STR(out, "550 5.1.1 <f@b.test>: Recipient address rejected: "
-	               "User unknown\r\n");
-	CHECK_INT(say_ask("RCPT TO:<g@b.test>"), TARPIT_ASK);
-	verdict(&spf, "g@b.test");
-	CHECK_STR(out, "550 5.7.23 <g@b.test>: SPF does not let this client "
-	               "send for the sender's domain\r\n");
-	CHECK_INT(say_ask("RCPT TO:<h@b.test>"), TARPIT_ASK);
-	verdict(&domain, "h@b.test");
-	CHECK_STR(out, "550 5.1.8 <h@b.test>: Sender address rejected: Domain "
-	               "not found\r\n");
-	CHECK_INT(say_ask("RCPT TO:<i@b.test>"), TARPIT_ASK);
-	verdict(&null_mx, "i@b.test");
-	CHECK_STR(out, "550 5.7.27 <i@b.test>: Sender address rejected: Domain "
-	               "does not accept mail (null MX)\r\n");
+	refused_is(TARPIT_REFUSED_RECIPIENT, "f@b.test",
+	           "550 5.1.1 <f@b.test>: Recipient address rejected: User "
+	           "unknown\r\n");
+	refused_is(TARPIT_REFUSED_SPF, "g@b.test",
+	           "550 5.7.23 <g@b.test>: SPF does not let this client send "
+	           "for the sender's domain\r\n");
+	refused_is(TARPIT_REFUSED_SENDER_DOMAIN, "h@b.test",
+	           "550 5.1.8 <h@b.test>: Sender address rejected: Domain not "
+	           "found\r\n");
+	refused_is(TARPIT_REFUSED_SENDER_NULL_MX, "i@b.test",
+	           "550 5.7.27 <i@b.test>: Sender address rejected: Domain does "
+	           "not accept mail (null MX)\r\n");
 }
 
 static void
