@@ -455,10 +455,14 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
 	bool no_mail = !tls && ss->sd_known &&
 	               (ss->sd_result == SENDER_DOMAIN_NONE ||
 	                ss->sd_result == SENDER_DOMAIN_NULL_MX);
+	/* What is only missing (no PTR, a name not resolving back) is
+	 * common among small real servers and says nothing by itself: it
+	 * keeps trust away, not the plain delay, unless the admin says */
+	bool no_fcrdns = ss->known && (f->result == FCRDNS_NO_PTR ||
+	                               f->result == FCRDNS_UNCONFIRMED);
 	bool suspicious = !allowed &&
-	                  ((ss->known &&
-	                    (f->result == FCRDNS_NO_PTR ||
-	                     f->result == FCRDNS_UNCONFIRMED || ss->dynamic)) ||
+	                  ((ss->known && ss->dynamic) ||
+	                   (no_fcrdns && sc->suspect_without_fcrdns) ||
 	                   (spf_known && (spf->result == SPF_FAIL ||
 	                                  spf->result == SPF_SOFTFAIL)) ||
 	                   listed || bad_helo || no_mail);

@@ -128,6 +128,8 @@ const struct key config_keys[] = {
 	{"signals", "trust", K_TRUST, F(signals.trust), 0, 0, false, 0},
 	{"signals", "suspicious_delay", K_SEC, F(signals.suspicious_delay_sec),
 	 0, 30 * DAY, false, 0},
+	{"signals", "suspect_without_fcrdns", K_BOOL,
+	 F(signals.suspect_without_fcrdns), 0, 0, false, 0},
 	{"signals", "refuse_spf_fail", K_BOOL, F(signals.refuse_spf_fail), 0, 0,
 	 false, 0},
 	{"signals", "pool_spf", K_BOOL, F(signals.pool_spf), 0, 0, false, 0},

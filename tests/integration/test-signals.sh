@@ -9,7 +9,9 @@
 # in the pass set; IPv6 trusted too); one with a dynamic-looking name,
 # one without a PTR, one whose name does not resolve back, one confirmed
 # but failing SPF or without SPF are greylisted, each decision's log
-# line saying which; trust = fcrdns by a reload: the confirmed one
+# line saying which (suspicious, the longer delay, where something says
+# it is a bot: a dynamic-looking name, SPF fail; not for what is only
+# missing: no PTR, or a name not resolving back); trust = fcrdns by a reload: the confirmed one
 # passes; with refuse_spf_fail, SPF fail hears 550 5.7.23; with nsd
 # stopped, the RCPT is answered once the budget is spent
 # (greylisted, "fcrdns:late;spf:late"), not after DNS's own timeouts. A
@@ -28,7 +30,7 @@ here=$(dirname "$0")
 netns_init
 netns_sender_gw
 nsd_host
-for a in 11 12 13 14 15 16 17 18 19 20 21 22 23 24; do
+for a in 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27; do
 	nsx sender ip addr add 203.0.113.$a/24 dev "$(netns_dev sender gw)"
 done
 
@@ -82,6 +84,7 @@ zone 113.0.203.in-addr.arpa <<'Z'
 22 IN PTR mx.other.test.
 23 IN PTR mx9.sender.test.
 24 IN PTR mx10.sender.test.
+26 IN PTR liar.sender.test.
 Z
 # 2001:db8:1::10 under 8.b.d.0.1.0.0.2.ip6.arpa
 zone 8.b.d.0.1.0.0.2.ip6.arpa <<'Z'
@@ -130,6 +133,14 @@ rdns_patterns = $(realpath "$here/../../etc/dynamic-rdns")
 # (lookups = yes and trust = fcrdns+spf: the defaults)"
 greygated_start
 logged() { grep -F -- "$1" "$GG_LOG" >/dev/null; }
+reload_with() { # LINE: added to [signals] (the file's last section), then a reload
+	echo "$1" >>"$NETNS_TMP/greygate.conf"
+	ggctl reload >/dev/null || fail "reload with $1 failed"
+}
+reload_edited() { # SED-SCRIPT: the settings edited, then a reload
+	sed -i "$1" "$NETNS_TMP/greygate.conf"
+	ggctl reload >/dev/null || fail "reload after $1 failed"
+}
 try() { # SOURCE [TO]: one attempt at the tarpit from alice@sender.test
 	# (or $SMTP_SENDER); prints the RCPT reply
 	SMTP_SENDER=${SMTP_SENDER:-alice@sender.test} nsx sender python3 \
@@ -198,7 +209,18 @@ check_greylisted() { # SOURCE SIGNALS DELAY
 check_greylisted 203.0.113.11 "fcrdns:confirmed:203-0-113-11.dsl.isp.test;rdns:dynamic;spf:fail:sender.test;suspicious" 7200
 check_greylisted 203.0.113.12 "fcrdns:no-ptr;spf:fail:sender.test;suspicious" 7200
 check_greylisted 203.0.113.13 "fcrdns:unconfirmed:liar.sender.test;rdns:plain;spf:fail:sender.test;suspicious" 7200
-echo "ok: a dynamic-looking name, no PTR, a name not resolving back: greylisted as suspicious (2 h), each line saying which"
+echo "ok: a dynamic-looking name, no PTR, a name not resolving back, with SPF fail: greylisted as suspicious (2 h), each line saying which"
+# no PTR, or a name not resolving back, and nothing against the client:
+# greylisted as anyone (1 h), not trusted
+SMTP_SENDER=gina@nospf.sender.test check_greylisted 203.0.113.25 "fcrdns:no-ptr;spf:none:nospf.sender.test" 3600
+SMTP_SENDER=gina@nospf.sender.test check_greylisted 203.0.113.26 \
+	"fcrdns:unconfirmed:liar.sender.test;rdns:plain;spf:none:nospf.sender.test" 3600
+echo "ok: no PTR, or a name not resolving back, and nothing else: greylisted with the plain delay (1 h), not as suspicious"
+# suspect_without_fcrdns = yes (a reload): those too are suspicious
+reload_with 'suspect_without_fcrdns = yes'
+SMTP_SENDER=gina@nospf.sender.test check_greylisted 203.0.113.27 "fcrdns:no-ptr;spf:none:nospf.sender.test;suspicious" 7200
+reload_edited '/^suspect_without_fcrdns = yes$/d'
+echo "ok: suspect_without_fcrdns = yes (a reload): no PTR is suspicious (2 h)"
 
 # --- DNS lists: listed (in the filter), a listing the filter does not
 # take, allowed ---
@@ -223,16 +245,14 @@ echo "ok: a bare-word HELO: suspicious (2 h), the line says helo:bad"
 # passed at once ---
 check_greylisted 203.0.113.14 "fcrdns:confirmed:mx2.sender.test;rdns:plain;spf:fail:sender.test;suspicious" 7200
 SMTP_SENDER=bob@nospf.sender.test check_greylisted 203.0.113.16 "fcrdns:confirmed:mx4.sender.test;rdns:plain;spf:none:nospf.sender.test" 3600
-echo 'trust = fcrdns' >>"$NETNS_TMP/greygate.conf"
-ggctl reload >/dev/null || fail "reload failed"
+reload_with 'trust = fcrdns'
 try 203.0.113.14 >/dev/null
 wait_for 5 logged "action=pass, reason=trusted, client=203.0.113.14," ||
 	fail "with trust = fcrdns, the confirmed client was not trusted: $(grep "client=203.0.113.14," "$GG_LOG")"
 echo "ok: confirmed without SPF's pass: greylisted (SPF fail as suspicious, none as anyone); with trust = fcrdns (a reload) passed at once"
 
 # --- refuse_spf_fail (a reload): SPF fail hears 550 5.7.23 at once ---
-echo 'refuse_spf_fail = yes' >>"$NETNS_TMP/greygate.conf"
-ggctl reload >/dev/null || fail "reload failed"
+reload_with 'refuse_spf_fail = yes'
 reply=$(try 203.0.113.13)
 [[ "$reply" == *"RCPT 550 5.7.23 <"*"SPF does not let this client send for the sender's domain"* ]] ||
 	fail "SPF fail with refuse_spf_fail: $reply"
@@ -240,8 +260,7 @@ wait_for 5 logged "action=refuse, reason=spf-fail, client=203.0.113.13," ||
 	fail "no refusal logged: $(grep "client=203.0.113.13," "$GG_LOG")"
 reply=$(SMTP_SENDER=bob@nospf.sender.test try 203.0.113.12)
 [[ "$reply" == *"RCPT 451 4.7.1 <"*"Greylisted"* ]] || fail "SPF none must not be refused: $reply"
-sed -i 's/^refuse_spf_fail = yes$/refuse_spf_fail = no/' "$NETNS_TMP/greygate.conf"
-ggctl reload >/dev/null || fail "reload failed"
+reload_edited 's/^refuse_spf_fail = yes$/refuse_spf_fail = no/'
 echo "ok: refuse_spf_fail (a reload): SPF fail refused 550 5.7.23, SPF none greylisted"
 
 # --- a sender's domain that takes no mail: suspicious, never trusted
@@ -252,8 +271,7 @@ SMTP_SENDER=dave@nomail.sender.test check_greylisted 203.0.113.24 \
 	"fcrdns:confirmed:mx10.sender.test;rdns:plain;spf:pass:nomail.sender.test;sender-domain:none:nomail.sender.test;suspicious;pooled" 7200
 SMTP_SENDER=erin@nullmx.sender.test check_greylisted 203.0.113.16 \
 	"fcrdns:confirmed:mx4.sender.test;rdns:plain;spf:none:nullmx.sender.test;sender-domain:null-mx:nullmx.sender.test;suspicious" 7200
-echo 'refuse_unknown_sender_domain = yes' >>"$NETNS_TMP/greygate.conf"
-ggctl reload >/dev/null || fail "reload failed"
+reload_with 'refuse_unknown_sender_domain = yes'
 reply=$(SMTP_SENDER=frank@nosuch.sender.test try 203.0.113.16)
 [[ "$reply" == *"RCPT 550 5.1.8 <"*"Sender address rejected: Domain not found"* ]] ||
 	fail "no such sender domain with refuse_unknown_sender_domain: $reply"
@@ -270,8 +288,7 @@ ggctl report --json | jq -e '.funnel.refused_sender_domain == 2' >/dev/null ||
 	fail "report: $(ggctl report --json | jq -c .funnel)"
 ggctl metrics | grep -x 'greygate_decisions_total{action="refuse",reason="sender_domain"} 2' >/dev/null ||
 	fail "metrics: $(ggctl metrics | grep refuse)"
-sed -i 's/^refuse_unknown_sender_domain = yes$/refuse_unknown_sender_domain = no/' "$NETNS_TMP/greygate.conf"
-ggctl reload >/dev/null || fail "reload failed"
+reload_edited 's/^refuse_unknown_sender_domain = yes$/refuse_unknown_sender_domain = no/'
 echo "ok: a sender's domain without MX, A or AAAA, or with a null MX: suspicious (2 h) and not trusted though FCrDNS and SPF pass; with refuse_unknown_sender_domain (a reload) 550 5.1.8 and 5.7.27, counted in the report and metrics; a domain with an MX greylisted"
 
 # --- DNS away: answered once the budget is spent ---
