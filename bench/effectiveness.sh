@@ -35,7 +35,7 @@ ${2:-}" "${3:-}")
 	echo "$out" | jq -r --arg n "$1" --arg ms "$(( (t1 - t0) / 1000000 ))" '
 		[$n,
 		 .sim.unwanted_messages - .sim.unwanted_delivered, .sim.unwanted_delivered,
-		 .sim.legit_delivered, .sim.legit_lost, .sim.legit_delayed,
+		 .sim.unwanted_refused, .sim.legit_delivered, .sim.legit_lost, .sim.legit_delayed,
 		 .sim.delay.median, (.sim.delay.mean | floor), .sim.delay.p90, .sim.delay.p99,
 		 .sim.delay.max, .sim.store_triplets, $ms] | @tsv'
 }
@@ -69,7 +69,7 @@ starttls_bots = $4%" | jq -r --arg h "$1" --arg t "$2" --arg l "$3%" --arg b "$4
 }
 
 {
-	printf 'variant\tbots stopped\tbots through\twanted delivered\tlost\tdelayed\tmedian s\tmean s\tp90 s\tp99 s\tmax s\ttriplets\tms\n'
+	printf 'variant\tbots stopped\tbots through\tbots refused\twanted delivered\tlost\tdelayed\tmedian s\tmean s\tp90 s\tp99 s\tmax s\ttriplets\tms\n'
 	# (the default hand-off, auto, is on in the simulated gateway: its
 	# MTA answers; lookups are on by default, which pools the classes
 	# with spf_pass = yes, the two banks, by their SPF domain)
@@ -91,18 +91,37 @@ client_prefix6 = 128"
 	variant delay-1500s "delay = 1500"
 	variant tls_pass-yes "tls_pass = yes"
 	variant tls_pass-off "tls_pass = no"
-	printf 'article (Sep 2016, milter-greylist)\t71100\t-\t22300 passed\t-\t-\t900\t~8000\t-\t-\t-\t-\t-\n'
+	# what a client without FCrDNS costs when it is suspicious too, and
+	# what the suspicious delay buys at all
+	variant suspect-without-fcrdns "[signals]
+suspect_without_fcrdns = yes"
+	variant suspicious-delay-0 "[signals]
+suspicious_delay = 0"
+	# a DNS block list named (the month's bots listed as its comments
+	# say), and the article's refusals (SPF fail, a sender's domain
+	# without mail)
+	variant dnsbl "[signals]
+dnsbl_sites = zen.spamhaus.org=127.0.0.[2..11]"
+	variant refuse-as-the-article "[signals]
+refuse_spf_fail = yes
+refuse_unknown_sender_domain = yes"
+	printf 'article (Sep 2016, milter-greylist)\t71100\t-\t+4670\t22300 passed\t-\t-\t900\t~8000\t-\t-\t-\t-\t-\n'
 } | column -t -s $'\t'
 
 echo
 echo "How the default moves when the model's DNS shares move (etc/sim-month.ini says where each comes from):"
 {
-	printf 'shares\tbots stopped\tbots through\twanted delivered\tlost\tdelayed\tmedian s\tmean s\tp90 s\tp99 s\tmax s\ttriplets\tms\n'
+	printf 'shares\tbots stopped\tbots through\tbots refused\twanted delivered\tlost\tdelayed\tmedian s\tmean s\tp90 s\tp99 s\tmax s\ttriplets\tms\n'
 	variant "as in the month" "" ""
 	variant "fcrdns_legit = 50%" "" "fcrdns_legit = 50%"
 	variant "fcrdns_legit = 100%" "" "fcrdns_legit = 100%"
 	variant "fcrdns_bots = 0%" "" "fcrdns_bots = 0%"
 	variant "fcrdns_bots = 58%" "" "fcrdns_bots = 58%"
+	variant "dynamic_legit = 0%" "" "dynamic_legit = 0%"
+	variant "dynamic_legit = 10%" "" "dynamic_legit = 10%"
+	variant "dynamic_bots = 0%" "" "dynamic_bots = 0%"
+	variant "fcrdns_legit = 50%, dynamic_legit = 25%" "" "fcrdns_legit = 50%
+dynamic_legit = 25%"
 	variant "fcrdns_bots = 58%, starttls_bots = 30%" "" "fcrdns_bots = 58%
 starttls_bots = 30%"
 	variant "starttls_legit = 95%, starttls_bots = 30%" "" "starttls_legit = 95%

@@ -85,12 +85,13 @@ print_text(const struct sim_workload *w, const char *path, bool handoff,
 	       "pool senders by SPF %s\n",
 	       w->days, (unsigned long long)w->seed, path,
 	       handoff ? "on" : "off", pool ? "on" : "off");
-	printf("legitimate messages %10llu  delivered %llu (%.1f%%), lost %llu, "
-	       "delayed %llu (%.1f%%)\n",
+	printf("legitimate messages %10llu  delivered %llu (%.1f%%), lost %llu "
+	       "(%llu refused), delayed %llu (%.1f%%)\n",
 	       (unsigned long long)st->legit_messages,
 	       (unsigned long long)st->legit_delivered,
 	       pct(st->legit_delivered, st->legit_messages),
 	       (unsigned long long)st->legit_lost,
+	       (unsigned long long)st->legit_refused,
 	       (unsigned long long)st->legit_delayed,
 	       pct(st->legit_delayed, st->legit_messages));
 	printf("  delay to delivery of the %llu that met the tarpit: median "
@@ -100,13 +101,14 @@ print_text(const struct sim_workload *w, const char *path, bool handoff,
 	printf("  delay of the delayed: median %us, mean %.0fs, p90 %us, p99 "
 	       "%us, max %us\n",
 	       ds->median, ds->mean, ds->p90, ds->p99, ds->max);
-	printf("unwanted messages   %10llu  stopped %llu (%.1f%%), let through "
-	       "%llu (%llu by a STARTTLS pass), in %llu attempts\n",
+	printf("unwanted messages   %10llu  stopped %llu (%.1f%%; %llu refused), "
+	       "let through %llu (%llu by a STARTTLS pass), in %llu attempts\n",
 	       (unsigned long long)st->unwanted_messages,
 	       (unsigned long long)(st->unwanted_messages -
 				    st->unwanted_delivered),
 	       pct(st->unwanted_messages - st->unwanted_delivered,
 		   st->unwanted_messages),
+	       (unsigned long long)st->unwanted_refused,
 	       (unsigned long long)st->unwanted_delivered,
 	       (unsigned long long)st->unwanted_by_tls,
 	       (unsigned long long)st->unwanted_attempts);
@@ -142,6 +144,7 @@ print_json(const struct report *rep, bool handoff, bool pool,
 	       "\"p99\":%u,\"max\":%u},"
 	       "\"unwanted_messages\":%llu,\"unwanted_delivered\":%llu,"
 	       "\"unwanted_by_tls\":%llu,"
+	       "\"legit_refused\":%llu,\"unwanted_refused\":%llu,"
 	       "\"unwanted_attempts\":%llu,\"sessions\":%llu,"
 	       "\"store_triplets\":%llu,\"store_passes\":%llu,"
 	       "\"dns_asked\":%llu,\"dns_cached\":%llu}}\n",
@@ -157,6 +160,8 @@ print_json(const struct report *rep, bool handoff, bool pool,
 	       (unsigned long long)st->unwanted_messages,
 	       (unsigned long long)st->unwanted_delivered,
 	       (unsigned long long)st->unwanted_by_tls,
+	       (unsigned long long)st->legit_refused,
+	       (unsigned long long)st->unwanted_refused,
 	       (unsigned long long)st->unwanted_attempts,
 	       (unsigned long long)st->sessions,
 	       (unsigned long long)st->store_triplets,
@@ -182,7 +187,13 @@ run(const struct config *cfg, struct sim_workload *w, const char *wpath,
 		.pool_spf = cfg->signals.pool_spf,
 		.trust = cfg->signals.trust != SIGNALS_TRUST_NO,
 		.trust_needs_spf = cfg->signals.trust == SIGNALS_TRUST_FCRDNS_SPF,
-		.suspicious_delay_sec = cfg->signals.suspicious_delay_sec};
+		.suspicious_delay_sec = cfg->signals.suspicious_delay_sec,
+		.suspect_without_fcrdns = cfg->signals.suspect_without_fcrdns,
+		.dnsbl = cfg->signals.dnsbl_sites[0] != 0,
+		.refuse_spf_fail = cfg->signals.refuse_spf_fail,
+		.sender_domain = cfg->signals.sender_domain,
+		.refuse_unknown_sender_domain =
+		        cfg->signals.refuse_unknown_sender_domain};
 	struct timespec t0, t1;
 	int r = store_open_temp(&store);
 

@@ -177,7 +177,12 @@ echo "ok: STARTTLS shares: bots that say it are delivered with tls_pass = yes an
 # forward-confirmed and whose SPF passes is trusted: with the hand-off
 # delivered on its first attempt, in TLS too (its PTR name's domain lets
 # it send); without SPF's pass it waits as any; fcrdns_legit overrides
-# the class; an address without FCrDNS is suspicious (suspicious_delay).
+# the class; an address without FCrDNS waits as any (suspicious with
+# suspect_without_fcrdns), a dynamic-looking one, a listed one (with
+# DNS lists named), SPF fail and a sender's domain without mail are
+# suspicious (suspicious_delay) and never trusted; SPF fail and a domain
+# without mail are refused when the settings say (the message lost: a
+# wanted sender bounces it).
 named="[class named]
 kind = mta
 messages = 1
@@ -189,6 +194,9 @@ spf_pass = yes"
 signals="[signals]
 lookups = yes
 $handoff"
+signals_with() { # LINES: [signals] with them, then the hand-off
+	printf '[signals]\nlookups = yes\n%s\n%s\n' "$1" "$handoff"
+}
 out=$(run "$named" "$signals")
 check "$out" '.sim.legit_delivered == 1 and .sim.delay.max == 0 and .sim.sessions == 1 and .report.funnel.passed_trusted == 1' "trusted"
 # (its DNS: the PTR, the name's address, the sender domain's SPF and MX)
@@ -208,8 +216,38 @@ out=$(run "fcrdns_legit = 0%
 $named" "$signals
 [greylist]
 delay = 300")
-check "$out" '.sim.delay.max == 900 and .report.funnel.passed_trusted == 0' "fcrdns_legit = 0%: suspicious, 15 min"
-echo "ok: DNS signals: trusted on the first attempt (in TLS too), FCrDNS without SPF waits, none waits the suspicious delay; the questions greygated would send, the retry's from the cache"
+check "$out" '.sim.delay.max == 300 and .report.funnel.passed_trusted == 0' "fcrdns_legit = 0%: the plain delay"
+out=$(run "fcrdns_legit = 0%
+$named" "$(signals_with "suspect_without_fcrdns = yes")")
+check "$out" '.sim.delay.max == 900 and .report.funnel.passed_trusted == 0' "fcrdns_legit = 0%, suspect_without_fcrdns: suspicious, 15 min"
+out=$(run "dynamic_legit = 100%
+fcrdns_legit = 0%
+$named" "$signals")
+check "$out" '.sim.delay.max == 900 and .report.funnel.passed_trusted == 0' "dynamic_legit = 100%: suspicious"
+# (the (dns questions): a dynamic-looking name is asked forward too)
+check "$out" '.sim.dns_asked == 4' "a dynamic-looking name's questions"
+out=$(run "$named
+listed = 100%" "$signals")
+check "$out" '.sim.delay.max == 0 and .report.funnel.passed_trusted == 1' "listed without DNS lists named: nothing"
+out=$(run "$named
+listed = 100%" "$(signals_with "dnsbl_sites = bl.example")")
+check "$out" '.sim.delay.max == 900 and .report.funnel.passed_trusted == 0' "listed, with DNS lists: suspicious"
+for share in spf_fail no_mail_domain; do
+	out=$(run "$named
+$share = 100%" "$signals")
+	check "$out" '.sim.delay.max == 900 and .report.funnel.passed_trusted == 0 and .sim.legit_lost == 0' "$share: suspicious"
+done
+out=$(run "$named
+spf_fail = 100%" "$(signals_with "refuse_spf_fail = yes")")
+check "$out" '.sim.legit_lost == 1 and .sim.legit_refused == 1 and .sim.sessions == 1 and .report.funnel.refused_spf == 1' "spf_fail, refuse_spf_fail: refused, lost"
+out=$(run "$named
+no_mail_domain = 100%" "$(signals_with "refuse_unknown_sender_domain = yes")")
+check "$out" '.sim.legit_refused == 1 and .report.funnel.refused_sender_domain == 1' "no_mail_domain, refused"
+out=$(run "$named
+no_mail_domain = 100%" "$(signals_with "sender_domain = no
+refuse_unknown_sender_domain = yes")")
+check "$out" '.sim.legit_refused == 0 and .report.funnel.passed_trusted == 1' "no_mail_domain, not asked: trusted"
+echo "ok: DNS signals: trusted on the first attempt (in TLS too), FCrDNS without SPF waits, none waits the plain delay (the suspicious one when said), a dynamic name, a listing, SPF fail and a domain without mail the suspicious one or refused as set; the questions greygated would send, the retry's from the cache"
 
 a=$("$sim" --json --seed 7 2>/dev/null)
 b=$("$sim" --json --seed 7 2>/dev/null)

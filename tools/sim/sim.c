@@ -220,38 +220,79 @@ keep_delay(uint32_t **delays, uint64_t *n, size_t *cap, uint32_t delay)
 	return 0;
 }
 
-/* Does address a of class c have a forward-confirmed, plain PTR name?
- * The same answer every time (a client's DNS does not change within the
- * month): drawn from the address and the class's share. */
-static bool
-has_fcrdns(const struct grey_addr *a, int32_t share)
+/* A draw in 0..99 from bytes and a salt: the same every time for the
+ * same address or message (a client's DNS does not change within the
+ * month, nor a message's sender). */
+static uint32_t
+draw(const void *p, size_t n, uint64_t salt)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	const unsigned char *b = p;
+	uint64_t h = 1469598103934665603ull ^ salt; /* FNV-1a */
 
-	for (int i = 0; i < 16; i++)
-		h = (h ^ a->bytes[i]) * 1099511628211ull;
-	return h % 100 < (uint64_t)share;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return (uint32_t)(h % 100);
 }
 
-/* What the signals say of a client of c at an attempt of kind (with
- * lookups): trusted (passed now), or suspicious (a longer delay). */
+/* What DNS says of a client of a class, and of a message's sender, as
+ * the class's shares draw it. */
+struct sim_view {
+	bool modelled;  /* the class says what DNS would (fcrdns set) */
+	bool confirmed; /* a forward-confirmed, plain-looking PTR name */
+	bool dynamic;   /* a dynamic-looking one */
+	bool listed;    /* listed by the config's DNS block lists */
+	bool spf_fail;  /* the sender's domain's SPF fails for the client */
+	bool no_mail;   /* the sender's domain takes no mail */
+};
+
+static struct sim_view
+view_of(const struct sim_class *c, const struct sim_signals *sig,
+        int32_t fcrdns, int32_t dynamic, const struct grey_addr *a,
+        const struct msg *m)
+{
+	struct sim_view v = {.modelled = sig->lookups && fcrdns >= 0};
+	uint32_t ptr = draw(a->bytes, 16, 0);
+	uint32_t id[2] = {m->cls, m->idx};
+
+	if (!v.modelled)
+		return v;
+	/* (one draw: the shares add up, FCrDNS first) */
+	v.confirmed = ptr < (uint32_t)fcrdns;
+	v.dynamic = !v.confirmed && ptr < (uint32_t)(fcrdns + dynamic);
+	v.listed = sig->dnsbl && draw(a->bytes, 16, 1) < (uint32_t)c->listed;
+	v.spf_fail = draw(id, sizeof(id), 2) < (uint32_t)c->spf_fail;
+	v.no_mail = sig->sender_domain &&
+	            draw(id, sizeof(id), 3) < (uint32_t)c->no_mail;
+	return v;
+}
+
+/* What the signals say of a client of c at an attempt (with lookups), as
+ * greygated's signals_apply: trusted (passed now), suspicious (a longer
+ * delay), or refused at RCPT (SPF fail, a sender's domain without mail,
+ * when the settings say). */
 static void
 apply_signals(const struct sim_class *c, const struct sim_signals *sig,
-	      int32_t fcrdns, struct grey_attempt *at)
+	      const struct sim_view *v, struct grey_attempt *at)
 {
-	bool confirmed;
+	/* at STARTTLS no sender is seen: its SPF and domain have no part */
+	bool rcpt = at->kind == GREY_ATTEMPT_RCPT;
+	bool spf_fail = rcpt && v->spf_fail;
+	bool no_mail = rcpt && v->no_mail;
+	bool suspicious = v->dynamic || v->listed || spf_fail || no_mail ||
+	                  (!v->confirmed && sig->suspect_without_fcrdns);
 
-	if (!sig->lookups || fcrdns < 0)
+	if (!v->modelled)
 		return;
-	confirmed = has_fcrdns(&at->client, fcrdns);
 	/* (at STARTTLS fcrdns+spf asks the PTR name's domain: the model
 	 * takes a class whose senders' SPF passes to have hosts named in a
 	 * domain that lets them send, and a bot to have neither) */
-	at->trusted = sig->trust && confirmed &&
-		      (!sig->trust_needs_spf || c->spf_pass);
-	/* (no PTR or a dynamic-looking one; and SPF fail, which a bot's
-	 * sender gets, where it says who may send) */
-	at->delay_sec = confirmed ? 0 : sig->suspicious_delay_sec;
+	at->trusted = sig->trust && v->confirmed && !v->listed && !no_mail &&
+		      (!sig->trust_needs_spf || (c->spf_pass && !spf_fail));
+	at->delay_sec = suspicious ? sig->suspicious_delay_sec : 0;
+	at->refuse_spf = sig->refuse_spf_fail && spf_fail;
+	at->refuse_sender = sig->refuse_unknown_sender_domain && no_mail
+	                            ? GREY_REASON_SENDER_DOMAIN
+	                            : GREY_REASON_NONE;
 }
 
 /* --- what greygated's resolver would ask (with lookups) --- */
@@ -297,44 +338,59 @@ dns_ask(struct sim_dns *dns, enum dns_type type, const char *name,
 static void
 dns_session(struct sim_dns *dns, const struct sim_signals *sig,
             const struct sim_class *c, const struct grey_addr *a,
-            bool confirmed, bool tls, const char *from, int64_t now)
+            const struct sim_view *v, bool tls, const char *from,
+            int64_t now)
 {
 	char reverse[DNS_REVERSE_MAX], name[DNS_REVERSE_MAX + 8];
 	const char *domain = strchr(from, '@');
+	/* (the model: a dynamic-looking name is its own, as a confirmed
+	 * one; no PTR and a name not resolving back are one share, asked
+	 * as no PTR) */
+	bool named = v->confirmed || v->dynamic;
 
 	dns_reverse_name(a->family, a->bytes, reverse);
-	dns_ask(dns, DNS_PTR, reverse, confirmed, now);
-	if (confirmed) {
+	dns_ask(dns, DNS_PTR, reverse, named, now);
+	if (named) {
 		snprintf(name, sizeof(name), "h.%s", reverse);
 		dns_ask(dns, a->family == AF_INET ? DNS_A : DNS_AAAA, name,
 		        true, now);
 	}
 	if (tls) {
-		if (confirmed && sig->trust_needs_spf)
+		if (v->confirmed && sig->trust_needs_spf)
 			dns_ask(dns, DNS_TXT, c->name, true, now);
 		return;
 	}
 	if (domain) {
 		dns_ask(dns, DNS_TXT, domain + 1, true, now);
-		dns_ask(dns, DNS_MX, domain + 1, true, now);
+		dns_ask(dns, DNS_MX, domain + 1, !v->no_mail, now);
 	}
 }
 
-/* One session of message m at now. Return: 1 delivered, 2 delivered by
- * a STARTTLS pass handed to the MTA, 0 not, -errno. */
+/* What one session came to. */
+enum sim_outcome {
+	SIM_NOT_YET,    /* greylisted (or trapped): it may retry */
+	SIM_DELIVERED,  /* passed, or on the fast path */
+	SIM_BY_TLS,     /* delivered by a STARTTLS pass handed to the MTA */
+	SIM_REFUSED,    /* 550 at a RCPT: the sender gives up (a bounce) */
+};
+
+/* One session of message m at now, c's DNS as its shares say (fcrdns,
+ * dynamic). Return: an enum sim_outcome, or -errno. */
 static int
 attempt(const struct sim_class *c, struct msg *m, int64_t now,
 	const struct grey_config *cfg, bool handoff,
-	const struct sim_signals *sig, int32_t fcrdns, struct sim_dns *dns,
-	struct grey *grey, struct store *store)
+	const struct sim_signals *sig, int32_t fcrdns, int32_t dynamic,
+	struct sim_dns *dns, struct grey *grey, struct store *store)
 {
 	struct grey_addr a = {0};
 	struct grey_decision d;
+	struct sim_view v;
 	bool fast, asked = false;
 	char from[96], to[64];
 	int r;
 
 	pick_client(c, m, &a);
+	v = view_of(c, sig, fcrdns, dynamic, &a, m);
 	fast = passed(store, cfg, &a, now);
 	m->met_tarpit |= !fast;
 	if (c->verp)
@@ -343,8 +399,8 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 	else
 		snprintf(from, sizeof(from), "user%u@%s.example",
 			 m->idx % c->senders, c->name);
-	if (!fast && sig->lookups && fcrdns >= 0)
-		dns_session(dns, sig, c, &a, has_fcrdns(&a, fcrdns),
+	if (!fast && v.modelled)
+		dns_session(dns, sig, c, &a, &v,
 		            m->tls && (cfg->tls_pass || cfg->tls_strict ||
 		                       cfg->tls_greylist),
 		            from, now);
@@ -354,20 +410,20 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 					   .now = now, .client = a, .helo = "",
 					   .path = GREY_PATH_TARPIT};
 
-		apply_signals(c, sig, fcrdns, &tls);
+		apply_signals(c, sig, &v, &tls);
 		r = grey_decide(grey, &tls, &d);
 		if (r < 0)
 			return r;
 		/* Handed at STARTTLS: TLS with the MTA, delivered. */
 		if (handoff && d.action == GREY_PASS) {
 			m->attempt++;
-			return 2;
+			return SIM_BY_TLS;
 		}
 		/* Greylisted at STARTTLS (or trapped): the session ends
 		 * there, unanswered; it never reaches a RCPT. */
 		if (d.action == GREY_GREYLIST || d.action == GREY_TRAP) {
 			m->attempt++;
-			return 0;
+			return SIM_NOT_YET;
 		}
 		/* Strict: in TLS with the MTA, which asks per recipient. */
 		asked = handoff && d.action == GREY_ALLOWED;
@@ -381,15 +437,20 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 					: GREY_PATH_TARPIT,
 			.reply = fast ? 250 : asked ? 0 : 451,
 			.pooled = sig->lookups && sig->pool_spf &&
-				  c->spf_pass};
+				  c->spf_pass && !v.spf_fail};
 
 		snprintf(to, sizeof(to), "user%u@example.org",
 			 (m->idx * 7 + i) % c->rcpt_pool);
 		if (!fast)
-			apply_signals(c, sig, fcrdns, &rcpt);
+			apply_signals(c, sig, &v, &rcpt);
 		r = grey_decide(grey, &rcpt, &d);
 		if (r < 0)
 			return r;
+		/* (the sender's, so every recipient's: the first says) */
+		if (d.action == GREY_REFUSE) {
+			m->attempt++;
+			return SIM_REFUSED;
+		}
 		/* Handed at the RCPT that passed: the MTA takes the message
 		 * (recipients refused before it come on the fast path next
 		 * time: counted by message, it is delivered now). */
@@ -399,7 +460,7 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 	m->attempt++;
 	/* (Asked by the MTA, in TLS, a message is delivered by the retry
 	 * that passes greylisting: not by TLS.) */
-	return fast;
+	return fast ? SIM_DELIVERED : SIM_NOT_YET;
 }
 
 /* When the message's next attempt is, or -1 if it gives up. */
@@ -439,6 +500,15 @@ class_fcrdns(const struct sim_workload *w, const struct sim_class *c)
 	int32_t share = c->unwanted ? w->fcrdns_bots : w->fcrdns_legit;
 
 	return share >= 0 ? share : c->fcrdns;
+}
+
+/* ... and with a dynamic-looking PTR name */
+static int32_t
+class_dynamic(const struct sim_workload *w, const struct sim_class *c)
+{
+	int32_t share = c->unwanted ? w->dynamic_bots : w->dynamic_legit;
+
+	return share >= 0 ? share : c->dynamic;
 }
 
 static int
@@ -498,16 +568,26 @@ sim_run(const struct sim_workload *w, const struct grey_config *cfg,
 		const struct sim_class *c = &w->cls[m->cls];
 		int64_t next;
 
-		r = attempt(c, m, e.at, cfg, handoff, sig,
-			    class_fcrdns(w, c), &dns, grey, store);
+		r = attempt(c, m, e.at, cfg, handoff, sig, class_fcrdns(w, c),
+			    class_dynamic(w, c), &dns, grey, store);
 		if (r < 0)
 			break;
-		if (r == 2 && c->unwanted)
+		if (r == SIM_BY_TLS && c->unwanted)
 			st->unwanted_by_tls++;
 		st->sessions++;
 		if (c->unwanted)
 			st->unwanted_attempts++;
-		if (r > 0) {
+		if (r == SIM_REFUSED) {
+			if (c->unwanted) {
+				st->unwanted_refused++;
+			} else {
+				st->legit_refused++;
+				st->legit_lost++;
+			}
+			r = 0;
+			continue;
+		}
+		if (r != SIM_NOT_YET) {
 			if (c->unwanted) {
 				st->unwanted_delivered++;
 			} else {

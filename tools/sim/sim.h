@@ -48,8 +48,16 @@ struct sim_class {
 				   from every address it sends from */
 	int32_t fcrdns;         /* percent of its addresses whose PTR name
 				   is forward-confirmed and plain-looking;
-				   the rest have none, or a dynamic-looking
-				   one (suspicious); -1: not modelled */
+				   -1: DNS not modelled */
+	int32_t dynamic;        /* ... whose PTR name looks dynamic
+				   (suspicious); the rest after these two
+				   have none, or one not resolving back */
+	int32_t listed;         /* ... that the config's DNS block lists
+				   list (with dnsbl_sites) */
+	int32_t spf_fail;       /* percent of its messages whose sender's
+				   domain's SPF fails for the client */
+	int32_t no_mail;        /* ... whose sender's domain takes no mail
+				   (no MX, A nor AAAA) */
 };
 
 /* What the config's [signals] make of a class's DNS (the sim asks none:
@@ -60,6 +68,12 @@ struct sim_signals {
 	bool trust;             /* ... trust is not no */
 	bool trust_needs_spf;   /* ... it is fcrdns+spf */
 	uint32_t suspicious_delay_sec;
+	bool suspect_without_fcrdns;
+	bool dnsbl;             /* ... dnsbl_sites names lists */
+	bool refuse_spf_fail;
+	bool sender_domain;     /* ... asks whether the sender's domain
+				   takes mail */
+	bool refuse_unknown_sender_domain;
 };
 
 struct sim_workload {
@@ -70,8 +84,10 @@ struct sim_workload {
 	 * starttls. */
 	int32_t starttls_legit, starttls_bots;
 	/* ... and of the addresses whose PTR is forward-confirmed, instead
-	 * of the classes' own fcrdns */
+	 * of the classes' own fcrdns; of those whose PTR name looks
+	 * dynamic, instead of their own dynamic */
 	int32_t fcrdns_legit, fcrdns_bots;
+	int32_t dynamic_legit, dynamic_bots;
 	struct sim_class cls[SIM_CLASSES_MAX];
 	int ncls;
 };
@@ -82,6 +98,9 @@ struct sim_stats {
 	uint64_t unwanted_messages, unwanted_delivered, unwanted_attempts;
 	uint64_t sessions;
 	uint64_t unwanted_by_tls; /* bots delivered by a STARTTLS pass */
+	uint64_t legit_refused;   /* 550 at a RCPT (SPF fail, a sender's
+				     domain without mail): lost too */
+	uint64_t unwanted_refused; /* ... bots so stopped */
 	uint32_t *delays;       /* delivered legit messages: first attempt */
 	uint64_t ndelays;       /* to delivery, seconds, 0 for none
 				   (malloc'd) */
@@ -104,7 +123,9 @@ void sim_class_defaults(struct sim_class *c);
  * @sig: what [signals] make of the classes' DNS: with lookups, a class
  *     whose SPF passes is pooled (pool_spf: its triplets keyed by its
  *     domain), an address with a forward-confirmed PTR trusted as trust
- *     says (at STARTTLS by that alone), one without suspicious
+ *     says (at STARTTLS by that alone); a dynamic-looking PTR, a
+ *     listing, SPF fail and a sender's domain without mail suspicious
+ *     (or refused, as the settings say)
  * Return: 0 or -errno (the store).
  */
 int sim_run(const struct sim_workload *w, const struct grey_config *cfg,

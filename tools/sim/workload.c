@@ -4,6 +4,7 @@
  * every key. */
 #include <errno.h>
 #include <ini.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +158,14 @@ set_class_key(struct sim_class *c, const char *key, const char *v,
 	*why = "want a share: 0% to 100%";
 	if (!strcmp(key, "fcrdns"))
 		return parse_percent(v, &c->fcrdns);
+	if (!strcmp(key, "dynamic"))
+		return parse_percent(v, &c->dynamic);
+	if (!strcmp(key, "listed"))
+		return parse_percent(v, &c->listed);
+	if (!strcmp(key, "spf_fail"))
+		return parse_percent(v, &c->spf_fail);
+	if (!strcmp(key, "no_mail_domain"))
+		return parse_percent(v, &c->no_mail);
 	*why = "want a number";
 	if (!strcmp(key, "messages"))
 		return parse_count(v, &c->messages);
@@ -180,6 +189,29 @@ set_class_key(struct sim_class *c, const char *key, const char *v,
 	return -ENOENT;
 }
 
+/* [sim]'s shares for every class of a kind (instead of the classes'
+ * own): the field key names, or NULL. */
+static int32_t *
+kind_share(struct sim_workload *w, const char *key)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} shares[] = {
+	        {"starttls_legit", offsetof(struct sim_workload, starttls_legit)},
+	        {"starttls_bots", offsetof(struct sim_workload, starttls_bots)},
+	        {"fcrdns_legit", offsetof(struct sim_workload, fcrdns_legit)},
+	        {"fcrdns_bots", offsetof(struct sim_workload, fcrdns_bots)},
+	        {"dynamic_legit", offsetof(struct sim_workload, dynamic_legit)},
+	        {"dynamic_bots", offsetof(struct sim_workload, dynamic_bots)},
+	};
+
+	for (size_t i = 0; i < sizeof(shares) / sizeof(shares[0]); i++)
+		if (!strcmp(key, shares[i].key))
+			return (int32_t *)((char *)w + shares[i].off);
+	return NULL;
+}
+
 static int
 on_ini(void *user, const char *section, const char *key, const char *value)
 {
@@ -193,17 +225,8 @@ on_ini(void *user, const char *section, const char *key, const char *value)
 	if (!strcmp(section, "sim")) {
 		if (!strcmp(key, "days"))
 			r = parse_count(value, &w->days);
-		else if (!strcmp(key, "starttls_legit") ||
-			 !strcmp(key, "starttls_bots")) {
-			r = parse_percent(value, key[9] == 'l'
-							 ? &w->starttls_legit
-							 : &w->starttls_bots);
-			why = "want a share: 0% to 100%";
-		} else if (!strcmp(key, "fcrdns_legit") ||
-			   !strcmp(key, "fcrdns_bots")) {
-			r = parse_percent(value, key[7] == 'l'
-							 ? &w->fcrdns_legit
-							 : &w->fcrdns_bots);
+		else if (kind_share(w, key)) {
+			r = parse_percent(value, kind_share(w, key));
 			why = "want a share: 0% to 100%";
 		} else if (!strcmp(key, "seed")) {
 			char *end;
@@ -252,6 +275,7 @@ sim_load(const char *path, struct sim_workload *w, char *err)
 	w->seed = 1;
 	w->starttls_legit = w->starttls_bots = -1;
 	w->fcrdns_legit = w->fcrdns_bots = -1;
+	w->dynamic_legit = w->dynamic_bots = -1;
 	if (!f) {
 		snprintf(err, 512, "%s: %s", path, strerror(errno));
 		return -errno;
