@@ -112,10 +112,14 @@ print_text(const struct sim_workload *w, const char *path, bool handoff,
 	       (unsigned long long)st->unwanted_delivered,
 	       (unsigned long long)st->unwanted_by_tls,
 	       (unsigned long long)st->unwanted_attempts);
-	printf("store at the end: %llu triplets, %llu passed clients; %llu "
-	       "sessions\n",
+	printf("store at the end: %llu triplets, %llu passed clients, %llu KiB "
+	       "on disk; purged %llu triplets, %llu passes; "
+	       "%llu sessions\n",
 	       (unsigned long long)st->store_triplets,
 	       (unsigned long long)st->store_passes,
+	       (unsigned long long)st->store_bytes / 1024,
+	       (unsigned long long)st->purged_triplets,
+	       (unsigned long long)st->purged_passes,
 	       (unsigned long long)st->sessions);
 	if (st->dns_asked + st->dns_cached)
 		printf("DNS (lookups): %llu questions sent, %llu answered from "
@@ -147,6 +151,8 @@ print_json(const struct report *rep, bool handoff, bool pool,
 	       "\"legit_refused\":%llu,\"unwanted_refused\":%llu,"
 	       "\"unwanted_attempts\":%llu,\"sessions\":%llu,"
 	       "\"store_triplets\":%llu,\"store_passes\":%llu,"
+	       "\"store_bytes\":%llu,"
+	       "\"purged_triplets\":%llu,\"purged_passes\":%llu,"
 	       "\"dns_asked\":%llu,\"dns_cached\":%llu}}\n",
 	       handoff ? "true" : "false", pool ? "true" : "false",
 	       (unsigned long long)st->legit_messages,
@@ -166,6 +172,9 @@ print_json(const struct report *rep, bool handoff, bool pool,
 	       (unsigned long long)st->sessions,
 	       (unsigned long long)st->store_triplets,
 	       (unsigned long long)st->store_passes,
+	       (unsigned long long)st->store_bytes,
+	       (unsigned long long)st->purged_triplets,
+	       (unsigned long long)st->purged_passes,
 	       (unsigned long long)st->dns_asked,
 	       (unsigned long long)st->dns_cached);
 }

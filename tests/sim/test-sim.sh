@@ -257,6 +257,29 @@ c=$("$sim" --json --seed 8 2>/dev/null)
 check "$a" '.sim.legit_messages == 22300 and .sim.unwanted_messages == 71100' "default month"
 echo "ok: the default month is the same for a seed, and another for another seed"
 
+# The store's size: 2,000 bots over 10 days, each triplet unseen after
+# its one attempt; with retry_window = 1d the purge (as greygated's)
+# deletes those a day old, without it (purge = no) all stay, and the
+# file is larger.
+bots="[class b]
+kind = bot
+messages = 2000
+clients = random
+retry = none
+senders = 2000"
+window="[greylist]
+retry_window = 1d"
+kept=$(run "days = 10
+purge = no
+$bots" "$window")
+check "$kept" '.sim.store_triplets == 2000 and .sim.purged_triplets == 0' "purge = no: every triplet kept"
+purged=$(run "days = 10
+$bots" "$window")
+check "$purged" '.sim.purged_triplets > 1000 and .sim.store_triplets + .sim.purged_triplets == 2000' "purged"
+[ "$(echo "$purged" | jq .sim.store_bytes)" -lt "$(echo "$kept" | jq .sim.store_bytes)" ] ||
+	fail "the purged store is not smaller: $(echo "$purged" | jq .sim.store_bytes) against $(echo "$kept" | jq .sim.store_bytes)"
+echo "ok: the store's size: the purge deletes triplets past the retry window, and the file stays smaller than without it"
+
 printf '[sim]\n[class x]\nkind = spam\n' >"$tmp/bad.ini"
 out=$("$sim" --workload "$tmp/bad.ini" 2>&1) && fail "a bad workload ran"
 [ "$out" = "greygate-sim: $tmp/bad.ini:3: [class x] kind = spam: want mta or bot" ] || fail "bad workload: $out"

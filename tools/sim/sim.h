@@ -88,6 +88,8 @@ struct sim_workload {
 	 * dynamic, instead of their own dynamic */
 	int32_t fcrdns_legit, fcrdns_bots;
 	int32_t dynamic_legit, dynamic_bots;
+	/* Expired records purged as greygated purges them (yes), or kept */
+	bool purge;
 	struct sim_class cls[SIM_CLASSES_MAX];
 	int ncls;
 };
@@ -107,6 +109,11 @@ struct sim_stats {
 	uint32_t *tarpit_delays; /* ... of those that met the tarpit */
 	uint64_t ntarpit_delays;
 	uint64_t store_triplets, store_passes;
+	/* The store file's pages in use at the end (LMDB's high-water
+	 * mark, as the file never shrinks: what it takes on disk), and
+	 * what the purge deleted */
+	uint64_t store_bytes;
+	uint64_t purged_triplets, purged_passes;
 	/* With lookups: the DNS questions greygated would have asked a
 	 * server, and those its cache would have answered */
 	uint64_t dns_asked, dns_cached;

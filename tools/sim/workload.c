@@ -228,6 +228,9 @@ on_ini(void *user, const char *section, const char *key, const char *value)
 		else if (kind_share(w, key)) {
 			r = parse_percent(value, kind_share(w, key));
 			why = "want a share: 0% to 100%";
+		} else if (!strcmp(key, "purge")) {
+			r = parse_yes(value, &w->purge);
+			why = "want yes or no";
 		} else if (!strcmp(key, "seed")) {
 			char *end;
 
@@ -276,6 +279,7 @@ sim_load(const char *path, struct sim_workload *w, char *err)
 	w->starttls_legit = w->starttls_bots = -1;
 	w->fcrdns_legit = w->fcrdns_bots = -1;
 	w->dynamic_legit = w->dynamic_bots = -1;
+	w->purge = true;
 	if (!f) {
 		snprintf(err, 512, "%s: %s", path, strerror(errno));
 		return -errno;
