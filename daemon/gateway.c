@@ -128,13 +128,38 @@ load_valid_recipients(struct gateway *gw, char *err)
 	return 0;
 }
 
+/* [greylist] privacy: its key read, or made on the first start (the
+ * store's folder is there by now), and said. */
+static int
+open_privacy(struct config *cfg, char *err)
+{
+	char path[256], why[256], fp[PRIVACY_FINGERPRINT_SIZE];
+	bool made;
+	int r = config_privacy_key(cfg, true, &made, path, why);
+
+	if (r < 0) {
+		snprintf(err, 512, "[greylist] privacy: %s", why);
+		return r;
+	}
+	if (!cfg->grey.privacy)
+		return 0;
+	privacy_fingerprint(cfg->grey.privacy_key, fp);
+	log_info("privacy: senders and recipients are stored as keyed "
+	         "hashes (key %s, fingerprint %s%s)",
+	         path, fp,
+	         made ? "; made now: copy it to every gateway sharing this "
+	                "store, and keep it with the store's backup"
+	              : "");
+	return 0;
+}
+
 static int
 open_policy(struct gateway *gw, char *err)
 {
 	const struct config *cfg = gw->cfg;
 	int r = check_store_folder(cfg->store_dir, err);
 
-	if (r < 0)
+	if (r < 0 || (r = open_privacy(gw->cfg, err)) < 0)
 		return r;
 	r = store_open(cfg->store_dir, cfg->store_move_aside, &gw->store);
 	if (r == -EPROTO) {

@@ -304,6 +304,33 @@ main(int argc, char **argv)
 		return 2;
 	}
 	config_resolve_auto(&cfg);
+	/* [greylist] privacy's key: checked here, read (or made) at start
+	 * by the gateway once its store's folder is there; a replay reads
+	 * it; a copy moves the store's keys as they are, hashed or not */
+	if ((check || replay.file) && cfg.grey.privacy) {
+		char key_path[256];
+		bool made;
+		int r = config_privacy_key(&cfg, false, &made, key_path, err);
+
+		if (r == -ENOENT && check) {
+			printf("greygated: [greylist] privacy: %s does not exist "
+			       "yet: greygated makes it at start (copy it to "
+			       "every gateway sharing a store)\n",
+			       key_path);
+		} else if (r < 0) {
+			fprintf(stderr, "greygated: [greylist] privacy: %s\n",
+			        err);
+			return 2;
+		} else if (check) {
+			char fp[PRIVACY_FINGERPRINT_SIZE];
+
+			privacy_fingerprint(cfg.grey.privacy_key, fp);
+			printf("greygated: [greylist] privacy: senders and "
+			       "recipients stored as keyed hashes (key %s, "
+			       "fingerprint %s)\n",
+			       key_path, fp);
+		}
+	}
 	if (store_copy) {
 		log_init("greygated", false, LOG_LEVEL_WARN);
 		say_config_warnings();

@@ -573,6 +573,14 @@ note_retry(struct grey *grey, int64_t now, struct grey_records *w,
 	w->triplet_dirty = true;
 }
 
+/* The recipient as the admin's lists name it (w->rcpt is its hash
+ * with privacy). */
+static const char *
+rcpt_seen(const struct grey *grey, const struct grey_records *w)
+{
+	return grey->cfg.privacy ? w->rcpt_seen : w->rcpt;
+}
+
 static void
 on_rcpt(struct grey *grey, const struct grey_attempt *a,
 	struct grey_records *w, struct grey_decision *out)
@@ -605,7 +613,7 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 		return;
 	}
 	if (check_trapped(now, w, out) ||
-	    str_list_match(&grey->traps, w->rcpt)) {
+	    str_list_match(&grey->traps, rcpt_seen(grey, w))) {
 		if (out->action != GREY_TRAP)
 			trap_client(grey, now, w, out);
 		grey->counters.trapped++;
@@ -621,7 +629,8 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 	 * greylisted like any other (a pass would open the client's /24 to
 	 * every recipient), unless the session can be handed over unpassed
 	 * (below). */
-	if (path == GREY_PATH_POLICY && str_list_match(&grey->exempt, w->rcpt)) {
+	if (path == GREY_PATH_POLICY &&
+	    str_list_match(&grey->exempt, rcpt_seen(grey, w))) {
 		decide(out, GREY_ALLOWED, GREY_REASON_RECIPIENT_EXEMPT);
 		return;
 	}
@@ -629,7 +638,8 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 	 * asks about every recipient: handed unpassed, the exempt recipient
 	 * is delivered and the others greylisted by the MTA asking. */
 	if (path == GREY_PATH_TARPIT && grey->cfg.handoff &&
-	    grey->cfg.mta_asks && str_list_match(&grey->exempt, w->rcpt)) {
+	    grey->cfg.mta_asks &&
+	    str_list_match(&grey->exempt, rcpt_seen(grey, w))) {
 		decide(out, GREY_ALLOWED, GREY_REASON_RECIPIENT_EXEMPT);
 		return;
 	}
@@ -637,7 +647,7 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 	 * recipient that does not exist, a sender whose SPF fails or whose
 	 * domain takes no mail where the site says so. */
 	if (path == GREY_PATH_TARPIT && grey->valid &&
-	    recipients_unknown(grey->valid, w->rcpt)) {
+	    recipients_unknown(grey->valid, rcpt_seen(grey, w))) {
 		decide(out, GREY_REFUSE, GREY_REASON_UNKNOWN_RECIPIENT);
 		grey->counters.refused_recipient++;
 		(void)unknown_tally_add(grey->unknown, &a->client, now);
@@ -761,6 +771,23 @@ on_starttls(struct grey *grey, const struct grey_attempt *a,
 }
 
 void
+grey_records_hide(const struct grey_config *cfg, struct grey_records *w)
+{
+	char hash[PRIVACY_HASH_SIZE];
+
+	if (!cfg->privacy)
+		return;
+	/* (the null sender is no one's address: a bounce's triplet says
+	 * "<>" in list grey, as without privacy) */
+	if (w->sender[0]) {
+		privacy_hash(cfg->privacy_key, w->sender, hash);
+		memcpy(w->sender, hash, sizeof(hash));
+	}
+	privacy_hash(cfg->privacy_key, w->rcpt, hash);
+	memcpy(w->rcpt, hash, sizeof(hash));
+}
+
+void
 grey_records_prepare(const struct grey *grey, const struct grey_attempt *a,
 		     struct grey_records *w)
 {
@@ -788,6 +815,9 @@ grey_records_prepare(const struct grey *grey, const struct grey_attempt *a,
 		if (grey_normalize_rcpt(a->rcpt ? a->rcpt : "", w->rcpt,
 					sizeof(w->rcpt)) < 0)
 			w->rcpt[0] = 0;
+		if (grey->cfg.privacy)
+			memcpy(w->rcpt_seen, w->rcpt, sizeof(w->rcpt_seen));
+		grey_records_hide(&grey->cfg, w);
 		w->want_trap = w->want_pass = w->want_triplet = true;
 		break;
 	case GREY_ATTEMPT_STARTTLS:

@@ -12,6 +12,7 @@
 #include "must_check.h"
 
 #include "iprange.h"
+#include "privacy.h"
 
 /* RFC 5321: a path is at most 256 octets; one more for the NUL. */
 #define GREY_ADDR_MAX 257
@@ -109,6 +110,9 @@ struct grey_config {
 					  suspicious (0: never) */
 	uint32_t suspicious_delay_sec; /* ... its delay then, when longer
 					  than delay_sec */
+	bool privacy;                  /* senders and recipients stored as
+					  keyed hashes (privacy.h) */
+	uint8_t privacy_key[PRIVACY_KEY_LEN]; /* ... under this key */
 };
 
 /* A decision and what the caller needs to act on it and log it. */
@@ -451,7 +455,10 @@ struct grey_records {
 					   same network, or the pool's
 					   (GREY_FAMILY_POOL) */
 	char sender[GREY_ADDR_MAX];  /* normalized: the triplet's key */
-	char rcpt[GREY_ADDR_MAX];
+	char rcpt[GREY_ADDR_MAX];    /* (with privacy: their hashes) */
+	char rcpt_seen[GREY_ADDR_MAX]; /* with privacy, the recipient
+					  normalized, for the lists of
+					  exempt and trap recipients */
 	/* what was found: STORE_FOUND or 0 each */
 	int trap_found, pass_found, triplet_found;
 	struct store_client trap, pass;
@@ -459,6 +466,11 @@ struct grey_records {
 	/* what the decision changed: to be written back */
 	bool trap_dirty, pass_dirty, triplet_dirty;
 };
+
+/* grey_records_hide - with privacy, w's sender and recipient as the
+ * store keeps them: their keyed hashes (the null sender stays empty);
+ * nothing without. */
+void grey_records_hide(const struct grey_config *cfg, struct grey_records *w);
 
 /* grey_records_prepare - the keys of a's records and which it needs. */
 void grey_records_prepare(const struct grey *grey, const struct grey_attempt *a,

@@ -462,8 +462,10 @@ store_redis_apply(struct rconn *c, const char *prefix,
  * or now) and created (now), times in microseconds of the store's clock
  * (two gateways a moment apart are told apart). Present: a gateway that agreed
  * earlier than the one who wrote them (their since is later) puts its own back;
- * a newcomer never replaces them. Returns {state, the hash}: state 1 written
- * from nothing, 2 ours replaced a later gateway's others, 0 found. */
+ * a newcomer never replaces them. A setting the hash lacks (one added since
+ * it was written, privacy) is written by the first gateway that has it.
+ * Returns {state, the hash}: state 1 written from nothing, 2 ours replaced
+ * a later gateway's others, 0 found. */
 static const char agree_script[] =
         "local function all()\n"
         "  local h = redis.call('HGETALL', KEYS[1])\n"
@@ -483,6 +485,10 @@ static const char agree_script[] =
         "else\n"
         "  local differ = false\n"
         "  for i = 3, #ARGV - 1, 2 do\n"
+        "    if not cur[ARGV[i]] then\n"
+        "      redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])\n"
+        "      cur[ARGV[i]] = ARGV[i + 1]\n"
+        "    end\n"
         "    if cur[ARGV[i]] ~= ARGV[i + 1] then differ = true end\n"
         "  end\n"
         "  local theirs = tonumber(cur['since'] or '')\n"
@@ -510,7 +516,8 @@ struct agree {
 };
 
 static const char *const agreed_keys[] = {"client_prefix4", "client_prefix6",
-                                          "delay", "retry_window", "pass_ttl"};
+                                          "delay", "retry_window", "pass_ttl",
+                                          "privacy"};
 
 /* The value of name in an HGETALL reply (NULL: absent). */
 static const char *
@@ -619,10 +626,11 @@ store_redis_agree(struct rconn *c, const char *prefix,
                   int64_t since, store_redis_agreed_fn *done, void *ctx)
 {
 	char key[STORE_REDIS_KEY_MAX], since_text[24];
-	const char *argv[2 + 2 + 2 * 5];
+	const char *argv[2 + 2 + 2 * STORE_REDIS_AGREED];
 	struct agree *a;
-	uint32_t values[5] = {cfg->prefix4, cfg->prefix6, cfg->delay_sec,
-	                      cfg->retry_window_sec, cfg->pass_ttl_sec};
+	uint32_t values[STORE_REDIS_AGREED - 1] = {
+	        cfg->prefix4, cfg->prefix6, cfg->delay_sec,
+	        cfg->retry_window_sec, cfg->pass_ttl_sec};
 	int r;
 
 	if (snprintf(key, sizeof(key), "%sconfig", prefix) >= (int)sizeof(key))
@@ -638,12 +646,20 @@ store_redis_agree(struct rconn *c, const char *prefix,
 	argv[1] = key;
 	argv[2] = since_text;
 	argv[3] = gateway;
-	for (int i = 0; i < 5; i++) {
-		snprintf(a->ours[i], sizeof(a->ours[i]), "%u", values[i]);
+	for (int i = 0; i < STORE_REDIS_AGREED; i++) {
+		if (i < STORE_REDIS_AGREED - 1)
+			snprintf(a->ours[i], sizeof(a->ours[i]), "%u",
+			         values[i]);
+		else if (cfg->privacy)
+			/* (the key's name: the same key at every gateway) */
+			privacy_fingerprint(cfg->privacy_key, a->ours[i]);
+		else
+			snprintf(a->ours[i], sizeof(a->ours[i]), "off");
 		argv[4 + 2 * i] = agreed_keys[i];
 		argv[5 + 2 * i] = a->ours[i];
 	}
-	r = redis_script_eval(c, &agree_cached, on_agreed, a, 14, argv, NULL);
+	r = redis_script_eval(c, &agree_cached, on_agreed, a,
+	                      4 + 2 * STORE_REDIS_AGREED, argv, NULL);
 	if (r < 0)
 		free(a);
 	return r;

@@ -131,8 +131,9 @@ typedef void store_redis_agreed_fn(const struct store_redis_agreement *a,
                                    void *ctx);
 
 /* The settings agreed on: client_prefix4, client_prefix6, delay,
- * retry_window, pass_ttl, in that order. */
-#define STORE_REDIS_AGREED 5
+ * retry_window, pass_ttl, privacy ("off", or the key's fingerprint), in
+ * that order. */
+#define STORE_REDIS_AGREED 6
 
 /* store_redis_read_agreement - the agreement script's reply (any reply:
  * what is not its shape is -EAGAIN) against ours, the values as text. */
@@ -143,7 +144,7 @@ void store_redis_read_agreement(const struct redisReply *reply,
 /*
  * store_redis_agree - every gateway sharing a store must key and time
  * the greylist alike: client_prefix4, client_prefix6, delay,
- * retry_window and pass_ttl are kept in the hash PREFIXconfig with
+ * retry_window, pass_ttl and privacy are kept in the hash PREFIXconfig with
  * "since" (when the site agreed on them), "created" and "by",
  * atomically compared and, where absent, written. A gateway never stops
  * another: one that agreed earlier than whoever wrote the settings puts

@@ -162,6 +162,9 @@ struct config {
 	/* [greylist] valid_recipients: the recipients that exist ("": not
 	 * checked; policy/recipients.h) */
 	char valid_recipients[256];
+	/* [greylist] privacy_key_file ("": store_dir/privacy.key); the key
+	 * itself is in grey.privacy_key once read (config_privacy_key) */
+	char privacy_key_file[256];
 	/* [greylist] lists */
 	char exempt[CONFIG_LIST_MAX][GREY_ADDR_MAX];
 	int nexempt;
@@ -223,6 +226,17 @@ void config_resolve_auto(struct config *cfg);
  * with err set.
  */
 int config_reload(struct config *cfg, bool shared_store, char *err);
+
+/*
+ * config_privacy_key - with [greylist] privacy, read the key into
+ * cfg->grey.privacy_key (at start only: a reload keeps it).
+ * @create: make the file when it does not exist (said in *made)
+ * @path_out: the file (256 bytes)
+ * Return: 0 (also without privacy: nothing read), -ENOENT (absent,
+ * create false), or -errno with err set (256 bytes).
+ */
+int config_privacy_key(struct config *cfg, bool create, bool *made,
+                       char *path_out, char *err);
 
 /* config_list_keys - every key, one a line: "SECTION KEY restart" or
  * "SECTION KEY reload" (what a reload does with a change), for the

@@ -67,6 +67,9 @@ const struct key config_keys[] = {
 	 false, 0},
 	{"greylist", "unknown_recipients_suspicious", K_U32,
 	 F(grey.unknown_suspicious), 0, 1000, false, 0},
+	{"greylist", "privacy", K_BOOL, F(grey.privacy), 0, 0, RESTART, 0},
+	{"greylist", "privacy_key_file", K_PATH, F(privacy_key_file), 0, 0,
+	 RESTART, 0},
 
 	{"tarpit", "max_connections", K_U32, F(tarpit.max_conns), 1, 1000000,
 	 false, 0},

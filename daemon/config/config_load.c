@@ -642,6 +642,9 @@ config_reload(struct config *cfg, bool shared_store, char *err)
 		return r;
 	}
 	keep_restart_keys(n, cfg);
+	/* (read at start from a restart key's file) */
+	memcpy(n->grey.privacy_key, cfg->grey.privacy_key,
+	       sizeof(n->grey.privacy_key));
 	/* (mode is a restart key: auto stays what start found) */
 	n->handoff.auto_on = cfg->handoff.auto_on;
 	memcpy(n->handoff.auto_why, cfg->handoff.auto_why,
@@ -660,4 +663,22 @@ config_reload(struct config *cfg, bool shared_store, char *err)
 	free(n);
 	config_derive(cfg);
 	return changed ? CONFIG_CHILD_CHANGED : 0;
+}
+
+int
+config_privacy_key(struct config *cfg, bool create, bool *made,
+                   char *path_out, char *err)
+{
+	*made = false;
+	if (cfg->privacy_key_file[0])
+		snprintf(path_out, 256, "%s", cfg->privacy_key_file);
+	else if (snprintf(path_out, 256, "%s/privacy.key", cfg->store_dir) >=
+	         256) {
+		snprintf(err, 256, "store_dir is too long for privacy.key");
+		return -ENAMETOOLONG;
+	}
+	if (!cfg->grey.privacy)
+		return 0;
+	return privacy_key_load(path_out, create, cfg->grey.privacy_key, made,
+	                        err);
 }

@@ -85,7 +85,8 @@ list_triplet(const struct grey_client *c, const char *sender, const char *rcpt,
 
 	if (age > (int64_t)g->retry_window_sec)
 		return 0; /* expired: purge will take it */
-	/* (the stored addresses are lower-case: grey_normalize_*) */
+	/* (the stored addresses are lower-case: grey_normalize_*; with
+	 * privacy the filters are hashes, which match whole) */
 	if ((l->from[0] && !strstr(sender, l->from)) ||
 	    (l->to[0] && !strstr(rcpt, l->to)))
 		return 0;
@@ -204,6 +205,26 @@ filter_of(const char *text, char *out, size_t len)
 	return 0;
 }
 
+/* With privacy the store holds hashes: a filter is then a whole address,
+ * normalized and hashed as the store's are. */
+static int
+hide_filters(struct list_ctx *l, const struct grey_config *g)
+{
+	char norm[GREY_ADDR_MAX];
+
+	if (l->from[0]) {
+		if (grey_normalize_sender(l->from, norm, sizeof(norm)) < 0)
+			return -ENAMETOOLONG;
+		privacy_hash(g->privacy_key, norm, l->from);
+	}
+	if (l->to[0]) {
+		if (grey_normalize_rcpt(l->to, norm, sizeof(norm)) < 0)
+			return -ENAMETOOLONG;
+		privacy_hash(g->privacy_key, norm, l->to);
+	}
+	return 0;
+}
+
 int
 list_start(const struct command_links *links, const char *what, bool json,
            const char *from, const char *to, FILE *out,
@@ -223,7 +244,9 @@ list_start(const struct command_links *links, const char *what, bool json,
 		return -EINVAL;
 	}
 	if (filter_of(from, l->from, sizeof(l->from)) < 0 ||
-	    filter_of(to, l->to, sizeof(l->to)) < 0) {
+	    filter_of(to, l->to, sizeof(l->to)) < 0 ||
+	    (links->cfg->grey.privacy &&
+	     hide_filters(l, &links->cfg->grey) < 0)) {
 		free(l);
 		snprintf(err, len, "list: --from or --to too long");
 		return -EINVAL;

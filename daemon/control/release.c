@@ -20,6 +20,9 @@
 struct release {
 	const struct command_links *links;
 	struct grey_records w;
+	/* the sender and recipient asked for, normalized (w's are their
+	 * hashes with privacy): for the log */
+	char sender[GREY_ADDR_MAX], rcpt[GREY_ADDR_MAX];
 	char who[128];
 	int r;       /* 0 released, -ENOENT no such triplet waiting, -errno */
 	bool on_heap;
@@ -36,14 +39,14 @@ say(const struct release *rl, const char *key)
 		log_info("action=pass, reason=released, key=%s%s%s%s%s, "
 		         "ttl=%u, by=%s",
 		         key, w->want_triplet ? ", sender=" : "",
-		         w->want_triplet ? w->sender : "",
+		         w->want_triplet ? rl->sender : "",
 		         w->want_triplet ? ", recipient=" : "",
-		         w->want_triplet ? w->rcpt : "",
+		         w->want_triplet ? rl->rcpt : "",
 		         rl->links->cfg->grey.pass_ttl_sec, rl->who);
 	else if (rl->r == -ENOENT)
 		log_info("release: %s has no triplet %s -> %s waiting: not "
 		         "released (asked by %s)",
-		         key, w->sender, w->rcpt, rl->who);
+		         key, rl->sender, rl->rcpt, rl->who);
 	else
 		log_warnx("release: %s not released (%s; asked by %s)", key,
 		          strerror(-rl->r), rl->who);
@@ -80,8 +83,8 @@ on_fetched(struct grey_records *w, int r, void *ctx)
 		                          .client = w->pass_key};
 		struct grey_attempt a = {.kind = GREY_ATTEMPT_RCPT,
 		                         .now = now,
-		                         .sender = w->sender,
-		                         .rcpt = w->rcpt,
+		                         .sender = rl->sender,
+		                         .rcpt = rl->rcpt,
 		                         .helo = ""};
 
 		if (w->pass_found != STORE_FOUND) {
@@ -139,14 +142,16 @@ command_release(const struct command_links *links, const char *client,
 	rl->w.trap_key = key;
 	rl->w.triplet_key = key;
 	if (sender) {
-		if (grey_normalize_sender(sender, rl->w.sender,
-		                          sizeof(rl->w.sender)) < 0 ||
-		    grey_normalize_rcpt(rcpt, rl->w.rcpt, sizeof(rl->w.rcpt)) <
-		            0) {
+		if (grey_normalize_sender(sender, rl->sender,
+		                          sizeof(rl->sender)) < 0 ||
+		    grey_normalize_rcpt(rcpt, rl->rcpt, sizeof(rl->rcpt)) < 0) {
 			if (rl->on_heap)
 				free(rl);
 			return -ENAMETOOLONG;
 		}
+		memcpy(rl->w.sender, rl->sender, sizeof(rl->w.sender));
+		memcpy(rl->w.rcpt, rl->rcpt, sizeof(rl->w.rcpt));
+		grey_records_hide(&links->cfg->grey, &rl->w);
 		rl->w.want_triplet = true;
 	}
 	grey_store_fetch(links->records, &rl->w, loop_wall_sec(links->loop),

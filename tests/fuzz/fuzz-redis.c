@@ -15,7 +15,7 @@ static void
 read_all(const redisReply *r, int depth)
 {
 	static const char ours[STORE_REDIS_AGREED][24] = {
-	        "24", "64", "300", "172800", "3024000"};
+	        "24", "64", "300", "172800", "3024000", "off"};
 	struct store_client c;
 	struct store_triplet t;
 	struct store_redis_event ev;
