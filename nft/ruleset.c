@@ -2,7 +2,7 @@
 /* greygate's ruleset, built with libnftnl expressions: the owned table,
  * named counters, the six sets and two chains:
  *
- *   chain prerouting (nat, dstnat): for TCP to the SMTP port
+ *   chain prerouting (nat, dstnat - 10): for TCP to the SMTP port
  *     [meta mark & MARK != 0 accept]
  *     [iifname != IFACE accept]  (when the sensor watches one interface)
  *     ip saddr @allow4 counter allowed accept      (and ip6 / allow6)
@@ -48,6 +48,13 @@
 
 #include "expr.h"
 #include "internal.h"
+
+/* Before every dstnat chain of the same hook (a router's port forward,
+ * fw4's dstnat, Docker's): conntrack takes the first NAT a connection
+ * meets, and chains of equal priority run in an order their tables'
+ * loading chose (a firewall's reload put its port forward first and
+ * sent bots past the tarpit: tests/integration/test-firewall.sh). */
+#define GREYGATE_PRI_NAT (NF_IP_PRI_NAT_DST - 10)
 
 static void
 set_comment(const struct nftset_config *cfg, enum nftset_kind kind,
@@ -450,7 +457,7 @@ nft_ruleset_build(struct nft_batch *b, const struct nftset_config *cfg,
 	}
 	if (!r)
 		r = put_chain(b, cfg, "prerouting", "nat", NF_INET_PRE_ROUTING,
-			      NF_IP_PRI_NAT_DST);
+			      GREYGATE_PRI_NAT);
 	if (!r)
 		r = put_chain(b, cfg, "tarpit_guard", "filter", NF_INET_LOCAL_IN,
 			      NF_IP_PRI_FILTER);
