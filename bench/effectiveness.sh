@@ -99,13 +99,15 @@ suspect_without_fcrdns = yes"
 suspicious_delay = 0"
 	# a DNS block list named (the month's bots listed as its comments
 	# say), and the article's refusals (SPF fail, a sender's domain
-	# without mail)
+	# without mail, recipients that do not exist: the model's stand for
+	# the valid_recipients file)
 	variant dnsbl "[signals]
 dnsbl_sites = zen.spamhaus.org=127.0.0.[2..11]"
-	variant refuse-as-the-article "[signals]
+	variant refuse-as-the-article "valid_recipients = /the-model-stands-for-it
+[signals]
 refuse_spf_fail = yes
 refuse_unknown_sender_domain = yes"
-	printf 'article (Sep 2016, milter-greylist)\t71100\t-\t+4670\t22300 passed\t-\t-\t900\t~8000\t-\t-\t-\t-\t-\n'
+	printf 'article (Sep 2016, milter-greylist)\t71100\t-\t+8470\t22300 passed\t-\t-\t900\t~8000\t-\t-\t-\t-\t-\n'
 } | column -t -s $'\t'
 
 echo

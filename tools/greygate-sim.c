@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "recipients.h"
 #include "report.h"
 #include "sim.h"
 
@@ -179,6 +180,41 @@ print_json(const struct report *rep, bool handoff, bool pool,
 	       (unsigned long long)st->dns_cached);
 }
 
+/* With [greylist] valid_recipients named, the model's recipients stand
+ * for the file: example.org's user0 to userN (N the largest rcpt_pool),
+ * so a class's unknown_recipients share (nobodyN@example.org) is
+ * refused at the tarpit as greygated refuses them. */
+static int
+model_recipients(const struct sim_workload *w, struct grey *grey)
+{
+	char path[] = "/tmp/greygate-sim-rcpt-XXXXXX", err[256];
+	uint32_t pool = 0;
+	struct recipients *r;
+	FILE *f;
+	int fd = mkstemp(path);
+
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		if (fd >= 0)
+			close(fd);
+		return -errno;
+	}
+	for (int i = 0; i < w->ncls; i++)
+		if (w->cls[i].rcpt_pool > pool)
+			pool = w->cls[i].rcpt_pool;
+	for (uint32_t u = 0; u < pool; u++)
+		fprintf(f, "user%u@example.org\n", u);
+	if (fclose(f) != 0) {
+		unlink(path);
+		return -EIO;
+	}
+	r = recipients_load(path, err, sizeof(err));
+	unlink(path);
+	if (!r)
+		return -EINVAL;
+	grey_set_valid_recipients(grey, r);
+	return 0;
+}
+
 static int
 run(const struct config *cfg, struct sim_workload *w, const char *wpath,
     bool json, const char *svg)
@@ -219,6 +255,13 @@ run(const struct config *cfg, struct sim_workload *w, const char *wpath,
 		grey_exempt_add(grey, cfg->exempt[i]);
 	for (int i = 0; i < cfg->ntraps; i++)
 		grey_trap_add(grey, cfg->traps[i]);
+	if (cfg->valid_recipients[0] && (r = model_recipients(w, grey)) < 0) {
+		fprintf(stderr, "greygate-sim: the model's recipients: %s\n",
+		        strerror(-r));
+		grey_free(grey);
+		store_close(store);
+		return 2;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = sim_run(w, &cfg->grey, handoff, &sig, grey, store, &st);
 	clock_gettime(CLOCK_MONOTONIC, &t1);

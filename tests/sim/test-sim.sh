@@ -247,6 +247,19 @@ out=$(run "$named
 no_mail_domain = 100%" "$(signals_with "sender_domain = no
 refuse_unknown_sender_domain = yes")")
 check "$out" '.sim.legit_refused == 0 and .report.funnel.passed_trusted == 1' "no_mail_domain, not asked: trusted"
+# Recipients that do not exist: with valid_recipients named, refused at
+# the tarpit (both of the message's: the message is lost, a bounce);
+# without, greylisted as any.
+out=$(run "$named
+recipients = 2
+unknown_recipients = 100%" "$(signals_with "")
+[greylist]
+valid_recipients = /nonexistent/the-model-stands-for-it")
+check "$out" '.sim.legit_refused == 1 and .report.funnel.refused_recipient == 2 and .sim.sessions == 1' "unknown recipients, checked: refused"
+out=$(run "$named
+spf_pass = no
+unknown_recipients = 100%" "$signals")
+check "$out" '.sim.legit_refused == 0 and .report.funnel.refused_recipient == 0 and .sim.delay.max == 300' "unknown recipients, not checked: greylisted"
 echo "ok: DNS signals: trusted on the first attempt (in TLS too), FCrDNS without SPF waits, none waits the plain delay (the suspicious one when said), a dynamic name, a listing, SPF fail and a domain without mail the suspicious one or refused as set; the questions greygated would send, the retry's from the cache"
 
 a=$("$sim" --json --seed 7 2>/dev/null)

@@ -388,6 +388,7 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 	struct sim_view v;
 	bool fast, asked = false;
 	char from[96], to[64];
+	uint32_t refused = 0;
 	int r;
 
 	pick_client(c, m, &a);
@@ -430,6 +431,7 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 		asked = handoff && d.action == GREY_ALLOWED;
 	}
 	for (uint32_t i = 0; i < c->recipients; i++) {
+		uint32_t which[3] = {m->cls, m->idx, i};
 		struct grey_attempt rcpt = {
 			.kind = GREY_ATTEMPT_RCPT, .now = now, .client = a,
 			.helo = "", .sender = from, .rcpt = to,
@@ -440,14 +442,25 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 			.pooled = sig->lookups && sig->pool_spf &&
 				  c->spf_pass && !v.spf_fail};
 
-		snprintf(to, sizeof(to), "user%u@example.org",
+		/* (an unknown one is the same at every retry) */
+		snprintf(to, sizeof(to), "%s%u@example.org",
+			 draw(which, sizeof(which), 4) < (uint32_t)c->unknown_rcpt
+				 ? "nobody"
+				 : "user",
 			 (m->idx * 7 + i) % c->rcpt_pool);
 		if (!fast)
 			apply_signals(c, sig, &v, &rcpt);
 		r = grey_decide(grey, &rcpt, &d);
 		if (r < 0)
 			return r;
-		/* (the sender's, so every recipient's: the first says) */
+		/* A recipient that does not exist: that one refused (with
+		 * valid_recipients); the sender's refusals are every
+		 * recipient's (the first says) */
+		if (d.action == GREY_REFUSE &&
+		    d.reason == GREY_REASON_UNKNOWN_RECIPIENT) {
+			refused++;
+			continue;
+		}
 		if (d.action == GREY_REFUSE) {
 			m->attempt++;
 			return SIM_REFUSED;
@@ -459,8 +472,11 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 			fast = true;
 	}
 	m->attempt++;
+	if (refused == c->recipients)
+		return SIM_REFUSED;
 	/* (Asked by the MTA, in TLS, a message is delivered by the retry
-	 * that passes greylisting: not by TLS.) */
+	 * that passes greylisting: not by TLS. A retry asks again for
+	 * recipients refused before: the model keeps no list of them.) */
 	return fast ? SIM_DELIVERED : SIM_NOT_YET;
 }
 

@@ -58,6 +58,8 @@ struct sim_class {
 				   domain's SPF fails for the client */
 	int32_t no_mail;        /* ... whose sender's domain takes no mail
 				   (no MX, A nor AAAA) */
+	int32_t unknown_rcpt;   /* percent of its recipients that do not
+				   exist (nobodyN@example.org) */
 };
 
 /* What the config's [signals] make of a class's DNS (the sim asks none:

@@ -166,6 +166,8 @@ set_class_key(struct sim_class *c, const char *key, const char *v,
 		return parse_percent(v, &c->spf_fail);
 	if (!strcmp(key, "no_mail_domain"))
 		return parse_percent(v, &c->no_mail);
+	if (!strcmp(key, "unknown_recipients"))
+		return parse_percent(v, &c->unknown_rcpt);
 	*why = "want a number";
 	if (!strcmp(key, "messages"))
 		return parse_count(v, &c->messages);
