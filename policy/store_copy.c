@@ -16,10 +16,14 @@
 
 #define BATCH 1000
 
+/* A copied pass's write name: "copy-" and 16 hex digits. */
+#define COPY_NAME_SIZE 22
+
 struct to_redis {
 	const struct grey_config *cfg;
 	int64_t now;
 	struct grey_records *recs; /* this batch's, BATCH at most */
+	char (*names)[COPY_NAME_SIZE]; /* ... a pass's write name each */
 	size_t n;
 	unsigned waiting;
 	int err;
@@ -58,6 +62,27 @@ take_triplet(const struct grey_client *client, const char *sender,
 	return 0;
 }
 
+/* A pass's copy is named by what it copies (its key, since, deliveries
+ * and sessions): the same copy run twice adds its deliveries and
+ * sessions once (Redis remembers a write's name a day), while a pass
+ * that counted on meanwhile is another write. */
+static void
+copy_name(const struct grey_client *client, const struct store_client *rec,
+          char out[COPY_NAME_SIZE])
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	uint64_t fields[4] = {(uint64_t)client->family << 8 | client->prefix,
+	                      (uint64_t)rec->since, rec->deliveries,
+	                      rec->sessions};
+	const uint8_t *b = (const uint8_t *)fields;
+
+	for (size_t i = 0; i < 16; i++)
+		h = (h ^ client->bytes[i]) * 1099511628211ull;
+	for (size_t i = 0; i < sizeof(fields); i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	snprintf(out, COPY_NAME_SIZE, "copy-%016llx", (unsigned long long)h);
+}
+
 static int
 take_client(struct to_redis *t, enum store_table table,
             const struct grey_client *client, const struct store_client *rec)
@@ -67,6 +92,7 @@ take_client(struct to_redis *t, enum store_table table,
 	if (table == STORE_PASS) {
 		w->pass = *rec;
 		w->pass_dirty = true;
+		copy_name(client, rec, t->names[t->n - 1]);
 		t->counts->passes++;
 	} else {
 		w->trap = *rec;
@@ -112,7 +138,9 @@ send_batch(struct to_redis *t, struct loop *loop, struct rconn *c,
 	for (size_t i = 0; i < t->n; i++) {
 		int r = store_redis_apply(c, prefix, &none, &t->recs[i],
 		                          t->cfg->retry_window_sec, gateway,
-		                          NULL, on_written, t);
+		                          t->recs[i].pass_dirty ? t->names[i]
+		                                                : NULL,
+		                          on_written, t);
 
 		if (r < 0) {
 			t->counts->failed++;
@@ -133,14 +161,18 @@ store_copy_to_redis(struct store *from, struct loop *loop, struct rconn *c,
                     const char *gateway, int64_t now,
                     struct store_copy_counts *counts)
 {
-	struct to_redis t = {cfg, now, NULL, 0, 0, 0, counts};
+	struct to_redis t = {cfg, now, NULL, NULL, 0, 0, 0, counts};
 	struct store_pos pos;
 	int r = 0;
 
 	memset(counts, 0, sizeof(*counts));
 	t.recs = calloc(BATCH, sizeof(*t.recs));
-	if (!t.recs)
+	t.names = calloc(BATCH, sizeof(*t.names));
+	if (!t.recs || !t.names) {
+		free(t.recs);
+		free(t.names);
 		return -ENOMEM;
+	}
 	for (int kind = 0; kind < 3 && r == 0; kind++) {
 		memset(&pos, 0, sizeof(pos));
 		while (!pos.done && r == 0) {
@@ -159,6 +191,7 @@ store_copy_to_redis(struct store *from, struct loop *loop, struct rconn *c,
 		}
 	}
 	free(t.recs);
+	free(t.names);
 	return r;
 }
 

@@ -1115,6 +1115,17 @@ test_copy_both_ways(void)
 	CHECK_INT(w.pass.expires, now + 86400);
 	CHECK_INT(w.pass.deliveries, 3);
 	CHECK_INT(w.pass.sessions, 4);
+	/* The same copy again (an admin's second run): the pass's
+	 * deliveries and sessions are not counted twice. */
+	CHECK_INT(store_copy_to_redis(lmdb, loop, conn, "gg:", &cfg, "gw-a", now,
+	                              &n),
+	          0);
+	CHECK_INT(n.passes, 1);
+	memset(&w, 0, sizeof(w));
+	grey_records_prepare(bare, &a, &w);
+	CHECK_INT(fetch(&w, NULL), 0);
+	CHECK_INT(w.pass.deliveries, 3);
+	CHECK_INT(w.pass.sessions, 4);
 	grey_free(bare);
 
 	/* and back, into an empty LMDB store */
