@@ -568,6 +568,7 @@ gateway_figures(struct gateway *gw, struct metrics_snapshot *s)
 	s->cfg = gw->cfg;
 	s->decided = *grey_get_counters(decider_grey(gw->decider));
 	s->delays = grey_get_delay_histogram(decider_grey(gw->decider));
+	s->fetch = decider_fetch_latency(gw->decider);
 	supervise_get_status(gw->sup, &sup);
 	s->child = *sup.stats;
 	s->child_pid = sup.pid;

@@ -109,11 +109,27 @@ gauge(const struct reading *r, const char *name)
 	return v < 0 ? 0 : v;
 }
 
+/* The store's latency over the frame: the mean of the fetches it made
+ * (the histogram's sum and count moved), or that there were none. */
+static const char *
+fetch_text(const struct reading *r, const struct reading *before, char *buf,
+           size_t len)
+{
+	double fetches = rate(r, before, "store_fetch_seconds_count");
+	double seconds = rate(r, before, "store_fetch_seconds_sum");
+
+	if (fetches > 0)
+		snprintf(buf, len, "fetch %.2f ms mean", seconds / fetches * 1e3);
+	else
+		snprintf(buf, len, "fetch -");
+	return buf;
+}
+
 static void
 frame(FILE *out, const struct reading *r, const struct reading *before,
       const char *sock_path, bool tty)
 {
-	char when[32];
+	char when[32], latency[48];
 	time_t t = time(NULL);
 
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
@@ -160,10 +176,11 @@ frame(FILE *out, const struct reading *r, const struct reading *before,
 	        gauge(r, "set_elements{set=\"pass6\""));
 	fprintf(out,
 	        "store       %8.0f triplets waiting  %6.0f trapped  %6.0f "
-	        "writes waiting for Redis\n",
+	        "writes waiting for Redis  %s\n",
 	        gauge(r, "store_records{kind=\"triplet\""),
 	        gauge(r, "store_records{kind=\"trap\""),
-	        gauge(r, "shared_writes_waiting"));
+	        gauge(r, "shared_writes_waiting"),
+	        fetch_text(r, before, latency, sizeof(latency)));
 	fflush(out);
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "decide.h"
 #include "grey_store.h"
@@ -40,6 +41,7 @@ struct decider {
 	uint64_t store_committed_ms; /* the last commit, loop ms */
 	bool must_commit; /* a pass or trap waits: commit it this turn */
 	uint64_t set_changes_failed; /* that did not reach the kernel */
+	struct decider_fetch_latency fetch; /* the store's, each decision */
 	/* who acts on each decision (the nft sets: follow_sets.c) */
 	struct decider_listener listeners[DECIDER_LISTENERS_MAX];
 	size_t nlisteners;
@@ -345,9 +347,41 @@ struct gateway_decision {
 	char signals[GREY_SIGNALS_MAX];
 	struct grey_records w;
 	bool log, on_heap;
+	uint64_t fetched_us; /* when its records were asked for */
 	decision_done_fn *done;
 	void *ctx;
 };
+
+/* From 100 µs (LMDB's pages in memory) to a second (a Redis away). */
+const uint32_t decider_fetch_bounds_us[DECIDER_FETCH_BOUNDS] = {
+        100, 500, 1000, 5000, 10000, 50000, 100000, 500000, 1000000};
+
+/* (the monotonic clock, not the loop's: a fetch is often under a ms) */
+static uint64_t
+monotonic_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void
+count_fetch(struct decider_fetch_latency *h, uint64_t us)
+{
+	for (int i = 0; i < DECIDER_FETCH_BOUNDS; i++)
+		if (us <= decider_fetch_bounds_us[i])
+			h->le[i]++;
+	h->le[DECIDER_FETCH_BOUNDS]++;
+	h->count++;
+	h->sum_us += us;
+}
+
+const struct decider_fetch_latency *
+decider_fetch_latency(const struct decider *d)
+{
+	return &d->fetch;
+}
 
 static void
 finish(struct gateway_decision *q, int r, const struct grey_decision *d)
@@ -370,6 +404,7 @@ on_records(struct grey_records *w, int r, void *ctx)
 	struct grey_records before;
 	struct grey_decision d;
 
+	count_fetch(&dc->fetch, monotonic_us() - q->fetched_us);
 	if (r >= 0) {
 		before = *w;
 		r = grey_decide_records(dc->grey, &q->a, w, &d);
@@ -432,6 +467,7 @@ decider_decide_async(struct decider *dc, struct grey_attempt *a, bool log,
 		keep_strings(q);
 	grey_records_prepare(dc->grey, &q->a, &q->w);
 	dc->starting = q;
+	q->fetched_us = monotonic_us();
 	grey_store_fetch(dc->records, &q->w, q->a.now, on_records, q);
 	if (dc->starting != q)
 		return NULL; /* decided already */

@@ -107,6 +107,21 @@ void decider_verdict_of(const struct decider *d, int r,
 void decider_set_failed(struct decider *d, const char *what, const char *key,
                         int err);
 
+/* How long the store took to give a decision its records (from the
+ * fetch to the records: LMDB within the call, Redis a round trip), as a
+ * histogram; the bounds in microseconds. */
+#define DECIDER_FETCH_BOUNDS 9
+extern const uint32_t decider_fetch_bounds_us[DECIDER_FETCH_BOUNDS];
+struct decider_fetch_latency {
+	uint64_t le[DECIDER_FETCH_BOUNDS + 1]; /* cumulative; the last +Inf */
+	uint64_t count;
+	uint64_t sum_us;
+};
+
+/* decider_fetch_latency - since the start. */
+const struct decider_fetch_latency *
+decider_fetch_latency(const struct decider *d);
+
 /* decider_set_changes_failed - set changes that did not reach the
  * kernel (decider_set_failed), since the decider was made. */
 uint64_t decider_set_changes_failed(const struct decider *d);

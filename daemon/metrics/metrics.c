@@ -597,23 +597,49 @@ family_header(const char *name, const char *help, const char *type, FILE *out)
 	        help, name, type);
 }
 
+/* A histogram's lines: n bounds (seconds) with their cumulative counts,
+ * +Inf's (le[n]), the sum (seconds) and the count. */
+static void
+put_histogram(FILE *out, const char *family, const char *help,
+              const double *bounds, const uint64_t *le, size_t n, double sum,
+              uint64_t count)
+{
+	family_header(family, help, "histogram", out);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "greygate_%s_bucket{le=\"%.10g\"} %" PRIu64 "\n",
+		        family, bounds[i], le[i]);
+	fprintf(out,
+	        "greygate_%s_bucket{le=\"+Inf\"} %" PRIu64
+	        "\ngreygate_%s_sum %.10g\ngreygate_%s_count %" PRIu64 "\n",
+	        family, le[n], family, sum, family, count);
+}
+
 static void
 delay_histogram(const struct grey_delay_histogram *h, FILE *out)
 {
-	const char *name = "greygate_delivery_delay_seconds";
+	double bounds[GREY_DELAY_BOUNDS];
 
-	family_header("delivery_delay_seconds",
+	for (int i = 0; i < GREY_DELAY_BOUNDS; i++)
+		bounds[i] = grey_delay_bounds[i];
+	put_histogram(out, "delivery_delay_seconds",
 	              "Delay greylisting added to delivered mail: first "
 	              "attempt to the delivery that passed",
-	              "histogram", out);
-	for (int i = 0; i < GREY_DELAY_BOUNDS; i++)
-		fprintf(out, "%s_bucket{le=\"%" PRIu32 "\"} %" PRIu64 "\n",
-		        name, grey_delay_bounds[i], h->le[i]);
-	fprintf(out,
-	        "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n%s_sum %" PRIu64
-	        "\n%s_count %" PRIu64 "\n",
-	        name, h->le[GREY_DELAY_BOUNDS], name, h->sum_sec, name,
-	        h->count);
+	              bounds, h->le, GREY_DELAY_BOUNDS, (double)h->sum_sec,
+	              h->count);
+}
+
+static void
+fetch_histogram(const struct decider_fetch_latency *h, FILE *out)
+{
+	double bounds[DECIDER_FETCH_BOUNDS];
+
+	for (int i = 0; i < DECIDER_FETCH_BOUNDS; i++)
+		bounds[i] = decider_fetch_bounds_us[i] / 1e6;
+	put_histogram(out, "store_fetch_seconds",
+	              "Time the greylist's store took to give a decision its "
+	              "records (LMDB in memory, Redis a round trip)",
+	              bounds, h->le, DECIDER_FETCH_BOUNDS, h->sum_us / 1e6,
+	              h->count);
 }
 
 void
@@ -649,4 +675,6 @@ metrics_exposition(const struct snapshot *s, FILE *out)
 		}
 	}
 	delay_histogram(s->delays, out);
+	if (s->fetch)
+		fetch_histogram(s->fetch, out);
 }

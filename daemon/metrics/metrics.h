@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "decide.h"
 #include "grey_store.h"
 #include "ipc.h"
 #include "nftset_config.h"
@@ -60,6 +61,7 @@ struct metrics_snapshot {
 	const struct config *cfg;
 	bool policy_door_on;
 	const struct grey_delay_histogram *delays;
+	const struct decider_fetch_latency *fetch; /* the store's latency */
 	/* [signals] lookups: on, and the resolver's counters */
 	bool dns_on;
 	struct {

@@ -31,6 +31,7 @@ rendered(void (*render)(const struct metrics_snapshot *, FILE *),
 }
 
 static struct grey_delay_histogram delays;
+static struct decider_fetch_latency fetch;
 
 static void
 snapshot_of(struct metrics_snapshot *s)
@@ -40,6 +41,14 @@ snapshot_of(struct metrics_snapshot *s)
 	delays.count = 3;
 	delays.sum_sec = 1500;
 	s->delays = &delays;
+	/* two fetches: 80 µs and 340 µs */
+	memset(&fetch, 0, sizeof(fetch));
+	fetch.le[0] = 1;
+	for (int i = 1; i <= DECIDER_FETCH_BOUNDS; i++)
+		fetch.le[i] = 2;
+	fetch.count = 2;
+	fetch.sum_us = 420;
+	s->fetch = &fetch;
 	s->cfg = cfg;
 	s->now = 1800000100;
 	s->started = 1800000000;
@@ -90,6 +99,14 @@ test_same_numbers(void)
 	CHECK(strstr(prom, "greygate_delivery_delay_seconds_count 3\n"));
 	CHECK(strstr(prom, "greygate_delivery_delay_seconds_sum 1500\n"));
 	CHECK(strstr(prom, "greygate_delivery_delay_seconds_bucket{le=\"+Inf\"} 3\n"));
+	CHECK(strstr(prom, "greygate_delivery_delay_seconds_bucket{le=\"300\"} "));
+	/* the store's latency: bounds in seconds, the sum too */
+	CHECK(strstr(prom, "# TYPE greygate_store_fetch_seconds histogram\n"));
+	CHECK(strstr(prom, "greygate_store_fetch_seconds_bucket{le=\"0.0001\"} 1\n"));
+	CHECK(strstr(prom, "greygate_store_fetch_seconds_bucket{le=\"0.0005\"} 2\n"));
+	CHECK(strstr(prom, "greygate_store_fetch_seconds_bucket{le=\"+Inf\"} 2\n"));
+	CHECK(strstr(prom, "greygate_store_fetch_seconds_sum 0.00042\n"));
+	CHECK(strstr(prom, "greygate_store_fetch_seconds_count 2\n"));
 	/* no shared store: none of its families */
 	CHECK(!strstr(prom, "greygate_shared_"));
 	CHECK(!strstr(json, "\"shared\":"));

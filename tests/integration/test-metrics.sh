@@ -47,6 +47,11 @@ out=$(metrics | promtool check metrics 2>&1) || fail "promtool: $out"
 	fail "passed: $(metrics | grep decisions_total)"
 [ "$(metric 'greygate_set_elements{set="pass4"}')" = 1 ] || fail "pass4: $(metrics | grep set_elements)"
 metrics | grep '^greygate_delivery_delay_seconds_bucket{le="+Inf"} ' >/dev/null || fail "no delay histogram"
+# the store's latency: a fetch for each decision, every one in +Inf
+fetches=$(metric greygate_store_fetch_seconds_count)
+[ "${fetches:-0}" -ge 2 ] || fail "the store's latency counts ${fetches:-no} fetches: $(metrics | grep store_fetch)"
+metrics | grep -x "greygate_store_fetch_seconds_bucket{le=\"+Inf\"} $fetches" >/dev/null ||
+	fail "the latency's +Inf bucket: $(metrics | grep store_fetch)"
 echo "ok: greygatectl metrics passes promtool check metrics; 1 greylisted, 1 passed, pass4 1"
 
 # The three renderings agree: status's JSON and text, and the exposition
@@ -204,6 +209,10 @@ grep -E "^decisions +1\.[0-9] attempts/s: 1\.[0-9] greylisted \(1\.[0-9] new\), 
 	fail "top: the decisions' rates: $second"
 grep -E "^fast path .* passed networks 1 \(sets pass4 1, pass6 0\)" <<<"$second" >/dev/null ||
 	fail "top: the passed networks: $second"
+grep -E "^store .* fetch [0-9]+\.[0-9][0-9] ms mean$" <<<"$second" >/dev/null ||
+	fail "top: the store's latency: $second"
+grep -E "^store .* fetch -$" <<<"$(awk '/^greygate top: /{n++} n == 1' "$NETNS_TMP/top.out")" >/dev/null ||
+	fail "top: the first frame's store latency: $(cat "$NETNS_TMP/top.out")"
 echo "ok: greygatectl top: 2 frames 3 s apart, the second's rates count the 4 clients greylisted between them"
 
 # --- the policy door alone (gateway = no), as root: greygated drops every
