@@ -7,10 +7,14 @@
 #     the client (greygated decides, connects, sends the PROXY header, the
 #     tarpit replays EHLO, MAIL and RCPT), against the same RCPT on the
 #     fast path right after: median and p99 over N clients;
-#   - bulk: a message of MIB MiB through the join against the same on the
-#     fast path: MiB/s, and the child's CPU time per MiB (the join and the
-#     capture of the client's bytes to the tarpit's port; on the fast
-#     path the child only captures them).
+#   - a later RCPT of a handed session: on the plain join (straight to the
+#     MTA) against the gate's (a session handed for postmaster@ without
+#     passing the client: the tarpit asks greygated, then the MTA);
+#   - bulk: a message of MIB MiB through the join, and through the gate,
+#     against the same on the fast path: MiB/s, and the child's CPU time
+#     per MiB (the join or the gate, and the capture of the client's bytes
+#     to the tarpit's port; on the fast path the child only captures
+#     them).
 # Run as root after a build:  bench/handoff-bench.sh [N] [MIB] [BULK-N]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../tests/integration" && pwd)
@@ -27,7 +31,7 @@ netns_init
 netns_host client
 netns_host gw
 addrs=()
-for i in $(seq 1 $(( n + 2 * bulk_n ))); do addrs+=("2001:db8:5::$(printf '%x' $(( 0x1000 + i )))"); done
+for i in $(seq 1 $(( n + 3 * bulk_n ))); do addrs+=("2001:db8:5::$(printf '%x' $(( 0x1000 + i )))"); done
 netns_link client 2001:db8:5::10/64 gw 2001:db8:5::1/64
 for a in "${addrs[@]}"; do netns_add_addr "$(netns_ns client)" "$(netns_dev client gw)" "$a/64"; done
 
@@ -65,6 +69,8 @@ load latency 2001:db8:5::1 "${addrs[@]:0:n}" >"$NETNS_TMP/lat.txt" || fail "late
 [ -z "${BENCH_DEBUG:-}" ] || cat "$NETNS_TMP/lat.txt"
 read -r hm hp <<<"$(awk '{print $1}' "$NETNS_TMP/lat.txt" | stats)"
 read -r dm dp <<<"$(awk '{print $2}' "$NETNS_TMP/lat.txt" | stats)"
+read -r gm gp <<<"$(awk '{print $3}' "$NETNS_TMP/lat.txt" | stats)"
+read -r jm jp <<<"$(awk '{print $4}' "$NETNS_TMP/lat.txt" | stats)"
 
 bulk_addrs=("${addrs[@]:n:bulk_n}")
 t0=$(ticks)
@@ -72,18 +78,25 @@ load handed 2001:db8:5::1 "$mib" "${bulk_addrs[@]}" >"$NETNS_TMP/handed.txt" || 
 t1=$(ticks)
 load direct 2001:db8:5::1 "$mib" "${bulk_addrs[@]}" >"$NETNS_TMP/direct.txt" || fail "bulk on the fast path failed"
 t2=$(ticks)
+gated_addrs=("${addrs[@]:n+bulk_n:bulk_n}")
+load gated 2001:db8:5::1 "$mib" "${gated_addrs[@]}" >"$NETNS_TMP/gated.txt" || fail "bulk through the gate failed"
+t3=$(ticks)
 rate() { awk -v mib="$mib" '{s += $1} END {printf "%.1f", mib * NR / s}' "$1"; }
 hr=$(rate "$NETNS_TMP/handed.txt")
 dr=$(rate "$NETNS_TMP/direct.txt")
+gr=$(rate "$NETNS_TMP/gated.txt")
 per_mib() { awk -v t="$1" -v hz="$hz" -v mib="$mib" -v k="$bulk_n" 'BEGIN {printf "%.1f", t * 1000 / hz / (mib * k)}'; }
 
 echo "hand-off bench: $n clients for latency, $bulk_n messages of $mib MiB each way; $(nproc) cores"
 printf '%-34s %12s %12s\n' "RCPT to the MTA's 250 (ms)" median p99
 printf '%-34s %12s %12s\n' "handed (the attempt that passes)" "$hm" "$hp"
 printf '%-34s %12s %12s\n' "direct (fast path)" "$dm" "$dp"
+printf '%-34s %12s %12s\n' "a later RCPT, joined" "$jm" "$jp"
+printf '%-34s %12s %12s\n' "a later RCPT, gated (asks first)" "$gm" "$gp"
 printf '%-34s %12s %16s\n' "a $mib MiB message" "MiB/s" "child ms/MiB"
 printf '%-34s %12s %16s\n' "through the join" "$hr" "$(per_mib $(( t1 - t0 )))"
 printf '%-34s %12s %16s\n' "direct (fast path)" "$dr" "$(per_mib $(( t2 - t1 )))"
-awk -v h="$hr" -v d="$dr" 'BEGIN {printf "join throughput: %.0f%% of direct\n", 100 * h / d}'
+printf '%-34s %12s %16s\n' "through the gate" "$gr" "$(per_mib $(( t3 - t2 )))"
+awk -v h="$hr" -v d="$dr" -v g="$gr" 'BEGIN {printf "join throughput: %.0f%% of direct; the gate'"'"'s: %.0f%% of the join'"'"'s\n", 100 * h / d, 100 * g / h}'
 ggctl status | grep "^hand-off:"
 [ -z "${BENCH_DEBUG:-}" ] || tail -n 40 "$(postfix_log mx)"

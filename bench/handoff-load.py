@@ -2,17 +2,23 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The hand-off's client side for bench/handoff-bench.sh, from source
 # addresses of its own (each its own key: client_prefix6 = 128, delay 0):
-#   latency HOST SRC...   per address: a first attempt (451), then the
-#                         attempt that passes and is handed (the time from
-#                         sending RCPT to the MTA's 250 reaching us), then
-#                         the next attempt, on the fast path straight to
-#                         the MTA (the same time); prints one line per
-#                         address: "handed_ms direct_ms"
+#   latency HOST SRC...   per address: a session handed over gated for
+#                         postmaster@ (not passed), whose later RCPT to
+#                         abuse@ (exempt too) the gate asks about and
+#                         passes on; a first attempt (451); the attempt
+#                         that passes and is handed (the time from sending
+#                         RCPT to the MTA's 250 reaching us), its later
+#                         RCPT on the plain join; then the next attempt,
+#                         on the fast path straight to the MTA (the same
+#                         time); prints one line per address: "handed_ms
+#                         direct_ms gated_later_ms joined_later_ms"
 #   handed HOST MIB SRC...  per address: a first attempt, then a message of
 #                         MIB MiB through the hand-off's join; prints the
 #                         seconds from DATA to the MTA's 250 after the body
 #   direct HOST MIB SRC...  per address (passed by now): a message of MIB
 #                         MiB on the fast path; prints the same
+#   gated HOST MIB SRC...  per address (never seen): a message of MIB MiB
+#                         to postmaster@, through the gate; the same
 import os
 import sys
 import time
@@ -41,9 +47,9 @@ class Session(Connection):
     def cmd(self, line, code=""):
         return self.check(super().cmd(line), code)
 
-    def rcpt_ms(self, code):
+    def rcpt_ms(self, code, rcpt=b"bob@example.org"):
         t0 = time.perf_counter()
-        self.cmd(b"RCPT TO:<bob@example.org>", code)
+        self.cmd(b"RCPT TO:<" + rcpt + b">", code)
         return (time.perf_counter() - t0) * 1000
 
     def body_s(self, mib):
@@ -72,15 +78,21 @@ def main():
     if mode == "latency":
         for src in sys.argv[3:]:
             s = Session(src, host)
+            s.rcpt_ms("250", b"postmaster@example.org")
+            gated = s.rcpt_ms("250", b"abuse@example.org")
+            s.quit()
+            s = Session(src, host)
             s.rcpt_ms("451")
             s.quit()
             s = Session(src, host)
             handed = s.rcpt_ms("250")
+            joined = s.rcpt_ms("250", b"carol@example.org")
             s.quit()
             s = Session(src, host)
             direct = s.rcpt_ms("250")
             s.quit()
-            print("%.3f %.3f" % (handed, direct), flush=True)
+            print("%.3f %.3f %.3f %.3f" % (handed, direct, gated, joined),
+                  flush=True)
     else:
         mib = int(sys.argv[3])
         for src in sys.argv[4:]:
@@ -89,7 +101,10 @@ def main():
                 s.rcpt_ms("451")
                 s.quit()
             s = Session(src, host)
-            s.rcpt_ms("250")
+            if mode == "gated":
+                s.rcpt_ms("250", b"postmaster@example.org")
+            else:
+                s.rcpt_ms("250")
             print("%.3f" % s.body_s(mib), flush=True)
             s.quit()
 

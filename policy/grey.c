@@ -634,11 +634,11 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 		decide(out, GREY_ALLOWED, GREY_REASON_RECIPIENT_EXEMPT);
 		return;
 	}
-	/* At the tarpit, when the session can be handed to an MTA that
-	 * asks about every recipient: handed unpassed, the exempt recipient
-	 * is delivered and the others greylisted by the MTA asking. */
+	/* At the tarpit, when the session can be handed to the MTA: handed
+	 * unpassed, the exempt recipient is delivered and the others are
+	 * greylisted as before, by the tarpit still between the two (its
+	 * gate asks about each) or by an MTA that asks the door. */
 	if (path == GREY_PATH_TARPIT && grey->cfg.handoff &&
-	    grey->cfg.mta_asks &&
 	    str_list_match(&grey->exempt, rcpt_seen(grey, w))) {
 		decide(out, GREY_ALLOWED, GREY_REASON_RECIPIENT_EXEMPT);
 		return;

@@ -98,9 +98,6 @@ struct grey_config {
 	bool tls_greylist;             /* ... or is greylisted by the
 					  client's network (its triplet:
 					  <>, GREY_STARTTLS_RCPT) */
-	bool mta_asks;                 /* the MTA asks the policy door about
-					  every recipient: a session may be
-					  handed to it unpassed */
 	bool handoff;                  /* a pass at the tarpit delivers (the
 					  hand-off): the delay to delivery
 					  ends there, not at the next

@@ -247,6 +247,18 @@ tarpit_dialogue_verdict(struct tarpit_dialogue *d,
 	return 0;
 }
 
+size_t
+tarpit_rcpt_held_reply(const struct tarpit_dialogue *d,
+		       const struct tarpit_verdict *v, const char *rcpt,
+		       char *out)
+{
+	if (v && v->action == TARPIT_REFUSE)
+		return refusal(out, v->refused, rcpt);
+	return greylisted(d, out, rcpt, strlen(rcpt),
+			  v && v->action == TARPIT_GREYLIST ? v->wait_sec
+							    : d->cfg->retry_sec);
+}
+
 /* MAIL FROM: a path, maybe <> (the null sender). */
 static int
 on_mail(struct tarpit_dialogue *d, const struct smtp_command *cmd, char *out,

@@ -14,6 +14,11 @@
 #define LISTEN_MAX 8
 
 struct join;
+struct gate;
+
+/* A session handed to the MTA, silent this long (both ways), is closed:
+ * the MTA's own timeouts are shorter. */
+#define JOIN_IDLE_MS (15 * 60 * 1000)
 
 struct conn {
 	struct tarpit *tp;
@@ -35,6 +40,7 @@ struct conn {
 	char *rcpt;            /* the recipient asked about */
 	char *rcpt_line;       /* ... its RCPT line */
 	struct join *join;     /* handed to the MTA (join.c), or NULL */
+	struct gate *gate;     /* ... and policed there (gate.c), or NULL */
 	uint64_t next_byte_ms; /* stutter: when the next byte goes */
 	char *out;             /* stutter: the reply being sent, or NULL */
 	uint16_t out_len, out_off;
@@ -96,12 +102,17 @@ void conn_close_gently(struct conn *c);
 bool conn_room(struct conn *c);
 bool conn_send(struct conn *c, const char *buf, size_t len);
 void conn_arm_timer(struct conn *c);
+/* conn_ask - asks greygated what c->dlg.asking says, about c->helo,
+ * c->sender and c->rcpt (a new question number). Return: 0 (the verdict
+ * is to come by tarpit_verdict, by c->verdict_due_ms), or -1 (it could
+ * not be asked). */
+int conn_ask(struct conn *c);
 
 /* join.c: hand the session to the MTA on fd (greeted: its greeting was
  * read already); the client hears the MTA's answer to the command that
  * asked, then the two are joined. On failure the client hears the plain
  * deferral and the connection ends. fd is the join's (closed by it). */
-void join_begin(struct conn *c, int fd, bool greeted);
+void join_begin(struct conn *c, int fd, bool greeted, bool gated);
 /* tarpit_remember_closed - a connection of the tarpit's, or a hand-off's
  * to the MTA, that just closed: tarpit_holds says yes to it for a few
  * seconds more (the capture may be behind). @addr: 4 or 16 bytes. */
@@ -113,5 +124,17 @@ void join_end(struct conn *c);
  * to the MTA (a flow the sensor must leave alone)? */
 bool join_holds(const struct tarpit *tp, int family, const uint8_t *addr,
                 uint16_t port);
+
+/* gate.c: a handed session of a client not passed (join_begin's gated),
+ * once the replay is over: started with what the MTA said after its last
+ * answer (mta_said) and the client's bytes in c->in; the join's events
+ * and timer go to it from then on. */
+void gate_start(struct conn *c, int mta_fd, const char *mta_said, size_t len);
+void gate_on_event(struct conn *c);
+void gate_on_timer(struct conn *c);
+/* gate_verdict - greygated's answer to the gated RCPT (v NULL: none came
+ * in time): passed on to the MTA, or answered here. */
+void gate_verdict(struct conn *c, const struct tarpit_verdict *v);
+void gate_free(struct gate *g);
 
 #endif

@@ -15,7 +15,9 @@
  * read as it passes by the sensor's own conversation parser, and each
  * later RCPT with the MTA's answer told as the sensor tells one of the
  * fast path (tarpit_set_joined_events): greygated decides and counts it
- * as any passed client's. */
+ * as any passed client's. A session handed for a client not passed (an
+ * exempt recipient's) is not joined after the replay but gated
+ * (gate.c). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
@@ -35,9 +37,6 @@
 #define JOIN_REPLY_MAX 4096
 /* The join's buffer each way. */
 #define JOIN_BUF 65536
-/* A joined session silent this long (both ways) is closed: the MTA's own
- * timeouts are shorter. */
-#define JOIN_IDLE_MS (15 * 60 * 1000)
 
 enum join_step {
 	J_GREETING, /* the MTA's 220 */
@@ -63,6 +62,7 @@ struct join {
 	int fd;                 /* to the MTA */
 	enum join_step step;
 	bool starttls; /* the asked command was STARTTLS */
+	bool gated;    /* the client has not passed: gate.c, once replayed */
 	bool failed;   /* counted as a failed replay (join_fail) */
 	char reply[JOIN_REPLY_MAX];
 	size_t reply_len;
@@ -200,6 +200,16 @@ start_joined(struct conn *c)
 	struct tarpit *tp = c->tp;
 
 	j->step = J_JOINED;
+	tp->counters.handoffs_joined++;
+	tp->counters.joined_open++;
+	/* Not a tarpit session any more: no tarpit deadline, no stress. */
+	tp->counters.open--;
+	c->idle_due_ms = loop_now_ms(tp->loop) + JOIN_IDLE_MS;
+	if (j->gated) {
+		log_debug("%s: handed to the MTA, gated", client_text(c));
+		gate_start(c, j->fd, j->down.data, j->down.len);
+		return;
+	}
 	watch_start(c);
 	if (c->in_len)
 		memcpy(j->up.data, c->in, c->in_len);
@@ -207,13 +217,8 @@ start_joined(struct conn *c)
 	watch_feed(j, &j->up, j->up.data, j->up.len);
 	watch_feed(j, &j->down, j->down.data, j->down.len);
 	c->in_len = 0;
-	tp->counters.handoffs_joined++;
-	tp->counters.joined_open++;
 	log_debug("%s: handed to the MTA", client_text(c));
-	/* Not a tarpit session any more: no tarpit deadline, no stress. */
-	tp->counters.open--;
 	loop_mod_fd(tp->loop, c->fd, EPOLLIN);
-	c->idle_due_ms = loop_now_ms(tp->loop) + JOIN_IDLE_MS;
 	pump(c);
 }
 
@@ -372,6 +377,10 @@ on_mta(struct loop *loop, int fd, uint32_t events, void *ctx)
 	struct join *j = c->join;
 	ssize_t n;
 
+	if (c->gate) {
+		gate_on_event(c);
+		return;
+	}
 	if (j->step == J_JOINED) {
 		if (events & (EPOLLERR | EPOLLHUP))
 			j->mta_hup = true;
@@ -401,6 +410,10 @@ on_client(struct loop *loop, int fd, uint32_t events, void *ctx)
 	struct conn *c = ctx;
 	ssize_t n;
 
+	if (c->gate) {
+		gate_on_event(c);
+		return;
+	}
 	if (c->join->step == J_JOINED) {
 		if (events & (EPOLLERR | EPOLLHUP))
 			c->join->client_hup = true;
@@ -435,6 +448,10 @@ on_timer(struct loop *loop, struct loop_timer *t, void *ctx)
 {
 	struct conn *c = ctx;
 
+	if (c->gate) {
+		gate_on_timer(c);
+		return;
+	}
 	if (c->join->step == J_JOINED) {
 		if (loop_now_ms(loop) >= c->idle_due_ms)
 			conn_close(c);
@@ -475,7 +492,7 @@ join_fail(struct conn *c, const char *why)
 }
 
 void
-join_begin(struct conn *c, int fd, bool greeted)
+join_begin(struct conn *c, int fd, bool greeted, bool gated)
 {
 	struct tarpit *tp = c->tp;
 	struct join *j = calloc(1, sizeof(*j));
@@ -483,7 +500,8 @@ join_begin(struct conn *c, int fd, bool greeted)
 	socklen_t sl = sizeof(ss);
 
 	if (!j) {
-		struct tarpit_verdict plain = {TARPIT_PASS, 0, -1, false, 0};
+		struct tarpit_verdict plain = {TARPIT_PASS, 0, -1,
+		                               false, 0, false};
 
 		/* No hand-off: the plain answer of a pass. */
 		close(fd);
@@ -495,6 +513,7 @@ join_begin(struct conn *c, int fd, bool greeted)
 	j->c = c;
 	j->fd = fd;
 	j->starttls = c->dlg.asking == TARPIT_ASK_STARTTLS;
+	j->gated = gated && !j->starttls;
 	j->step = J_GREETING;
 	c->dlg.asking = TARPIT_ASK_NONE;
 	j->up.data = malloc(JOIN_BUF);
@@ -559,6 +578,8 @@ join_end(struct conn *c)
 		 * the MTA's answer). */
 		tp->counters.handoffs_abandoned++;
 	}
+	gate_free(c->gate);
+	c->gate = NULL;
 	/* (its RCPTs still unanswered are told, reply 0) */
 	smtp_conv_free(j->watch);
 	j->watch = NULL;

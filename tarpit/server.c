@@ -486,8 +486,8 @@ keep_said(struct conn *c, const char *line, size_t len)
 
 /* Asks greygated about the command that asked. Return: 0 (the session
  * waits), or -1 (it could not be asked: answer now). */
-static int
-ask(struct conn *c)
+int
+conn_ask(struct conn *c)
 {
 	struct tarpit *tp = c->tp;
 	struct tarpit_attempt a;
@@ -545,7 +545,7 @@ conn_process(struct conn *c)
 			c->tp->counters.reached_rcpt++;
 		}
 		if (r == TARPIT_ASK) {
-			if (ask(c) == 0) {
+			if (conn_ask(c) == 0) {
 				paused = true;
 				continue;
 			}
@@ -648,6 +648,15 @@ tarpit_verdict(struct tarpit *tp, uint64_t session, uint32_t question,
 
 	while (c && c->id != session)
 		c = c->id_next;
+	if (c && c->gate && c->dlg.asking && c->question == question) {
+		/* (a session handed already is never handed again) */
+		if (v->handoff_fd >= 0) {
+			close(v->handoff_fd);
+			tp->counters.handoffs_unjoined++;
+		}
+		gate_verdict(c, v);
+		return 0;
+	}
 	if (!c || !c->dlg.asking || c->join || c->question != question) {
 		/* Every hand-off greygated began ends counted once (join.c):
 		 * this one's client left, or heard the plain answer. */
@@ -662,7 +671,7 @@ tarpit_verdict(struct tarpit *tp, uint64_t session, uint32_t question,
 	}
 	if (v->handoff_fd >= 0) {
 		if (handoff_fits(c)) {
-			join_begin(c, v->handoff_fd, v->greeted);
+			join_begin(c, v->handoff_fd, v->greeted, v->gated);
 			return 0;
 		}
 		tp->counters.handoffs_unjoined++;

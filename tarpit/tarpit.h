@@ -115,6 +115,10 @@ struct tarpit_verdict {
 			      session to (the tarpit owns it), or -1 */
 	bool greeted;      /* ... whose greeting was read already */
 	uint8_t refused;   /* REFUSE: enum tarpit_refusal */
+	bool gated;        /* PASS with a connection, for a client not
+			      passed (an exempt recipient): each later RCPT
+			      asks greygated and reaches the MTA only when
+			      passed (gate.c) */
 };
 
 /* What the caller must do after a reply. */
@@ -151,6 +155,18 @@ int tarpit_dialogue_line(struct tarpit_dialogue *d, const char *line,
 int tarpit_dialogue_verdict(struct tarpit_dialogue *d,
 			    const struct tarpit_verdict *v, const char *rcpt,
 			    char *out, size_t *out_len);
+
+/*
+ * tarpit_rcpt_held_reply - the reply to a RCPT that does not reach the MTA
+ * (v NULL: no verdict came): the refusal of a TARPIT_REFUSE, else the
+ * greylisting's 451 with the verdict's wait. Unlike
+ * tarpit_dialogue_verdict, never a 250 (a session handed over gated has
+ * no DATA of the tarpit's to defer at). @out: TARPIT_REPLY_MAX bytes.
+ * Return: its length.
+ */
+size_t tarpit_rcpt_held_reply(const struct tarpit_dialogue *d,
+			      const struct tarpit_verdict *v, const char *rcpt,
+			      char *out);
 
 /* --- the server --- */
 

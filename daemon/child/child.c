@@ -498,6 +498,7 @@ on_parent(struct loop *loop, int fd, uint32_t events, void *ctx)
 		v.handoff_fd = passed_fd;
 		v.greeted = rec.u.verdict.greeted != 0;
 		v.refused = rec.u.verdict.refused;
+		v.gated = rec.u.verdict.gated != 0;
 		/* A session gone meanwhile has nobody to answer (the tarpit
 		 * closes the connection that came for it). */
 		tarpit_verdict(c->tarpit, rec.u.verdict.session,

@@ -114,7 +114,7 @@ on_attempt_decided(int r, const struct grey_attempt *a,
 	 * connection then. */
 	if (v.action == TARPIT_PASS &&
 	    sup->links.cfg->handoff.mode != HANDOFF_OFF &&
-	    handoff_ready(sup->links.handoff) && !si->handing) {
+	    handoff_ready(sup->links.handoff) && !si->handing && !si->handed) {
 		si->handing = true;
 		if (handoff_begin(sup->links.handoff, at->session, at->question,
 		                  &si->ends, at->helo, &v) == 0) {

@@ -97,7 +97,6 @@ config_derive(struct config *cfg)
 	cfg->grey.tls_strict = cfg->tls_mode == CONFIG_TLS_STRICT;
 	cfg->grey.tls_greylist = cfg->tls_mode == CONFIG_TLS_GREYLIST;
 	cfg->tarpit.offer_starttls = cfg->tls_mode != CONFIG_TLS_NO;
-	cfg->grey.mta_asks = cfg->policy.mta_asks;
 	cfg->grey.handoff = cfg->handoff.mode != HANDOFF_OFF;
 	cfg->grey.suspicious_delay_sec = cfg->signals.suspicious_delay_sec;
 	cfg->tarpit.retry_sec = cfg->grey.delay_sec;

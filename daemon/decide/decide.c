@@ -293,9 +293,12 @@ log_decision(const struct decider *dc, const struct grey_attempt *a,
 		else if (d->reason == GREY_REASON_RECIPIENT_EXEMPT)
 			log_info("action=handoff, reason=%s, client=%s, "
 			         "helo=%s, sender=%s, recipient=%s (unpassed: "
-			         "the MTA asks the policy door about the others)",
+			         "%s about the others)",
 			         grey_reason_name(d->reason), ip, a->helo,
-			         a->sender, a->rcpt);
+			         a->sender, a->rcpt,
+			         cfg->policy.mta_asks
+			                 ? "the MTA asks the policy door"
+			                 : "the tarpit asks");
 		else
 			log_debug("action=allow, reason=allow-list, client=%s, "
 			          "sender=%s, recipient=%s",
@@ -542,6 +545,7 @@ decider_verdict_of(const struct decider *dc, int r,
 	v->handoff_fd = -1;
 	v->greeted = false;
 	v->refused = 0;
+	v->gated = false;
 	if (r < 0)
 		return; /* the store failed: the plain deferral */
 	switch (d->action) {
@@ -550,8 +554,14 @@ decider_verdict_of(const struct decider *dc, int r,
 		break;
 	case GREY_PASS:
 	case GREY_REFRESH:
+		v->action = TARPIT_PASS;
+		break;
 	case GREY_ALLOWED:
 		v->action = TARPIT_PASS;
+		/* An exempt recipient of a client not passed: handed over
+		 * gated, unless the MTA asks the door about the others. */
+		v->gated = d->reason == GREY_REASON_RECIPIENT_EXEMPT &&
+		           !dc->cfg->policy.mta_asks;
 		break;
 	case GREY_TRAP:
 		v->action = TARPIT_TRAP;

@@ -294,6 +294,7 @@ ipc_fill_verdict(struct ipc_record *rec, uint64_t session, uint32_t question,
 	rec->u.verdict.handoff = v->handoff_fd >= 0;
 	rec->u.verdict.greeted = v->greeted;
 	rec->u.verdict.refused = v->refused;
+	rec->u.verdict.gated = v->gated;
 }
 
 void

@@ -26,7 +26,7 @@
 #include "sessions.h"
 #include "tarpit.h"
 
-#define IPC_VERSION 7
+#define IPC_VERSION 8
 #define IPC_HELO_MAX 256
 #define IPC_LOG_MAX 512
 /* A tarpit session waits this long for its verdict (without the
@@ -119,6 +119,8 @@ struct ipc_verdict {
 			      descriptor in the message's SCM_RIGHTS) */
 	uint8_t greeted;   /* ... whose greeting greygated already read */
 	uint8_t refused;   /* TARPIT_REFUSE: enum tarpit_refusal */
+	uint8_t gated;     /* the connection is for a client not passed:
+			      its later RCPTs ask (tarpit_verdict) */
 	uint32_t wait_sec; /* TARPIT_GREYLIST: seconds left */
 };
 

@@ -332,7 +332,7 @@ test_policy_door(void)
 		       "listen = inet:127.0.0.1:10023\nmta_asks = yes\n"),
 		  0);
 	CHECK(cfg.grey.tls_strict && !cfg.grey.tls_pass);
-	CHECK(cfg.tarpit.offer_starttls && cfg.grey.mta_asks);
+	CHECK(cfg.tarpit.offer_starttls && cfg.policy.mta_asks);
 	CHECK(load("[policy]\nmta_asks = yes\n") < 0);
 	CHECK(strstr(why(), "set [policy] listen too"));
 	CHECK_INT(load("[greylist]\ntls_pass = no\n"), 0);

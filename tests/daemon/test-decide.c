@@ -115,6 +115,22 @@ test_verdicts(void)
 	d = attempt("b@a.test", 0);
 	decider_verdict_of(rig.decider, 0, &d, &v);
 	CHECK_INT(v.action, TARPIT_PASS);
+	CHECK(!v.gated);
+	/* An exempt recipient of a client not passed: handed over gated
+	 * (the tarpit asks about the others), unless the MTA asks the
+	 * policy door about them. */
+	d.action = GREY_ALLOWED;
+	d.reason = GREY_REASON_RECIPIENT_EXEMPT;
+	decider_verdict_of(rig.decider, 0, &d, &v);
+	CHECK_INT(v.action, TARPIT_PASS);
+	CHECK(v.gated);
+	rig.cfg.policy.mta_asks = true;
+	decider_verdict_of(rig.decider, 0, &d, &v);
+	CHECK(!v.gated);
+	rig.cfg.policy.mta_asks = false;
+	d.reason = GREY_REASON_ALLOW_LIST;
+	decider_verdict_of(rig.decider, 0, &d, &v);
+	CHECK(!v.gated);
 	d.action = GREY_TRAP;
 	decider_verdict_of(rig.decider, 0, &d, &v);
 	CHECK_INT(v.action, TARPIT_TRAP);

@@ -60,7 +60,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint8_t pick = i + 1 < size ? data[i + 1] : 0;
 			struct tarpit_verdict v = {
 			        (enum tarpit_action)(pick % 4), pick, -1,
-			        false, (uint8_t)(pick >> 7)};
+			        false, (uint8_t)(pick >> 7), false};
 
 			if (d.said != TARPIT_SAID_NOTHING &&
 			    (d.arg < (const char *)data ||

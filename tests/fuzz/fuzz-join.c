@@ -2,7 +2,9 @@
 /* libFuzzer target for the hand-off's replay and join (tarpit/join.c) on
  * the real server and real sockets: a client over loopback reaches a
  * question (RCPT, or STARTTLS as the first byte picks) and is handed to
- * an "MTA", the fuzzer's end of a socket pair. The rest of the input is
+ * an "MTA", the fuzzer's end of a socket pair, joined or gated (as for an
+ * exempt recipient: tarpit/gate.c, each later RCPT asked about and
+ * answered here, passed and greylisted in turn). The rest of the input is
  * cut into chunks, each sent by the MTA or the client (its first byte
  * picks which, and whether that side then closes), with the loop run
  * between; whatever the MTA answers and whatever the client sends, the
@@ -94,7 +96,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sockaddr_in sin = {.sin_family = AF_INET,
 				  .sin_port = 0,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, false, 0};
+	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, false, 0, false};
 	const struct tarpit_counters *k;
 	const char *preamble;
 	int client, sv[2];
@@ -121,6 +123,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	v.handoff_fd = sv[0];
 	v.greeted = data[0] & 2;
+	v.gated = data[0] & 4;
 	if (tarpit_verdict(tp, session, question, &v) < 0)
 		abort();
 	/* The chunks: [who | close | len (6 bits)] then len bytes. */
@@ -138,6 +141,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			shutdown(fd, SHUT_WR);
 		}
 		spin(4);
+		if (asked) { /* the gate's question */
+			struct tarpit_verdict g = {
+			        question & 1 ? TARPIT_PASS : TARPIT_GREYLIST,
+			        60, -1, false, 0, false};
+
+			asked = 0;
+			tarpit_verdict(tp, session, question, &g);
+			spin(2);
+		}
 		drain(client);
 		drain(sv[1]);
 	}

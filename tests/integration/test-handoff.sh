@@ -302,3 +302,32 @@ wait_for 5 grep "child $old (before the reload) has handed over and ended" "$log
 	{ tail "$log"; fail "drain: the child before the reload did not end"; }
 [ "$(ggctl status --json | jq .child.draining_pid)" = 0 ] || fail "drain: status after: $(ggctl status --json | jq -c .child)"
 echo "ok: a reload that starts the child again: the joined session went on and delivered, the old child said it waited for 1 and ended; the new one served meanwhile"
+
+# --- an exempt recipient on the first attempt, without the MTA asking the
+# policy door: postmaster@ is handed over unpassed and delivered at once;
+# victim@ of the same message is greylisted by the tarpit, still between
+# the two (its gate), and delivered by the retry; the client's network is
+# not passed by postmaster@ (issue 32: it took a whole retry cycle) ---
+ggctl forget 203.0.113.10 >/dev/null
+out_reconfigure "smtp_tls_security_level = none"
+subject="exempt-$NETNS_RUN"
+printf 'Subject: %s\n\nhello\n' "$subject" |
+	nsx sender /usr/sbin/sendmail -C "$(postfix_dir out)" -f alice@sender.test \
+		postmaster@example.org victim@example.org
+wait_for 30 grep -q "to=<postmaster@example.org>.*status=sent" "$outlog" ||
+	{ tail -n 20 "$log" "$outlog"; fail "exempt: postmaster@ was not delivered"; }
+! grep -q "to=<postmaster@example.org>.*status=deferred" "$outlog" ||
+	fail "exempt: postmaster@ was deferred: $(grep status= "$outlog")"
+grep -q "to=<victim@example.org>.*status=deferred.*said: 451 4.7.1 <victim@example.org>: Greylisted" "$outlog" ||
+	fail "exempt: victim@ was not greylisted on the same session: $(grep status= "$outlog")"
+grep -q "action=handoff, reason=recipient-exempt, client=203.0.113.10, .*recipient=postmaster@example.org (unpassed: the tarpit asks about the others)" "$log" ||
+	fail "exempt: no gated hand-off logged"
+grep -q "action=greylist, reason=new, client=203.0.113.10, .*recipient=victim@example.org" "$log" ||
+	fail "exempt: victim@'s RCPT was not decided by greygated"
+mail_received mx "$subject" | grep -q "^Delivered-To: postmaster@example.org" ||
+	fail "exempt: the first copy is not postmaster@'s: $(mail_received mx "$subject")"
+wait_for 60 eval '[ "$(mail_copies mx "$subject")" = 2 ]' ||
+	{ tail -n 20 "$outlog"; fail "exempt: $(mail_copies mx "$subject") copies, not one each"; }
+grep -q "action=pass, reason=retry-passed, client=203.0.113.10, .*recipient=victim@example.org" "$log" ||
+	fail "exempt: victim@ was not delivered by the retry that passed"
+echo "ok: postmaster@ delivered on the first attempt, victim@ of the same message greylisted by the tarpit's gate and delivered by the retry"

@@ -204,7 +204,7 @@ verdict(const struct tarpit_verdict *v, const char *rcpt)
 static void
 refused_is(uint8_t why, const char *rcpt, const char *want)
 {
-	struct tarpit_verdict v = {TARPIT_REFUSE, 0, -1, false, why};
+	struct tarpit_verdict v = {TARPIT_REFUSE, 0, -1, false, why, false};
 	char line[64];
 
 	snprintf(line, sizeof(line), "RCPT TO:<%s>", rcpt);
@@ -238,9 +238,9 @@ test_refused_verdicts(void)
 static void
 test_asks_and_verdicts(void)
 {
-	struct tarpit_verdict grey = {TARPIT_GREYLIST, 217, -1, false, 0};
-	struct tarpit_verdict pass = {TARPIT_PASS, 0, -1, false, 0};
-	struct tarpit_verdict trap = {TARPIT_TRAP, 0, -1, false, 0};
+	struct tarpit_verdict grey = {TARPIT_GREYLIST, 217, -1, false, 0, false};
+	struct tarpit_verdict pass = {TARPIT_PASS, 0, -1, false, 0, false};
+	struct tarpit_verdict trap = {TARPIT_TRAP, 0, -1, false, 0, false};
 	const char *line;
 	size_t n;
 

@@ -18,21 +18,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "loop.h"
-#include "tarpit.h"
-
-struct fixture {
-	struct loop *loop;
-	struct tarpit *tp;
-	struct tarpit_config cfg;
-	uint16_t port;
-	uint64_t session; /* the last question's session */
-	uint32_t question; /* ... and its number */
-	enum tarpit_ask kind;
-	int asks;
-};
-
-static struct fixture f;
+#include "tarpit_rig.h"
 
 /* The later RCPTs a joined session told (tarpit_set_joined_events). */
 struct told {
@@ -61,194 +47,6 @@ on_joined_event(const struct sensor_event *ev, void *ctx)
 	told.session[i] = ev->session;
 	told.family[i] = ev->family;
 	told.n++;
-}
-
-static int
-on_ask(const struct tarpit_attempt *a, void *ctx)
-{
-	f.session = a->session;
-	f.question = a->question;
-	f.kind = a->kind;
-	f.asks++;
-	return 0;
-}
-
-static void
-setup(uint32_t wait_ms, uint32_t handoff_ms)
-{
-	struct sockaddr_in sin = {.sin_family = AF_INET,
-	                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t sl = sizeof(sin);
-	int fd;
-
-	memset(&f, 0, sizeof(f));
-	f.loop = loop_new(timesrc_system());
-	tarpit_config_defaults(&f.cfg);
-	f.cfg.hostname = "tp.test";
-	f.cfg.null_sender_at_data = true;
-	f.tp = tarpit_new(&f.cfg, f.loop);
-	CHECK(f.loop && f.tp);
-	tarpit_set_asker(f.tp,
-			 &(struct tarpit_asker){.ask = on_ask, .wait_ms = wait_ms});
-	tarpit_set_handoff(f.tp, handoff_ms);
-	fd = tarpit_bind((struct sockaddr *)&sin, sizeof(sin));
-	CHECK(fd >= 0);
-	CHECK(getsockname(fd, (struct sockaddr *)&sin, &sl) == 0);
-	f.port = ntohs(sin.sin_port);
-	CHECK_INT(tarpit_adopt(f.tp, fd, false), 0);
-}
-
-static void
-teardown(void)
-{
-	tarpit_free(f.tp);
-	loop_free(f.loop);
-}
-
-/* Runs the loop for about ms. */
-static void
-spin(int ms)
-{
-	for (int i = 0; i < ms; i++)
-		loop_run_once(f.loop, 1);
-}
-
-static int
-client_connect(void)
-{
-	struct sockaddr_in sin = {.sin_family = AF_INET,
-	                          .sin_port = htons(f.port),
-	                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-
-	CHECK(fd >= 0);
-	CHECK(connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 ||
-	      errno == EINPROGRESS);
-	return fd;
-}
-
-static void
-put(int fd, const char *text)
-{
-	CHECK(send(fd, text, strlen(text), MSG_NOSIGNAL) ==
-	      (ssize_t)strlen(text));
-}
-
-/* The next line on fd (without CRLF), the loop running meanwhile; ""
- * when the other side closed, NULL when nothing came within 3 s. */
-static const char *
-line_from(int fd)
-{
-	static char line[4096];
-	size_t n = 0;
-
-	for (int t = 0; t < 3000; t++) {
-		ssize_t r;
-
-		loop_run_once(f.loop, 1);
-		while ((r = recv(fd, line + n, 1, MSG_DONTWAIT)) == 1) {
-			if (line[n] == '\n') {
-				line[n > 0 && line[n - 1] == '\r' ? n - 1 : n] =
-				        0;
-				return line;
-			}
-			if (++n == sizeof(line) - 1)
-				return NULL;
-		}
-		if (r == 0 || (r < 0 && errno == ECONNRESET)) {
-			line[n] = 0;
-			return line;
-		}
-	}
-	return NULL;
-}
-
-/* Has the other side of fd closed (nothing more to read)? */
-static bool
-closed(int fd)
-{
-	char c;
-
-	for (int t = 0; t < 3000; t++) {
-		ssize_t r;
-
-		loop_run_once(f.loop, 1);
-		r = recv(fd, &c, 1, MSG_DONTWAIT);
-		if (r == 0 || (r < 0 && errno == ECONNRESET))
-			return true;
-		if (r == 1)
-			return false;
-	}
-	return false;
-}
-
-/* A client that was greeted and said EHLO (its answer read whole). */
-static int
-client_after_ehlo(void)
-{
-	int c = client_connect();
-
-	CHECK_STR(line_from(c), "220 tp.test ESMTP");
-	put(c, "EHLO c.test\r\n");
-	while (strncmp(line_from(c), "250 ", 4) != 0)
-		;
-	return c;
-}
-
-/* A client that said EHLO and MAIL and asked at RCPT. */
-static int
-client_at_rcpt(const char *mail)
-{
-	int c = client_after_ehlo();
-
-	put(c, mail);
-	CHECK_STR(line_from(c), "250 2.1.0 Ok");
-	put(c, "RCPT TO:<b@b.test>\r\n");
-	for (int t = 0; t < 1000 && f.kind != TARPIT_ASK_RCPT; t++)
-		loop_run_once(f.loop, 1);
-	CHECK_INT(f.kind, TARPIT_ASK_RCPT);
-	return c;
-}
-
-/* A client that said EHLO and asked at STARTTLS. */
-static int
-client_at_starttls(void)
-{
-	int c = client_after_ehlo();
-
-	put(c, "STARTTLS\r\n");
-	spin(20);
-	CHECK_INT(f.kind, TARPIT_ASK_STARTTLS);
-	return c;
-}
-
-/* The verdict PASS with a new connection to the "MTA"; returns the
- * MTA's end. */
-static int
-hand_off(bool greeted)
-{
-	int sv[2];
-	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, greeted, 0};
-
-	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0);
-	v.handoff_fd = sv[0];
-	CHECK_INT(tarpit_verdict(f.tp, f.session, f.question, &v), 0);
-	return sv[1];
-}
-
-/* The MTA's side of the replay, every step answered 250: the greeting
- * (unless greeted), EHLO, then the MAIL line and the RCPT that asked (up
- * to reading that RCPT, not answering it). */
-static void
-mta_replays(int m, bool greeted, const char *mail)
-{
-	if (!greeted)
-		put(m, "220 mta\r\n");
-	CHECK_STR(line_from(m), "EHLO c.test");
-	put(m, "250 mta\r\n");
-	CHECK_STR(line_from(m), mail);
-	put(m, "250 ok\r\n");
-	CHECK_STR(line_from(m), "RCPT TO:<b@b.test>");
 }
 
 static void
@@ -372,7 +170,7 @@ test_mta_connection_is_the_tarpits(void)
 	                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct sockaddr_in mine;
 	socklen_t sl = sizeof(sin);
-	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, false, 0};
+	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, false, 0, false};
 	int lfd, to_mta, m, c;
 	uint8_t lo[4] = {127, 0, 0, 1};
 	uint16_t port;
@@ -594,7 +392,7 @@ test_client_gone_in_replay(void)
 static void
 test_null_sender_not_handed(void)
 {
-	struct tarpit_verdict grey = {TARPIT_GREYLIST, 300, -1, false, 0};
+	struct tarpit_verdict grey = {TARPIT_GREYLIST, 300, -1, false, 0, false};
 	int c, m;
 
 	setup(5000, 2000);
@@ -623,7 +421,7 @@ test_null_sender_not_handed(void)
 static void
 test_late_verdict_finds_nobody(void)
 {
-	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, false, 0};
+	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, false, 0, false};
 	uint32_t first;
 	int c, sv[2];
 
@@ -653,7 +451,7 @@ test_late_verdict_finds_nobody(void)
 static void
 test_client_gone_before_handoff(void)
 {
-	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, false, 0};
+	struct tarpit_verdict v = {TARPIT_PASS, 0, -1, false, 0, false};
 	int c, sv[2];
 
 	setup(5000, 2000);

@@ -1,0 +1,586 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* A session handed to the MTA for a client that has not passed: it named
+ * an exempt recipient (postmaster@), which must be delivered on the first
+ * attempt without opening the client's network to anyone else. Once the
+ * replay is over (join.c), the tarpit stays between the two instead of
+ * joining them: it takes the client's commands one at a time (pipelined
+ * ones in order, each answered before the next is taken, so the replies
+ * keep their order without a queue), and
+ * - a RCPT asks greygated, as at the tarpit, and reaches the MTA only on
+ *   a pass (another exempt recipient, a triplet whose retry passed, an
+ *   allow-listed client); otherwise the tarpit answers it itself (the
+ *   greylisting's 451, a refusal), and the triplet is kept as any;
+ * - DATA is passed on and, once the MTA says 354, the body passes
+ *   through to its end-of-data line; a BDAT chunk passes by its count;
+ * - STARTTLS is answered 454 here (TLS would hide what is policed) and
+ *   XCLIENT/XFORWARD 502 (the MTA trusts them from greygate's own
+ *   connection);
+ * - everything else is passed on, and the MTA's answer is the client's.
+ * No RCPT reaches the MTA without greygated's yes, and the end of a
+ * message is found at least as early as the MTA finds it (a line of one
+ * dot ended by CR or LF: see body_span), so that no command can be
+ * smuggled past the gate inside a body. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "internal.h"
+#include "log.h"
+#include "smtp_command.h"
+#include "smtp_line.h"
+#include "smtp_reply.h"
+
+/* Each way's buffer: the client's bytes not yet taken, the MTA's not yet
+ * written. */
+#define GATE_BUF 65536
+/* The MTA's reply being read (EHLO's is the longest). */
+#define GATE_REPLY_MAX 4096
+
+enum gate_step {
+	G_COMMAND, /* the client's next command is taken */
+	G_VERDICT, /* greygated is asked about a RCPT */
+	G_REPLY,   /* the MTA is to answer what was passed on */
+	G_BODY,    /* DATA's body passes, to its end-of-data line */
+	G_CHUNK,   /* a BDAT chunk passes, by its count */
+};
+
+/* What the MTA is answering. */
+enum gate_sent {
+	SENT_OTHER,
+	SENT_MAIL,
+	SENT_RCPT,
+	SENT_DATA,
+	SENT_BODY, /* the end of DATA's body */
+	SENT_CHUNK,
+	SENT_LAST_CHUNK,
+	SENT_RESET, /* RSET, HELO, EHLO: the transaction ends */
+	SENT_QUIT,
+};
+
+/* Where a body is, for its end: CR LF "." CR LF, or any of its bare-LF
+ * or bare-CR forms. */
+enum eod_state {
+	EOD_LINE_START, /* after a CR or LF (and at the body's start) */
+	EOD_MID,        /* within a line */
+	EOD_DOT,        /* a dot that began a line */
+	EOD_DOT_CR,     /* ... and a CR after it: an LF may follow */
+};
+
+struct gate {
+	int mta; /* the join's connection to the MTA (borrowed) */
+	enum gate_step step;
+	enum gate_sent sent;
+	enum eod_state eod;
+	bool in_mail;    /* the MTA took a MAIL of this transaction */
+	bool discarding; /* within a command line too long to take */
+	bool client_eof; /* the client said no more */
+	uint16_t asks;
+	bool body_ends;  /* the body's (or chunk's) end is within ready */
+	uint64_t chunk_left;
+	char sender[SMTP_PATH_MAX + 1]; /* MAIL's path, until the MTA
+					   takes it */
+	/* in[in_off, in_len): the client's bytes not yet taken; the first
+	 * ready of them are the body's, read for its end already */
+	size_t in_off, in_len, ready;
+	size_t out_len, out_off, reply_len;
+	char in[GATE_BUF];
+	char out[GATE_BUF];
+	char reply[GATE_REPLY_MAX];
+};
+
+/* A reply of the gate's own. Return: false (c closed: the client is
+ * gone). */
+static bool
+say(struct conn *c, const char *text)
+{
+	if (conn_send(c, text, strlen(text)))
+		return true;
+	conn_close(c);
+	return false;
+}
+
+/* The command line goes to the MTA, whose answer is awaited. */
+static void
+pass_on(struct gate *g, const char *line, size_t len, enum gate_sent sent)
+{
+	memcpy(g->out + g->out_len, line, len);
+	memcpy(g->out + g->out_len + len, "\r\n", 2);
+	g->out_len += len + 2;
+	g->sent = sent;
+	g->step = G_REPLY;
+}
+
+static bool
+answer_held(struct conn *c, const struct tarpit_verdict *v)
+{
+	char out[TARPIT_REPLY_MAX];
+	size_t n = tarpit_rcpt_held_reply(&c->dlg, v, c->rcpt ? c->rcpt : "",
+					  out);
+
+	c->gate->step = G_COMMAND;
+	if (conn_send(c, out, n))
+		return true;
+	conn_close(c);
+	return false;
+}
+
+/* A RCPT: greygated is asked, as at the tarpit; the MTA hears it only on
+ * a pass (gate_verdict). */
+static bool
+ask_rcpt(struct conn *c, const char *line, size_t len,
+	 const struct smtp_command *cmd)
+{
+	struct gate *g = c->gate;
+
+	if (!g->in_mail)
+		return say(c, "503 5.5.1 Error: need MAIL command\r\n");
+	if (cmd->path_status == SMTP_PATH_SYNTAX)
+		return say(c, "501 5.5.4 Syntax: RCPT TO:<address>\r\n");
+	if (cmd->path_status != SMTP_PATH_OK || cmd->path_len == 0)
+		return say(c, "501 5.1.3 Bad recipient address syntax\r\n");
+	if (g->asks >= TARPIT_ASKS_MAX)
+		return say(c, "452 4.5.3 Error: too many recipients\r\n");
+	free(c->rcpt);
+	free(c->rcpt_line);
+	c->rcpt = strndup(cmd->path, cmd->path_len);
+	c->rcpt_line = strndup(line, len);
+	if (!c->rcpt || !c->rcpt_line)
+		return answer_held(c, NULL);
+	g->asks++;
+	c->dlg.asking = TARPIT_ASK_RCPT;
+	if (conn_ask(c) < 0) {
+		c->dlg.asking = TARPIT_ASK_NONE;
+		return answer_held(c, NULL);
+	}
+	g->step = G_VERDICT;
+	return true;
+}
+
+/* One command line of the client's. Return: false (c closed). */
+static bool
+command(struct conn *c, const char *line, size_t len)
+{
+	struct gate *g = c->gate;
+	struct smtp_command cmd;
+
+	smtp_command_parse(line, len, &cmd);
+	switch (cmd.verb) {
+	case SMTP_VERB_RCPT:
+		return ask_rcpt(c, line, len, &cmd);
+	case SMTP_VERB_STARTTLS:
+		return say(c, "454 4.7.0 TLS not available due to temporary "
+			      "reason\r\n");
+	case SMTP_VERB_XCLIENT:
+		return say(c, "502 5.5.2 Error: command not recognized\r\n");
+	case SMTP_VERB_MAIL:
+		g->sender[0] = 0;
+		if (cmd.path_status == SMTP_PATH_OK &&
+		    cmd.path_len < sizeof(g->sender)) {
+			memcpy(g->sender, cmd.path, cmd.path_len);
+			g->sender[cmd.path_len] = 0;
+		}
+		pass_on(g, line, len, SENT_MAIL);
+		return true;
+	case SMTP_VERB_DATA:
+		pass_on(g, line, len, SENT_DATA);
+		return true;
+	case SMTP_VERB_BDAT:
+		if (!cmd.bdat_ok) {
+			say(c, "421 4.7.0 Error: bad BDAT size\r\n");
+			conn_close_gently(c);
+			return false;
+		}
+		pass_on(g, line, len,
+			cmd.bdat_last ? SENT_LAST_CHUNK : SENT_CHUNK);
+		g->chunk_left = cmd.bdat_size;
+		if (g->chunk_left)
+			g->step = G_CHUNK;
+		return true;
+	case SMTP_VERB_HELO:
+	case SMTP_VERB_EHLO:
+		free(c->helo);
+		c->helo = malloc(SMTP_HELO_NAME_MAX + 1);
+		if (c->helo)
+			smtp_printable_copy(c->helo, SMTP_HELO_NAME_MAX + 1,
+					    cmd.helo, cmd.helo_len);
+		__attribute__((fallthrough));
+	case SMTP_VERB_RSET:
+		pass_on(g, line, len, SENT_RESET);
+		return true;
+	case SMTP_VERB_QUIT:
+		pass_on(g, line, len, SENT_QUIT);
+		return true;
+	default:
+		if (len >= 8 && !strncasecmp(line, "XFORWARD", 8))
+			return say(c, "502 5.5.2 Error: command not "
+				      "recognized\r\n");
+		pass_on(g, line, len, SENT_OTHER);
+		return true;
+	}
+}
+
+/* What the MTA's answer to what was passed on changes. Return: false (c
+ * closed). */
+static bool
+answered(struct conn *c, int code)
+{
+	struct gate *g = c->gate;
+
+	g->step = G_COMMAND;
+	switch (g->sent) {
+	case SENT_MAIL:
+		if (code / 100 == 2) {
+			g->in_mail = true;
+			free(c->sender);
+			c->sender = strdup(g->sender);
+		}
+		break;
+	case SENT_DATA:
+		if (code == 354) {
+			g->step = G_BODY;
+			g->eod = EOD_LINE_START;
+		}
+		break;
+	case SENT_BODY:
+	case SENT_LAST_CHUNK:
+	case SENT_RESET:
+		g->in_mail = false;
+		break;
+	case SENT_QUIT:
+		conn_close_gently(c);
+		return false;
+	default:
+		break;
+	}
+	return true;
+}
+
+/* How many of the n bytes at p are the body's, up to and with its end if
+ * it is among them (*ended). A line of one dot ends the body whether CR,
+ * LF or both end it and the line before: as early as any MTA ends it.
+ * The gate may then wait for an answer that never comes (the session
+ * times out, nothing is delivered), but never passes on a command the
+ * MTA takes as one. */
+static size_t
+body_span(struct gate *g, const char *p, size_t n, bool *ended)
+{
+	size_t i = 0;
+
+	*ended = false;
+	while (i < n) {
+		char b = p[i];
+		bool eol = b == '\r' || b == '\n';
+
+		switch (g->eod) {
+		case EOD_MID: /* (most bytes: to the line's end at once) */
+			while (i < n && p[i] != '\r' && p[i] != '\n')
+				i++;
+			if (i < n) {
+				g->eod = EOD_LINE_START;
+				i++;
+			}
+			continue;
+		case EOD_LINE_START:
+			g->eod = b == '.' ? EOD_DOT
+			         : eol    ? EOD_LINE_START
+			                  : EOD_MID;
+			break;
+		case EOD_DOT:
+			if (b == '\n') {
+				*ended = true;
+				return i + 1;
+			}
+			g->eod = b == '\r' ? EOD_DOT_CR : EOD_MID;
+			break;
+		case EOD_DOT_CR:
+			/* the LF after ". CR" is the body's; anything else is
+			 * the next command's */
+			*ended = true;
+			return b == '\n' ? i + 1 : i;
+		}
+		i++;
+	}
+	return n;
+}
+
+/* The body (or a chunk) from the client straight to the MTA, as far as
+ * it takes it; its end, once through, awaits the MTA's answer. Return:
+ * false (c closed). */
+static bool
+move_body(struct conn *c, bool *progress)
+{
+	struct gate *g = c->gate;
+	size_t avail = g->in_len - g->in_off;
+	ssize_t n;
+
+	/* (the BDAT line goes before its chunk) */
+	if (g->out_off < g->out_len)
+		return true;
+	if (!g->ready && !g->body_ends && avail) {
+		if (g->step == G_CHUNK) {
+			g->ready = avail < g->chunk_left ? avail
+			                                 : (size_t)g->chunk_left;
+			g->chunk_left -= g->ready;
+			g->body_ends = g->chunk_left == 0;
+		} else {
+			g->ready = body_span(g, g->in + g->in_off, avail,
+			                     &g->body_ends);
+		}
+	}
+	if (g->ready) {
+		n = send(g->mta, g->in + g->in_off, g->ready,
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			conn_close(c); /* the MTA is gone */
+			return false;
+		}
+		if (n <= 0)
+			return true;
+		g->in_off += (size_t)n;
+		g->ready -= (size_t)n;
+		*progress = true;
+	}
+	if (!g->ready && g->body_ends) {
+		g->body_ends = false;
+		if (g->step == G_BODY)
+			g->sent = SENT_BODY;
+		g->step = G_REPLY;
+		*progress = true;
+	}
+	return true;
+}
+
+/* The client's next command line, if whole (one too long is skipped to
+ * its end and answered 500). Return: false (c closed). */
+static bool
+take_command(struct conn *c, bool *progress)
+{
+	struct gate *g = c->gate;
+	const char *line;
+	size_t len, took;
+	bool ok;
+
+	/* (room for the line at the MTA's side: the body before it may
+	 * still be on its way) */
+	if (GATE_BUF - g->out_len < SMTP_LINE_MAX + 2 || g->in_off == g->in_len)
+		return true;
+	line = g->in + g->in_off;
+	took = smtp_line_next(line, g->in_len - g->in_off, &len);
+	if (!took) {
+		if (g->in_len - g->in_off > SMTP_LINE_MAX + 1) {
+			g->discarding = true;
+			g->in_off = g->in_len = 0;
+			*progress = true;
+		}
+		return true;
+	}
+	*progress = true;
+	if (g->discarding || len > SMTP_LINE_MAX) {
+		g->discarding = false;
+		ok = say(c, "500 5.5.0 Error: line too long\r\n");
+	} else {
+		ok = command(c, line, len);
+	}
+	if (ok)
+		g->in_off += took;
+	return ok;
+}
+
+/* The MTA's whole replies: each the client's; the one awaited moves the
+ * gate on. Return: false (c closed). */
+static bool
+take_replies(struct conn *c, bool *progress)
+{
+	struct gate *g = c->gate;
+	size_t n;
+	int code;
+
+	while ((n = smtp_reply_whole(g->reply, g->reply_len, &code))) {
+		bool awaited = g->step == G_REPLY;
+
+		if (!conn_send(c, g->reply, n)) {
+			conn_close(c);
+			return false;
+		}
+		memmove(g->reply, g->reply + n, g->reply_len - n);
+		g->reply_len -= n;
+		*progress = true;
+		if (awaited && !answered(c, code))
+			return false;
+	}
+	if (g->reply_len == sizeof(g->reply)) {
+		log_warnx("gated hand-off: the MTA's reply is too long");
+		conn_close(c);
+		return false;
+	}
+	return true;
+}
+
+/* What moves between the two: written to the MTA, read from each side,
+ * taken from the client. Return: false (c closed). */
+static bool
+move(struct conn *c, bool *progress)
+{
+	struct gate *g = c->gate;
+	ssize_t n;
+
+	if (g->out_off < g->out_len) {
+		n = send(g->mta, g->out + g->out_off, g->out_len - g->out_off,
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			conn_close(c); /* the MTA is gone */
+			return false;
+		}
+		if (n > 0) {
+			g->out_off += (size_t)n;
+			*progress = true;
+		}
+		if (g->out_off == g->out_len)
+			g->out_off = g->out_len = 0;
+	}
+	n = g->reply_len < sizeof(g->reply)
+		    ? recv(g->mta, g->reply + g->reply_len,
+			   sizeof(g->reply) - g->reply_len, MSG_DONTWAIT)
+		    : (errno = EAGAIN, -1);
+	if (n > 0) {
+		g->reply_len += (size_t)n;
+		*progress = true;
+	} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+		/* The MTA ended: what it said before was relayed (or is,
+		 * now), and the client hears nothing more. */
+		if (!take_replies(c, progress))
+			return false;
+		conn_close_gently(c);
+		return false;
+	}
+	if (!take_replies(c, progress))
+		return false;
+	if (g->step == G_COMMAND) {
+		if (!take_command(c, progress))
+			return false;
+	} else if (g->step == G_BODY || g->step == G_CHUNK) {
+		if (!move_body(c, progress))
+			return false;
+	}
+	if (g->in_off == g->in_len) {
+		g->in_off = g->in_len = 0;
+	} else if (g->in_len == GATE_BUF && g->in_off) {
+		memmove(g->in, g->in + g->in_off, g->in_len - g->in_off);
+		g->in_len -= g->in_off;
+		g->in_off = 0;
+	}
+	if (!g->client_eof && g->in_len < GATE_BUF) {
+		n = recv(c->fd, g->in + g->in_len, GATE_BUF - g->in_len,
+			 MSG_DONTWAIT);
+		if (n > 0) {
+			g->in_len += (size_t)n;
+			*progress = true;
+		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+			g->client_eof = *progress = true;
+		}
+	}
+	return true;
+}
+
+/* Everything that can move now, moved; then the loop watches for what
+ * moves next. */
+static void
+run(struct conn *c)
+{
+	struct gate *g = c->gate;
+	struct tarpit *tp = c->tp;
+	bool progress = true, moved = false;
+
+	while (progress) {
+		progress = false;
+		if (!move(c, &progress))
+			return;
+		moved |= progress;
+	}
+	/* A client gone with nothing left to do: what it sent was done
+	 * (a message whose end came is the MTA's). */
+	if (g->client_eof && g->step == G_COMMAND &&
+	    !smtp_line_next(g->in + g->in_off, g->in_len - g->in_off,
+			    &(size_t){0})) {
+		conn_close(c);
+		return;
+	}
+	loop_mod_fd(tp->loop, c->fd,
+		    !g->client_eof && g->in_len < GATE_BUF ? EPOLLIN : 0);
+	loop_mod_fd(tp->loop, g->mta,
+		    EPOLLIN | (g->out_off < g->out_len || g->ready ? EPOLLOUT
+								   : 0));
+	if (moved)
+		c->idle_due_ms = loop_now_ms(tp->loop) + JOIN_IDLE_MS;
+	loop_timer_arm(tp->loop, &c->timer,
+		       g->step == G_VERDICT ? c->verdict_due_ms
+					    : c->idle_due_ms);
+}
+
+void
+gate_start(struct conn *c, int mta_fd, const char *mta_said, size_t len)
+{
+	struct gate *g = calloc(1, sizeof(*g));
+
+	if (!g || len > sizeof(g->reply)) {
+		free(g);
+		log_warnx("gated hand-off: no memory; the session ends");
+		conn_close(c);
+		return;
+	}
+	c->gate = g;
+	g->mta = mta_fd;
+	/* the transaction the replay began: its RCPT was the exempt one */
+	g->in_mail = true;
+	memcpy(g->reply, mta_said, len);
+	g->reply_len = len;
+	memcpy(g->in, c->in, c->in_len);
+	g->in_len = c->in_len;
+	c->in_len = 0;
+	run(c);
+}
+
+void
+gate_on_event(struct conn *c)
+{
+	run(c);
+}
+
+void
+gate_on_timer(struct conn *c)
+{
+	uint64_t now = loop_now_ms(c->tp->loop);
+
+	if (c->gate->step == G_VERDICT && now >= c->verdict_due_ms) {
+		c->tp->counters.verdicts_late++;
+		gate_verdict(c, NULL);
+		return;
+	}
+	if (now >= c->idle_due_ms) {
+		conn_close(c);
+		return;
+	}
+	run(c);
+}
+
+void
+gate_verdict(struct conn *c, const struct tarpit_verdict *v)
+{
+	struct gate *g = c->gate;
+
+	c->dlg.asking = TARPIT_ASK_NONE;
+	if (v && v->action == TARPIT_PASS && c->rcpt_line)
+		pass_on(g, c->rcpt_line, strlen(c->rcpt_line), SENT_RCPT);
+	else if (!answer_held(c, v))
+		return;
+	run(c);
+}
+
+void
+gate_free(struct gate *g)
+{
+	free(g);
+}
