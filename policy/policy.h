@@ -250,6 +250,34 @@ MUST_CHECK int store_sync(struct store *store);
 /* store_pending - writes not yet flushed. */
 size_t store_pending(const struct store *store);
 
+/* greygated commits the store this often by default, and at once when a
+ * pass or a trap waits; past this many waiting writes, always. */
+#define STORE_COMMIT_DEFAULT_MS 200
+#define STORE_COMMIT_PENDING 10000
+
+/*
+ * store_commit_due - greygated's rule (and the simulator's, to measure
+ * it) for when the pending writes are committed.
+ * @force: now (greygated stops, an admin's change)
+ * @urgent: a pass or a trap is among them: at once with the default
+ *          interval; with a longer one (store_commit_interval, to spare a
+ *          router's flash) it waits like the rest, the kernel's sets
+ *          holding it meanwhile (a crash loses at most the interval: a
+ *          client passed in it meets the tarpit once more, and its retry
+ *          passes it again)
+ * @now_ms, @last_ms: now and the last commit, on one clock
+ */
+static inline bool
+store_commit_due(size_t pending, bool force, bool urgent, uint64_t now_ms,
+                 uint64_t last_ms, uint32_t interval_ms)
+{
+	if (!pending)
+		return false;
+	return force || pending >= STORE_COMMIT_PENDING ||
+	       now_ms - last_ms >= interval_ms ||
+	       (urgent && interval_ms <= STORE_COMMIT_DEFAULT_MS);
+}
+
 /* store_get_triplet - Return: STORE_FOUND, 0 if absent, or -errno. */
 int store_get_triplet(struct store *store, const struct grey_client *client,
 		      const char *sender, const char *rcpt,

@@ -122,6 +122,9 @@ print_text(const struct sim_workload *w, const char *path, bool handoff,
 	       (unsigned long long)st->purged_triplets,
 	       (unsigned long long)st->purged_passes,
 	       (unsigned long long)st->sessions);
+	printf("store writes: %llu commits, %llu KiB written by LMDB\n",
+	       (unsigned long long)st->store_commits,
+	       (unsigned long long)st->store_written / 1024);
 	if (st->dns_asked + st->dns_cached)
 		printf("DNS (lookups): %llu questions sent, %llu answered from "
 		       "the cache (%.1f%%); %.2f sent a session\n",
@@ -154,6 +157,7 @@ print_json(const struct report *rep, bool handoff, bool pool,
 	       "\"store_triplets\":%llu,\"store_passes\":%llu,"
 	       "\"store_bytes\":%llu,"
 	       "\"purged_triplets\":%llu,\"purged_passes\":%llu,"
+	       "\"store_commits\":%llu,\"store_written\":%llu,"
 	       "\"dns_asked\":%llu,\"dns_cached\":%llu}}\n",
 	       handoff ? "true" : "false", pool ? "true" : "false",
 	       (unsigned long long)st->legit_messages,
@@ -176,6 +180,8 @@ print_json(const struct report *rep, bool handoff, bool pool,
 	       (unsigned long long)st->store_bytes,
 	       (unsigned long long)st->purged_triplets,
 	       (unsigned long long)st->purged_passes,
+	       (unsigned long long)st->store_commits,
+	       (unsigned long long)st->store_written,
 	       (unsigned long long)st->dns_asked,
 	       (unsigned long long)st->dns_cached);
 }
@@ -263,7 +269,8 @@ run(const struct config *cfg, struct sim_workload *w, const char *wpath,
 		return 2;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	r = sim_run(w, &cfg->grey, handoff, &sig, grey, store, &st);
+	r = sim_run(w, &cfg->grey, handoff, &sig, grey, store,
+	            cfg->store_commit_ms, &st);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (r < 0) {
 		fprintf(stderr, "greygate-sim: %s\n", strerror(-r));

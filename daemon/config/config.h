@@ -129,6 +129,8 @@ struct config {
 	char interface[64];    /* where to capture ("any") */
 	char store_dir[256];   /* LMDB store (/var/lib/greygate) */
 	bool store_move_aside; /* unreadable store: move aside, start empty */
+	uint32_t store_commit_ms; /* the LMDB store writes at most this often
+				     (store_commit_due) */
 	char store[300];       /* "lmdb", or a Redis URL (store_url.h) */
 	struct store_url store_url; /* ... parsed */
 	char store_password_file[256]; /* Redis's password, root's alone */

@@ -33,6 +33,8 @@ const struct key config_keys[] = {
 	 0, RESTART, 0},
 	{"gateway", "store_move_aside", K_BOOL, F(store_move_aside), 0, 0,
 	 RESTART, 0},
+	{"gateway", "store_commit_interval", K_MS, F(store_commit_ms),
+	 STORE_COMMIT_DEFAULT_MS, 3600000, false, 0},
 	{"gateway", "allow_dir", K_PATH, F(allow_dir), 2, 0, false, 0},
 	{"gateway", "hostname", K_HOST, F(hostname), 1, 0, false, 0},
 	{"gateway", "log_level", K_LOGLEVEL, F(log_level), 0, 0, false, 0},

@@ -152,6 +152,7 @@ config_defaults(struct config *cfg)
 	cfg->nft.tarpit_port = 2525;
 	cfg->trap_port = 2526;
 	cfg->nft.exempt_mark = 0;
+	cfg->store_commit_ms = STORE_COMMIT_DEFAULT_MS;
 	snprintf(cfg->exempt[0], GREY_ADDR_MAX, "postmaster@");
 	snprintf(cfg->exempt[1], GREY_ADDR_MAX, "abuse@");
 	cfg->nexempt = 2;

@@ -18,11 +18,9 @@
 #include "grey_store.h"
 #include "log.h"
 
-/* The store commits when this many writes wait or this long passed since
- * the last commit: a kill -9 loses at most that much, and greylisting
- * only ever answers 4xx, so nothing is lost but a retry. */
-#define STORE_COMMIT_PENDING 10000
-#define STORE_COMMIT_MS 200
+/* The store commits by store_commit_due's rule: a kill -9 loses at most
+ * store_commit_interval, and greylisting only ever answers 4xx, so
+ * nothing is lost but a retry. */
 
 /* The decider's own state. */
 struct decider {
@@ -64,6 +62,9 @@ decider_new(struct loop *loop, const struct config *cfg)
 	if (d) {
 		d->loop = loop;
 		d->cfg = cfg;
+		/* (the interval counts from the start, whatever the clock's
+		 * origin) */
+		d->store_committed_ms = loop_now_ms(loop);
 	}
 	return d;
 }
@@ -194,10 +195,10 @@ commit_now(struct decider *d, bool force)
 			          queued, strerror(-r));
 		}
 	}
-	if (d->store && store_pending(d->store) &&
-	    (force || d->must_commit ||
-	     store_pending(d->store) >= STORE_COMMIT_PENDING ||
-	     now - d->store_committed_ms >= STORE_COMMIT_MS)) {
+	if (d->store &&
+	    store_commit_due(store_pending(d->store), force, d->must_commit,
+	                     now, d->store_committed_ms,
+	                     d->cfg->store_commit_ms)) {
 		d->store_committed_ms = now;
 		r = d->must_commit ? store_sync(d->store)
 		                   : store_flush(d->store);

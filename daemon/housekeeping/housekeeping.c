@@ -175,13 +175,16 @@ on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 	if (r < 0)
 		log_warnx("store: purging expired records: %s", strerror(-r));
 	say_purged(hk, now);
+	/* (committed by the decider's rule: with a store_commit_interval
+	 * longer than the default, what waits is not synced yet) */
 	if (++hk->ticks % STORE_SYNC_TICKS == 0) {
 		save_stats(hk);
-		decider_commit(hk->links.decider);
-		if (store_sync(hk->links.store) < 0)
+		decider_commit_turn(hk->links.decider);
+		if (!store_pending(hk->links.store) &&
+		    store_sync(hk->links.store) < 0)
 			log_warnx("store: sync to disk failed");
 	} else {
-		decider_commit(hk->links.decider);
+		decider_commit_turn(hk->links.decider);
 	}
 	log_store_events(hk);
 	loop_timer_arm(loop, t, loop_now_ms(loop) + HOUSEKEEPING_MS);

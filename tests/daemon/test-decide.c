@@ -330,12 +330,53 @@ test_set_failures_said(void)
 	teardown();
 }
 
+/* The store's writes wait for store_commit_interval: at the default a
+ * pass is committed at once; with five minutes (a router's flash) the
+ * pass waits with the rest until five minutes passed since the last
+ * commit, then all go at once. */
+static void
+pass_after_a_commit(void)
+{
+	struct grey_decision d;
+
+	attempt("c@a.test", 0);
+	timesrc_fake_advance_ms(&clock_,
+	                        (uint64_t)rig.cfg.grey.delay_sec * 1000 + 1000);
+	attempt("other@a.test", 0); /* (a write, committed now) */
+	decider_commit(rig.decider);
+	CHECK_INT(store_pending(rig.store), 0);
+	d = attempt("c@a.test", 0);
+	CHECK_INT(d.action, GREY_PASS);
+}
+
+static void
+test_commit_interval(void)
+{
+	setup();
+	pass_after_a_commit();
+	CHECK_INT(store_pending(rig.store), 0);
+	teardown();
+
+	setup();
+	rig.cfg.store_commit_ms = 5 * 60 * 1000;
+	pass_after_a_commit();
+	CHECK(store_pending(rig.store) > 0);
+	timesrc_fake_advance_ms(&clock_, 4 * 60 * 1000);
+	decider_commit_turn(rig.decider);
+	CHECK(store_pending(rig.store) > 0);
+	timesrc_fake_advance_ms(&clock_, 60 * 1000);
+	decider_commit_turn(rig.decider);
+	CHECK_INT(store_pending(rig.store), 0);
+	teardown();
+}
+
 int
 main(void)
 {
 	log_init("test-decide", false, LOG_LEVEL_WARN);
 	RUN(test_own_clock);
 	RUN(test_verdicts);
+	RUN(test_commit_interval);
 	RUN(test_fast_path_visits);
 	RUN(test_listeners_hear_each_decision);
 	RUN(test_log_lines);

@@ -293,6 +293,24 @@ check "$purged" '.sim.purged_triplets > 1000 and .sim.store_triplets + .sim.purg
 	fail "the purged store is not smaller: $(echo "$purged" | jq .sim.store_bytes) against $(echo "$kept" | jq .sim.store_bytes)"
 echo "ok: the store's size: the purge deletes triplets past the retry window, and the file stays smaller than without it"
 
+# The store's writes, committed by greygated's rule: each of the 2,000
+# bots' attempts a commit at the default interval (200 ms: they come
+# minutes apart, but for the few in the same second), far fewer an hour
+# apart; the bytes LMDB wrote follow.
+often=$(run "days = 10
+purge = no
+$bots" "[gateway]
+store_commit_interval = 200ms")
+hourly=$(run "days = 10
+purge = no
+$bots" "[gateway]
+store_commit_interval = 1h")
+check "$often" '.sim.store_commits > 1950 and .sim.store_commits <= 2000 and .sim.store_written >= 1950 * 4096' "200ms: a commit an attempt"
+check "$hourly" '.sim.store_commits <= 10 * 24 and .sim.store_commits > 0' "1h: a commit an hour at most"
+[ "$(echo "$hourly" | jq .sim.store_written)" -lt "$(echo "$often" | jq .sim.store_written)" ] ||
+	fail "committing hourly wrote no less: $(echo "$hourly" | jq .sim.store_written) against $(echo "$often" | jq .sim.store_written)"
+echo "ok: the store's writes: $(echo "$often" | jq .sim.store_commits) commits ($(( $(echo "$often" | jq .sim.store_written) / 1024 )) KiB) every 200ms, $(echo "$hourly" | jq .sim.store_commits) ($(( $(echo "$hourly" | jq .sim.store_written) / 1024 )) KiB) hourly"
+
 printf '[sim]\n[class x]\nkind = spam\n' >"$tmp/bad.ini"
 out=$("$sim" --workload "$tmp/bad.ini" 2>&1) && fail "a bad workload ran"
 [ "$out" = "greygate-sim: $tmp/bad.ini:3: [class x] kind = spam: want mta or bot" ] || fail "bad workload: $out"

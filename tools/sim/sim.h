@@ -116,6 +116,9 @@ struct sim_stats {
 	 * what the purge deleted */
 	uint64_t store_bytes;
 	uint64_t purged_triplets, purged_passes;
+	/* The store's commits (greygated's rule, store_commit_due, and the
+	 * hourly purge's two) and the bytes LMDB wrote for them */
+	uint64_t store_commits, store_written;
 	/* With lookups: the DNS questions greygated would have asked a
 	 * server, and those its cache would have answered */
 	uint64_t dns_asked, dns_cached;
@@ -135,11 +138,12 @@ void sim_class_defaults(struct sim_class *c);
  *     says (at STARTTLS by that alone); a dynamic-looking PTR, a
  *     listing, SPF fail and a sender's domain without mail suspicious
  *     (or refused, as the settings say)
+ * @commit_ms: greygated's store_commit_interval
  * Return: 0 or -errno (the store).
  */
 int sim_run(const struct sim_workload *w, const struct grey_config *cfg,
 	    bool handoff, const struct sim_signals *sig, struct grey *grey,
-	    struct store *store, struct sim_stats *out);
+	    struct store *store, uint32_t commit_ms, struct sim_stats *out);
 
 /* sim_load - read a workload file (INI: [sim] days, seed; one
  * [class NAME] section per kind of sender).
