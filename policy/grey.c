@@ -11,6 +11,7 @@
 #include "grey_store.h"
 #include "policy.h"
 #include "recipients.h"
+#include "seen_table.h"
 #include "unknown_tally.h"
 
 struct str_list {
@@ -27,12 +28,19 @@ struct grey {
 	struct str_list traps;
 	struct recipients *valid; /* NULL: recipients not checked */
 	struct unknown_tally *unknown; /* who asked for the unknown ones */
+	struct seen_table *messages; /* each waiting message's first attempt,
+					from whichever network */
 	struct grey_counters counters;
 	uint32_t *delays; /* ring of GREY_DELAYS_KEPT, grown on demand */
 	size_t ndelays, delays_alloc;
 	uint64_t delays_seen;
 	struct grey_delay_histogram histogram;
 };
+
+/* Messages (a sender and a recipient) waiting, kept at most (48 bytes
+ * each): past that, the one seen longest ago is forgotten, and its delay
+ * to delivery counts from its triplet's first attempt alone. */
+#define GREY_MESSAGES_KEPT 8192
 
 const uint32_t grey_delay_bounds[GREY_DELAY_BOUNDS] = {
 	60, 300, 600, 900, 1200, 1800, 3600, 7200, 14400, 28800, 86400};
@@ -59,7 +67,11 @@ grey_new(const struct grey_config *cfg, struct store *store)
 	if (!grey)
 		return NULL;
 	grey->unknown = unknown_tally_new();
-	if (!grey->unknown) {
+	grey->messages =
+	        seen_table_new(GREY_MESSAGES_KEPT, cfg->retry_window_sec);
+	if (!grey->unknown || !grey->messages) {
+		unknown_tally_free(grey->unknown);
+		seen_table_free(grey->messages);
 		free(grey);
 		return NULL;
 	}
@@ -89,6 +101,7 @@ grey_free(struct grey *grey)
 	str_list_free(&grey->traps);
 	recipients_free(grey->valid);
 	unknown_tally_free(grey->unknown);
+	seen_table_free(grey->messages);
 	free(grey);
 }
 
@@ -155,6 +168,7 @@ void
 grey_set_config(struct grey *grey, const struct grey_config *cfg)
 {
 	grey->cfg = *cfg;
+	seen_table_set_window(grey->messages, cfg->retry_window_sec);
 }
 
 void
@@ -495,6 +509,53 @@ check_passed(struct grey *grey, int64_t now, enum grey_path path,
 	return 1;
 }
 
+/* A message's key in grey->messages: its sender and recipient as the
+ * store keys them (hashes, with privacy), hashed twice (FNV-1a from two
+ * bases: a collision only moves one message's counted delay). */
+static void
+message_key(const struct grey_records *w, uint8_t key[SEEN_KEY_LEN])
+{
+	uint64_t h[2] = {14695981039346656037ull, 0x84222325cbf29ce4ull};
+
+	for (int k = 0; k < 2; k++) {
+		for (const char *p = w->sender; *p; p++)
+			h[k] = (h[k] ^ (uint8_t)*p) * 1099511628211ull;
+		h[k] = (h[k] ^ 0xffu) * 1099511628211ull;
+		for (const char *p = w->rcpt; *p; p++)
+			h[k] = (h[k] ^ (uint8_t)*p) * 1099511628211ull;
+	}
+	key[0] = 0;
+	memcpy(key + 1, h, sizeof(h));
+}
+
+/* How long the message has waited at now: from its first attempt from
+ * any network (a sender whose retries come from another network: issue
+ * 32), or its triplet's age, whichever is longer. */
+static uint32_t
+message_waited(const struct grey *grey, const struct grey_records *w,
+               int64_t now, int64_t triplet_age)
+{
+	uint8_t key[SEEN_KEY_LEN];
+	const struct seen_entry *m;
+
+	message_key(w, key);
+	m = seen_table_find(grey->messages, key, now);
+	if (m && now - m->first > triplet_age)
+		return (uint32_t)(now - m->first);
+	return triplet_age > 0 ? (uint32_t)triplet_age : 0;
+}
+
+/* The message delivered (its delay counted): another of the same sender
+ * and recipient waits from its own first attempt. */
+static void
+message_done(struct grey *grey, const struct grey_records *w)
+{
+	uint8_t key[SEEN_KEY_LEN];
+
+	message_key(w, key);
+	seen_table_forget(grey->messages, key);
+}
+
 static void
 triplet_step(struct grey *grey, int64_t now, enum grey_path path,
 	     uint32_t delay, enum grey_reason passed,
@@ -508,6 +569,12 @@ triplet_step(struct grey *grey, int64_t now, enum grey_path path,
 	 * are its RCPTs'. */
 	bool tls = passed == GREY_REASON_STARTTLS_RETRY;
 
+	if (!tls) {
+		uint8_t key[SEEN_KEY_LEN];
+
+		message_key(w, key);
+		(void)seen_table_add(grey->messages, key, now);
+	}
 	w->triplet_dirty = true;
 	if (w->triplet_found != STORE_FOUND ||
 	    age > (int64_t)grey->cfg.retry_window_sec || age < 0) {
@@ -529,16 +596,21 @@ triplet_step(struct grey *grey, int64_t now, enum grey_path path,
 		grey->counters.greylisted_early++;
 		return;
 	}
-	out->delay_sec = (uint32_t)age;
+	/* (the message's wait, across networks: its triplet's age if it
+	 * came from this one alone) */
+	out->delay_sec = tls ? (uint32_t)age : message_waited(grey, w, now, age);
 	if (!tls)
 		grey->counters.passed_retry++;
 	/* The delay to delivery: now, when this attempt is handed to the
 	 * MTA or the MTA asked; else it ends with the triplet's next
 	 * delivery on the fast path (note_retry). */
-	if (grey->cfg.handoff || path == GREY_PATH_POLICY)
+	if (grey->cfg.handoff || path == GREY_PATH_POLICY) {
 		count_delay(grey, out->delay_sec);
-	else if (!tls) /* (a STARTTLS triplet is never delivered to) */
+		if (!tls)
+			message_done(grey, w);
+	} else if (!tls) { /* (a STARTTLS triplet is never delivered to) */
 		t->awaiting = STORE_AWAITING_DELIVERY;
+	}
 	pass_client(grey, now, passed, w, out);
 }
 
@@ -559,8 +631,11 @@ note_retry(struct grey *grey, int64_t now, struct grey_records *w,
 		/* Within retry_window of the retry that passed: later, it is
 		 * another message of the same triplet. */
 		if (now >= t->first_seen &&
-		    now - t->last_seen <= (int64_t)grey->cfg.retry_window_sec)
-			count_delay(grey, (uint32_t)(now - t->first_seen));
+		    now - t->last_seen <= (int64_t)grey->cfg.retry_window_sec) {
+			count_delay(grey, message_waited(grey, w, now,
+			                                 now - t->first_seen));
+			message_done(grey, w);
+		}
 	} else if (t->attempts != 1 ||
 		   now - t->first_seen > (int64_t)grey->cfg.retry_window_sec) {
 		return;

@@ -10,7 +10,11 @@
 # other deferral), a second message from the third network on its first
 # attempt; each pass is the sending network's, the triplet the pool's
 # ("spf" in list grey). Not pooled, each retry from another network is
-# new: a sender without SPF, and anyone with pool_spf = no (a reload).
+# new: a sender without SPF, and anyone with pool_spf = no (a reload);
+# then a message whose retries come from three networks is delivered,
+# and its delay in the pass's line and the report is the sending
+# Postfix's own (from its first attempt, not from the first sight of the
+# network that passed: issue 32).
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -23,7 +27,7 @@ netns_init
 netns_sender_gw
 nsd_host
 # The pool's networks, 2001:db8:b1::/64 to b7, on the sender's link.
-for n in 1 2 3 4 5 6 7; do
+for n in 1 2 3 4 5 6 7 8 9 a; do
 	netns_add_addr "$(netns_ns sender)" "$(netns_dev sender gw)" "2001:db8:b$n::10/64"
 	netns_add_addr "$(netns_ns gw)" "$(netns_dev gw sender)" "2001:db8:b$n::1/64"
 done
@@ -140,3 +144,34 @@ echo 'pool_spf = no' >>"$NETNS_TMP/greygate.conf"
 ggctl reload >/dev/null || fail "reload failed"
 not_pooled "pool_spf = no" alice@sender.test b5 b6
 echo "ok: not pooled (no SPF; pool_spf = no after a reload): the retry from another network is greylisted as new"
+
+# --- not pooled, retried from b8, b9, ba, then b9 again: delivered by
+# b9's triplet, its delay the message's ---
+deferred_from() { # NETWORK: the next attempt comes from it, and is deferred
+	out_reconfigure "smtp_bind_address6 = 2001:db8:$1::10"
+	wait_for 30 grep -q "status=deferred.*Greylisted" "$outlog" ||
+		{ tail -n 20 "$GG_LOG" "$outlog"; fail "three networks: not greylisted from $1"; }
+}
+out_reconfigure "smtp_bind_address6 = 2001:db8:b8::10"
+# (a sender of its own: alice's earlier attempts from b5 and b6 above
+# would be this message's first, as greylisting keys messages)
+printf 'Subject: three-nets\n\nhello\n' |
+	nsx sender /usr/sbin/sendmail -C "$(postfix_dir out)" -f dave@sender.test bob@example.org
+wait_for 30 grep -q "status=deferred.*Greylisted" "$outlog" ||
+	{ tail -n 20 "$GG_LOG" "$outlog"; fail "three networks: not greylisted from b8"; }
+deferred_from b9
+deferred_from ba
+out_reconfigure "smtp_bind_address6 = 2001:db8:b9::10"
+wait_for 30 mail_delivered mx "three-nets" || { tail -n 20 "$GG_LOG" "$outlog"; fail "three networks: not delivered"; }
+sent=$(grep "status=sent (250 2.0.0 Ok: queued" "$outlog") || fail "three networks: no sent line: $(grep status= "$outlog")"
+postfix_delay=$(sed -E 's/.* delay=([0-9.]+),.*/\1/' <<<"$sent")
+line=$(grep -F "action=pass, reason=retry-passed, client=2001:db8:b9::10," "$GG_LOG" | tail -n 1) ||
+	fail "three networks: no pass of b9"
+gg_delay=$(sed -E 's/.* delay=([0-9]+),.*/\1/' <<<"$line")
+# (b9's own triplet is younger by a retry, 10 s: counted from it, the
+# two would be that far apart)
+awk -v g="$gg_delay" -v p="$postfix_delay" 'BEGIN {exit !(g - p <= 2 && p - g <= 2)}' ||
+	fail "three networks: greygate says delay=$gg_delay, the sender's log delay=$postfix_delay ($line)"
+[ "$(ggctl report --json | jq .delay.max)" = "$gg_delay" ] ||
+	fail "three networks: the report's longest delay is $(ggctl report --json | jq -c .delay), not $gg_delay"
+echo "ok: a message retried from b8, b9, ba and b9: delivered, its delay ${gg_delay}s in the pass's line and the report, the sender's log says ${postfix_delay}s"

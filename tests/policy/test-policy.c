@@ -1113,6 +1113,56 @@ test_decision_from_records_alone(void)
 	grey_free(bare);
 }
 
+/* A sender whose retries come from other networks (issue 32): the delay
+ * to delivery is the message's, from its first attempt from any of them,
+ * not from the first sight of the network whose triplet passed; in the
+ * pass's line too. Delivered, the next message of the same sender and
+ * recipient waits from its own first attempt. Without the hand-off, the
+ * delay ends with the delivery on the fast path, counted the same way. */
+static void
+test_delay_across_networks(void)
+{
+	struct grey_decision d;
+	const uint32_t *delays;
+	size_t n;
+
+	setup_handoff();
+	CHECK_INT(tarpit(T0, "198.51.100.7", "a@a.test", "b@b.test").reason,
+	          GREY_REASON_NEW);
+	CHECK_INT(tarpit(T0 + 100, "203.0.113.7", "a@a.test", "b@b.test")
+	                  .reason,
+	          GREY_REASON_NEW);
+	CHECK_INT(tarpit(T0 + 200, "198.51.101.7", "a@a.test", "b@b.test")
+	                  .reason,
+	          GREY_REASON_NEW);
+	d = tarpit(T0 + 500, "203.0.113.7", "a@a.test", "b@b.test");
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.delay_sec, 500); /* (203.0.113.0/24's triplet: 400) */
+	delays = grey_get_pass_delays(grey, &n);
+	CHECK_INT(n, 1);
+	CHECK_INT(delays[0], 500);
+	/* the next message, from a network of its own */
+	CHECK_INT(tarpit(T0 + 600, "192.0.2.7", "a@a.test", "b@b.test").reason,
+	          GREY_REASON_NEW);
+	d = tarpit(T0 + 900, "192.0.2.7", "a@a.test", "b@b.test");
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.delay_sec, 300);
+	teardown();
+
+	setup();
+	tarpit(T0, "198.51.100.7", "a@a.test", "b@b.test");
+	tarpit(T0 + 100, "203.0.113.7", "a@a.test", "b@b.test");
+	d = tarpit(T0 + 400, "203.0.113.7", "a@a.test", "b@b.test");
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.delay_sec, 400);
+	rcpt_at(T0 + 460, "203.0.113.7", "a@a.test", "b@b.test",
+	        GREY_PATH_FAST, 250);
+	delays = grey_get_pass_delays(grey, &n);
+	CHECK_INT(n, 1);
+	CHECK_INT(delays[0], 460);
+	teardown();
+}
+
 int
 main(void)
 {
@@ -1120,6 +1170,7 @@ main(void)
 	RUN(test_signals_trust_and_suspicion);
 	RUN(test_delay_to_delivery_with_the_handoff);
 	RUN(test_delay_to_delivery_bounded);
+	RUN(test_delay_across_networks);
 	RUN(test_policy_door_path);
 	RUN(test_retried_counts_fast_path_returns);
 	RUN(test_retry_window_boundaries);
