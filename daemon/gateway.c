@@ -404,10 +404,14 @@ gateway_open(struct config *cfg, struct loop *loop, struct gateway **out,
 	if (r < 0)
 		goto fail;
 	decide = decider_port(gw->decider);
+	r = supervise_open_signals(gw->sup, err);
+	if (r < 0)
+		goto fail;
 	r = policy_door_open(gw->loop, gw->cfg, &decide, &gw->policy_door,
 			     err);
 	if (r < 0)
 		goto fail;
+	policy_door_use_signals(gw->policy_door, supervise_signals(gw->sup));
 	r = metrics_listen_open(gw->loop, gw->cfg, root_figures, gw,
 	                        &gw->metrics_listener, err);
 	if (r < 0)

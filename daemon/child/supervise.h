@@ -69,6 +69,16 @@ struct handoff_child supervise_handoff_child(struct supervisor *sup);
  * next verdicts; nothing while no child runs). */
 void supervise_send_caps(struct supervisor *sup);
 int supervise_start(struct supervisor *sup, char *err);
+
+/* supervise_open_signals - with [signals] lookups, the resolver and the
+ * signals' state made (once; supervise_start makes them too): the policy
+ * door asks them without a child (gateway = no). Return: 0, or -EINVAL
+ * with err set (512 bytes). */
+int supervise_open_signals(struct supervisor *sup, char *err);
+
+/* supervise_signals - the signals (NULL: no lookups). */
+struct signals;
+struct signals *supervise_signals(const struct supervisor *sup);
 void supervise_stop(struct supervisor *sup);
 void supervise_restart(struct supervisor *sup);
 /* supervise_describe_end - how a child ended, from waitpid's status. */

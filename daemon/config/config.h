@@ -104,6 +104,8 @@ struct policy_config {
 	bool x_greylist_header;    /* PREPEND X-Greylist on a passing retry */
 	bool test_time;            /* honour policy_test_time (tests only) */
 	bool mta_asks;             /* the MTA asks about every recipient */
+	bool signals;              /* each request's client looked up (with
+				      [signals] lookups) */
 	char whitelist_clients[256];    /* postgrey's file, or "" */
 	char whitelist_recipients[256]; /* postgrey's file, or "" */
 	uint32_t max_conns;        /* connections at once */

@@ -114,6 +114,7 @@ const struct key config_keys[] = {
 	 0, false, 0},
 	{"policy", "test_time", K_BOOL, F(policy.test_time), 0, 0, false, 0},
 	{"policy", "mta_asks", K_BOOL, F(policy.mta_asks), 0, 0, RESTART, 0},
+	{"policy", "signals", K_BOOL, F(policy.signals), 0, 0, false, 0},
 	{"policy", "whitelist_clients", K_PATH, F(policy.whitelist_clients), 0,
 	 0, false, 0},
 	{"policy", "whitelist_recipients", K_PATH,

@@ -163,6 +163,7 @@ config_defaults(struct config *cfg)
 	snprintf(cfg->policy.greylist_text, sizeof(cfg->policy.greylist_text),
 		 "Greylisted, please try again in %%s seconds");
 	cfg->policy.x_greylist_header = true;
+	cfg->policy.signals = true;
 	cfg->policy.max_conns = 200;
 	/* Postfix closes an idle policy connection after 300 s
 	 * (smtpd_policy_service_max_idle): ours outlasts it. */

@@ -17,6 +17,7 @@
 #include "policy_door.h"
 #include "policy_lists.h"
 #include "policy_proto.h"
+#include "signals.h"
 
 /* A request must be whole this long after its first byte (Postfix sends
  * one in a single write): a client that trickles is closed. */
@@ -36,6 +37,14 @@ struct door_conn {
 	 * points into it). */
 	struct gateway_decision *asking;
 	bool waiting, deciding_now;
+	/* its client's signals, while looked up or decided with (NULL:
+	 * none); once known, the decision is asked from the loop (go), out
+	 * of the signals' own callback; the attempt that waits for them,
+	 * and their text */
+	struct session_signals *signals;
+	struct loop_timer go;
+	struct grey_attempt attempt;
+	char signals_text[GREY_SIGNALS_MAX];
 	struct policy_request req;
 	struct policy_answer ans;
 	size_t pos; /* where the next request starts */
@@ -51,6 +60,7 @@ struct policy_door {
 	struct accept_pause pause;
 	char unix_path[108]; /* removed at close, "" for inet */
 	struct policy_lists *lists; /* postgrey's whitelist files */
+	struct signals *signals;    /* NULL: no lookups */
 	struct door_conn **conns;
 	size_t nconns, conns_cap;
 	struct policy_door_stats stats;
@@ -59,6 +69,11 @@ struct policy_door {
 /* door_conn_close - c's end: out of the door's list, its decision's
  * answer no longer awaited, freed. */
 void door_conn_close(struct door_conn *c);
+
+/* door_on_signals_known - c's signals known: its decision asked (the
+ * loop's timer callback for c->go; policy_door.c). */
+void door_on_signals_known(struct loop *loop, struct loop_timer *t,
+                           void *ctx);
 
 /* door_arm_timer - between requests, the idle timeout; within one, its
  * deadline, from its first byte (more bytes do not move it). */

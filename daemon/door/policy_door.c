@@ -99,6 +99,71 @@ decision_time(const struct policy_door *door, const struct policy_request *r)
 static void on_decided(int r, const struct grey_attempt *a,
                        const struct grey_decision *d, void *ctx);
 
+/* c's attempt to the decider (it may answer inside the call). */
+static void
+ask_decision(struct door_conn *c)
+{
+	struct policy_door *door = c->door;
+
+	c->asking = door->decide.ask(door->decide.ctx, &c->attempt, false,
+	                             on_decided, c);
+}
+
+/* The client's signals are known, or their budget is spent (ss), or the
+ * connection closes (NULL): the attempt takes them, and is decided from
+ * the loop (an answer may close the connection, and with it the
+ * signals, which must not end inside their own callback). */
+static void
+on_signals(void *ctx, const struct session_signals *ss)
+{
+	struct door_conn *c = ctx;
+
+	if (!ss)
+		return;
+	signals_apply(ss, &c->attempt, c->signals_text);
+	loop_timer_arm(c->door->loop, &c->go, loop_now_ms(c->door->loop));
+}
+
+void
+door_on_signals_known(struct loop *loop, struct loop_timer *t, void *ctx)
+{
+	ask_decision(ctx);
+}
+
+/* Looks the attempt's client up, as the tarpit's. Return: true (it waits
+ * for them: on_signals), false (no lookups, or no memory: decided
+ * without, as with lookups off). */
+static bool
+look_up(struct door_conn *c)
+{
+	struct sockaddr_storage client = {0};
+	const struct grey_attempt *a = &c->attempt;
+
+	if (!c->door->signals || !c->door->cfg->policy.signals)
+		return false;
+	if (a->client.family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&client;
+
+		in->sin_family = AF_INET;
+		memcpy(&in->sin_addr, a->client.bytes, 4);
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&client;
+
+		in6->sin6_family = AF_INET6;
+		memcpy(&in6->sin6_addr, a->client.bytes, 16);
+	}
+	c->signals = signals_session_start(c->door->signals, &client);
+	if (!c->signals)
+		return false;
+	if (signals_when_ready(c->signals, a->sender, a->helo, on_signals, c) <
+	    0) {
+		signals_session_end(c->signals);
+		c->signals = NULL;
+		return false;
+	}
+	return true;
+}
+
 /* Answers one request, or asks for its decision (c->waiting while it is
  * under way); logs what was decided. */
 static void
@@ -150,10 +215,25 @@ decide_request(struct policy_door *door, struct door_conn *c,
 	ans->now = a.now;
 	c->req = *req;
 	c->ans = *ans;
+	c->attempt = a;
 	c->waiting = c->deciding_now = true;
-	c->asking = door->decide.ask(door->decide.ctx, &a, false, on_decided, c);
+	/* (with lookups, decided once its signals are known: at once when
+	 * they are, from the cache) */
+	if (!look_up(c))
+		ask_decision(c);
 	c->deciding_now = false;
 	*ans = c->ans; /* (if decided at once) */
+}
+
+/* "signals=..." for a log line, if the request's client was looked up
+ * (NULL if not). */
+static const char *
+signals_said(const struct door_conn *c, char *buf, size_t len)
+{
+	if (!c->attempt.signals || !c->attempt.signals[0])
+		return NULL;
+	snprintf(buf, len, "signals=%s", c->attempt.signals);
+	return buf;
 }
 
 /* The answer to a decision. */
@@ -162,7 +242,7 @@ answer_decision(struct door_conn *c, const struct policy_request *req,
                 struct policy_answer *ans, int r, const struct grey_decision *d)
 {
 	const struct config *cfg = c->door->cfg;
-	char extra[64];
+	char extra[64], sig[GREY_SIGNALS_MAX + 16];
 
 	if (r < 0) {
 		/* The store failed (logged): the plain deferral, as at the
@@ -181,7 +261,8 @@ answer_decision(struct door_conn *c, const struct policy_request *req,
 			         "early-retry (%us missing)", d->wait_sec);
 			log_action(req, "greylist", extra, NULL);
 		} else {
-			log_action(req, "greylist", "new", NULL);
+			log_action(req, "greylist", "new",
+			           signals_said(c, sig, sizeof(sig)));
 		}
 		return;
 	case GREY_TRAP:
@@ -205,6 +286,12 @@ answer_decision(struct door_conn *c, const struct policy_request *req,
 		return;
 	case GREY_PASS:
 	case GREY_REFRESH:
+		if (d->reason == GREY_REASON_TRUSTED) {
+			/* its signals: forward-confirmed, SPF passing... */
+			log_action(req, "pass", "trusted",
+			           signals_said(c, sig, sizeof(sig)));
+			return;
+		}
 		if (d->reason != GREY_REASON_RETRY_PASSED) {
 			/* postgrey's words for a client it let in whole */
 			log_action(req, "pass", "client AWL", NULL);
@@ -307,6 +394,8 @@ on_decided(int r, const struct grey_attempt *a, const struct grey_decision *d,
 	c->asking = NULL;
 	c->waiting = false;
 	answer_decision(c, &c->req, &c->ans, r, d);
+	signals_session_end(c->signals);
+	c->signals = NULL;
 	if (c->deciding_now)
 		return; /* decide_request goes on with the answer */
 	if (!send_answer(c, &c->ans))
@@ -470,6 +559,13 @@ fail:
 	policy_lists_free(door->lists);
 	free(door);
 	return r;
+}
+
+void
+policy_door_use_signals(struct policy_door *door, struct signals *signals)
+{
+	if (door)
+		door->signals = signals;
 }
 
 void

@@ -42,6 +42,15 @@ int policy_door_open(struct loop *loop, const struct config *cfg,
 		     const struct decision_port *decide,
 		     struct policy_door **out, char *err);
 
+/* policy_door_use_signals - each request's client looked up as the
+ * tarpit's are (FCrDNS, the PTR's shape, DNS lists; SPF for its sender),
+ * within [signals] budget, before it is decided: a trusted client passes
+ * at once, a suspicious one waits longer (signals borrowed; NULL: none,
+ * the default). */
+struct signals;
+void policy_door_use_signals(struct policy_door *door,
+                             struct signals *signals);
+
 /* policy_door_reload - read the whitelist files again (SIGHUP); on
  * error the lists in place stay. Return: 0 or -errno (logged). */
 int policy_door_reload(struct policy_door *door);

@@ -28,6 +28,10 @@ door_conn_close(struct door_conn *c)
 			break;
 		}
 	door->decide.cancel(c->asking);
+	/* (never from within the signals' callbacks: on_signals only
+	 * arms go) */
+	loop_timer_cancel(door->loop, &c->go);
+	signals_session_end(c->signals); /* (tells on_signals NULL) */
 	loop_timer_cancel(door->loop, &c->idle);
 	loop_del_fd(door->loop, c->fd);
 	close(c->fd);
@@ -214,6 +218,7 @@ door_on_accept(struct loop *loop, int fd, uint32_t events, void *ctx)
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	snprintf(c->peer_ip, sizeof(c->peer_ip), "%s", ip);
 	loop_timer_init(&c->idle, on_idle, c);
+	loop_timer_init(&c->go, door_on_signals_known, c);
 	if (loop_add_fd(loop, cfd, EPOLLIN, door_on_conn, c) < 0) {
 		close(cfd);
 		free(c);

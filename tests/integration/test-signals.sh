@@ -18,7 +18,9 @@
 # sender's domain that takes no mail (no MX, A nor AAAA; no such name; a
 # null MX) is suspicious and never trusted; with
 # refuse_unknown_sender_domain it hears 550 5.1.8 (5.7.27 for the null
-# MX).
+# MX). The policy door asks the same: a forward-confirmed client whose SPF
+# passes is let through on its first request, one without a PTR deferred;
+# with [policy] signals = no (a reload), the door greylists as postgrey.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -44,7 +46,7 @@ zone() { # NAME: the zone's head, then its records from stdin
 # senders' domains take mail (an MX), but nomail's (SPF and nothing
 # else) and nullmx's (RFC 7505)
 zone sender.test <<'Z'
-@ IN TXT "v=spf1 ip4:203.0.113.10 ip4:203.0.113.17 ip4:203.0.113.18 ip4:203.0.113.20 ip6:2001:db8:1::10 -all"
+@ IN TXT "v=spf1 ip4:203.0.113.10 ip4:203.0.113.17 ip4:203.0.113.18 ip4:203.0.113.20 ip4:203.0.113.28 ip4:203.0.113.30 ip6:2001:db8:1::10 -all"
 @ IN MX 10 mx.sender.test.
 nospf IN MX 10 mx.sender.test.
 nomail IN TXT "v=spf1 ip4:203.0.113.24 -all"
@@ -61,6 +63,8 @@ mx5 IN A 203.0.113.17
 mx6 IN A 203.0.113.18
 mx7 IN A 203.0.113.20
 mx9 IN A 203.0.113.23
+mx11 IN A 203.0.113.28
+mx12 IN A 203.0.113.30
 Z
 # a host's domain that publishes no SPF
 zone other.test <<'Z'
@@ -85,6 +89,8 @@ zone 113.0.203.in-addr.arpa <<'Z'
 23 IN PTR mx9.sender.test.
 24 IN PTR mx10.sender.test.
 26 IN PTR liar.sender.test.
+28 IN PTR mx11.sender.test.
+30 IN PTR mx12.sender.test.
 Z
 # 2001:db8:1::10 under 8.b.d.0.1.0.0.2.ip6.arpa
 zone 8.b.d.0.1.0.0.2.ip6.arpa <<'Z'
@@ -124,6 +130,8 @@ client_prefix4 = 32
 [handoff]
 mode = proxy-v2
 address = 127.0.0.1:10025
+[policy]
+listen = unix:$NETNS_TMP/door.sock
 [signals]
 dns_servers = 198.51.100.53,198.51.100.54
 dnsbl_sites = bl.test=127.0.0.[2..3]*2, wl.test*-5
@@ -146,7 +154,7 @@ try() { # SOURCE [TO]: one attempt at the tarpit from alice@sender.test
 	SMTP_SENDER=${SMTP_SENDER:-alice@sender.test} nsx sender python3 \
 		"$here/../lib/smtp-session.py" try "$1" "${2:-203.0.113.1}" 2>&1 || true
 }
-logged "signals: FCrDNS, the PTR's shape and SPF looked up for each tarpit client (DNS: 198.51.100.53" ||
+logged "signals: FCrDNS, the PTR's shape and SPF looked up for each tarpit client and each policy door request (DNS: 198.51.100.53" ||
 	fail "greygated did not say it looks the signals up: $(grep signals "$GG_LOG")"
 
 # --- trusted: forward-confirmed, not dynamic-looking: delivered on its
@@ -323,3 +331,35 @@ ggctl status | grep -E "^dns: +[0-9]+ questions sent, [0-9]+ answered from the c
 	fail "status: $(ggctl status | grep dns)"
 [ "$(ggctl status --json | jq .dns.asked)" = "$asked" ] || fail "status --json: $(ggctl status --json | jq -c .dns)"
 echo "ok: metrics and the report count 5 passes by trust; metrics and status count $asked DNS questions"
+
+# --- the policy door asks the signals too ---
+door() { # CLIENT: the door's answer to one request from alice@sender.test
+	python3 - "$NETNS_TMP/door.sock" "$1" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(5)
+s.sendall(("request=smtpd_access_policy\nprotocol_state=RCPT\n"
+           "client_address=%s\nclient_name=unknown\nhelo_name=out.test.example\n"
+           "sender=alice@sender.test\nrecipient=bob@example.org\n\n" % sys.argv[2]).encode())
+buf = b""
+while not buf.endswith(b"\n\n"):
+    c = s.recv(1000)
+    if not c:
+        break
+    buf += c
+print(buf.decode().split("\n")[0])
+PY
+}
+reply=$(door 203.0.113.28)
+[ "$reply" = "action=DUNNO" ] || fail "the door: a forward-confirmed client with SPF pass: $reply"
+logged "action=pass, reason=trusted, signals=fcrdns:confirmed:mx11.sender.test;rdns:plain;spf:pass:sender.test" ||
+	fail "the door's trusted line: $(grep -F "client_address=203.0.113.28" "$GG_LOG")"
+reply=$(door 203.0.113.29)
+[[ "$reply" == "action=DEFER_IF_PERMIT "* ]] || fail "the door: a client without a PTR: $reply"
+grep -F "client_address=203.0.113.29" "$GG_LOG" | grep -F "action=greylist, reason=new, signals=fcrdns:no-ptr;" >/dev/null ||
+	fail "the door's greylisting line: $(grep -F "client_address=203.0.113.29" "$GG_LOG")"
+reload_edited "s#^listen = unix:.*#&\nsignals = no#"
+reply=$(door 203.0.113.30)
+[[ "$reply" == "action=DEFER_IF_PERMIT "* ]] || fail "the door with signals = no: a forward-confirmed client: $reply"
+echo "ok: the policy door asks the signals: a forward-confirmed client with SPF pass let through at once (the line says why), one without a PTR deferred; with [policy] signals = no, deferred as postgrey would"
