@@ -537,7 +537,8 @@ gate_start(struct conn *c, int mta_fd, const char *mta_said, size_t len)
 	g->in_mail = true;
 	memcpy(g->reply, mta_said, len);
 	g->reply_len = len;
-	memcpy(g->in, c->in, c->in_len);
+	if (c->in_len) /* (c->in is NULL when nothing waits) */
+		memcpy(g->in, c->in, c->in_len);
 	g->in_len = c->in_len;
 	c->in_len = 0;
 	run(c);
