@@ -71,6 +71,16 @@ sensor_capture_filter(const struct sensor_config *cfg, int linktype,
 		snprintf(expr, size, "%s", segs);
 }
 
+/* The message a caller gets: what failed and libpcap's words, cut to the
+ * caller's 256 bytes on purpose (an interface's or a file's name can be
+ * as long as libpcap's message). */
+static void
+capture_error(char *err, const char *what, const char *why)
+{
+	if (snprintf(err, 256, "%s: %s", what, why) >= 256)
+		memcpy(err + 252, "...", 4);
+}
+
 static int
 set_filter(pcap_t *p, const struct sensor_config *cfg, char *err)
 {
@@ -80,7 +90,7 @@ set_filter(pcap_t *p, const struct sensor_config *cfg, char *err)
 	sensor_capture_filter(cfg, pcap_datalink(p), expr, sizeof(expr));
 	if (pcap_compile(p, &prog, expr, 1, PCAP_NETMASK_UNKNOWN) < 0 ||
 	    pcap_setfilter(p, &prog) < 0) {
-		snprintf(err, 256, "filter: %s", pcap_geterr(p));
+		capture_error(err, "filter", pcap_geterr(p));
 		return -EINVAL;
 	}
 	pcap_freecode(&prog);
@@ -113,7 +123,7 @@ sensor_capture_open_live(const char *iface, int buffer_bytes,
 	int r;
 
 	if (!p) {
-		snprintf(err, 256, "%s: %s", iface, perr);
+		capture_error(err, iface, perr);
 		return -ENODEV;
 	}
 	pcap_set_snaplen(p, 65535);
@@ -123,7 +133,7 @@ sensor_capture_open_live(const char *iface, int buffer_bytes,
 		pcap_set_buffer_size(p, buffer_bytes);
 	r = pcap_activate(p);
 	if (r < 0) {
-		snprintf(err, 256, "%s: %s", iface, pcap_geterr(p));
+		capture_error(err, iface, pcap_geterr(p));
 		r = r == PCAP_ERROR_NO_SUCH_DEVICE	 ? -ENODEV
 		    : r == PCAP_ERROR_PERM_DENIED ? -EPERM
 						  : -EIO;
@@ -135,7 +145,7 @@ sensor_capture_open_live(const char *iface, int buffer_bytes,
 	if ((pcap_datalink(p) != DLT_NFLOG && set_filter(p, cfg, err) < 0) ||
 	    pcap_setnonblock(p, 1, perr) < 0) {
 		if (!err[0])
-			snprintf(err, 256, "%s: %s", iface, perr);
+			capture_error(err, iface, perr);
 		pcap_close(p);
 		return -EIO;
 	}
@@ -155,7 +165,7 @@ sensor_capture_open_file(const char *path, const struct sensor_config *cfg,
 
 	(void)cfg;
 	if (!fp) {
-		snprintf(err, 256, "%s: %s", path, strerror(errno));
+		capture_error(err, path, strerror(errno));
 		return -ENOENT;
 	}
 	/* stdin keeps its own buffer: it outlives the capture. */
@@ -165,7 +175,7 @@ sensor_capture_open_file(const char *path, const struct sensor_config *cfg,
 	p = pcap_fopen_offline(fp, perr);
 	if (!p) {
 		/* The file is still ours when libpcap refuses it. */
-		snprintf(err, 256, "%s: %s", path, perr);
+		capture_error(err, path, perr);
 		if (!is_stdin)
 			fclose(fp);
 		free(buf);
