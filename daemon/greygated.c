@@ -16,6 +16,7 @@
 
 #include "child.h"
 #include "config.h"
+#include "build_features.h"
 #include "copy_store.h"
 #include "gateway.h"
 #include "log.h"
@@ -264,7 +265,8 @@ main(int argc, char **argv)
 			}
 			break;
 		case 'V':
-			printf("greygated %s\n", GREYGATE_VERSION);
+			printf("greygated %s (%s)\n", GREYGATE_VERSION,
+			       build_features);
 			return 0;
 		case 'K':
 			config_list_keys(stdout);

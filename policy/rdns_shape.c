@@ -1,22 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The shape of a PTR name (rdns_shape.h): the admin's patterns, and the
  * client's address written into the name. */
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
-#include <pcre2.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "pattern.h"
 #include "rdns_shape.h"
 
 /* Patterns in a file, at most (each name is matched against each). */
 #define PATTERNS_MAX 256
 
 struct pattern {
-	pcre2_code *re;
+	struct pattern *re;
 	unsigned line;
 	char *text;
 };
@@ -41,8 +40,7 @@ add_pattern(struct rdns_shape *s, const char *text, unsigned line,
             const char *path, char *err, size_t len)
 {
 	struct pattern *p;
-	size_t off;
-	int code;
+	char what[160];
 
 	if (s->n == PATTERNS_MAX) {
 		snprintf(err, len, "%s:%u: more than %u patterns", path, line,
@@ -50,20 +48,15 @@ add_pattern(struct rdns_shape *s, const char *text, unsigned line,
 		return -E2BIG;
 	}
 	p = &s->v[s->n];
-	p->re = pcre2_compile((PCRE2_SPTR)text, PCRE2_ZERO_TERMINATED,
-	                      PCRE2_CASELESS, &code, &off, NULL);
+	p->re = pattern_compile(text, strlen(text), what, sizeof(what));
 	if (!p->re) {
-		char what[120];
-
-		pcre2_get_error_message(code, (PCRE2_UCHAR *)what, sizeof(what));
-		snprintf(err, len, "%s:%u: a pattern that does not compile at "
-		         "byte %zu: %s", path, line, off + 1, what);
+		snprintf(err, len, "%s:%u: a pattern that does not compile %s",
+		         path, line, what);
 		return -EINVAL;
 	}
-	pcre2_jit_compile(p->re, PCRE2_JIT_COMPLETE);
 	p->text = strdup(text);
 	if (!p->text) {
-		pcre2_code_free(p->re);
+		pattern_free(p->re);
 		snprintf(err, len, "out of memory");
 		return -ENOMEM;
 	}
@@ -126,7 +119,7 @@ rdns_shape_free(struct rdns_shape *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->n; i++) {
-		pcre2_code_free(s->v[i].re);
+		pattern_free(s->v[i].re);
 		free(s->v[i].text);
 	}
 	free(s->v);
@@ -222,26 +215,18 @@ int
 rdns_shape_dynamic(const struct rdns_shape *s, int family, const uint8_t *addr,
                    const char *name, char *why, size_t len)
 {
-	pcre2_match_data *md;
-
 	if (embeds_address(family, addr, name)) {
 		snprintf(why, len, "embeds the address");
 		return 1;
 	}
 	if (!s->n)
 		return 0;
-	md = pcre2_match_data_create(1, NULL);
-	if (!md)
-		return -ENOMEM;
 	for (size_t i = 0; i < s->n; i++) {
-		if (pcre2_match(s->v[i].re, (PCRE2_SPTR)name, strlen(name), 0, 0,
-		                md, NULL) >= 0) {
+		if (pattern_search(s->v[i].re, name)) {
 			snprintf(why, len, "pattern %u: %s", s->v[i].line,
 			         s->v[i].text);
-			pcre2_match_data_free(md);
 			return 1;
 		}
 	}
-	pcre2_match_data_free(md);
 	return 0;
 }

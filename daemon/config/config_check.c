@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include "build_features.h"
 #include "config_check.h"
 #include "markroute.h"
 #include "store_url.h"
@@ -261,6 +262,12 @@ config_check_together(struct config_checking *st, config_warn_fn *warn,
 				       : t->max_conns - t->max_conns / 4;
 	uint32_t low = t->stress_low ? t->stress_low : t->max_conns / 2;
 
+	if (!GG_WITH_METRICS_HTTP && c->metrics_listen[0])
+		return refuse(st, "metrics_listen", NULL, "metrics_listen: %s",
+		              BUILD_LACKS("metrics_http"));
+	if (!GG_WITH_POLICY_DOOR && c->policy.listen[0])
+		return refuse(st, "listen", NULL, "[policy] listen: %s",
+		              BUILD_LACKS("policy_door"));
 	if (c->store_url.redis && c->store_url.user[0] &&
 	    !c->store_password_file[0])
 		return refuse(st, "store", NULL,

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "build_features.h"
 #include "redis_loop.h"
 #include "store_url.h"
 
@@ -133,6 +134,11 @@ store_url_parse(const char *text, struct store_url *out, const char **why)
 	if (!strcmp(text, "lmdb"))
 		return 0;
 	out->redis = true;
+	if (!GG_WITH_REDIS && (!strncmp(text, "redis://", 8) ||
+	                       !strncmp(text, "redis+unix://", 13))) {
+		*why = BUILD_LACKS("redis") ": store = lmdb";
+		return -ENOTSUP;
+	}
 	if (!strncmp(text, "redis://", 8)) {
 		rest = text + 8;
 		r = take_user(&rest, out);

@@ -2,20 +2,15 @@
 /* postgrey's whitelist files (see policy_lists.h): each line made one
  * entry (a name, a network, or a compiled regex) and matched the way
  * postgrey matches it, without turning plain names into regexes. */
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include <ctype.h>
 #include <errno.h>
-#include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "pattern.h"
 #include "policy_lists.h"
-
-/* A match a regex may take at most: a file's regex is the admin's, but
- * it is run on what clients say. */
-#define REGEX_MATCH_LIMIT 100000
 
 enum entry_kind {
 	E_REGEX,   /* /re/: the whole name or address searched */
@@ -29,7 +24,7 @@ enum entry_kind {
 struct entry {
 	enum entry_kind kind;
 	char *text;             /* E_NAME, E_ADDRESS, E_LOCAL, E_DOMAIN */
-	pcre2_code *re;         /* E_REGEX */
+	struct pattern *re;     /* E_REGEX */
 	struct grey_client net; /* E_NET */
 };
 
@@ -40,8 +35,6 @@ struct entry_list {
 
 struct policy_lists {
 	struct entry_list clients, recipients;
-	pcre2_match_data *md;
-	pcre2_match_context *mc;
 };
 
 static void
@@ -49,7 +42,7 @@ list_free(struct entry_list *l)
 {
 	for (size_t i = 0; i < l->n; i++) {
 		free(l->v[i].text);
-		pcre2_code_free(l->v[i].re);
+		pattern_free(l->v[i].re);
 	}
 	free(l->v);
 }
@@ -61,8 +54,6 @@ policy_lists_free(struct policy_lists *lists)
 		return;
 	list_free(&lists->clients);
 	list_free(&lists->recipients);
-	pcre2_match_data_free(lists->md);
-	pcre2_match_context_free(lists->mc);
 	free(lists);
 }
 
@@ -87,31 +78,21 @@ list_add(struct entry_list *l, enum entry_kind kind)
 static int
 add_regex(struct entry_list *l, const char *text, size_t len, const char **why)
 {
-	static char msg[160];
+	static char msg[200];
 	struct entry *e;
-	pcre2_code *re;
-	size_t off;
-	int code;
+	struct pattern *re;
+	char what[160];
 
-	re = pcre2_compile((PCRE2_SPTR)text + 1, len - 2, PCRE2_CASELESS, &code,
-	                   &off, NULL);
+	re = pattern_compile(text + 1, len - 2, what, sizeof(what));
 	if (!re) {
-		char what[120];
-
-		pcre2_get_error_message(code, (PCRE2_UCHAR *)what,
-		                        sizeof(what));
-		snprintf(msg, sizeof(msg), "a regex that does not compile: %s",
+		snprintf(msg, sizeof(msg), "a regex that does not compile %s",
 		         what);
 		*why = msg;
 		return -EINVAL;
 	}
-	/* Compiled to machine code where PCRE2 can (each request runs every
-	 * regex on the client's name); interpreted where it cannot, as under
-	 * the shipped unit's MemoryDenyWriteExecute=yes. */
-	pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
 	e = list_add(l, E_REGEX);
 	if (!e) {
-		pcre2_code_free(re);
+		pattern_free(re);
 		return -ENOMEM;
 	}
 	e->re = re;
@@ -269,13 +250,6 @@ policy_lists_load(const char *clients_path, const char *recipients_path,
 
 	if (!lists)
 		return -ENOMEM;
-	lists->md = pcre2_match_data_create(1, NULL);
-	lists->mc = pcre2_match_context_create(NULL);
-	if (!lists->md || !lists->mc) {
-		policy_lists_free(lists);
-		return -ENOMEM;
-	}
-	pcre2_set_match_limit(lists->mc, REGEX_MATCH_LIMIT);
 	r = read_with_local(clients_path, &lists->clients, add_client, warn,
 	                    ctx, err);
 	if (r == 0)
@@ -287,14 +261,6 @@ policy_lists_load(const char *clients_path, const char *recipients_path,
 	}
 	*out = lists;
 	return 0;
-}
-
-static bool
-regex_matches(const struct policy_lists *lists, const pcre2_code *re,
-              const char *text)
-{
-	return pcre2_match(re, (PCRE2_SPTR)text, strlen(text), 0, 0, lists->md,
-	                   lists->mc) >= 0;
 }
 
 /* Does name end with suffix, as a whole label: equal, or "...".suffix? */
@@ -324,7 +290,7 @@ policy_lists_client(const struct policy_lists *lists, const char *client_name,
 		    (e->kind == E_NAME && len &&
 		     ends_with_label(name, len, e->text, '.')) ||
 		    (e->kind == E_REGEX && len &&
-		     regex_matches(lists, e->re, name)))
+		     pattern_search(e->re, name)))
 			return true;
 	}
 	return false;
@@ -353,7 +319,7 @@ policy_lists_recipient(const struct policy_lists *lists, const char *rcpt)
 
 		switch (e->kind) {
 		case E_REGEX:
-			if (regex_matches(lists, e->re, rcpt))
+			if (pattern_search(e->re, rcpt))
 				return true;
 			break;
 		case E_LOCAL:
