@@ -12,7 +12,13 @@
 # through the port forward; a firewall that starts with "flush ruleset"
 # (Debian's /etc/nftables.conf) leaves greygate's table whole (the
 # kernel refuses to flush or delete a table another socket owns), and
-# bots still meet the tarpit.
+# bots still meet the tarpit; on a router that forwards no port (fw4
+# then accepts no redirected connection from the wan), the OpenWrt
+# package's fw4 include (packaging/openwrt) lets bots reach the tarpit,
+# which without it they cannot; with firewalld's shape of ruleset (its
+# own NAT and filter chains at dstnat + 10 and filter + 10, a forward-port
+# of SMTP to the MTA), before and after its reload, bots meet the tarpit
+# and passed clients reach the MTA through its port forward.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -144,4 +150,99 @@ grep -qx "table inet greygate" <<<"$tables" || fail "flush ruleset took greygate
 reply=$(SMTP_SENDER=erin@bot.test rcpt_reply 2001:db8:1::10 2001:db8:1::1)
 [[ "$reply" == "RCPT 451 "*Greylisted* ]] || fail "after flush ruleset, a bot from another network: $reply"
 echo "ok: a firewall that starts with flush ruleset leaves greygate's table whole; bots still meet the tarpit"
+
+# fw4 on a router without port forwards: its input_wan has no "ct
+# status dnat accept", and fw4 includes the files of
+# /usr/share/nftables.d/chain-pre/input_wan/ first in that chain.
+fw4_include=$(cd "$here/../../packaging/openwrt/greygate/files" && pwd)/fw4-input_wan.nft
+fw4_no_forwards() { # [INCLUDE]
+	local inc=""
+	[ -z "${1:-}" ] || inc="include \"$1\""
+	nsx gw nft -f - <<NFT || fail "fw4 without port forwards did not load"
+table inet fw4 {
+	chain input {
+		type filter hook input priority filter; policy drop;
+		iifname "lo" accept
+		ct state established,related accept
+		iifname "$lan" accept
+		iifname "$wan" jump input_wan
+	}
+	chain input_wan {
+		$inc
+		icmp type echo-request accept
+		reject with icmpx type port-unreachable
+	}
+}
+NFT
+}
+fw4_no_forwards
+reply=$(SMTP_SENDER=fred@bot.test rcpt_reply 2001:db8:1::10 2001:db8:1::1)
+[[ "$reply" != "RCPT 451 "* ]] ||
+	fail "fw4 without port forwards let the redirected bot in by itself: the include would not be needed"
+nsx gw nft delete table inet fw4
+fw4_no_forwards "$fw4_include"
+reply=$(SMTP_SENDER=gina@bot.test rcpt_reply 2001:db8:1::10 2001:db8:1::1)
+[[ "$reply" == "RCPT 451 "*Greylisted* ]] ||
+	fail "with the OpenWrt package's fw4 include, a bot did not reach the tarpit: $reply"
+echo "ok: a router without port forwards: the OpenWrt package's fw4 include lets bots reach the tarpit (refused without it)"
+nsx gw nft delete table inet fw4
+
+# firewalld's shape (1.x, nftables backend; abridged to what meets SMTP):
+# the public zone on the wan, the lan trusted, a forward-port of SMTP to
+# the MTA; "firewall-cmd --reload" deletes its table and makes it again.
+cat >"$NETNS_TMP/firewalld.nft" <<NFT
+table inet firewalld {
+	chain nat_PREROUTING {
+		type nat hook prerouting priority dstnat + 10; policy accept;
+		iifname "$wan" jump nat_PRE_public
+	}
+	chain nat_PRE_public {
+		meta nfproto ipv4 tcp dport 25 dnat ip to 198.51.100.2:25
+	}
+	chain nat_POSTROUTING {
+		type nat hook postrouting priority srcnat + 10; policy accept;
+		oifname "$wan" meta nfproto ipv4 masquerade
+	}
+	chain filter_INPUT {
+		type filter hook input priority filter + 10; policy accept;
+		ct state { established, related } accept
+		ct status dnat accept
+		iifname "lo" accept
+		ct state invalid drop
+		iifname "$lan" accept
+		iifname "$wan" jump filter_IN_public
+		reject with icmpx admin-prohibited
+	}
+	chain filter_IN_public {
+		meta l4proto { icmp, ipv6-icmp } accept
+		tcp dport 22 accept
+		reject with icmpx admin-prohibited
+	}
+	chain filter_FORWARD {
+		type filter hook forward priority filter + 10; policy accept;
+		ct state { established, related } accept
+		ct status dnat accept
+		iifname "lo" accept
+		ct state invalid drop
+		iifname "$lan" accept
+		reject with icmpx admin-prohibited
+	}
+}
+NFT
+firewalld_load() {
+	nsx gw nft list table inet firewalld >/dev/null 2>&1 && nsx gw nft delete table inet firewalld
+	nsx gw nft -f "$NETNS_TMP/firewalld.nft" || fail "firewalld's ruleset did not load"
+}
+for round in start reload; do
+	firewalld_load
+	reply=$(SMTP_SENDER=hal-$round@bot.test rcpt_reply 2001:db8:1::10 2001:db8:1::1)
+	[[ "$reply" == "RCPT 451 "*Greylisted* ]] ||
+		fail "firewalld ($round): a bot did not meet the tarpit: $reply"
+	# the sender's /24 passed: straight to the MTA through the forward-port
+	out=$(nsx sender swaks --server 203.0.113.1 --quit-after connect 2>&1 || true)
+	grep -q "^<-  220 mx.test.example ESMTP" <<<"$out" ||
+		fail "firewalld ($round): a passed client did not reach the MTA: $out"
+	nsx gw nft list table inet greygate >/dev/null || fail "firewalld ($round) took greygate's table"
+done
+echo "ok: firewalld's ruleset, loaded and reloaded: bots meet the tarpit, passed clients reach the MTA through its forward-port"
 echo "PASS"
