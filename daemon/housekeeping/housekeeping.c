@@ -90,19 +90,22 @@ save_stats(struct housekeeping *hk)
 void
 housekeeping_stats_reset(struct housekeeping *hk)
 {
-	metrics_figures_report_reset(
-	        hk->links.figures,
-	        grey_get_counters(decider_grey(hk->links.decider)));
-	grey_stats_reset(decider_grey(hk->links.decider));
+	struct grey *grey = decider_grey(hk->links.decider);
+
+	/* (a housekeeping always has its decider: decider_grey is NULL only
+	 * for none, a path GCC's LTO warns of on arm64) */
+	if (!grey)
+		return;
+	metrics_figures_report_reset(hk->links.figures,
+	                             grey_get_counters(grey));
+	grey_stats_reset(grey);
 	hk->stats_since = loop_wall_sec(hk->links.loop);
-	if (grey_stats_save(decider_grey(hk->links.decider), hk->stats_since) <
-	    0)
+	if (grey_stats_save(grey, hk->stats_since) < 0)
 		log_warnx("report: cannot save its figures to the store");
-	hk->stats_saved = *grey_get_counters(decider_grey(hk->links.decider));
+	hk->stats_saved = *grey_get_counters(grey);
 	if (hk->records) /* (between _start and _stop) */
-		grey_store_share_report(hk->records,
-		                        decider_grey(hk->links.decider),
-		                        hk->stats_since, true);
+		grey_store_share_report(hk->records, grey, hk->stats_since,
+		                        true);
 	decider_commit(hk->links.decider);
 	log_info("report: counting starts again");
 }
