@@ -23,32 +23,39 @@ keep=1
 [ -n "$dir" ] || { dir=$(mktemp -d /tmp/greygate-small.XXXXXX); keep=0; }
 mkdir -p "$dir"
 
-build() { # NAME MESON-ARGS...
-	local name=$1
-	shift
+build() { # NAME STRIP MESON-ARGS...
+	local name=$1 strip=$2
+	shift 2
 	[ -f "$dir/$name/build.ninja" ] ||
 		meson setup "$dir/$name" "$top" "$@" >/dev/null
 	meson compile -C "$dir/$name" daemon/greygated tools/greygatectl \
 		tools/greygate-sniff >/dev/null
 	mkdir -p "$dir/$name/stripped"
 	for p in daemon/greygated tools/greygatectl tools/greygate-sniff; do
-		strip -o "$dir/$name/stripped/${p#*/}" "$dir/$name/$p"
+		"$strip" -o "$dir/$name/stripped/${p#*/}" "$dir/$name/$p"
 	done
 }
-echo "building (full, full-min, small) in $dir"
-build full --buildtype=release
-build full-min --native-file "$top/packaging/small-build.ini" \
+builds="full full-min small"
+echo "building ($builds, and small-arm64 with scripts/deps cross) in $dir"
+build full strip --buildtype=release
+build full-min strip --native-file "$top/packaging/small-build.ini" \
 	-Dredis=enabled -Dmetrics_http=enabled -Dpcre2=enabled \
 	-Dpolicy_door=enabled
-build small --native-file "$top/packaging/small-build.ini"
+build small strip --native-file "$top/packaging/small-build.ini"
+# (sizes only: its memory would be qemu's)
+sizes="$builds"
+if command -v aarch64-linux-gnu-gcc >/dev/null; then
+	build small-arm64 aarch64-linux-gnu-strip \
+		--cross-file "$top/packaging/cross-arm64.ini" \
+		--cross-file "$top/packaging/small-build.ini"
+	sizes="$sizes small-arm64"
+fi
 
-printf '\n%-10s %12s %12s %15s  %s\n' build greygated greygatectl greygate-sniff \
-	"greygated --version"
-for b in full full-min small; do
+printf '\n%-11s %12s %12s %15s\n' build greygated greygatectl greygate-sniff
+for b in $sizes; do
 	s=$dir/$b/stripped
-	printf '%-10s %12s %12s %15s  %s\n' "$b" "$(stat -c %s "$s/greygated")" \
-		"$(stat -c %s "$s/greygatectl")" "$(stat -c %s "$s/greygate-sniff")" \
-		"$("$s/greygated" --version)"
+	printf '%-11s %12s %12s %15s\n' "$b" "$(stat -c %s "$s/greygated")" \
+		"$(stat -c %s "$s/greygatectl")" "$(stat -c %s "$s/greygate-sniff")"
 done
 
 # RSS: each greygated in turn in one pair of namespaces.
@@ -67,7 +74,7 @@ mem() {
 printf '\n%s\n%-10s %18s %18s %22s %22s\n' "memory, KiB: RSS/PSS/own" build \
 	"greygated idle" "child idle" "greygated $sessions held" \
 	"child $sessions held"
-for b in full full-min small; do
+for b in $builds; do
 	rm -rf "$NETNS_TMP/store"
 	mkdir -p "$NETNS_TMP/store"
 	greygated_conf "$FLOOD_TARPIT_CONF"
