@@ -11,7 +11,8 @@
 # does); a real Postfix sender is greylisted, then delivered to the MTA
 # through the port forward; a firewall that starts with "flush ruleset"
 # (Debian's /etc/nftables.conf) leaves greygate's table whole (the
-# kernel refuses to flush or delete a table another socket owns), and
+# kernel refuses to flush or delete a table another socket owns, or to
+# flush its chains and sets by name), and
 # bots still meet the tarpit; on a router that forwards no port (fw4
 # then accepts no redirected connection from the wan), the OpenWrt
 # package's fw4 include (packaging/openwrt) lets bots reach the tarpit,
@@ -142,6 +143,13 @@ grep -q "action=pass, reason=retry-passed, client=203.0.113.10, key=203.0.113.0/
 	fail "no pass logged"
 echo "ok: a real sender greylisted, then delivered to the MTA through the port forward"
 
+# nor may a script flush greygate's table, chain or sets by name: the
+# kernel refuses changes to a table its owner's socket holds
+for what in "table inet greygate" "chain inet greygate prerouting" "set inet greygate pass4"; do
+	! nsx gw nft flush $what 2>/dev/null || fail "nft flush $what was allowed"
+done
+nsx gw nft list set inet greygate pass4 | grep -q "elements = { 203.0.113.0 " ||
+	fail "the passed network left pass4: $(nsx gw nft list set inet greygate pass4)"
 nsx gw nft -f "$NETNS_TMP/debian.nft" || fail "Debian's nftables.conf did not load"
 tables=$(nsx gw nft list tables)
 grep -qx "table inet greygate" <<<"$tables" || fail "flush ruleset took greygate's table: $tables"
@@ -149,7 +157,7 @@ grep -qx "table inet greygate" <<<"$tables" || fail "flush ruleset took greygate
 # (over IPv6: the sender's IPv4 /24 has passed)
 reply=$(SMTP_SENDER=erin@bot.test rcpt_reply 2001:db8:1::10 2001:db8:1::1)
 [[ "$reply" == "RCPT 451 "*Greylisted* ]] || fail "after flush ruleset, a bot from another network: $reply"
-echo "ok: a firewall that starts with flush ruleset leaves greygate's table whole; bots still meet the tarpit"
+echo "ok: flushing greygate's table, chain or set by name is refused; a firewall that starts with flush ruleset leaves its table whole; bots still meet the tarpit"
 
 # fw4 on a router without port forwards: its input_wan has no "ct
 # status dnat accept", and fw4 includes the files of
