@@ -148,8 +148,10 @@ echo "ok: a real sender greylisted, then delivered to the MTA through the port f
 for what in "table inet greygate" "chain inet greygate prerouting" "set inet greygate pass4"; do
 	! nsx gw nft flush $what 2>/dev/null || fail "nft flush $what was allowed"
 done
-nsx gw nft list set inet greygate pass4 | grep -q "elements = { 203.0.113.0 " ||
-	fail "the passed network left pass4: $(nsx gw nft list set inet greygate pass4)"
+# (read whole, then searched: grep -q ending early under pipefail would
+# fail nft's write)
+pass4=$(nsx gw nft list set inet greygate pass4)
+grep -q "elements = { 203.0.113.0 " <<<"$pass4" || fail "the passed network left pass4: $pass4"
 nsx gw nft -f "$NETNS_TMP/debian.nft" || fail "Debian's nftables.conf did not load"
 tables=$(nsx gw nft list tables)
 grep -qx "table inet greygate" <<<"$tables" || fail "flush ruleset took greygate's table: $tables"
