@@ -31,6 +31,7 @@
 #include "policy_door.h"
 #include "shared.h"
 #include "site_report.h"
+#include "store_snapshot.h"
 #include "supervise.h"
 
 /* The root: it makes each service with its links, in order, and closes
@@ -58,40 +59,9 @@ struct gateway {
 	                                    counters carry over (metrics.c) */
 	struct handoff_state *handoff;   /* (handoff.c) */
 	struct metrics_listener *metrics_listener; /* NULL: none */
+	struct store_snapshot *snapshot; /* NULL: none (store_snapshot.c) */
 };
 /* --- start --- */
-
-/* The store's folder is greygated's alone: a folder another user owns, or
- * may write to, could be given links and files of theirs (as OpenSMTPD
- * refuses a spool that is not its own). */
-static int
-check_store_folder(const char *dir, char *err)
-{
-	struct stat st;
-
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		snprintf(err, 512, "store %s: %s", dir, strerror(errno));
-		return -errno;
-	}
-	if (lstat(dir, &st) < 0) {
-		snprintf(err, 512, "store %s: %s", dir, strerror(errno));
-		return -errno;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		snprintf(err, 512, "store %s: not a folder (a link?): refused",
-			 dir);
-		return -ENOTDIR;
-	}
-	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
-		snprintf(err, 512, "store %.200s: owned by uid %u, mode %03o: "
-				   "refused (it must be greygated's own, uid "
-				   "%u, and writable by nobody else: chmod 700)",
-			 dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777),
-			 (unsigned)geteuid());
-		return -EPERM;
-	}
-	return 0;
-}
 
 /* The run-time allow list, for a shared store that lacks its entries. */
 static const struct allow_runtime *
@@ -157,9 +127,11 @@ static int
 open_policy(struct gateway *gw, char *err)
 {
 	const struct config *cfg = gw->cfg;
-	int r = check_store_folder(cfg->store_dir, err);
+	int r = store_folder_check(cfg->store_dir, err);
 
-	if (r < 0 || (r = open_privacy(gw->cfg, err)) < 0)
+	/* (the privacy key may be among what a snapshot gives back) */
+	if (r < 0 || (r = store_snapshot_restore(cfg, err)) < 0 ||
+	    (r = open_privacy(gw->cfg, err)) < 0)
 		return r;
 	r = store_open(cfg->store_dir, cfg->store_move_aside, &gw->store);
 	if (r == -EPROTO) {
@@ -177,6 +149,9 @@ open_policy(struct gateway *gw, char *err)
 	if (store_open_why()[0])
 		log_warnx("store %s: %s: starting with an empty greylist",
 			  cfg->store_dir, store_open_why());
+	gw->snapshot = store_snapshot_start(gw->loop, cfg, gw->store);
+	if (!gw->snapshot && errno)
+		return -errno;
 	r = decider_open(gw->decider, gw->store);
 	if (r < 0)
 		return r;
@@ -518,6 +493,10 @@ gateway_close(struct gateway *gw)
 			          "the disk full?)",
 			          waiting, strerror(-r));
 	}
+	/* The last snapshot (a failure is said there: the one before
+	 * stays). */
+	store_snapshot_close(gw->snapshot);
+	gw->snapshot = NULL;
 	store_close(gw->store);
 	supervise_free(gw->sup);
 	decider_free(gw->decider);

@@ -250,6 +250,25 @@ MUST_CHECK int store_sync(struct store *store);
 /* store_pending - writes not yet flushed. */
 size_t store_pending(const struct store *store);
 
+/* store_copy_start - a compacted copy of the store as last committed
+ * (its free pages left out), written into fd and put on disk (fsync) by a
+ * thread of its own, so that the caller's loop goes on meanwhile: a
+ * snapshot of a store kept on tmpfs. The store stays usable; a write that
+ * needs a larger map waits for the copy first.
+ * Return: 0 (started), -EBUSY (one is being written), or -errno. */
+int store_copy_start(struct store *store, int fd);
+
+/* store_copy_over - no copy is being written (the last one is over). */
+bool store_copy_over(const struct store *store);
+
+/* store_copy_wait - waits for the copy (at once when it is over).
+ * Return: its result: 0, or -errno (0 if none was started). */
+int store_copy_wait(struct store *store);
+
+/* store_generation - the last committed transaction's number: unchanged,
+ * nothing was written since (0 if it cannot be read). */
+uint64_t store_generation(struct store *store);
+
 /* greygated commits the store this often by default, and at once when a
  * pass or a trap waits; past this many waiting writes, always. */
 #define STORE_COMMIT_DEFAULT_MS 200

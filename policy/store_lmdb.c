@@ -11,6 +11,8 @@
  * is moved aside, never a crash (store_lmdb_check.c). */
 #include <errno.h>
 #include <lmdb.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +56,14 @@ struct store {
 	uint8_t *journal;
 	size_t journal_len, journal_cap;
 	struct store_counters counters;
+	/* a copy being written by its own thread (store_copy_start) */
+	struct store_copy {
+		pthread_t thread;
+		int fd;
+		bool running;       /* started, not yet joined */
+		atomic_bool over;   /* the thread has finished */
+		int result;         /* 0 or -errno, once joined */
+	} copy;
 };
 
 static char open_why[160];
@@ -163,6 +173,70 @@ journal_replay(struct store *store, MDB_txn *txn)
 	return 0;
 }
 
+/* The copy's thread: LMDB's compacting copy reads one consistent
+ * transaction (the last committed) beside the writer, without its lock,
+ * then the file is put on disk. */
+static void *
+copy_thread(void *arg)
+{
+	struct store *store = arg;
+	int rc = mdb_env_copyfd2(store->env, store->copy.fd, MDB_CP_COMPACT);
+
+	store->copy.result = mdb_to_errno(rc);
+	if (rc == 0 && fsync(store->copy.fd) < 0)
+		store->copy.result = -errno;
+	atomic_store(&store->copy.over, true);
+	return NULL;
+}
+
+/* Waits for the copy's thread, if one runs. */
+static void
+copy_join(struct store *store)
+{
+	if (!store->copy.running)
+		return;
+	pthread_join(store->copy.thread, NULL);
+	store->copy.running = false;
+}
+
+int
+store_copy_start(struct store *store, int fd)
+{
+	int rc;
+
+	if (store->copy.running)
+		return -EBUSY;
+	store->copy.fd = fd;
+	store->copy.result = -EINPROGRESS;
+	atomic_store(&store->copy.over, false);
+	rc = pthread_create(&store->copy.thread, NULL, copy_thread, store);
+	if (rc)
+		return store->copy.result = -rc;
+	store->copy.running = true;
+	return 0;
+}
+
+bool
+store_copy_over(const struct store *store)
+{
+	return !store->copy.running || atomic_load(&store->copy.over);
+}
+
+int
+store_copy_wait(struct store *store)
+{
+	copy_join(store);
+	return store->copy.result;
+}
+
+uint64_t
+store_generation(struct store *store)
+{
+	MDB_envinfo info;
+
+	return mdb_env_info(store->env, &info) ? 0 : info.me_last_txnid;
+}
+
 /* A larger map: no transaction may be open. Return: true if it grew. */
 static bool
 grow_map(struct store *store)
@@ -170,7 +244,12 @@ grow_map(struct store *store)
 	MDB_envinfo info;
 	size_t size;
 
-	if (store->txn || mdb_env_info(store->env, &info))
+	if (store->txn)
+		return false;
+	/* (no transaction may be open in the process: a copy's read one
+	 * ends first) */
+	copy_join(store);
+	if (mdb_env_info(store->env, &info))
 		return false;
 	size = info.me_mapsize * 2;
 	if (size > STORE_MAP_MAX || mdb_env_set_mapsize(store->env, size))
@@ -484,6 +563,7 @@ store_close(struct store *store)
 
 	if (!store)
 		return;
+	copy_join(store);
 	if (!store->temp_dir[0]) {
 		if (store_sync(store) < 0) {
 			/* lost with the close: a caller that must say so

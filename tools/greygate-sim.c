@@ -125,6 +125,11 @@ print_text(const struct sim_workload *w, const char *path, bool handoff,
 	printf("store writes: %llu commits, %llu KiB written by LMDB\n",
 	       (unsigned long long)st->store_commits,
 	       (unsigned long long)st->store_written / 1024);
+	if (st->snapshots)
+		printf("store snapshots: %llu taken, %llu KiB written (the "
+		       "store's own writes above went to tmpfs)\n",
+		       (unsigned long long)st->snapshots,
+		       (unsigned long long)st->snapshot_written / 1024);
 	if (st->dns_asked + st->dns_cached)
 		printf("DNS (lookups): %llu questions sent, %llu answered from "
 		       "the cache (%.1f%%); %.2f sent a session\n",
@@ -158,6 +163,7 @@ print_json(const struct report *rep, bool handoff, bool pool,
 	       "\"store_bytes\":%llu,"
 	       "\"purged_triplets\":%llu,\"purged_passes\":%llu,"
 	       "\"store_commits\":%llu,\"store_written\":%llu,"
+	       "\"snapshots\":%llu,\"snapshot_written\":%llu,"
 	       "\"dns_asked\":%llu,\"dns_cached\":%llu}}\n",
 	       handoff ? "true" : "false", pool ? "true" : "false",
 	       (unsigned long long)st->legit_messages,
@@ -182,6 +188,8 @@ print_json(const struct report *rep, bool handoff, bool pool,
 	       (unsigned long long)st->purged_passes,
 	       (unsigned long long)st->store_commits,
 	       (unsigned long long)st->store_written,
+	       (unsigned long long)st->snapshots,
+	       (unsigned long long)st->snapshot_written,
 	       (unsigned long long)st->dns_asked,
 	       (unsigned long long)st->dns_cached);
 }
@@ -270,7 +278,9 @@ run(const struct config *cfg, struct sim_workload *w, const char *wpath,
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = sim_run(w, &cfg->grey, handoff, &sig, grey, store,
-	            cfg->store_commit_ms, &st);
+	            cfg->store_commit_ms,
+	            cfg->store_snapshot_dir[0] ? cfg->store_snapshot_ms : 0,
+	            &st);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (r < 0) {
 		fprintf(stderr, "greygate-sim: %s\n", strerror(-r));

@@ -133,6 +133,9 @@ struct config {
 	bool store_move_aside; /* unreadable store: move aside, start empty */
 	uint32_t store_commit_ms; /* the LMDB store writes at most this often
 				     (store_commit_due) */
+	char store_snapshot_dir[256]; /* "": none; else store_dir (tmpfs)
+					 copied there (store_snapshot.h) */
+	uint32_t store_snapshot_ms;   /* ... this often, and at stop */
 	char store[300];       /* "lmdb", or a Redis URL (store_url.h) */
 	struct store_url store_url; /* ... parsed */
 	char store_password_file[256]; /* Redis's password, root's alone */

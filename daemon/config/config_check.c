@@ -249,6 +249,22 @@ check_listener_ports(struct config_checking *st, config_warn_fn *warn,
 	return 0;
 }
 
+/* One folder is the other or holds it ("/a" and "/a/b", trailing
+ * slashes aside). */
+static bool
+folders_nest(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), n;
+
+	while (la > 1 && a[la - 1] == '/')
+		la--;
+	while (lb > 1 && b[lb - 1] == '/')
+		lb--;
+	n = la < lb ? la : lb;
+	return strncmp(a, b, n) == 0 &&
+	       (la == lb || (la < lb ? b[n] : a[n]) == '/');
+}
+
 /* The settings together: errors for what can never work, warnings for
  * what is odd. */
 int
@@ -268,6 +284,14 @@ config_check_together(struct config_checking *st, config_warn_fn *warn,
 	if (!GG_WITH_POLICY_DOOR && c->policy.listen[0])
 		return refuse(st, "listen", NULL, "[policy] listen: %s",
 		              BUILD_LACKS("policy_door"));
+	if (c->store_snapshot_dir[0] &&
+	    folders_nest(c->store_snapshot_dir, c->store_dir))
+		return refuse(st, "store_snapshot_dir", "store_dir",
+			      "store_snapshot_dir %s and store_dir %s are one "
+			      "folder or one holds the other: the snapshot "
+			      "belongs on the disk that keeps it across a "
+			      "reboot, store_dir on tmpfs",
+			      c->store_snapshot_dir, c->store_dir);
 	if (c->store_url.redis && c->store_url.user[0] &&
 	    !c->store_password_file[0])
 		return refuse(st, "store", NULL,

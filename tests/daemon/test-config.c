@@ -102,6 +102,23 @@ test_settings_that_stop_all_mail(void)
 	CHECK(load("[greylist]\nretry_window = 1m\n") < 0);
 	CHECK_STR(why(), ":2: delay (300s) must be shorter than retry_window "
 	                 "(60s): no retry could ever pass");
+	/* The snapshot elsewhere than the store it keeps (issue 33). */
+	CHECK(load("[gateway]\nstore_dir = /run/gg\n"
+	           "store_snapshot_dir = /run/gg/\n") < 0);
+	CHECK_STR(why(), ":3: store_snapshot_dir /run/gg/ and store_dir /run/gg "
+	                 "are one folder or one holds the other: the snapshot "
+	                 "belongs on the disk that keeps it across a reboot, "
+	                 "store_dir on tmpfs");
+	CHECK(load("[gateway]\nstore_snapshot_dir = /var\n"
+	           "store_dir = /var/lib/greygate\n") < 0);
+	CHECK(strstr(why(), ":3: store_snapshot_dir /var and store_dir"));
+	CHECK_INT(load("[gateway]\nstore_dir = /run/gg\n"
+	               "store_snapshot_dir = /etc/gg\n"
+	               "store_snapshot_interval = 15m\n"), 0);
+	CHECK_INT(cfg.store_snapshot_ms, 900000);
+	CHECK_INT(load("[gateway]\nstore_dir = /run/gg\n"
+	               "store_snapshot_dir = /run/ggsnap\n"), 0);
+	CHECK(load("[gateway]\nstore_snapshot_interval = 10s\n") < 0);
 	CHECK(load("[tarpit]\nstress_low = 300\nstress_high = 200\n") < 0);
 	CHECK_STR(why(), ":3: stress_low (300) is above stress_high (200): "
 	                 "stress mode could never end");

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "dns_answer.h"
 #include "dns_cache.h"
@@ -570,6 +572,39 @@ bytes_written(void)
 	return n;
 }
 
+/* A snapshot as greygated's store_snapshot.c takes it: the store's
+ * compacted copy by its thread (into a file of its own, thrown away),
+ * when something was committed since the last one. What it wrote is the
+ * flash's share; the store's own writes (to tmpfs) are what is left of
+ * wchar. */
+static int
+snapshot(struct store *store, uint64_t *generation, struct sim_stats *st)
+{
+	char path[] = "/tmp/greygate-sim-snapshot-XXXXXX";
+	uint64_t now = store_generation(store);
+	struct stat sb;
+	int fd, r;
+
+	if (now == *generation)
+		return 0;
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -errno;
+	unlink(path);
+	r = store_copy_start(store, fd);
+	if (r == 0)
+		r = store_copy_wait(store);
+	if (r == 0 && fstat(fd, &sb) < 0)
+		r = -errno;
+	close(fd);
+	if (r < 0)
+		return r;
+	*generation = now;
+	st->snapshots++;
+	st->snapshot_written += (uint64_t)sb.st_size;
+	return 0;
+}
+
 static int
 count_triplet(const struct grey_client *cl, const char *s, const char *r,
 	      const struct store_triplet *t, void *ctx)
@@ -582,7 +617,7 @@ int
 sim_run(const struct sim_workload *w, const struct grey_config *cfg,
 	bool handoff, const struct sim_signals *sig, struct grey *grey,
 	struct store *store,
-	uint32_t commit_ms, struct sim_stats *st)
+	uint32_t commit_ms, uint32_t snapshot_ms, struct sim_stats *st)
 {
 	struct heap h = {0};
 	struct sim_dns dns = {0};
@@ -590,6 +625,8 @@ sim_run(const struct sim_workload *w, const struct grey_config *cfg,
 	size_t total = 0, delays_cap = 0, tarpit_cap = 0, k = 0;
 	int64_t next_purge = SIM_EPOCH + SIM_PURGE_EVERY;
 	uint64_t committed_ms = (uint64_t)SIM_EPOCH * 1000, written;
+	uint64_t snapshot_at_ms = (uint64_t)SIM_EPOCH * 1000 + snapshot_ms;
+	uint64_t generation = 0, snap_wchar = 0;
 	int r = 0;
 
 	memset(st, 0, sizeof(*st));
@@ -637,6 +674,15 @@ sim_run(const struct sim_workload *w, const struct grey_config *cfg,
 			next_purge = e.at + SIM_PURGE_EVERY;
 		}
 
+		if (snapshot_ms && (uint64_t)e.at * 1000 >= snapshot_at_ms) {
+			uint64_t before = bytes_written();
+
+			r = snapshot(store, &generation, st);
+			if (r < 0)
+				break;
+			snap_wchar += bytes_written() - before;
+			snapshot_at_ms = (uint64_t)e.at * 1000 + snapshot_ms;
+		}
 		r = attempt(c, m, e.at, cfg, handoff, sig, class_fcrdns(w, c),
 			    class_dynamic(w, c), &dns, grey, store);
 		if (r < 0)
@@ -705,7 +751,15 @@ sim_run(const struct sim_workload *w, const struct grey_config *cfg,
 	dns_cache_free(dns.cache);
 	if (r < 0 || (r = store_flush(store)) < 0)
 		return r;
-	st->store_written = bytes_written() - written;
+	/* (and the one at stop) */
+	if (snapshot_ms) {
+		uint64_t before = bytes_written();
+
+		if ((r = snapshot(store, &generation, st)) < 0)
+			return r;
+		snap_wchar += bytes_written() - before;
+	}
+	st->store_written = bytes_written() - written - snap_wchar;
 	st->store_bytes = store_get_counters(store)->used_bytes;
 	store_each_triplet(store, count_triplet, &st->store_triplets);
 	st->store_passes = store_count(store, STORE_PASS);

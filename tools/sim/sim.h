@@ -119,6 +119,10 @@ struct sim_stats {
 	/* The store's commits (greygated's rule, store_commit_due, and the
 	 * hourly purge's two) and the bytes LMDB wrote for them */
 	uint64_t store_commits, store_written;
+	/* With snapshot_ms: the store on tmpfs (its own writes spare the
+	 * flash), its snapshots taken as greygated takes them (when it
+	 * changed) and what they wrote: the flash's share */
+	uint64_t snapshots, snapshot_written;
 	/* With lookups: the DNS questions greygated would have asked a
 	 * server, and those its cache would have answered */
 	uint64_t dns_asked, dns_cached;
@@ -139,11 +143,13 @@ void sim_class_defaults(struct sim_class *c);
  *     listing, SPF fail and a sender's domain without mail suspicious
  *     (or refused, as the settings say)
  * @commit_ms: greygated's store_commit_interval
+ * @snapshot_ms: store_snapshot_interval with a store_snapshot_dir, else 0
  * Return: 0 or -errno (the store).
  */
 int sim_run(const struct sim_workload *w, const struct grey_config *cfg,
 	    bool handoff, const struct sim_signals *sig, struct grey *grey,
-	    struct store *store, uint32_t commit_ms, struct sim_stats *out);
+	    struct store *store, uint32_t commit_ms, uint32_t snapshot_ms,
+	    struct sim_stats *out);
 
 /* sim_load - read a workload file (INI: [sim] days, seed; one
  * [class NAME] section per kind of sender).
