@@ -5,10 +5,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
-#include <sys/pidfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "compat.h"
 #include "loop.h"
 #include "proc.h"
 
@@ -88,7 +88,7 @@ proc_watch(struct loop *loop, pid_t pid, proc_ended_fn *ended, void *ctx)
 	                   .ctx = ctx};
 	loop_timer_init(&p->look, on_look, p);
 	loop_timer_init(&p->kill, on_kill, p);
-	p->pidfd = pidfd_open(pid, 0);
+	p->pidfd = compat_pidfd_open(pid, 0);
 	if (p->pidfd < 0 && errno != ENOSYS) {
 		free(p);
 		return NULL;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "compat.h"
 #include "grey_store.h"
 #include "grey_store_queue.h"
 
@@ -206,7 +207,7 @@ memory_forget(struct grey_store *s, const struct grey_client *key,
 	struct gathered g = {.key = key};
 	int n = 0;
 
-	twalk_r(m->root, gather_triplet, &g);
+	compat_twalk_r(m->root, gather_triplet, &g);
 	if (g.failed) {
 		free(g.found);
 		return -ENOMEM;
@@ -263,7 +264,7 @@ memory_walk(struct grey_store *s, enum grey_store_table table, int64_t now,
 	           : table == GREY_STORE_TRAPS ? TRAP
 	                                       : TRIPLET;
 	w->now = now;
-	twalk_r(m->root, copy_row, w);
+	compat_twalk_r(m->root, copy_row, w);
 	if (w->rows.cut) {
 		grey_store_queue_deinit(&w->rows);
 		free(w);
@@ -325,7 +326,7 @@ memory_follow(struct grey_store *s, const struct grey_store_listener *l)
 	struct grey_store_memory *m = (struct grey_store_memory *)s;
 	struct rebuild rb = {.l = l, .now = l->now(l->ctx)};
 
-	twalk_r(m->root, hold_row, &rb);
+	compat_twalk_r(m->root, hold_row, &rb);
 	l->commit(l->ctx);
 	l->rebuilt(l->ctx, 0, rb.held[0], rb.held[1], 0);
 	return 0;

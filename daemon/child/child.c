@@ -4,7 +4,6 @@
  * fixed-size records. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "compat.h"
 #include "ipc.h"
 #include "log.h"
 #include "loop.h"
@@ -91,7 +91,7 @@ child_exec(const struct child_handles *h)
 		if (high[1 + i] >= 0 &&
 		    dup2(high[1 + i], IPC_FD_LISTEN + i) < 0)
 			return;
-	close_range(IPC_FD_LISTEN + IPC_LISTEN_MAX, ~0u, 0);
+	compat_close_from(IPC_FD_LISTEN + IPC_LISTEN_MAX);
 #ifdef GREYGATE_TEST_SEAM
 	/* Only in the tests' greygated-seam (tests/meson.build), never in
 	 * the installed greygated: a program of the test's in the child's

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "compat.h"
 #include "config.h"
 #include "log.h"
 #include "loop.h"
@@ -153,7 +154,7 @@ spawn(struct metrics_listener *m)
 		    dup2(null_fd, 0) >= 0 && dup2(null_fd, 1) >= 0 &&
 		    dup2(sock, METRICS_FD_SOCK) >= 0 &&
 		    dup2(lfd, METRICS_FD_LISTEN) >= 0) {
-			close_range(METRICS_FD_LISTEN + 1, ~0u, 0);
+			compat_close_from(METRICS_FD_LISTEN + 1);
 			execv("/proc/self/exe", argv);
 		}
 		_exit(127);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compat.h"
 #include "shared_passes.h"
 
 struct known_pass {
@@ -154,7 +155,7 @@ shared_passes_purge(struct shared_passes *p, int64_t now)
 	struct gathered e = {.now = now, .live = false};
 
 	/* (out of memory: the rest at the next purge) */
-	twalk_r(p->root, gather, &e);
+	compat_twalk_r(p->root, gather, &e);
 	for (size_t i = 0; i < e.n; i++) {
 		tdelete(e.keys[i], &p->root, cmp_key);
 		free(e.keys[i]);
@@ -171,7 +172,7 @@ shared_passes_list(const struct shared_passes *p, int64_t now,
 	struct gathered l = {.now = now, .live = true};
 	struct shared_pass *list;
 
-	twalk_r(p->root, gather, &l);
+	compat_twalk_r(p->root, gather, &l);
 	list = l.failed ? NULL : calloc(l.n ? l.n : 1, sizeof(*list));
 	if (!list) {
 		free(l.keys);
