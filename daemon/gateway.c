@@ -567,6 +567,8 @@ gateway_figures(struct gateway *gw, struct metrics_snapshot *s)
 	s->policy_door_on = gw->policy_door != NULL;
 	policy_door_get_stats(gw->policy_door, &s->door);
 	s->store = *store_get_counters(gw->store);
+	if ((s->snapshot_on = gw->snapshot != NULL))
+		s->snapshots = *store_snapshot_get_counters(gw->snapshot);
 	count_sets(gw, s);
 	s->triplets = store_count(gw->store, -1);
 	s->passes = store_count(gw->store, STORE_PASS);

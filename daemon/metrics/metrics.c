@@ -63,6 +63,18 @@ const struct metric metrics_registry[] = {
         {"store", "replayed", "# transactions redone",
          "store_transactions_redone_total", NULL, COUNTER, AT(store.replayed)},
 
+        {"store_snapshot", "taken", "# taken", "store_snapshots_total",
+         "result=\"taken\"", COUNTER, AT(snapshots.taken)},
+        {"store_snapshot", "failed", "# failed", "store_snapshots_total",
+         "result=\"failed\"", COUNTER, AT(snapshots.failed)},
+        {"store_snapshot", "unchanged", "# not written (nothing changed)",
+         "store_snapshots_total", "result=\"unchanged\"", COUNTER,
+         AT(snapshots.skipped)},
+        {"store_snapshot", "bytes", "the last # bytes",
+         "store_snapshot_bytes", NULL, GAUGE, AT(snapshots.bytes)},
+        {"store_snapshot", "last_taken", NULL,
+         "store_snapshot_last_seconds", NULL, GAUGE, AT(snapshots.last_taken)},
+
         {"shared", "up", NULL, "shared_store_up", NULL, GAUGE, AT(shared_up)},
         {"shared", "decisions", "# decisions", "shared_decisions_total", NULL,
          COUNTER, AT(shared.decisions)},
@@ -290,6 +302,15 @@ static const struct family {
          "Store transactions redone after "
          "a failure (nothing lost)",
          COUNTER},
+        {"store_snapshots_total",
+         "Snapshots of the store (on tmpfs) to store_snapshot_dir since "
+         "greygated started, by result",
+         COUNTER},
+        {"store_snapshot_bytes", "Bytes of the last snapshot written", GAUGE},
+        {"store_snapshot_last_seconds",
+         "When the last snapshot was written, in seconds since the epoch "
+         "(0: none since greygated started)",
+         GAUGE},
         {"shared_store_up",
          "1 while the shared store answers and agrees on the keys", GAUGE},
         {"shared_decisions_total", "Decisions made on the shared store",
@@ -659,6 +680,9 @@ metrics_exposition(const struct snapshot *s, FILE *out)
 			continue; /* no shared store to tell of */
 		if (!s->dns_on && !strncmp(families[f].name, "dns_", 4))
 			continue; /* no lookups */
+		if (!s->snapshot_on &&
+		    !strncmp(families[f].name, "store_snapshot", 14))
+			continue; /* no store_snapshot_dir */
 		family_header(families[f].name, families[f].help,
 		              families[f].type == COUNTER ? "counter" : "gauge",
 		              out);

@@ -25,6 +25,7 @@
 #include "nftset_config.h"
 #include "policy.h"
 #include "policy_door.h"
+#include "store_snapshot.h"
 
 /* Children finishing their hand-offs after a reload, shown at most. */
 #define METRICS_RETIRING_MAX 8
@@ -38,6 +39,9 @@ struct metrics_snapshot {
 	struct ipc_stats child;       /* counters for the life of greygated */
 	struct policy_door_stats door;
 	struct store_counters store;
+	/* store_snapshot_dir set: the snapshots of the store to it */
+	bool snapshot_on;
+	struct store_snapshot_counters snapshots;
 	uint64_t sets[NFTSET_KINDS][2]; /* kind, v4/v6 */
 	uint64_t triplets, passes, traps;
 	uint64_t child_restarts, handoffs_started, handoffs_failed;

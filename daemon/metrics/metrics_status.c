@@ -99,6 +99,16 @@ metrics_status_text(const struct snapshot *s, FILE *out)
 		fputs("\nstore:     ", out);
 		text_figures(s, "store", out);
 	}
+	if (s->snapshot_on) {
+		fprintf(out, "\nsnapshot:  to %s every %" PRIu32 " s: ",
+		        cfg->store_snapshot_dir, cfg->store_snapshot_ms / 1000);
+		text_figures(s, "store_snapshot", out);
+		if (s->snapshots.last_taken)
+			fprintf(out, "; the last at %s",
+			        fmt_utc(s->snapshots.last_taken, t));
+		else
+			fputs("; none yet since the start", out);
+	}
 	fputs("\ndecisions: ", out);
 	text_figures(s, "decisions", out);
 	fputs(" (since greygated started; the report's since its reset)\n"
@@ -195,6 +205,11 @@ metrics_status_json(const struct snapshot *s, FILE *out)
 	if (s->dns_on) {
 		fputs("},\"dns\":{", out);
 		json_figures(s, "dns", true, out);
+	}
+	if (s->snapshot_on) {
+		fputs("},\"store_snapshot\":{\"dir\":", out);
+		json_put_string(out, cfg->store_snapshot_dir);
+		json_figures(s, "store_snapshot", false, out);
 	}
 	if (s->shared.remote) {
 		fputs("},\"shared\":{\"where\":", out);

@@ -110,6 +110,10 @@ test_same_numbers(void)
 	/* no shared store: none of its families */
 	CHECK(!strstr(prom, "greygate_shared_"));
 	CHECK(!strstr(json, "\"shared\":"));
+	/* no store_snapshot_dir: no snapshot's */
+	CHECK(!strstr(prom, "greygate_store_snapshot"));
+	CHECK(!strstr(json, "\"store_snapshot\":"));
+	CHECK(!strstr(text, "snapshot:"));
 	free(text);
 	free(json);
 	free(prom);
@@ -254,6 +258,49 @@ test_handoff_lines(void)
 	config_defaults(&config);
 }
 
+/* A store on tmpfs with its snapshots (store_snapshot_dir): one line of
+ * status, one object of JSON, three families. */
+static void
+test_snapshots(void)
+{
+	struct metrics_snapshot s;
+	struct config c = *cfg;
+	char *text, *json, *prom;
+
+	snapshot_of(&s);
+	snprintf(c.store_snapshot_dir, sizeof(c.store_snapshot_dir),
+	         "/etc/greygate/store");
+	c.store_snapshot_ms = 6 * 3600000;
+	s.cfg = &c;
+	s.snapshot_on = true;
+	s.snapshots = (struct store_snapshot_counters){
+	        .taken = 3, .failed = 1, .skipped = 2, .bytes = 1331200,
+	        .last_taken = 1800000060};
+	text = rendered(metrics_status_text, &s);
+	json = rendered(metrics_status_json, &s);
+	prom = rendered(metrics_exposition, &s);
+	CHECK(strstr(text, "\nsnapshot:  to /etc/greygate/store every 21600 s: "
+	                   "3 taken, 1 failed, 2 not written (nothing "
+	                   "changed), the last 1331200 bytes; the last at "
+	                   "2027-01-15T08:01:00Z\n"));
+	CHECK(strstr(json, "\"store_snapshot\":{\"dir\":\"/etc/greygate/store\","
+	                   "\"taken\":3,\"failed\":1,\"unchanged\":2,"
+	                   "\"bytes\":1331200,\"last_taken\":1800000060}"));
+	CHECK(strstr(prom, "greygate_store_snapshots_total{result=\"taken\"} 3\n"));
+	CHECK(strstr(prom, "greygate_store_snapshots_total{result=\"failed\"} 1\n"));
+	CHECK(strstr(prom, "greygate_store_snapshots_total{result=\"unchanged\"} 2\n"));
+	CHECK(strstr(prom, "# TYPE greygate_store_snapshot_bytes gauge\n"
+	                   "greygate_store_snapshot_bytes 1331200\n"));
+	CHECK(strstr(prom, "greygate_store_snapshot_last_seconds 1800000060\n"));
+	s.snapshots = (struct store_snapshot_counters){0};
+	free(text);
+	text = rendered(metrics_status_text, &s);
+	CHECK(strstr(text, "the last 0 bytes; none yet since the start\n"));
+	free(text);
+	free(json);
+	free(prom);
+}
+
 int
 main(void)
 {
@@ -262,5 +309,6 @@ main(void)
 	RUN(test_shared_and_retiring);
 	RUN(test_carry);
 	RUN(test_handoff_lines);
+	RUN(test_snapshots);
 	return 0;
 }

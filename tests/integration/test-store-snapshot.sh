@@ -11,8 +11,9 @@
 # and the client is in the store and in the kernel's pass set again, the
 # allow entry back, and the privacy key made at the first start is the
 # one read (restored before it is looked for: a new key would make every
-# stored hash a stranger); without store_snapshot_dir, a store_dir on
-# tmpfs is warned of.
+# stored hash a stranger); greygatectl status and metrics tell of the
+# snapshots (promtool checks the metrics); without store_snapshot_dir, a
+# store_dir on tmpfs is warned of.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -78,6 +79,13 @@ grep -q "198.51.100.0/24" <<<"$(ggctl list allow)" || fail "the run-time allow e
 fp=$(fingerprints)
 [ "$(wc -l <<<"$fp")" = 2 ] && [ "$(head -1 <<<"$fp" | tr -d ';)')" = "$(tail -1 <<<"$fp" | tr -d ';)')" ] &&
 	[[ "$(tail -1 <<<"$fp")" == *")" ]] || fail "the privacy key was not the one restored: $fp"
+status=$(ggctl status)
+[[ "$status" == *"snapshot:  to $flash every 21600 s: 0 taken, 0 failed, 0 not written (nothing changed), the last 0 bytes; none yet since the start"* ]] ||
+	fail "status does not tell of the snapshots: $status"
+metrics=$(ggctl metrics)
+grep -q '^greygate_store_snapshots_total{result="taken"} 0$' <<<"$metrics" ||
+	fail "no snapshot metrics: $(grep snapshot <<<"$metrics")"
+out=$(promtool check metrics <<<"$metrics" 2>&1) || fail "promtool: $out"
 stop
 echo "ok: after a 'reboot' (a fresh tmpfs) the store is restored: the pass in the store and the kernel's set, the allow entry back"
 
