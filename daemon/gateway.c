@@ -128,9 +128,10 @@ open_policy(struct gateway *gw, char *err)
 {
 	const struct config *cfg = gw->cfg;
 	int r = store_folder_check(cfg->store_dir, err);
+	int restored = 0;
 
 	/* (the privacy key may be among what a snapshot gives back) */
-	if (r < 0 || (r = store_snapshot_restore(cfg, err)) < 0 ||
+	if (r < 0 || (r = restored = store_snapshot_restore(cfg, err)) < 0 ||
 	    (r = open_privacy(gw->cfg, err)) < 0)
 		return r;
 	r = store_open(cfg->store_dir, cfg->store_move_aside, &gw->store);
@@ -149,7 +150,8 @@ open_policy(struct gateway *gw, char *err)
 	if (store_open_why()[0])
 		log_warnx("store %s: %s: starting with an empty greylist",
 			  cfg->store_dir, store_open_why());
-	gw->snapshot = store_snapshot_start(gw->loop, cfg, gw->store);
+	gw->snapshot = store_snapshot_start(gw->loop, cfg, gw->store,
+	                                    restored == 1);
 	if (!gw->snapshot && errno)
 		return -errno;
 	r = decider_open(gw->decider, gw->store);

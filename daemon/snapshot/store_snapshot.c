@@ -472,7 +472,7 @@ on_timer(struct loop *loop, struct loop_timer *timer, void *ctx)
 
 struct store_snapshot *
 store_snapshot_start(struct loop *loop, const struct config *cfg,
-                     struct store *store)
+                     struct store *store, bool restored)
 {
 	struct store_snapshot *s;
 
@@ -486,6 +486,8 @@ store_snapshot_start(struct loop *loop, const struct config *cfg,
 	s->cfg = cfg;
 	s->store = store;
 	s->fd = -1;
+	s->taken_once = restored;
+	s->generation = store_generation(store);
 	loop_timer_init(&s->timer, on_timer, s);
 	arm(s, cfg->store_snapshot_ms);
 	return s;

@@ -9,6 +9,7 @@
 #ifndef GREYGATE_STORE_SNAPSHOT_H
 #define GREYGATE_STORE_SNAPSHOT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -33,12 +34,16 @@ int store_snapshot_restore(const struct config *cfg, char *err);
 
 /* store_snapshot_start - snapshots every cfg->store_snapshot_ms (read
  * anew each time: a reload changes it) of the open store, each written
- * by the store's own thread while the loop goes on. All borrowed.
+ * by the store's own thread while the loop goes on, when something was
+ * written since the last (restored: the store is the snapshot's, as
+ * store_snapshot_restore left it, so a greygated that stops again at
+ * once, respawned in a loop, writes nothing). All borrowed.
  * Return: NULL when cfg sets no store_snapshot_dir, or on ENOMEM (errno
  * says which: 0 for none). */
 struct store_snapshot *store_snapshot_start(struct loop *loop,
                                             const struct config *cfg,
-                                            struct store *store);
+                                            struct store *store,
+                                            bool restored);
 
 /* store_snapshot_close - at stop, after the store's last sync: the
  * snapshot underway waited for, the last one taken now, freed (NULL is
