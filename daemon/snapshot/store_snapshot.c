@@ -294,6 +294,11 @@ store_snapshot_restore(const struct config *cfg, char *err)
 	r = store_folder_check(snap, err);
 	if (r < 0)
 		return r;
+	if (on_tmpfs(snap))
+		log_warnx("store_snapshot_dir %s is on tmpfs too: the snapshot "
+		          "is lost with the store at every reboot (it belongs "
+		          "on flash or disk)",
+		          snap);
 	if ((to = open_folder(cfg->store_dir, err)) < 0)
 		return to;
 	if (fstatat(to, STORE_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 ||

@@ -21,7 +21,7 @@ here=$(dirname "$0")
 
 netns_init
 netns_sender_gw
-mkdir -p "$NETNS_TMP/store" "$NETNS_TMP/allow.d"
+mkdir -p "$NETNS_TMP/store" "$NETNS_TMP/allow.d" "$NETNS_TMP/ram"
 chmod 700 "$NETNS_TMP/store"
 store=$NETNS_TMP/store
 flash=$NETNS_TMP/flash
@@ -32,6 +32,7 @@ GG_BIN=$NETNS_TMP/greygated-on-tmpfs
 cat >"$GG_BIN" <<EOF
 #!/bin/sh
 mount -t tmpfs -o mode=0700,size=64m greygate-test "$store" || exit 1
+mount -t tmpfs -o mode=0700,size=64m greygate-test "$NETNS_TMP/ram" || exit 1
 exec "$real" "\$@"
 EOF
 chmod 755 "$GG_BIN"
@@ -88,6 +89,14 @@ grep -q '^greygate_store_snapshots_total{result="taken"} 0$' <<<"$metrics" ||
 out=$(promtool check metrics <<<"$metrics" 2>&1) || fail "promtool: $out"
 stop
 echo "ok: after a 'reboot' (a fresh tmpfs) the store is restored: the pass in the store and the kernel's set, the allow entry back"
+
+# A snapshot folder on the same tmpfs keeps nothing across a reboot.
+greygated_conf "store_snapshot_dir = $NETNS_TMP/ram/snap"
+greygated_start
+grep -q "store_snapshot_dir $NETNS_TMP/ram/snap is on tmpfs too: the snapshot is lost with the store at every reboot" "$GG_LOG" ||
+	fail "a snapshot folder on tmpfs was not warned of: $(tail -5 "$GG_LOG")"
+stop
+echo "ok: a store_snapshot_dir on tmpfs is warned of"
 
 greygated_conf ""
 greygated_start
