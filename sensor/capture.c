@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* libpcap capture for the sensor: live (immediate mode, a sized kernel
  * buffer, non-blocking, BPF for the SMTP ports) or from a pcap/pcapng
- * file, feeding frames to sensor_frame. */
+ * file, feeding frames to sensor_frame. libpcap is reached through
+ * pcap_lib.h: each capture holds it while open. */
 #include <errno.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pcap_lib.h"
 #include "sensor.h"
 
 struct sensor_capture {
+	const struct pcap_lib *pc;
 	pcap_t *pcap;
 	int linktype;
 	bool live;
@@ -82,32 +85,37 @@ capture_error(char *err, const char *what, const char *why)
 }
 
 static int
-set_filter(pcap_t *p, const struct sensor_config *cfg, char *err)
+set_filter(const struct pcap_lib *pc, pcap_t *p,
+	   const struct sensor_config *cfg, char *err)
 {
 	struct bpf_program prog;
 	char expr[SENSOR_FILTER_MAX];
 
-	sensor_capture_filter(cfg, pcap_datalink(p), expr, sizeof(expr));
-	if (pcap_compile(p, &prog, expr, 1, PCAP_NETMASK_UNKNOWN) < 0 ||
-	    pcap_setfilter(p, &prog) < 0) {
-		capture_error(err, "filter", pcap_geterr(p));
+	sensor_capture_filter(cfg, pc->datalink(p), expr, sizeof(expr));
+	if (pc->compile(p, &prog, expr, 1, PCAP_NETMASK_UNKNOWN) < 0 ||
+	    pc->setfilter(p, &prog) < 0) {
+		capture_error(err, "filter", pc->geterr(p));
 		return -EINVAL;
 	}
-	pcap_freecode(&prog);
+	pc->freecode(&prog);
 	return 0;
 }
 
+/* (takes over the hold on libpcap: given back here on failure) */
 static int
-capture_new(pcap_t *p, bool live, struct sensor_capture **out)
+capture_new(const struct pcap_lib *pc, pcap_t *p, bool live,
+	    struct sensor_capture **out)
 {
 	struct sensor_capture *cap = calloc(1, sizeof(*cap));
 
 	if (!cap) {
-		pcap_close(p);
+		pc->close(p);
+		pcap_lib_release();
 		return -ENOMEM;
 	}
+	cap->pc = pc;
 	cap->pcap = p;
-	cap->linktype = pcap_datalink(p);
+	cap->linktype = pc->datalink(p);
 	cap->live = live;
 	*out = cap;
 	return 0;
@@ -119,37 +127,47 @@ sensor_capture_open_live(const char *iface, int buffer_bytes,
 			 struct sensor_capture **out, char *err)
 {
 	char perr[PCAP_ERRBUF_SIZE] = "";
-	pcap_t *p = pcap_create(iface, perr);
+	const struct pcap_lib *pc = pcap_lib_hold(perr);
+	pcap_t *p;
 	int r;
 
+	if (!pc) { /* (the loader's words name the library) */
+		capture_error(err, "libpcap", perr);
+		return -ELIBACC;
+	}
+	p = pc->create(iface, perr);
 	if (!p) {
 		capture_error(err, iface, perr);
+		pcap_lib_release();
 		return -ENODEV;
 	}
-	pcap_set_snaplen(p, 65535);
-	pcap_set_promisc(p, 0);
-	pcap_set_immediate_mode(p, 1);
+	pc->set_snaplen(p, 65535);
+	pc->set_promisc(p, 0);
+	pc->set_immediate_mode(p, 1);
 	if (buffer_bytes > 0)
-		pcap_set_buffer_size(p, buffer_bytes);
-	r = pcap_activate(p);
+		pc->set_buffer_size(p, buffer_bytes);
+	r = pc->activate(p);
 	if (r < 0) {
-		capture_error(err, iface, pcap_geterr(p));
+		capture_error(err, iface, pc->geterr(p));
 		r = r == PCAP_ERROR_NO_SUCH_DEVICE	 ? -ENODEV
 		    : r == PCAP_ERROR_PERM_DENIED ? -EPERM
 						  : -EIO;
-		pcap_close(p);
-		return r;
+		goto fail;
 	}
 	/* NFLOG: greygate's rules chose the packets (libpcap has no
 	 * filters for it). */
-	if ((pcap_datalink(p) != DLT_NFLOG && set_filter(p, cfg, err) < 0) ||
-	    pcap_setnonblock(p, 1, perr) < 0) {
+	if ((pc->datalink(p) != DLT_NFLOG && set_filter(pc, p, cfg, err) < 0) ||
+	    pc->setnonblock(p, 1, perr) < 0) {
 		if (!err[0])
 			capture_error(err, iface, perr);
-		pcap_close(p);
-		return -EIO;
+		r = -EIO;
+		goto fail;
 	}
-	return capture_new(p, true, out);
+	return capture_new(pc, p, true, out);
+fail:
+	pc->close(p);
+	pcap_lib_release();
+	return r;
 }
 
 int
@@ -158,32 +176,41 @@ sensor_capture_open_file(const char *path, const struct sensor_config *cfg,
 {
 	char perr[PCAP_ERRBUF_SIZE] = "";
 	bool is_stdin = strcmp(path, "-") == 0;
-	FILE *fp = is_stdin ? stdin : fopen(path, "rb");
+	const struct pcap_lib *pc;
+	FILE *fp;
 	char *buf;
 	pcap_t *p;
 	int r;
 
 	(void)cfg;
+	pc = pcap_lib_hold(perr);
+	if (!pc) {
+		capture_error(err, "libpcap", perr);
+		return -ELIBACC;
+	}
+	fp = is_stdin ? stdin : fopen(path, "rb");
 	if (!fp) {
 		capture_error(err, path, strerror(errno));
+		pcap_lib_release();
 		return -ENOENT;
 	}
 	/* stdin keeps its own buffer: it outlives the capture. */
 	buf = is_stdin ? NULL : malloc(CAPTURE_FILE_BUFFER);
 	if (buf)
 		setvbuf(fp, buf, _IOFBF, CAPTURE_FILE_BUFFER);
-	p = pcap_fopen_offline(fp, perr);
+	p = pc->fopen_offline(fp, perr);
 	if (!p) {
 		/* The file is still ours when libpcap refuses it. */
 		capture_error(err, path, perr);
 		if (!is_stdin)
 			fclose(fp);
 		free(buf);
+		pcap_lib_release();
 		return -ENOENT;
 	}
 	/* No BPF on a file: it would run in user space, once per packet,
 	 * to do what the sensor's port check does anyway. */
-	r = capture_new(p, false, out);
+	r = capture_new(pc, p, false, out);
 	if (r < 0)
 		free(buf);
 	else
@@ -196,15 +223,16 @@ sensor_capture_close(struct sensor_capture *cap)
 {
 	if (!cap)
 		return;
-	pcap_close(cap->pcap); /* closes the file too */
+	cap->pc->close(cap->pcap); /* closes the file too */
 	free(cap->file_buf);
 	free(cap);
+	pcap_lib_release();
 }
 
 int
 sensor_capture_fd(const struct sensor_capture *cap)
 {
-	return cap->live ? pcap_get_selectable_fd(cap->pcap) : -1;
+	return cap->live ? cap->pc->get_selectable_fd(cap->pcap) : -1;
 }
 
 int
@@ -213,7 +241,7 @@ sensor_capture_stats(struct sensor_capture *cap, uint64_t *received,
 {
 	struct pcap_stat st;
 
-	if (!cap->live || pcap_stats(cap->pcap, &st) < 0)
+	if (!cap->live || cap->pc->stats(cap->pcap, &st) < 0)
 		return -EIO;
 	*received = st.ps_recv;
 	*dropped = st.ps_drop;
@@ -234,7 +262,7 @@ sensor_capture_dispatch(struct sensor_capture *cap, struct sensor *sensor,
 	if (cap->linktype == DLT_NFLOG && cap->live)
 		max = -1;
 	errno = 0;
-	n = pcap_dispatch(cap->pcap, max, on_packet, (u_char *)&d);
+	n = cap->pc->dispatch(cap->pcap, max, on_packet, (u_char *)&d);
 	/* (libpcap's NFLOG reader calls a socket with nothing waiting an
 	 * error: nothing to read is not one) */
 	if (n == PCAP_ERROR && (errno == EAGAIN || errno == EWOULDBLOCK))

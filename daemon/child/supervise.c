@@ -169,7 +169,7 @@ supervise_check_capture(struct supervisor *sup, char *err)
 	if (r < 0)
 		snprintf(err, 512, "capture on %s: %s%s",
 		         sup->links.cfg->capture_device, perr,
-		         sup->links.cfg->nflog_group
+		         sup->links.cfg->nflog_group && r != -ELIBACC
 		                 ? " (the kernel's nfnetlink_log is needed; "
 		                   "nflog_group = 0 captures on the interface)"
 		                 : "");

@@ -10,7 +10,8 @@
 #   socket can be opened or connected (a frame sent without the sandbox
 #   arrives, so the check can see a leak);
 # - the child holds nothing of greygated's memory: no store file mapped,
-#   no secret only greygated was told, even after a restart.
+#   no secret only greygated was told, even after a restart; and
+#   greygated does not map the child's libpcap.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -122,6 +123,14 @@ PY
 scan_memory "$GG_PID" >/dev/null && fail "the memory search does not find the secret in greygated itself"
 scan_memory "$child" || fail "the child's memory holds what only greygated was told"
 echo "ok: the restarted child maps no store file and holds no secret of greygated's"
+# libpcap, and what Debian's brings (D-Bus, libsystemd, libgcrypt...), is
+# the capturing child's alone (sensor/pcap_lib.c): not in greygated's
+# memory, nor its attack surface.
+grep -q libpcap "/proc/$child/maps" || fail "the child maps no libpcap: is it capturing?"
+if grep -E "libpcap|libdbus|libsystemd" "/proc/$GG_PID/maps" >/dev/null; then
+	fail "greygated maps $(grep -oE "lib(pcap|dbus|systemd)[^ ]*" "/proc/$GG_PID/maps" | sort -u | tr '\n' ' ')"
+fi
+echo "ok: libpcap is mapped in the capturing child, not in greygated"
 grep -q "^Seccomp:\s*2" "/proc/$child/status" || fail "child has no seccomp filter"
 
 # --- the child's sandbox around a capture socket ---

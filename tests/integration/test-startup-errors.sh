@@ -4,7 +4,7 @@
 # leaving nothing behind (no nft table), for: a bad value (a duration, a
 # size), an unknown key, settings that would stop all mail, a missing or
 # root user, a missing config file (or a folder given as one), a missing
-# interface, no CAP_NET_ADMIN, a store folder that is not its own, a
+# interface, no libpcap, no CAP_NET_ADMIN, a store folder that is not its own, a
 # damaged store, and a table of its name that someone else owns.
 set -euo pipefail
 here=$(dirname "$0")
@@ -91,6 +91,16 @@ write_conf "interface = nosuch0
 nflog_group = 0"
 expect_refusal "missing interface, captured" "interface = nosuch0: no such interface" \
 	"$greygated" --config "$conf" --foreground
+# Without libpcap (its file covered by an empty one, in a mount namespace
+# of greygated's own): the capture's check says so, by the library's name.
+write_conf ""
+pcap_file=$(readlink -f "$(cc -print-file-name=libpcap.so)")
+[ -f "$pcap_file" ] || fail "libpcap's file not found ($pcap_file)"
+: >"$NETNS_TMP/empty.so"
+expect_refusal "libpcap missing" "capture on nflog:[0-9]*: libpcap: .*libpcap[^ ]*: file too short$" \
+	unshare --mount --propagation private sh -c \
+	'mount --bind "$0" "$1" && exec "$2" --config "$3" --foreground' \
+	"$NETNS_TMP/empty.so" "$pcap_file" "$greygated" "$conf"
 write_conf ""
 expect_refusal "no CAP_NET_ADMIN" "needs CAP_NET_ADMIN" \
 	setpriv --bounding-set=-net_admin "$greygated" --config "$conf" --foreground

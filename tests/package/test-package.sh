@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The Debian package, as an admin meets it: scripts/package builds it
 # (dpkg-buildpackage -us -uc -b); lintian finds no error and no warning;
+# it depends on libpcap, which greygate loads rather than links;
 # in a throw-away root (an overlay of this machine's own, in a mount
 # namespace of its own: nothing it does reaches the machine) it installs
 # without starting anything (the greygate user and group made, the store
@@ -29,6 +30,10 @@ if grep -E "^[EW]: " <<<"$tags" >/dev/null; then
 fi
 notes=$(grep -c "^[IP]: " <<<"$tags" || true)
 echo "ok: lintian: no error, no warning ($notes notes)"
+# libpcap is loaded, not linked: the package must still depend on it.
+depends=$(dpkg-deb -f "$deb" Depends)
+[[ "$depends" == *libpcap0.8* ]] || fail "Depends without libpcap: $depends"
+echo "ok: Depends names libpcap0.8 (loaded, not linked)"
 
 # The throw-away root, in a mount namespace that ends with the script.
 cat >"$tmp/in-root.sh" <<'SH'
