@@ -121,17 +121,19 @@ n=$(nsx gw nft -j list set inet greygate allow6 | jq '[.nftables[] | select(.set
 t0=$(date +%s%N)
 ggctl status --json | jq -e '.sets.allow6 == 100000' >/dev/null || fail "status: $(ggctl status --json | jq -c .sets)"
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-[ "$ms" -lt 500 ] || fail "status took $ms ms with 100,000 allow entries"
-# A listing read slowly (2 s before its reader starts) while status is
-# asked three times.
-( ggctl list allow | { sleep 2; wc -l; } >"$NETNS_TMP/listed" ) &
+# (status counts the sets, it does not walk them: some milliseconds; the
+# bound is loose, for a busy machine: this is no benchmark)
+[ "$ms" -lt 2000 ] || fail "status took $ms ms with 100,000 allow entries"
+# A listing read slowly (5 s before its reader starts) while status is
+# asked three times: held up by it, status would wait those seconds.
+( ggctl list allow | { sleep 5; wc -l; } >"$NETNS_TMP/listed" ) &
 lister=$!
 sleep 0.3
 for i in 1 2 3; do
 	t0=$(date +%s%N)
 	ggctl status >/dev/null
 	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-	[ "$ms" -lt 500 ] || fail "status took $ms ms during a slow listing"
+	[ "$ms" -lt 2000 ] || fail "status took $ms ms during a slow listing"
 done
 wait "$lister"
 [ "$(cat "$NETNS_TMP/listed")" -ge 100000 ] || fail "the listing had $(cat "$NETNS_TMP/listed") lines"
