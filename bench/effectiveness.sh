@@ -91,10 +91,13 @@ client_prefix6 = 128"
 	variant delay-1500s "delay = 1500"
 	variant tls_pass-yes "tls_pass = yes"
 	variant tls_pass-off "tls_pass = no"
-	# what a client without FCrDNS costs when it is suspicious too, and
+	# what a client without FCrDNS or with a dynamic-looking name costs
+	# when it is suspicious too, and
 	# what the suspicious delay buys at all
 	variant suspect-without-fcrdns "[signals]
 suspect_without_fcrdns = yes"
+	variant suspect-dynamic-rdns "[signals]
+suspect_dynamic_rdns = yes"
 	variant suspicious-delay-0 "[signals]
 suspicious_delay = 0"
 	# a DNS block list named (the month's bots listed as its comments

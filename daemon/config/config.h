@@ -75,13 +75,16 @@ struct signals_config {
 	uint32_t budget_ms;    /* a decision waits for them this long */
 	char rdns_patterns[256]; /* dynamic-looking PTR names ("": none) */
 	uint8_t trust;         /* enum signals_trust: who is passed at once */
-	uint32_t suspicious_delay_sec; /* a dynamic-looking PTR, SPF fail
-					  or softfail, DNSBL, a bad HELO, a
-					  sender's domain without mail: the
-					  delay (when longer than delay) */
+	uint32_t suspicious_delay_sec; /* SPF fail or softfail, DNSBL, a
+					  bad HELO, a sender's domain
+					  without mail: the delay (when
+					  longer than delay) */
 	bool suspect_without_fcrdns; /* no PTR, or one not resolving back:
 					suspicious too (no: greylisted as
 					anyone) */
+	bool suspect_dynamic_rdns; /* a dynamic-looking PTR name:
+				      suspicious too (no: never trusted,
+				      greylisted as anyone) */
 	bool refuse_spf_fail;     /* SPF fail: 550 at RCPT (no: suspicious) */
 	bool sender_domain;       /* ask whether MAIL FROM's domain takes
 	                             mail (MX, A, AAAA) (yes) */

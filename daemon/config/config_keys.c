@@ -140,6 +140,8 @@ const struct key config_keys[] = {
 	 0, 30 * DAY, false, 0},
 	{"signals", "suspect_without_fcrdns", K_BOOL,
 	 F(signals.suspect_without_fcrdns), 0, 0, false, 0},
+	{"signals", "suspect_dynamic_rdns", K_BOOL,
+	 F(signals.suspect_dynamic_rdns), 0, 0, false, 0},
 	{"signals", "refuse_spf_fail", K_BOOL, F(signals.refuse_spf_fail), 0, 0,
 	 false, 0},
 	{"signals", "pool_spf", K_BOOL, F(signals.pool_spf), 0, 0, false, 0},

@@ -455,13 +455,16 @@ signals_apply(const struct session_signals *ss, struct grey_attempt *a,
 	bool no_mail = !tls && ss->sd_known &&
 	               (ss->sd_result == SENDER_DOMAIN_NONE ||
 	                ss->sd_result == SENDER_DOMAIN_NULL_MX);
-	/* What is only missing (no PTR, a name not resolving back) is
-	 * common among small real servers and says nothing by itself: it
-	 * keeps trust away, not the plain delay, unless the admin says */
+	/* What is only missing (no PTR, a name not resolving back) or
+	 * generic (a provider's name for the address: hosting and small
+	 * offices' servers carry them too) is common among small real
+	 * servers and says little by itself: it keeps trust away, not the
+	 * plain delay, unless the admin says */
 	bool no_fcrdns = ss->known && (f->result == FCRDNS_NO_PTR ||
 	                               f->result == FCRDNS_UNCONFIRMED);
 	bool suspicious = !allowed &&
-	                  ((ss->known && ss->dynamic) ||
+	                  ((ss->known && ss->dynamic &&
+	                    sc->suspect_dynamic_rdns) ||
 	                   (no_fcrdns && sc->suspect_without_fcrdns) ||
 	                   (spf_known && (spf->result == SPF_FAIL ||
 	                                  spf->result == SPF_SOFTFAIL)) ||

@@ -10,8 +10,9 @@
 # one without a PTR, one whose name does not resolve back, one confirmed
 # but failing SPF or without SPF are greylisted, each decision's log
 # line saying which (suspicious, the longer delay, where something says
-# it is a bot: a dynamic-looking name, SPF fail; not for what is only
-# missing: no PTR, or a name not resolving back); trust = fcrdns by a reload: the confirmed one
+# it is a bot: SPF fail, a listing; not for what is only missing or
+# generic: no PTR, a name not resolving back, a dynamic-looking name,
+# unless suspect_without_fcrdns or suspect_dynamic_rdns says); trust = fcrdns by a reload: the confirmed one
 # passes; with refuse_spf_fail, SPF fail hears 550 5.7.23; with nsd
 # stopped, the RCPT is answered once the budget is spent
 # (greylisted, "fcrdns:late;spf:late"), not after DNS's own timeouts. A
@@ -32,7 +33,7 @@ here=$(dirname "$0")
 netns_init
 netns_sender_gw
 nsd_host
-for a in 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27; do
+for a in 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 31 32; do
 	nsx sender ip addr add 203.0.113.$a/24 dev "$(netns_dev sender gw)"
 done
 
@@ -46,7 +47,7 @@ zone() { # NAME: the zone's head, then its records from stdin
 # senders' domains take mail (an MX), but nomail's (SPF and nothing
 # else) and nullmx's (RFC 7505)
 zone sender.test <<'Z'
-@ IN TXT "v=spf1 ip4:203.0.113.10 ip4:203.0.113.17 ip4:203.0.113.18 ip4:203.0.113.20 ip4:203.0.113.28 ip4:203.0.113.30 ip6:2001:db8:1::10 -all"
+@ IN TXT "v=spf1 ip4:203.0.113.10 ip4:203.0.113.17 ip4:203.0.113.18 ip4:203.0.113.20 ip4:203.0.113.28 ip4:203.0.113.30 ip4:203.0.113.32 ip6:2001:db8:1::10 -all"
 @ IN MX 10 mx.sender.test.
 nospf IN MX 10 mx.sender.test.
 nomail IN TXT "v=spf1 ip4:203.0.113.24 -all"
@@ -73,6 +74,8 @@ Z
 zone isp.test <<'Z'
 203-0-113-11.dsl IN A 203.0.113.11
 203-0-113-21.dsl IN A 203.0.113.21
+203-0-113-32.dsl IN A 203.0.113.32
+203-0-113-31.dsl IN A 203.0.113.31
 Z
 zone 113.0.203.in-addr.arpa <<'Z'
 10 IN PTR mx.sender.test.
@@ -90,7 +93,9 @@ zone 113.0.203.in-addr.arpa <<'Z'
 24 IN PTR mx10.sender.test.
 26 IN PTR liar.sender.test.
 28 IN PTR mx11.sender.test.
+32 IN PTR 203-0-113-32.dsl.isp.test.
 30 IN PTR mx12.sender.test.
+31 IN PTR 203-0-113-31.dsl.isp.test.
 Z
 # 2001:db8:1::10 under 8.b.d.0.1.0.0.2.ip6.arpa
 zone 8.b.d.0.1.0.0.2.ip6.arpa <<'Z'
@@ -179,7 +184,7 @@ echo "ok: a forward-confirmed sender's first attempt is delivered (Postfix, no d
 # fcrdns+spf asks SPF of the PTR name's domain: a forward-confirmed
 # Postfix whose name's domain lets it send is handed over at its first
 # STARTTLS and delivered in TLS; one whose domain says nothing is
-# greylisted there; a dynamic-looking one too, as suspicious ---
+# greylisted there; a dynamic-looking one too (the plain delay) ---
 wait_for 10 logged "hand-off: the MTA at 127.0.0.1:10025 offers STARTTLS: yes" || fail "the MTA's STARTTLS was not learnt"
 out_reconfigure "smtp_tls_security_level = may" "smtp_bind_address = 203.0.113.20"
 out_send "trusted-tls"
@@ -196,12 +201,12 @@ wait_for 30 logged "action=greylist, reason=new, client=203.0.113.22, key=203.0.
 	fail "the TLS sender whose domain publishes no SPF: $(grep "client=203.0.113.22," "$GG_LOG")"
 out_reconfigure "smtp_bind_address = 203.0.113.21"
 out_send "dynamic-tls"
-wait_for 30 logged "action=greylist, reason=new, client=203.0.113.21, key=203.0.113.21/32, helo=out.test.example, at=starttls, delay=7200, signals=fcrdns:confirmed:203-0-113-21.dsl.isp.test;rdns:dynamic;spf:unseen;suspicious" ||
+wait_for 30 logged "action=greylist, reason=new, client=203.0.113.21, key=203.0.113.21/32, helo=out.test.example, at=starttls, delay=3600, signals=fcrdns:confirmed:203-0-113-21.dsl.isp.test;rdns:dynamic;spf:unseen" ||
 	fail "the dynamic TLS sender: $(grep "client=203.0.113.21," "$GG_LOG")"
 ! mail_delivered mx "dynamic-tls" || fail "the dynamic TLS sender was delivered"
 nsx sender postsuper -c "$(postfix_dir out)" -d ALL >/dev/null 2>&1 || true
 out_reconfigure "smtp_tls_security_level = none" "smtp_bind_address = 203.0.113.10"
-echo "ok: STARTTLS: a forward-confirmed sender whose name's domain lets it send trusted at its first STARTTLS and delivered in TLS; one whose domain says nothing greylisted there (1 h), a dynamic-looking one too (2 h), each line saying why"
+echo "ok: STARTTLS: a forward-confirmed sender whose name's domain lets it send trusted at its first STARTTLS and delivered in TLS; one whose domain says nothing greylisted there (1 h), a dynamic-looking one too (1 h), each line saying why"
 
 # --- greylisted, each saying why ---
 check_greylisted() { # SOURCE SIGNALS DELAY
@@ -229,6 +234,16 @@ reload_with 'suspect_without_fcrdns = yes'
 SMTP_SENDER=gina@nospf.sender.test check_greylisted 203.0.113.27 "fcrdns:no-ptr;spf:none:nospf.sender.test;suspicious" 7200
 reload_edited '/^suspect_without_fcrdns = yes$/d'
 echo "ok: suspect_without_fcrdns = yes (a reload): no PTR is suspicious (2 h)"
+# a dynamic-looking name and nothing against the client: never trusted
+# (SPF passes here), greylisted with the plain delay (1 h), as the
+# shipped pattern file says; suspect_dynamic_rdns = yes: suspicious
+SMTP_SENDER=dyn@sender.test check_greylisted 203.0.113.32 \
+	"fcrdns:confirmed:203-0-113-32.dsl.isp.test;rdns:dynamic;spf:pass:sender.test;pooled" 3600
+reload_with 'suspect_dynamic_rdns = yes'
+SMTP_SENDER=gina@nospf.sender.test check_greylisted 203.0.113.31 \
+	"fcrdns:confirmed:203-0-113-31.dsl.isp.test;rdns:dynamic;spf:none:nospf.sender.test;suspicious" 7200
+reload_edited '/^suspect_dynamic_rdns = yes$/d'
+echo "ok: a dynamic-looking name with SPF pass: not trusted, the plain delay (1 h); suspect_dynamic_rdns = yes (a reload): suspicious (2 h)"
 
 # --- DNS lists: listed (in the filter), a listing the filter does not
 # take, allowed ---

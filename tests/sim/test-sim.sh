@@ -177,9 +177,10 @@ echo "ok: STARTTLS shares: bots that say it are delivered with tls_pass = yes an
 # forward-confirmed and whose SPF passes is trusted: with the hand-off
 # delivered on its first attempt, in TLS too (its PTR name's domain lets
 # it send); without SPF's pass it waits as any; fcrdns_legit overrides
-# the class; an address without FCrDNS waits as any (suspicious with
-# suspect_without_fcrdns), a dynamic-looking one, a listed one (with
-# DNS lists named), SPF fail and a sender's domain without mail are
+# the class; an address without FCrDNS or with a dynamic-looking name
+# waits as any and is never trusted (suspicious with
+# suspect_without_fcrdns, suspect_dynamic_rdns); a listed one (with DNS
+# lists named), SPF fail and a sender's domain without mail are
 # suspicious (suspicious_delay) and never trusted; SPF fail and a domain
 # without mail are refused when the settings say (the message lost: a
 # wanted sender bounces it).
@@ -222,8 +223,14 @@ $named" "$(signals_with "suspect_without_fcrdns = yes")")
 check "$out" '.sim.delay.max == 900 and .report.funnel.passed_trusted == 0' "fcrdns_legit = 0%, suspect_without_fcrdns: suspicious, 15 min"
 out=$(run "dynamic_legit = 100%
 fcrdns_legit = 0%
-$named" "$signals")
-check "$out" '.sim.delay.max == 900 and .report.funnel.passed_trusted == 0' "dynamic_legit = 100%: suspicious"
+$named" "$signals
+[greylist]
+delay = 300")
+check "$out" '.sim.delay.max == 300 and .report.funnel.passed_trusted == 0' "dynamic_legit = 100%: the plain delay, not trusted"
+out=$(run "dynamic_legit = 100%
+fcrdns_legit = 0%
+$named" "$(signals_with "suspect_dynamic_rdns = yes")")
+check "$out" '.sim.delay.max == 900 and .report.funnel.passed_trusted == 0' "dynamic_legit = 100%, suspect_dynamic_rdns: suspicious, 15 min"
 # (the (dns questions): a dynamic-looking name is asked forward too)
 check "$out" '.sim.dns_asked == 4' "a dynamic-looking name's questions"
 out=$(run "$named

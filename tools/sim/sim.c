@@ -281,8 +281,12 @@ apply_signals(const struct sim_class *c, const struct sim_signals *sig,
 	bool rcpt = at->kind == GREY_ATTEMPT_RCPT;
 	bool spf_fail = rcpt && v->spf_fail;
 	bool no_mail = rcpt && v->no_mail;
-	bool suspicious = v->dynamic || v->listed || spf_fail || no_mail ||
-	                  (!v->confirmed && sig->suspect_without_fcrdns);
+	/* (a dynamic-looking name is forward-confirmed in the model: only
+	 * the name's shape counts against it, as in greygated) */
+	bool suspicious = (v->dynamic && sig->suspect_dynamic_rdns) ||
+	                  v->listed || spf_fail || no_mail ||
+	                  (!v->confirmed && !v->dynamic &&
+	                   sig->suspect_without_fcrdns);
 
 	if (!v->modelled)
 		return;

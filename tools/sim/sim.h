@@ -71,6 +71,7 @@ struct sim_signals {
 	bool trust_needs_spf;   /* ... it is fcrdns+spf */
 	uint32_t suspicious_delay_sec;
 	bool suspect_without_fcrdns;
+	bool suspect_dynamic_rdns;
 	bool dnsbl;             /* ... dnsbl_sites names lists */
 	bool refuse_spf_fail;
 	bool sender_domain;     /* ... asks whether the sender's domain
