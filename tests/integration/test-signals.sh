@@ -19,7 +19,9 @@
 # sender's domain that takes no mail (no MX, A nor AAAA; no such name; a
 # null MX) is suspicious and never trusted; with
 # refuse_unknown_sender_domain it hears 550 5.1.8 (5.7.27 for the null
-# MX). The policy door asks the same: a forward-confirmed client whose SPF
+# MX). Real Postfix senders too: one a DNS list names is deferred for the
+# longer delay, one SPF fails for bounces at once with refuse_spf_fail,
+# one to an unknown recipient (valid_recipients) bounces at once. The policy door asks the same: a forward-confirmed client whose SPF
 # passes is let through on its first request, one without a PTR deferred;
 # with [policy] signals = no (a reload), the door greylists as postgrey.
 set -euo pipefail
@@ -33,7 +35,7 @@ here=$(dirname "$0")
 netns_init
 netns_sender_gw
 nsd_host
-for a in 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 31 32; do
+for a in 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 31 32 33; do
 	nsx sender ip addr add 203.0.113.$a/24 dev "$(netns_dev sender gw)"
 done
 
@@ -47,7 +49,7 @@ zone() { # NAME: the zone's head, then its records from stdin
 # senders' domains take mail (an MX), but nomail's (SPF and nothing
 # else) and nullmx's (RFC 7505)
 zone sender.test <<'Z'
-@ IN TXT "v=spf1 ip4:203.0.113.10 ip4:203.0.113.17 ip4:203.0.113.18 ip4:203.0.113.20 ip4:203.0.113.28 ip4:203.0.113.30 ip4:203.0.113.32 ip6:2001:db8:1::10 -all"
+@ IN TXT "v=spf1 ip4:203.0.113.10 ip4:203.0.113.17 ip4:203.0.113.18 ip4:203.0.113.20 ip4:203.0.113.28 ip4:203.0.113.30 ip4:203.0.113.32 ip4:203.0.113.33 ip6:2001:db8:1::10 -all"
 @ IN MX 10 mx.sender.test.
 nospf IN MX 10 mx.sender.test.
 nomail IN TXT "v=spf1 ip4:203.0.113.24 -all"
@@ -66,6 +68,7 @@ mx7 IN A 203.0.113.20
 mx9 IN A 203.0.113.23
 mx11 IN A 203.0.113.28
 mx12 IN A 203.0.113.30
+mx13 IN A 203.0.113.33
 Z
 # a host's domain that publishes no SPF
 zone other.test <<'Z'
@@ -96,6 +99,7 @@ zone 113.0.203.in-addr.arpa <<'Z'
 32 IN PTR 203-0-113-32.dsl.isp.test.
 30 IN PTR mx12.sender.test.
 31 IN PTR 203-0-113-31.dsl.isp.test.
+33 IN PTR mx13.sender.test.
 Z
 # 2001:db8:1::10 under 8.b.d.0.1.0.0.2.ip6.arpa
 zone 8.b.d.0.1.0.0.2.ip6.arpa <<'Z'
@@ -105,7 +109,7 @@ nsd_start dns 198.51.100.53 sender.test other.test isp.test 113.0.203.in-addr.ar
 # DNS lists on rbldnsd beside it (c-ares asks it when nsd refuses)
 netns_add_addr "$(netns_ns dns)" "$(netns_dev dns gw)" 198.51.100.54/24
 mkdir -p "$NETNS_TMP/rbl"
-printf ':127.0.0.2:listed\n203.0.113.17\n203.0.113.18 :127.0.0.9:not counted\n' >"$NETNS_TMP/rbl/bl.txt"
+printf ':127.0.0.2:listed\n203.0.113.17\n203.0.113.33\n203.0.113.18 :127.0.0.9:not counted\n' >"$NETNS_TMP/rbl/bl.txt"
 printf ':127.0.0.2:allowed\n203.0.113.19\n' >"$NETNS_TMP/rbl/wl.txt"
 chmod 755 "$NETNS_TMP/rbl"
 netns_spawn dns rbldnsd -n -u nobody:nogroup -r "$NETNS_TMP/rbl" -b 198.51.100.54/53 \
@@ -257,6 +261,28 @@ wait_for 5 logged "action=pass, reason=trusted, client=203.0.113.19," ||
 grep -F "client=203.0.113.19," "$GG_LOG" | grep -F "signals=fcrdns:no-ptr;spf:fail:sender.test;dnsbl:wl.test(-5)" >/dev/null ||
 	fail "the allowed client's line: $(grep "client=203.0.113.19," "$GG_LOG")"
 echo "ok: DNS lists (rbldnsd): listed, suspicious and never trusted though FCrDNS and SPF pass; an answer the filter does not take ignored; allow-listed trusted without a PTR"
+# ... and a real Postfix sender the list names: deferred for the longer
+# delay (2 h), as its own log says
+out_deferred() { # SUBJECT PATTERN: the sending Postfix deferred it so
+	wait_for 30 grep -q "status=deferred .*$2" "$(postfix_log out)" ||
+		fail "$1 was not deferred with $2: $(grep status= "$(postfix_log out)")"
+	! mail_delivered mx "$1" || fail "$1 was delivered"
+	nsx sender postsuper -c "$(postfix_dir out)" -d ALL >/dev/null 2>&1 || true
+}
+out_bounced() { # SUBJECT PATTERN: the sending Postfix bounced it so
+	wait_for 30 grep -q "status=bounced .*$2" "$(postfix_log out)" ||
+		fail "$1 was not bounced with $2: $(grep status= "$(postfix_log out)")"
+	! mail_delivered mx "$1" || fail "$1 was delivered"
+	nsx sender postsuper -c "$(postfix_dir out)" -d ALL >/dev/null 2>&1 || true
+}
+out_reconfigure "smtp_bind_address = 203.0.113.33"
+OUT_FROM=lisa@sender.test out_send "listed-1"
+out_deferred "listed-1" "said: 451 4.7.1 <bob@example.org>: .*Greylisted, please try again in 7200 seconds"
+line=$(grep -F "action=greylist, reason=new, client=203.0.113.33," "$GG_LOG" || true)
+[[ "$line" == *", delay=7200, signals=fcrdns:confirmed:mx13.sender.test;rdns:plain;spf:pass:sender.test;dnsbl:bl.test(+2);suspicious;pooled" ]] ||
+	fail "the listed Postfix sender's line: $(grep "client=203.0.113.33," "$GG_LOG")"
+out_reconfigure "smtp_bind_address = 203.0.113.10"
+echo "ok: a real Postfix sender a DNS list names: deferred for the longer delay (2 h)"
 
 # --- a HELO that is neither a name nor an address literal: suspicious,
 # from a client DNS says nothing against ---
@@ -283,8 +309,13 @@ wait_for 5 logged "action=refuse, reason=spf-fail, client=203.0.113.13," ||
 	fail "no refusal logged: $(grep "client=203.0.113.13," "$GG_LOG")"
 reply=$(SMTP_SENDER=bob@nospf.sender.test try 203.0.113.12)
 [[ "$reply" == *"RCPT 451 4.7.1 <"*"Greylisted"* ]] || fail "SPF none must not be refused: $reply"
+# ... a real Postfix sender too: the message bounces at once
+out_reconfigure "smtp_bind_address = 203.0.113.13"
+OUT_FROM=mia@sender.test out_send "spf-fail-1"
+out_bounced "spf-fail-1" "said: 550 5.7.23 <bob@example.org>: .*SPF does not let this client send"
+out_reconfigure "smtp_bind_address = 203.0.113.10"
 reload_edited 's/^refuse_spf_fail = yes$/refuse_spf_fail = no/'
-echo "ok: refuse_spf_fail (a reload): SPF fail refused 550 5.7.23, SPF none greylisted"
+echo "ok: refuse_spf_fail (a reload): SPF fail refused 550 5.7.23 (a real Postfix sender's message bounced at once), SPF none greylisted"
 
 # --- a sender's domain that takes no mail: suspicious, never trusted
 # (203.0.113.24 and .16 are forward-confirmed, trust is fcrdns since the
@@ -313,6 +344,22 @@ ggctl metrics | grep -x 'greygate_decisions_total{action="refuse",reason="sender
 	fail "metrics: $(ggctl metrics | grep refuse)"
 reload_edited 's/^refuse_unknown_sender_domain = yes$/refuse_unknown_sender_domain = no/'
 echo "ok: a sender's domain without MX, A or AAAA, or with a null MX: suspicious (2 h) and not trusted though FCrDNS and SPF pass; with refuse_unknown_sender_domain (a reload) 550 5.1.8 and 5.7.27, counted in the report and metrics; a domain with an MX greylisted"
+
+# --- recipients checked first ([greylist] valid_recipients, a reload):
+# a real Postfix sender's message to one that does not exist bounces at
+# once, and no triplet is kept (from 203.0.113.25: no pass opened it a
+# way around the tarpit) ---
+printf 'bob@example.org\n' >"$NETNS_TMP/recipients"
+reload_edited "/^\[greylist\]\$/a valid_recipients = $NETNS_TMP/recipients"
+out_reconfigure "smtp_bind_address = 203.0.113.25"
+OUT_FROM=hank@nospf.sender.test OUT_TO=nobody@example.org out_send "unknown-rcpt-1"
+out_bounced "unknown-rcpt-1" "said: 550 5.1.1 <nobody@example.org>: Recipient address rejected: User unknown"
+wait_for 5 logged "action=refuse, reason=unknown-recipient, client=203.0.113.25," ||
+	fail "no refusal logged: $(grep "client=203.0.113.25," "$GG_LOG")"
+! ggctl list grey | grep -F "nobody@example.org" >/dev/null || fail "a triplet was kept for the unknown recipient"
+out_reconfigure "smtp_bind_address = 203.0.113.10"
+reload_edited '/^valid_recipients = /d'
+echo "ok: valid_recipients (a reload): a real Postfix sender's message to an unknown recipient bounced at once (550 5.1.1), no triplet kept"
 
 # --- DNS away: answered once the budget is spent ---
 mapfile -t nsd_pids < <(nsd_pids)
@@ -345,7 +392,7 @@ ggctl metrics | promtool check metrics >/dev/null 2>"$NETNS_TMP/promtool" ||
 ggctl status | grep -E "^dns: +[0-9]+ questions sent, [0-9]+ answered from the cache" >/dev/null ||
 	fail "status: $(ggctl status | grep dns)"
 [ "$(ggctl status --json | jq .dns.asked)" = "$asked" ] || fail "status --json: $(ggctl status --json | jq -c .dns)"
-echo "ok: metrics and the report count 5 passes by trust; metrics and status count $asked DNS questions"
+echo "ok: metrics and the report count 6 passes by trust; metrics and status count $asked DNS questions"
 
 # --- the policy door asks the signals too ---
 door() { # CLIENT: the door's answer to one request from alice@sender.test

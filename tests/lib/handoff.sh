@@ -21,9 +21,10 @@ mail_received() {
 	awk -v s="Subject: $2" '/^From /{h=""} {h=h"\n"$0} $0==s{print h; exit}' "$(postfix_mailbox "$1")"
 }
 
-out_send() {
+out_send() { # SUBJECT (from $OUT_FROM, to $OUT_TO: alice@sender.test, bob@example.org)
 	printf 'Subject: %s\n\nhello\n' "$1" |
-		nsx sender /usr/sbin/sendmail -C "$(postfix_dir out)" -f alice@sender.test bob@example.org
+		nsx sender /usr/sbin/sendmail -C "$(postfix_dir out)" \
+			-f "${OUT_FROM:-alice@sender.test}" "${OUT_TO:-bob@example.org}"
 }
 
 out_reconfigure() {
