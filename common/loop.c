@@ -20,6 +20,7 @@ struct fd_slot {
 	loop_fd_fn *fn;
 	void *ctx;
 	uint32_t gen; /* bumped on every add and delete */
+	uint32_t events; /* what epoll watches for now */
 	bool used;
 };
 
@@ -122,6 +123,7 @@ loop_add_fd(struct loop *loop, int fd, uint32_t events, loop_fd_fn *fn,
 		return -errno;
 	slot->fn = fn;
 	slot->ctx = ctx;
+	slot->events = events;
 	slot->used = true;
 	return 0;
 }
@@ -133,9 +135,15 @@ loop_mod_fd(struct loop *loop, int fd, uint32_t events)
 
 	if (fd < 0 || (size_t)fd >= loop->nfds_alloc || !loop->fds[fd].used)
 		return -ENOENT;
+	/* Level-triggered: the same events again would change nothing, and
+	 * the tarpit asks for EPOLLIN again after every answer it gives (a
+	 * system call a session saved under a flood). */
+	if (loop->fds[fd].events == events)
+		return 0;
 	ev.data.u64 = fd_token(fd, loop->fds[fd].gen);
 	if (epoll_ctl(loop->epfd, EPOLL_CTL_MOD, fd, &ev) < 0)
 		return -errno;
+	loop->fds[fd].events = events;
 	return 0;
 }
 

@@ -48,7 +48,8 @@ void loop_free(struct loop *loop);
  */
 int loop_add_fd(struct loop *loop, int fd, uint32_t events, loop_fd_fn *fn,
 		void *ctx);
-/* loop_mod_fd - change the events watched on fd. Return: 0 or -errno. */
+/* loop_mod_fd - change the events watched on fd (level-triggered: the
+ * same events again ask nothing of the kernel). Return: 0 or -errno. */
 int loop_mod_fd(struct loop *loop, int fd, uint32_t events);
 /* loop_del_fd - stop watching fd (before closing it). Safe from inside any
  * callback: a pending event for fd in the same turn is dropped.

@@ -59,6 +59,7 @@ struct child {
 	struct up_record *queue;
 	size_t head, len, size;
 	size_t borrowed; /* of them, holding a session's own socket */
+	struct ipc_batch in; /* records from the parent, read in batches */
 };
 
 /* --- before the exec, in the forked copy of greygated --- */
@@ -442,8 +443,53 @@ set_ehlo(struct child *c, const struct ipc_caps *caps)
 	tarpit_set_ehlo(c->tarpit, c->cfg.capabilities, caps->starttls != 0);
 }
 
-/* Verdicts from the parent; its end closed (or it died): nothing left to
- * serve. Room to send: what waits goes up. */
+/* One record from the parent (n: its length as ipc_recv says, passed_fd:
+ * the descriptor that came with it, or -1). */
+static void
+from_parent(struct child *c, const struct ipc_record *rec, ssize_t n,
+	    int passed_fd)
+{
+	struct tarpit_verdict v;
+
+	if ((size_t)n == sizeof(*rec) && rec->version == IPC_VERSION &&
+	    rec->type == IPC_DRAIN) {
+		if (passed_fd >= 0)
+			close(passed_fd);
+		start_drain(c);
+		return;
+	}
+	if ((size_t)n == sizeof(*rec) && rec->version == IPC_VERSION &&
+	    rec->type == IPC_CAPS) {
+		if (passed_fd >= 0)
+			close(passed_fd);
+		set_ehlo(c, &rec->u.caps);
+		return;
+	}
+	if ((size_t)n != sizeof(*rec) || rec->version != IPC_VERSION ||
+	    rec->type != IPC_VERDICT || !rec->u.verdict.handoff) {
+		/* A descriptor that came unasked is not kept. */
+		if (passed_fd >= 0)
+			close(passed_fd);
+		passed_fd = -1;
+		if ((size_t)n != sizeof(*rec) || rec->version != IPC_VERSION ||
+		    rec->type != IPC_VERDICT)
+			return;
+	}
+	v.action = (enum tarpit_action)rec->u.verdict.action;
+	v.wait_sec = rec->u.verdict.wait_sec;
+	v.handoff_fd = passed_fd;
+	v.greeted = rec->u.verdict.greeted != 0;
+	v.refused = rec->u.verdict.refused;
+	v.gated = rec->u.verdict.gated != 0;
+	/* A session gone meanwhile has nobody to answer (the tarpit closes
+	 * the connection that came for it). */
+	tarpit_verdict(c->tarpit, rec->u.verdict.session,
+		       rec->u.verdict.question, &v);
+}
+
+/* Verdicts from the parent, in batches (under a flood one system call
+ * brings dozens); its end closed (or it died): nothing left to serve.
+ * Room to send: what waits goes up. */
 static void
 on_parent(struct loop *loop, int fd, uint32_t events, void *ctx)
 {
@@ -453,56 +499,30 @@ on_parent(struct loop *loop, int fd, uint32_t events, void *ctx)
 		flush_queue(c);
 	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 		return;
-	for (int i = 0; i < 256; i++) {
-		struct ipc_record rec;
-		struct tarpit_verdict v;
-		int passed_fd;
-		bool extra;
-		ssize_t n = ipc_recv(fd, &rec, &passed_fd, &extra);
+	for (int turn = 0; turn < 4; turn++) {
+		int n = ipc_recv_batch(fd, &c->in);
 
 		if (n == -EAGAIN || n == -EINTR)
 			return;
 		if (n <= 0) {
-			if (passed_fd >= 0)
-				close(passed_fd);
 			parent_gone(c);
 			return;
 		}
-		if ((size_t)n == sizeof(rec) && rec.version == IPC_VERSION &&
-		    rec.type == IPC_DRAIN) {
-			if (passed_fd >= 0)
-				close(passed_fd);
-			start_drain(c);
-			continue;
+		for (int i = 0; i < n; i++) {
+			/* (its end closed: an empty record, after the ones it
+			 * sent before) */
+			if (c->in.len[i] <= 0) {
+				for (int j = i; j < n; j++)
+					if (c->in.fd[j] >= 0)
+						close(c->in.fd[j]);
+				parent_gone(c);
+				return;
+			}
+			from_parent(c, &c->in.rec[i], c->in.len[i],
+				    c->in.fd[i]);
 		}
-		if ((size_t)n == sizeof(rec) && rec.version == IPC_VERSION &&
-		    rec.type == IPC_CAPS) {
-			if (passed_fd >= 0)
-				close(passed_fd);
-			set_ehlo(c, &rec.u.caps);
-			continue;
-		}
-		if ((size_t)n != sizeof(rec) || rec.version != IPC_VERSION ||
-		    rec.type != IPC_VERDICT || !rec.u.verdict.handoff) {
-			/* A descriptor that came unasked is not kept. */
-			if (passed_fd >= 0)
-				close(passed_fd);
-			passed_fd = -1;
-			if ((size_t)n != sizeof(rec) ||
-			    rec.version != IPC_VERSION ||
-			    rec.type != IPC_VERDICT)
-				continue;
-		}
-		v.action = (enum tarpit_action)rec.u.verdict.action;
-		v.wait_sec = rec.u.verdict.wait_sec;
-		v.handoff_fd = passed_fd;
-		v.greeted = rec.u.verdict.greeted != 0;
-		v.refused = rec.u.verdict.refused;
-		v.gated = rec.u.verdict.gated != 0;
-		/* A session gone meanwhile has nobody to answer (the tarpit
-		 * closes the connection that came for it). */
-		tarpit_verdict(c->tarpit, rec.u.verdict.session,
-			       rec.u.verdict.question, &v);
+		if (n < IPC_BATCH)
+			return;
 	}
 }
 
