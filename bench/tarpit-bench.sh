@@ -10,7 +10,8 @@
 # (bench/tarpit-alone.c: the comparison on equal terms); Postfix; and
 # greygate whole (the nft redirect, the child's tarpit and sensor, the
 # parent deciding and logging every RCPT). With the CPU time the servers
-# spent per 1,000 sessions: steadier than the rate on a shared machine.
+# spent per 1,000 sessions: steadier than the rate on a shared machine;
+# and the system calls a session costs the child (strace -c).
 # And memory with 10,000 idle connections held
 # (measured first, on fresh servers; for greygate twice, to see whether it
 # is given back), with a well-behaved client served meanwhile. With
@@ -83,6 +84,26 @@ hold() { # hold $HOLD idle connections; sets held, and good (a good client meanw
 		grep -o "got .* in [0-9.]* s" || echo "no answer")
 }
 release() { flood_release; }
+# The system calls a session costs the child, each counted by strace -c
+# over a short run at 500 clients (strace slows the child: the counts per
+# session hold, the rate does not).
+syscalls_per_session() { # NAME CHILD-PID
+	local out sessions
+	command -v strace >/dev/null || { printf '%-22s system calls: no strace (scripts/deps bench)\n' "$1"; return; }
+	strace -c -f -o "$NETNS_TMP/strace" -p "$2" 2>/dev/null &
+	local tracer=$!
+	sleep 0.5
+	out=$(nsx sender "$load" 203.0.113.1 25 500 3 "${FLOOD_SOURCES[@]}") || fail "$1 under strace: $out"
+	kill -INT "$tracer"
+	wait "$tracer" 2>/dev/null || true
+	sessions=$(echo "$out" | sed 's/.*sessions=\([0-9]*\).*/\1/')
+	printf '%-22s system calls a session in the child: %s\n' "$1" "$(awk -v n="$sessions" '
+		$1 ~ /^[0-9.]+$/ && NF >= 5 { # % time, seconds, usecs/call, calls, [errors,] syscall
+			if ($NF == "total") total = $4
+			else if ($4 / n >= 0.01) list = list sprintf(" %s %.2f", $NF, $4 / n)
+		}
+		END { printf "%.1f (%s)", total / n, substr(list, 2) }' "$NETNS_TMP/strace")"
+}
 
 echo "== floor: bench/smtp-floor.c"
 netns_spawn gw "$GREYGATE_BUILD/bench/smtp-floor" 2600
@@ -161,6 +182,7 @@ gg_child2=$(pss_kib "$child")
 release
 sleep 2
 run_load "greygate whole" 25 "$child" "$GG_PID"
+syscalls_per_session "greygate whole" "$child"
 ggctl status --json | jq -c '{sensor: .sensor, tarpit: .tarpit}'
 # What the sensor hears under the flood: every port-25 packet of the
 # interface (nflog_group = 0), or the fast path alone (nflog_group, 2525
@@ -207,6 +229,7 @@ $FLOOD_TARPIT_CONF"
 		mkdir -p "$NETNS_TMP/store"
 		GG_BIN=$2/daemon/greygated greygated_start
 		run_load "$1" 25 "$(ggctl status --json | jq -r .child.pid)" "$GG_PID"
+		syscalls_per_session "$1" "$(ggctl status --json | jq -r .child.pid)"
 	}
 	for turn in 1 2; do # (A B B A, as above)
 		if [ "$turn" = 1 ]; then
