@@ -200,7 +200,9 @@ PY
 nsx client python3 "$NETNS_TMP/ask.py" 198.51.100.20 150 2>/dev/null || true
 start=$(date +%s%N)
 ggctl status >/dev/null || fail "status failed while the child read nothing"
-[ $(( ($(date +%s%N) - start) / 1000000 )) -lt 1000 ] || fail "status took over a second while the child read nothing"
+# (held up by the child, status would wait until it reads again: the
+# bound is loose, for a busy machine)
+[ $(( ($(date +%s%N) - start) / 1000000 )) -lt 5000 ] || fail "status took over 5 s while the child read nothing"
 evil start-reading
 echo "ok: while the child read nothing, greygated answered at once"
 

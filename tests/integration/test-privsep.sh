@@ -70,19 +70,24 @@ in_gg "$ctl" --socket /run/greygate/control.sock list allow | grep "198.51.100" 
 	fail "a refused peer's allow took effect"
 echo "ok: the child's user is refused, even in the admin group; the refusal is logged"
 
-# 70 idle connections (more than the slots) do not lock out greygatectl.
+# 70 idle connections (more than the slots) do not lock out greygatectl:
+# they stay open until status has answered, so a lock-out would show as
+# a wait of 30 s or a refusal, not as a few hundred milliseconds more (the
+# bound is loose, for a busy machine: this is no benchmark).
 in_gg python3 -c '
 import socket, sys, time
 s = [socket.socket(socket.AF_UNIX) for _ in range(70)]
 for x in s: x.connect("/run/greygate/control.sock")
-time.sleep(3)' &
+time.sleep(30)' &
 idle=$!
+netns_on_exit "kill $idle 2>/dev/null"
 sleep 0.5
 t0=$(date +%s%N)
 in_gg "$ctl" --socket /run/greygate/control.sock status >/dev/null || fail "status refused during the idle flood"
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-[ "$ms" -lt 1000 ] || fail "status took $ms ms while 70 idle connections waited"
-wait "$idle" || true
+kill "$idle" 2>/dev/null || true
+wait "$idle" 2>/dev/null || true
+[ "$ms" -lt 5000 ] || fail "status took $ms ms while 70 idle connections waited"
 echo "ok: greygatectl answered in $ms ms while 70 idle connections were open"
 
 # --- the child holds nothing of greygated's memory ---
