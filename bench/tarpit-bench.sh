@@ -19,7 +19,9 @@
 # greygate whole is run again from that build, as its reference.
 # Then greygate whole again, fresh, with its sensor on the interface and
 # on NFLOG ([gateway] nflog_group: the fast path alone) in turns, with
-# what the sensor read and what its capture dropped.
+# what the sensor read and what its capture dropped. Last, the floor
+# behind the redirect and greygate whole in turns, with the ratio of
+# each pair (the issue's measure, taken back to back).
 # Run as root after a build:  bench/tarpit-bench.sh [SECONDS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../tests/integration" && pwd)
@@ -241,6 +243,67 @@ $FLOOD_TARPIT_CONF"
 		fi
 	done
 fi
+# The issue's ratio, greygate whole against the floor behind the same
+# redirect, taken in turns (floor, greygate, greygate, floor): the
+# floor's own rate has moved by 75% between two runs minutes apart on
+# this shared machine, so each pair is measured back to back. greygated
+# stops for the floor's turns (its redirect would take port 25).
+echo "== the floor behind the redirect and greygate whole (NFLOG, the default), in turns"
+gg_stop() {
+	kill "$GG_PID"
+	wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "greygated did not stop"
+}
+turn_out() { # NAME OUTPUT: printed, and kept for the ratios
+	echo "$2"
+	echo "$2" | sed "s/^/$1 /" >>"$NETNS_TMP/turns"
+}
+floor_turn() {
+	local pid out
+	netns_spawn gw "$GREYGATE_BUILD/bench/smtp-floor" 2600
+	pid=$SPAWNED
+	sleep 0.5
+	nsx gw nft -f - <<'NFT'
+table inet floor_redirect {
+	chain prerouting {
+		type nat hook prerouting priority dstnat;
+		tcp dport 25 redirect to :2600
+	}
+}
+NFT
+	out=$(run_load "floor, nft redirect" 25 "$pid")
+	turn_out floor "$out"
+	nsx gw nft delete table inet floor_redirect
+	kill "$pid"
+	wait "$pid" 2>/dev/null || true
+}
+gg_turn() {
+	local out
+	rm -rf "$NETNS_TMP/store"
+	mkdir -p "$NETNS_TMP/store"
+	greygated_conf "log_level = info
+$FLOOD_TARPIT_CONF"
+	greygated_start
+	out=$(run_load "greygate whole" 25 "$(ggctl status --json | jq -r .child.pid)" "$GG_PID")
+	turn_out greygate "$out"
+	gg_stop
+}
+gg_stop
+: >"$NETNS_TMP/turns"
+floor_turn
+gg_turn
+gg_turn
+floor_turn
+# (pairs: the first floor with the first greygate, the second with the
+# second, at each concurrency)
+awk '{ for (i = 1; i <= NF; i++) {
+         if ($i == "concurrency") c = $(i + 1)
+         if ($i ~ /^rate=/) r = substr($i, 6)
+       }
+       n[$1 c]++; v[$1 c, n[$1 c]] = r }
+     END { for (c = 50; c <= 500; c += 450)
+             printf "greygate / the floor behind the redirect, %d clients: %.2fx and %.2fx\n",
+                    c, v["greygate" c, 1] / v["floor" c, 1], v["greygate" c, 2] / v["floor" c, 2] }' \
+	"$NETNS_TMP/turns"
 echo
 printf 'memory (PSS) with %d idle connections opened at once, before the load runs:\n' "$HOLD"
 printf '  postfix:  %s greeted; all its processes %d KiB (%d KiB idle); a good client meanwhile: %s\n' \
