@@ -275,14 +275,18 @@ out_bounced() { # SUBJECT PATTERN: the sending Postfix bounced it so
 	! mail_delivered mx "$1" || fail "$1 was delivered"
 	nsx sender postsuper -c "$(postfix_dir out)" -d ALL >/dev/null 2>&1 || true
 }
-out_reconfigure "smtp_bind_address = 203.0.113.33"
-OUT_FROM=lisa@sender.test out_send "listed-1"
-out_deferred "listed-1" "said: 451 4.7.1 <bob@example.org>: .*Greylisted, please try again in 7200 seconds"
-line=$(grep -F "action=greylist, reason=new, client=203.0.113.33," "$GG_LOG" || true)
-[[ "$line" == *", delay=7200, signals=fcrdns:confirmed:mx13.sender.test;rdns:plain;spf:pass:sender.test;dnsbl:bl.test(+2);suspicious;pooled" ]] ||
-	fail "the listed Postfix sender's line: $(grep "client=203.0.113.33," "$GG_LOG")"
-out_reconfigure "smtp_bind_address = 203.0.113.10"
-echo "ok: a real Postfix sender a DNS list names: deferred for the longer delay (2 h)"
+# (the real Postfix senders below run in the plain run only: under the
+# sanitizers, GG_QUICK=1, greygated's paths are the scripted clients')
+if [ -z "${GG_QUICK:-}" ]; then
+	out_reconfigure "smtp_bind_address = 203.0.113.33"
+	OUT_FROM=lisa@sender.test out_send "listed-1"
+	out_deferred "listed-1" "said: 451 4.7.1 <bob@example.org>: .*Greylisted, please try again in 7200 seconds"
+	line=$(grep -F "action=greylist, reason=new, client=203.0.113.33," "$GG_LOG" || true)
+	[[ "$line" == *", delay=7200, signals=fcrdns:confirmed:mx13.sender.test;rdns:plain;spf:pass:sender.test;dnsbl:bl.test(+2);suspicious;pooled" ]] ||
+		fail "the listed Postfix sender's line: $(grep "client=203.0.113.33," "$GG_LOG")"
+	out_reconfigure "smtp_bind_address = 203.0.113.10"
+	echo "ok: a real Postfix sender a DNS list names: deferred for the longer delay (2 h)"
+fi
 
 # --- a HELO that is neither a name nor an address literal: suspicious,
 # from a client DNS says nothing against ---
@@ -310,12 +314,15 @@ wait_for 5 logged "action=refuse, reason=spf-fail, client=203.0.113.13," ||
 reply=$(SMTP_SENDER=bob@nospf.sender.test try 203.0.113.12)
 [[ "$reply" == *"RCPT 451 4.7.1 <"*"Greylisted"* ]] || fail "SPF none must not be refused: $reply"
 # ... a real Postfix sender too: the message bounces at once
-out_reconfigure "smtp_bind_address = 203.0.113.13"
-OUT_FROM=mia@sender.test out_send "spf-fail-1"
-out_bounced "spf-fail-1" "said: 550 5.7.23 <bob@example.org>: .*SPF does not let this client send"
-out_reconfigure "smtp_bind_address = 203.0.113.10"
+if [ -z "${GG_QUICK:-}" ]; then
+	out_reconfigure "smtp_bind_address = 203.0.113.13"
+	OUT_FROM=mia@sender.test out_send "spf-fail-1"
+	out_bounced "spf-fail-1" "said: 550 5.7.23 <bob@example.org>: .*SPF does not let this client send"
+	out_reconfigure "smtp_bind_address = 203.0.113.10"
+	echo "ok: refuse_spf_fail: a real Postfix sender's message SPF fails for bounced at once (550 5.7.23)"
+fi
 reload_edited 's/^refuse_spf_fail = yes$/refuse_spf_fail = no/'
-echo "ok: refuse_spf_fail (a reload): SPF fail refused 550 5.7.23 (a real Postfix sender's message bounced at once), SPF none greylisted"
+echo "ok: refuse_spf_fail (a reload): SPF fail refused 550 5.7.23, SPF none greylisted"
 
 # --- a sender's domain that takes no mail: suspicious, never trusted
 # (203.0.113.24 and .16 are forward-confirmed, trust is fcrdns since the
@@ -349,17 +356,19 @@ echo "ok: a sender's domain without MX, A or AAAA, or with a null MX: suspicious
 # a real Postfix sender's message to one that does not exist bounces at
 # once, and no triplet is kept (from 203.0.113.25: no pass opened it a
 # way around the tarpit) ---
-printf 'bob@example.org\n' >"$NETNS_TMP/recipients"
-reload_edited "/^\[greylist\]\$/a valid_recipients = $NETNS_TMP/recipients"
-out_reconfigure "smtp_bind_address = 203.0.113.25"
-OUT_FROM=hank@nospf.sender.test OUT_TO=nobody@example.org out_send "unknown-rcpt-1"
-out_bounced "unknown-rcpt-1" "said: 550 5.1.1 <nobody@example.org>: Recipient address rejected: User unknown"
-wait_for 5 logged "action=refuse, reason=unknown-recipient, client=203.0.113.25," ||
-	fail "no refusal logged: $(grep "client=203.0.113.25," "$GG_LOG")"
-! ggctl list grey | grep -F "nobody@example.org" >/dev/null || fail "a triplet was kept for the unknown recipient"
-out_reconfigure "smtp_bind_address = 203.0.113.10"
-reload_edited '/^valid_recipients = /d'
-echo "ok: valid_recipients (a reload): a real Postfix sender's message to an unknown recipient bounced at once (550 5.1.1), no triplet kept"
+if [ -z "${GG_QUICK:-}" ]; then
+	printf 'bob@example.org\n' >"$NETNS_TMP/recipients"
+	reload_edited "/^\[greylist\]\$/a valid_recipients = $NETNS_TMP/recipients"
+	out_reconfigure "smtp_bind_address = 203.0.113.25"
+	OUT_FROM=hank@nospf.sender.test OUT_TO=nobody@example.org out_send "unknown-rcpt-1"
+	out_bounced "unknown-rcpt-1" "said: 550 5.1.1 <nobody@example.org>: Recipient address rejected: User unknown"
+	wait_for 5 logged "action=refuse, reason=unknown-recipient, client=203.0.113.25," ||
+		fail "no refusal logged: $(grep "client=203.0.113.25," "$GG_LOG")"
+	! ggctl list grey | grep -F "nobody@example.org" >/dev/null || fail "a triplet was kept for the unknown recipient"
+	out_reconfigure "smtp_bind_address = 203.0.113.10"
+	reload_edited '/^valid_recipients = /d'
+	echo "ok: valid_recipients (a reload): a real Postfix sender's message to an unknown recipient bounced at once (550 5.1.1), no triplet kept"
+fi
 
 # --- DNS away: answered once the budget is spent ---
 mapfile -t nsd_pids < <(nsd_pids)
