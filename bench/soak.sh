@@ -7,9 +7,9 @@
 # at the tarpit, senders greylisted then passed and handed off with a
 # message, then on the fast path with another (bench/soak-load.py), and
 # a sending Postfix whose mail goes through every 20 s; greygatectl
-# status and list every 5 s, a reload every minute (every other one
-# changes the tarpit's settings: a new child takes over, the one before
-# drains); with --redis, the store is a real redis-server, restarted
+# status and list every 5 s, a reload every minute (each one changes the
+# tarpit's idle timeout, 31 s, 30 s, ...: a new child takes over, the one
+# before drains); with --redis, the store is a real redis-server, restarted
 # halfway through. --pass-ttl N makes passes last N minutes (refreshed
 # every minute), so that the pass sets and what greygated keeps for them
 # level off once passes expire as fast as they come: how a long-running
@@ -23,7 +23,8 @@
 # max(2 MiB, 5%) for RSS and 4 for descriptors), when a message accepted
 # is missing or delivered twice, or when a sanitizer speaks (GG_BIN=an
 # ASan build's greygated).
-#   bench/soak.sh [--minutes N] [--redis] [--pass-ttl N] [--out DIR]  (root)
+#   bench/soak.sh [--minutes N | --seconds N] [--redis] [--pass-ttl N] [--out DIR]  (root)
+# (--seconds, 60 or more: the test run's short soak; one reload at least)
 set -euo pipefail
 bench=$(cd "$(dirname "$0")" && pwd)
 here=$bench/../tests/integration
@@ -33,18 +34,24 @@ GREYGATE_BUILD=${GREYGATE_BUILD:-$(cd "$bench/.." && pwd)/build}
 . "$here/../lib/greygated.sh"
 . "$here/../lib/handoff.sh"
 
-minutes=60 redis=0 out=$PWD pass_ttl=
+minutes=60 redis=0 out=$PWD pass_ttl= seconds=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--minutes) minutes=$2; shift 2 ;;
+	--seconds) seconds=$2; shift 2 ;;
 	--redis) redis=1; shift ;;
 	--pass-ttl) pass_ttl=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	*) echo "usage: soak.sh [--minutes N] [--redis] [--pass-ttl N] [--out DIR]" >&2; exit 2 ;;
+	*) echo "usage: soak.sh [--minutes N | --seconds N] [--redis] [--pass-ttl N] [--out DIR]" >&2; exit 2 ;;
 	esac
 done
-[[ "$minutes" =~ ^[0-9]+$ ]] && [ "$minutes" -gt 0 ] || { echo "soak: --minutes must be a whole number above 0" >&2; exit 2; }
-seconds=$(( minutes * 60 ))
+if [ -n "$seconds" ]; then
+	[[ "$seconds" =~ ^[0-9]+$ ]] && [ "$seconds" -ge 60 ] ||
+		{ echo "soak: --seconds must be a whole number, 60 or more (one reload at least)" >&2; exit 2; }
+else
+	[[ "$minutes" =~ ^[0-9]+$ ]] && [ "$minutes" -gt 0 ] || { echo "soak: --minutes must be a whole number above 0" >&2; exit 2; }
+	seconds=$(( minutes * 60 ))
+fi
 [ -z "$pass_ttl" ] || [[ "$pass_ttl" =~ ^[0-9]+$ && "$pass_ttl" -ge 2 ]] ||
 	{ echo "soak: --pass-ttl must be a whole number of minutes, 2 or more" >&2; exit 2; }
 mkdir -p "$out"
@@ -129,7 +136,7 @@ echo "t_s,rss_parent_kb,rss_child_kb,fds_parent,fds_child,pass4,pass6,passes_kno
 nsx sender python3 "$bench/soak-load.py" 203.0.113.1 "$seconds" 2 "$NETNS_TMP/sent" 2001:db8:1::1 \
 	2>"$NETNS_TMP/load.err" &
 load=$!
-echo "soak: $minutes minute(s)$([ "$redis" = 1 ] && echo ", on Redis"); samples in $csv"
+echo "soak: $seconds s$([ "$redis" = 1 ] && echo ", on Redis"); samples in $csv"
 start=$(date +%s)
 n_out=0 last_reload=$start restarted=0 reloads=0
 while kill -0 "$load" 2>/dev/null; do
@@ -150,8 +157,8 @@ while kill -0 "$load" 2>/dev/null; do
 		sleep 5
 	done
 	if [ $(( now - last_reload )) -ge 60 ]; then
-		# Every other one changes the tarpit: a new child takes over
-		# while the one before finishes its joined sessions.
+		# Each one changes the tarpit: a new child takes over while
+		# the one before finishes its joined sessions.
 		reloads=$(( reloads + 1 ))
 		sed -i "s/^idle_timeout = .*/idle_timeout = $(( 30 + reloads % 2 ))s/" "$NETNS_TMP/greygate.conf"
 		ggctl reload >/dev/null || fail "greygatectl reload failed"
@@ -190,4 +197,4 @@ echo "soak: $accepted messages accepted: $missing missing, $doubled delivered tw
 [ "$missing" = 0 ] && [ "$doubled" = 0 ] || fail "messages lost or doubled"
 [ "$sanitizer" = 0 ] || fail "a sanitizer spoke: $(grep -m3 -E 'ERROR: |runtime error:' "$log")"
 [ -z "${verdict:-}" ] || fail "something grew after the warm-up (soak-verdict above)"
-echo "ok: soak of $minutes minute(s): flat, nothing lost; $csv, $svg"
+echo "ok: soak of $seconds s: flat, nothing lost; $csv, $svg"
