@@ -115,7 +115,12 @@ run_load "floor" 2600 "$floor_pid"
 # The same floor reached as greygate's tarpit is: port 25 redirected by an
 # nft rule (conntrack and NAT on every connection), the part of greygate's
 # cost that any firewall-level greylister (spamd behind pf's rdr) pays.
-nsx gw nft -f - <<'NFT'
+floor_redirect() { # on|off: port 25 redirected to the floor's port 2600
+	if [ "$1" = off ]; then
+		nsx gw nft delete table inet floor_redirect
+		return
+	fi
+	nsx gw nft -f - <<'NFT'
 table inet floor_redirect {
 	chain prerouting {
 		type nat hook prerouting priority dstnat;
@@ -123,8 +128,10 @@ table inet floor_redirect {
 	}
 }
 NFT
+}
+floor_redirect on
 run_load "floor, nft redirect" 25 "$floor_pid"
-nsx gw nft delete table inet floor_redirect
+floor_redirect off
 kill "$floor_pid"
 wait "$floor_pid" 2>/dev/null || true
 
@@ -262,17 +269,10 @@ floor_turn() {
 	netns_spawn gw "$GREYGATE_BUILD/bench/smtp-floor" 2600
 	pid=$SPAWNED
 	sleep 0.5
-	nsx gw nft -f - <<'NFT'
-table inet floor_redirect {
-	chain prerouting {
-		type nat hook prerouting priority dstnat;
-		tcp dport 25 redirect to :2600
-	}
-}
-NFT
+	floor_redirect on
 	out=$(run_load "floor, nft redirect" 25 "$pid")
 	turn_out floor "$out"
-	nsx gw nft delete table inet floor_redirect
+	floor_redirect off
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
 }
