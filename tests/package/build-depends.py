@@ -94,13 +94,14 @@ def main():
     if missing_here:
         sys.exit("not installed here (scripts/deps installs them): " +
                  " ".join(missing_here))
+    asked = wanted(top)
     bad = [f"{name} (asked in {where})" for name, where in
-           sorted(wanted(top).items()) if name not in provided]
+           sorted(asked.items()) if name not in provided]
     if bad:
         print("no Build-Depends of debian/control gives these pkg-config "
               "files:", ", ".join(bad))
         return 1
-    print(f"ok: {len(wanted(top))} libraries meson asks for, each from a "
+    print(f"ok: {len(asked)} libraries meson asks for, each from a "
           "package Build-Depends names")
     return 0
 
