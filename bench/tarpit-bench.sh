@@ -22,7 +22,10 @@
 # what the sensor read and what its capture dropped. Last, the floor
 # behind the redirect and greygate whole in turns, with the ratio of
 # each pair (the issue's measure, taken back to back).
-# Run as root after a build:  bench/tarpit-bench.sh [SECONDS]
+# With --split, only that last part, each turn's CPU time split by process
+# (greygated's child and parent; the load generator's too), and where
+# the time goes by perf's samples (perf: scripts/deps bench).
+# Run as root after a build:  bench/tarpit-bench.sh [--split] [SECONDS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../tests/integration" && pwd)
 GREYGATE_BUILD=${GREYGATE_BUILD:-$(cd "$here/../.." && pwd)/build}
@@ -32,6 +35,11 @@ GREYGATE_BUILD=${GREYGATE_BUILD:-$(cd "$here/../.." && pwd)/build}
 . "$here/../lib/flood.sh"
 abuse="python3 $here/../lib/smtp-abuse.py"
 load=$GREYGATE_BUILD/bench/smtp-load
+mode=all
+if [ "${1:-}" = --split ]; then
+	mode=split
+	shift
+fi
 secs=${1:-10}
 HOLD=10000
 
@@ -53,16 +61,28 @@ cpu_ticks() { # PID...: their user+system time, in clock ticks
 	echo "$t"
 }
 run_load() { # NAME PORT [PID...]: both concurrencies; with PIDs, their CPU
-	local c out name=$1 port=$2 t0 sessions
+	local c out name=$1 port=$2 t0 sessions load_ms p each
 	shift 2
 	for c in 50 500; do
-		[ $# -eq 0 ] || t0=$(cpu_ticks "$@")
-		out=$(nsx sender "$load" 203.0.113.1 "$port" "$c" "$secs" "${FLOOD_SOURCES[@]}") ||
+		t0=()
+		for p in "$@"; do t0+=("$(cpu_ticks "$p")"); done
+		# (bash's times: the shell's, then its children's user and
+		# system time, the load generator's)
+		out=$(nsx sender "$load" 203.0.113.1 "$port" "$c" "$secs" "${FLOOD_SOURCES[@]}" && times) ||
 			fail "$name at $c: $out"
+		load_ms=$(echo "$out" | awk 'NR == 3 { split($1, u, "m"); split($2, s, "m")
+			printf "%d", (u[1] * 60 + u[2] + s[1] * 60 + s[2]) * 1000 }')
+		out=$(echo "$out" | head -1)
+		sessions=$(echo "$out" | sed 's/.*sessions=\([0-9]*\).*/\1/')
 		if [ $# -gt 0 ]; then
-			sessions=$(echo "$out" | sed 's/.*sessions=\([0-9]*\).*/\1/')
-			out="$out cpu_ms_per_1000=$(( ($(cpu_ticks "$@") - t0) * 10 * 1000 / sessions ))"
+			each=()
+			for p in "$@"; do
+				each+=($(( ($(cpu_ticks "$p") - t0[${#each[@]}]) * 10 * 1000 / sessions )))
+			done
+			out="$out cpu_ms_per_1000=$(IFS=+; echo $(( ${each[*]} )))"
+			[ $# -eq 1 ] || out="$out (each: $(IFS=+; echo "${each[*]}"))"
 		fi
+		out="$out load_cpu_ms_per_1000=$(( load_ms * 1000 / sessions ))"
 		printf '%-22s concurrency %3d  %s\n' "$name" "$c" "$out"
 	done
 }
@@ -107,14 +127,7 @@ syscalls_per_session() { # NAME CHILD-PID
 		END { printf "%.1f (%s)", total / n, substr(list, 2) }' "$NETNS_TMP/strace")"
 }
 
-echo "== floor: bench/smtp-floor.c"
-netns_spawn gw "$GREYGATE_BUILD/bench/smtp-floor" 2600
-floor_pid=$SPAWNED
-sleep 0.5
-run_load "floor" 2600 "$floor_pid"
-# The same floor reached as greygate's tarpit is: port 25 redirected by an
-# nft rule (conntrack and NAT on every connection), the part of greygate's
-# cost that any firewall-level greylister (spamd behind pf's rdr) pays.
+# The floor behind the redirect and greygate whole, back to back.
 floor_redirect() { # on|off: port 25 redirected to the floor's port 2600
 	if [ "$1" = off ]; then
 		nsx gw nft delete table inet floor_redirect
@@ -129,6 +142,147 @@ table inet floor_redirect {
 }
 NFT
 }
+gg_stop() {
+	kill "$GG_PID"
+	wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "greygated did not stop"
+}
+gg_fresh() { # [EXTRA-CONF]: greygated whole (from GG_BIN if set), an empty store
+	rm -rf "$NETNS_TMP/store"
+	mkdir -p "$NETNS_TMP/store"
+	greygated_conf "log_level = info
+${1:-}
+$FLOOD_TARPIT_CONF"
+	greygated_start
+}
+gg_child() { ggctl status --json | jq -r .child.pid; }
+turn_out() { # NAME OUTPUT: printed, and kept for the ratios
+	echo "$2"
+	echo "$2" | sed "s/^/$1 /" >>"$NETNS_TMP/turns"
+}
+floor_up() { # the floor on 2600, port 25 redirected to it; FLOOR_PID
+	netns_spawn gw "$GREYGATE_BUILD/bench/smtp-floor" 2600
+	FLOOR_PID=$SPAWNED
+	sleep 0.5
+	floor_redirect on
+}
+floor_down() {
+	floor_redirect off
+	kill "$FLOOR_PID"
+	wait "$FLOOR_PID" 2>/dev/null || true
+}
+floor_turn() {
+	floor_up
+	turn_out floor "$(run_load "floor, nft redirect" 25 "$FLOOR_PID")"
+	floor_down
+}
+gg_turn() {
+	gg_fresh
+	turn_out greygate "$(run_load "greygate whole" 25 "$(gg_child)" "$GG_PID")"
+	gg_stop
+}
+# The issue's ratio, greygate whole against the floor behind the same
+# redirect, taken in turns (floor, greygate, greygate, floor): the
+# floor's own rate has moved by 75% between two runs minutes apart on
+# this shared machine, so each pair is measured back to back. greygated
+# is stopped before (the floor's redirect would meet its rules). With
+# each pair's ratio, the ratio the CPU time predicts: on two cores the
+# servers and the load generator share, the rate goes as the inverse
+# of everyone's CPU time a session, (floor + its load) / (greygate + its
+# load), while the cores are busy (busy= says how busy).
+in_turns() {
+	: >"$NETNS_TMP/turns"
+	floor_turn
+	gg_turn
+	gg_turn
+	floor_turn
+	# (pairs: the first floor with the first greygate, the second with
+	# the second, at each concurrency)
+	awk '{ for (i = 1; i <= NF; i++) {
+	         if ($i == "concurrency") c = $(i + 1)
+	         split($i, kv, "=")
+	         if (kv[1] == "rate") r = kv[2]
+	         if (kv[1] == "cpu_ms_per_1000") cpu = kv[2]
+	         if (kv[1] == "load_cpu_ms_per_1000") l = kv[2]
+	       }
+	       k = $1 c; n[k]++; rate[k, n[k]] = r; all[k, n[k]] = cpu + l }
+	     END { for (c = 50; c <= 500; c += 450) {
+	             f = "floor" c; g = "greygate" c
+	             printf "greygate / the floor behind the redirect, %d clients: %.2fx and %.2fx (from the CPU time a session: %.2fx and %.2fx)\n",
+	                    c, rate[g, 1] / rate[f, 1], rate[g, 2] / rate[f, 2],
+	                    all[f, 1] / all[g, 1], all[f, 2] / all[g, 2] } }' \
+		"$NETNS_TMP/turns"
+}
+# Where the time goes (--split, with perf): one more run at 50 clients
+# of each, its processes sampled by perf; each symbol's share of a
+# process's samples times that process's CPU time a session gives
+# microseconds a session. Printed: the most of each process, and where
+# greygate's child spends more than the floor.
+perf_run() { # TAG PID...: a 50-client run, each PID sampled to $NETNS_TMP/perf.TAG.N
+	local i=0 p pids=() t0 out sessions
+	for p in "${@:2}"; do
+		perf record -q -F 999 -g -o "$NETNS_TMP/perf.$1.$i" -p "$p" 2>/dev/null &
+		pids+=($!)
+		i=$(( i + 1 ))
+	done
+	sleep 0.5
+	t0=()
+	for p in "${@:2}"; do t0+=("$(cpu_ticks "$p")"); done
+	out=$(nsx sender "$load" 203.0.113.1 25 50 "$secs" "${FLOOD_SOURCES[@]}") || fail "$1 under perf: $out"
+	sessions=$(echo "$out" | sed 's/.*sessions=\([0-9]*\).*/\1/')
+	i=0
+	for p in "${@:2}"; do
+		# (ticks of 10 ms: nanoseconds a session)
+		echo $(( ($(cpu_ticks "$p") - t0[i]) * 10000000 / sessions )) >"$NETNS_TMP/perf.$1.$i.ns"
+		i=$(( i + 1 ))
+	done
+	kill -INT "${pids[@]}"
+	wait "${pids[@]}" 2>/dev/null || true
+}
+perf_symbols() { # FILE-STEM: "microseconds symbol", most first
+	perf report -q -i "$1" --no-children --sort sym -g none --stdio 2>/dev/null |
+		awk -v ns="$(cat "$1.ns")" '$1 ~ /%$/ { p = $1 + 0; $1 = ""; sub(/^ +(\[[k.]\] )?/, "")
+			printf "%.2f %s\n", p * ns / 1e5, $0 }'
+}
+where_the_time_goes() {
+	command -v perf >/dev/null || { echo "where the time goes: no perf (scripts/deps bench)"; return; }
+	floor_up
+	perf_run floor "$FLOOR_PID"
+	floor_down
+	gg_fresh
+	perf_run gg "$(gg_child)" "$GG_PID"
+	gg_stop
+	echo "== where the time goes, microseconds a session (50 clients, perf -F 999)"
+	awk '{ printf "%s%.1f", (NR > 1 ? ", " : ""), $1 / 1000 } END { print "" }' "$NETNS_TMP/perf.floor.0.ns" \
+		"$NETNS_TMP/perf.gg.0.ns" "$NETNS_TMP/perf.gg.1.ns" | sed 's/^/the floor, greygate'"'"'s child, its parent: /'
+	# (what a system call costs on this machine, for scale)
+	perf bench syscall basic -l 2000000 2>/dev/null | grep usecs/op | sed 's/^ */a system call (getppid): /' || true
+	perf_symbols "$NETNS_TMP/perf.floor.0" >"$NETNS_TMP/sym.floor"
+	perf_symbols "$NETNS_TMP/perf.gg.0" >"$NETNS_TMP/sym.child"
+	perf_symbols "$NETNS_TMP/perf.gg.1" >"$NETNS_TMP/sym.parent"
+	echo "-- the parent, its most"
+	head -15 "$NETNS_TMP/sym.parent"
+	echo "-- the child beyond the floor (child - floor, floor, child)"
+	awk 'FNR == NR { f[substr($0, index($0, " ") + 1)] = $1; next }
+	     { s = substr($0, index($0, " ") + 1); c[s] = $1 }
+	     END { for (s in c) printf "%.2f %.2f %.2f %s\n", c[s] - f[s], f[s], c[s], s
+	           for (s in f) if (!(s in c)) printf "%.2f %.2f 0.00 %s\n", -f[s], f[s], s }' \
+		"$NETNS_TMP/sym.floor" "$NETNS_TMP/sym.child" | sort -rn | head -20
+}
+if [ "$mode" = split ]; then
+	echo "== the floor behind the redirect and greygate whole (NFLOG, the default), in turns"
+	in_turns
+	where_the_time_goes
+	exit 0
+fi
+
+echo "== floor: bench/smtp-floor.c"
+netns_spawn gw "$GREYGATE_BUILD/bench/smtp-floor" 2600
+floor_pid=$SPAWNED
+sleep 0.5
+run_load "floor" 2600 "$floor_pid"
+# The same floor reached as greygate's tarpit is: port 25 redirected by an
+# nft rule (conntrack and NAT on every connection), the part of greygate's
+# cost that any firewall-level greylister (spamd behind pf's rdr) pays.
 floor_redirect on
 run_load "floor, nft redirect" 25 "$floor_pid"
 floor_redirect off
@@ -169,11 +323,8 @@ release
 postfix_stop mx
 
 echo "== greygate: redirect, tarpit, sensor and policy"
-mkdir -p "$NETNS_TMP/store"
-greygated_conf "log_level = info
-$FLOOD_TARPIT_CONF"
-greygated_start
-child=$(ggctl status --json | jq -r .child.pid)
+gg_fresh
+child=$(gg_child)
 gg_before=$(pss_kib "$child")
 hold
 gg_held=$held
@@ -200,15 +351,9 @@ ggctl status --json | jq -c '{sensor: .sensor, tarpit: .tarpit}'
 # the capture dropped during that run.
 echo "== greygate whole, the sensor on the interface and on NFLOG, fresh, in turns"
 sensor_fresh() { # NAME EXTRA-CONF
-	kill "$GG_PID"
-	wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "greygated did not stop"
-	rm -rf "$NETNS_TMP/store"
-	mkdir -p "$NETNS_TMP/store"
-	greygated_conf "log_level = info
-$2
-$FLOOD_TARPIT_CONF"
-	greygated_start
-	run_load "$1" 25 "$(ggctl status --json | jq -r .child.pid)" "$GG_PID"
+	gg_stop
+	gg_fresh "$2"
+	run_load "$1" 25 "$(gg_child)" "$GG_PID"
 	sleep 2 # (the child's last figures)
 	printf '%-22s sensor: %s\n' "$1" "$(ggctl status --json |
 		jq -c '.sensor | {packets, pcap_dropped, rcpts}')"
@@ -228,17 +373,12 @@ if [ -n "${GREYGATE_REF_BUILD:-}" ]; then
 	# Each freshly started, with an empty store, in turns: the same
 	# conditions for both (the runs above follow the memory tests), and
 	# the settings both know.
-	greygated_conf "log_level = info
-$FLOOD_TARPIT_CONF"
 	echo "== greygate whole, this build and the reference build ($GREYGATE_REF_BUILD), fresh, in turns"
 	whole_fresh() { # NAME BUILD
-		kill "$GG_PID"
-		wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "greygated did not stop"
-		rm -rf "$NETNS_TMP/store"
-		mkdir -p "$NETNS_TMP/store"
-		GG_BIN=$2/daemon/greygated greygated_start
-		run_load "$1" 25 "$(ggctl status --json | jq -r .child.pid)" "$GG_PID"
-		syscalls_per_session "$1" "$(ggctl status --json | jq -r .child.pid)"
+		gg_stop
+		GG_BIN=$2/daemon/greygated gg_fresh
+		run_load "$1" 25 "$(gg_child)" "$GG_PID"
+		syscalls_per_session "$1" "$(gg_child)"
 	}
 	for turn in 1 2; do # (A B B A, as above)
 		if [ "$turn" = 1 ]; then
@@ -250,60 +390,9 @@ $FLOOD_TARPIT_CONF"
 		fi
 	done
 fi
-# The issue's ratio, greygate whole against the floor behind the same
-# redirect, taken in turns (floor, greygate, greygate, floor): the
-# floor's own rate has moved by 75% between two runs minutes apart on
-# this shared machine, so each pair is measured back to back. greygated
-# stops for the floor's turns (its redirect would take port 25).
 echo "== the floor behind the redirect and greygate whole (NFLOG, the default), in turns"
-gg_stop() {
-	kill "$GG_PID"
-	wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "greygated did not stop"
-}
-turn_out() { # NAME OUTPUT: printed, and kept for the ratios
-	echo "$2"
-	echo "$2" | sed "s/^/$1 /" >>"$NETNS_TMP/turns"
-}
-floor_turn() {
-	local pid out
-	netns_spawn gw "$GREYGATE_BUILD/bench/smtp-floor" 2600
-	pid=$SPAWNED
-	sleep 0.5
-	floor_redirect on
-	out=$(run_load "floor, nft redirect" 25 "$pid")
-	turn_out floor "$out"
-	floor_redirect off
-	kill "$pid"
-	wait "$pid" 2>/dev/null || true
-}
-gg_turn() {
-	local out
-	rm -rf "$NETNS_TMP/store"
-	mkdir -p "$NETNS_TMP/store"
-	greygated_conf "log_level = info
-$FLOOD_TARPIT_CONF"
-	greygated_start
-	out=$(run_load "greygate whole" 25 "$(ggctl status --json | jq -r .child.pid)" "$GG_PID")
-	turn_out greygate "$out"
-	gg_stop
-}
 gg_stop
-: >"$NETNS_TMP/turns"
-floor_turn
-gg_turn
-gg_turn
-floor_turn
-# (pairs: the first floor with the first greygate, the second with the
-# second, at each concurrency)
-awk '{ for (i = 1; i <= NF; i++) {
-         if ($i == "concurrency") c = $(i + 1)
-         if ($i ~ /^rate=/) r = substr($i, 6)
-       }
-       n[$1 c]++; v[$1 c, n[$1 c]] = r }
-     END { for (c = 50; c <= 500; c += 450)
-             printf "greygate / the floor behind the redirect, %d clients: %.2fx and %.2fx\n",
-                    c, v["greygate" c, 1] / v["floor" c, 1], v["greygate" c, 2] / v["floor" c, 2] }' \
-	"$NETNS_TMP/turns"
+in_turns
 echo
 printf 'memory (PSS) with %d idle connections opened at once, before the load runs:\n' "$HOLD"
 printf '  postfix:  %s greeted; all its processes %d KiB (%d KiB idle); a good client meanwhile: %s\n' \
