@@ -148,7 +148,7 @@ loop_mod_fd(struct loop *loop, int fd, uint32_t events)
 }
 
 int
-loop_del_fd(struct loop *loop, int fd)
+loop_forget_fd(struct loop *loop, int fd)
 {
 	struct fd_slot *slot;
 
@@ -157,9 +157,17 @@ loop_del_fd(struct loop *loop, int fd)
 	slot = &loop->fds[fd];
 	slot->used = false;
 	slot->gen++;
-	if (epoll_ctl(loop->epfd, EPOLL_CTL_DEL, fd, NULL) < 0)
-		return -errno;
 	return 0;
+}
+
+int
+loop_del_fd(struct loop *loop, int fd)
+{
+	int r = loop_forget_fd(loop, fd);
+
+	if (r == 0 && epoll_ctl(loop->epfd, EPOLL_CTL_DEL, fd, NULL) < 0)
+		return -errno;
+	return r;
 }
 
 static void

@@ -55,6 +55,12 @@ int loop_mod_fd(struct loop *loop, int fd, uint32_t events);
  * callback: a pending event for fd in the same turn is dropped.
  * Return: 0 or -errno (-ENOENT when fd was not watched). */
 int loop_del_fd(struct loop *loop, int fd);
+/* loop_forget_fd - as loop_del_fd, without a word to the kernel: only
+ * for a descriptor about to be closed whose file no other descriptor
+ * anywhere refers to (the kernel drops its epoll entry with the file's
+ * last close; had another, the entry would stay and wake the loop for
+ * nothing until that one closed too). One system call less. */
+int loop_forget_fd(struct loop *loop, int fd);
 
 /*
  * loop_add_signal - block signo and have fn run from the loop when it

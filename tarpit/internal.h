@@ -53,6 +53,9 @@ struct conn {
 	uint8_t family;
 	uint8_t discarding; /* inside an over-long line */
 	uint8_t reached_rcpt;
+	uint8_t socket_shared; /* the asker may hold its socket too (from
+				  opened until a verdict, see
+				  tarpit_asker.released_by_verdict) */
 	uint8_t addr[16];
 	/* What it sent, not yet a whole line: TARPIT_LINE_MAX bytes, made
 	 * when it sends and freed when every line in it is answered (a bot

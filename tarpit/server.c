@@ -153,7 +153,12 @@ conn_close(struct conn *c)
 	free(c->rcpt_line);
 	free(c->in);
 	loop_timer_cancel(tp->loop, &c->timer);
-	loop_del_fd(tp->loop, c->fd);
+	/* Held by the tarpit alone, its socket's epoll entry goes with the
+	 * close; held elsewhere too, it must be taken out. */
+	if (c->socket_shared)
+		loop_del_fd(tp->loop, c->fd);
+	else
+		loop_forget_fd(tp->loop, c->fd);
 	close(c->fd);
 	tarpit_remember_closed(tp, c->family, c->addr, c->port);
 	tp->counters.open--;
@@ -648,6 +653,9 @@ tarpit_verdict(struct tarpit *tp, uint64_t session, uint32_t question,
 
 	while (c && c->id != session)
 		c = c->id_next;
+	/* (any verdict of the session, even one too late for its question) */
+	if (c && tp->asker.released_by_verdict)
+		c->socket_shared = 0;
 	if (c && c->gate && c->dlg.asking && c->question == question) {
 		/* (a session handed already is never handed again) */
 		if (v->handoff_fd >= 0) {
@@ -841,8 +849,10 @@ conn_start(struct tarpit *tp, int fd, const struct sockaddr_storage *ss,
 	tp->counters.connections++;
 	/* Greygated learns who the client is from the socket itself, before
 	 * the session can ask anything. */
-	if (tp->asker.opened)
+	if (tp->asker.opened) {
+		c->socket_shared = 1;
 		tp->asker.opened(c->id, fd, tp->asker.ctx);
+	}
 	if (!tp->counters.stressed && tp->cfg.stress_high &&
 	    tp->counters.open >= tp->cfg.stress_high)
 		enter_stress(tp);

@@ -270,6 +270,11 @@ struct tarpit_asker {
 	void *ctx;
 	uint32_t wait_ms; /* a verdict, at most; then the plain 451 (nothing
 			     is lost: the client retries) */
+	bool released_by_verdict; /* whoever opened handed the socket to
+				     has let go of it by the time a verdict
+				     of its session comes: the tarpit is
+				     then its only holder (and closes it
+				     with one system call less) */
 };
 
 /* tarpit_set_asker - sessions ask asker->ask at RCPT and STARTTLS and

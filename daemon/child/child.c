@@ -577,7 +577,13 @@ child_setup(struct child *c)
 						.opened = session_opened,
 						.closed = session_closed,
 						.ctx = c,
-						.wait_ms = c->cfg.verdict_wait_ms});
+						.wait_ms = c->cfg.verdict_wait_ms,
+						/* greygated closes a
+						   session's socket as it
+						   reads its opening
+						   (ipc_take_up), before
+						   any question of it */
+						.released_by_verdict = true});
 	tarpit_set_handoff(c->tarpit, c->cfg.handoff_ms);
 	/* A handed session's later recipients go up as the sensor's do. */
 	tarpit_set_joined_events(c->tarpit, on_sensor_event, c);

@@ -166,6 +166,9 @@ ipc_take_up(struct sessions *s, struct ipc_record *rec, size_t len, int fd,
 		break;
 	}
 done:
+	/* Closed before any later record is taken: the child counts on a
+	 * session's socket being let go of by the time it reads a verdict
+	 * (tarpit_asker.released_by_verdict). */
 	if (fd >= 0)
 		close(fd);
 	return r;
