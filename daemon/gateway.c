@@ -59,7 +59,6 @@ struct gateway {
 	                                    counters carry over (metrics.c) */
 	struct handoff_state *handoff;   /* (handoff.c) */
 	struct metrics_listener *metrics_listener; /* NULL: none */
-	struct store_snapshot *snapshot; /* NULL: none (store_snapshot.c) */
 };
 /* --- start --- */
 
@@ -150,15 +149,13 @@ open_policy(struct gateway *gw, char *err)
 	if (store_open_why()[0])
 		log_warnx("store %s: %s: starting with an empty greylist",
 			  cfg->store_dir, store_open_why());
-	gw->snapshot = store_snapshot_start(gw->loop, cfg, gw->store,
-	                                    restored == 1);
-	if (!gw->snapshot && errno)
-		return -errno;
 	r = decider_open(gw->decider, gw->store);
 	if (r < 0)
 		return r;
-	gw->hk = housekeeping_open(&(struct housekeeping_links){
-	        gw->loop, gw->cfg, gw->store, gw->decider, gw->figures});
+	gw->hk = housekeeping_open(&(struct housekeeping_links){gw->loop,
+	                                   gw->cfg, gw->store, gw->decider,
+	                                   gw->figures},
+	                           restored == 1);
 	if (!gw->hk)
 		return -ENOMEM;
 	metrics_figures_begin(gw->figures,
@@ -478,27 +475,9 @@ gateway_close(struct gateway *gw)
 	decider_use_sets(gw->decider, NULL);
 	nftset_close(gw->nft);
 	gw->nft = NULL;
-	housekeeping_close(gw->hk); /* (the figures saved: committed
-	                               below) */
+	/* (the figures saved, the store synced, its last snapshot) */
+	housekeeping_close(gw->hk);
 	decider_close(gw->decider);
-	if (gw->store) {
-		size_t waiting = store_pending(gw->store);
-		int r = store_sync(gw->store);
-
-		/* Said, never dropped unsaid (store_close would try again in
-		 * silence). */
-		if (r < 0)
-			log_warnx("store: %zu write(s) could not be saved at "
-			          "stop (%s): they are lost with this stop; "
-			          "the clients passed among them are "
-			          "greylisted once more after the restart (is "
-			          "the disk full?)",
-			          waiting, strerror(-r));
-	}
-	/* The last snapshot (a failure is said there: the one before
-	 * stays). */
-	store_snapshot_close(gw->snapshot);
-	gw->snapshot = NULL;
 	store_close(gw->store);
 	supervise_free(gw->sup);
 	decider_free(gw->decider);
@@ -569,8 +548,8 @@ gateway_figures(struct gateway *gw, struct metrics_snapshot *s)
 	s->policy_door_on = gw->policy_door != NULL;
 	policy_door_get_stats(gw->policy_door, &s->door);
 	s->store = *store_get_counters(gw->store);
-	if ((s->snapshot_on = gw->snapshot != NULL))
-		s->snapshots = *store_snapshot_get_counters(gw->snapshot);
+	if ((s->snapshot_on = housekeeping_snapshots(gw->hk) != NULL))
+		s->snapshots = *housekeeping_snapshots(gw->hk);
 	count_sets(gw, s);
 	s->triplets = store_count(gw->store, -1);
 	s->passes = store_count(gw->store, STORE_PASS);

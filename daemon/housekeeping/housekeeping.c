@@ -3,7 +3,8 @@
  * their end dropped, the store's expired records purged, its commits and
  * (every few seconds) its sync to disk, what it did said once; and the
  * report's figures, counting on across restarts (saved with the store,
- * restored at start, shared with the other gateways of a shared store). */
+ * restored at start, shared with the other gateways of a shared store);
+ * the store's snapshots (store_snapshot.c keeps their timer). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ struct housekeeping {
 	 * hour, the first time at once) */
 	struct store_purged purged;
 	int64_t purged_said; /* 0: never yet */
+	struct store_snapshot *snapshot; /* NULL: none asked for */
 };
 
 /* The report's figures from before the restart, if any were saved. */
@@ -194,13 +196,20 @@ on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 }
 
 struct housekeeping *
-housekeeping_open(const struct housekeeping_links *l)
+housekeeping_open(const struct housekeeping_links *l, bool store_restored)
 {
 	struct housekeeping *hk = calloc(1, sizeof(*hk));
 
 	if (!hk)
 		return NULL;
 	hk->links = *l;
+	errno = 0;
+	hk->snapshot = store_snapshot_start(l->loop, l->cfg, l->store,
+	                                    store_restored);
+	if (!hk->snapshot && errno) {
+		free(hk);
+		return NULL;
+	}
 	loop_timer_init(&hk->timer, on_housekeeping, hk);
 	hk->store_seen = *store_get_counters(l->store);
 	restore_stats(hk);
@@ -230,10 +239,31 @@ housekeeping_stop(struct housekeeping *hk)
 void
 housekeeping_close(struct housekeeping *hk)
 {
+	size_t waiting;
+	int r;
+
 	if (!hk)
 		return;
 	save_stats(hk);
+	waiting = store_pending(hk->links.store);
+	r = store_sync(hk->links.store);
+	/* Said, never dropped unsaid (store_close would try again in
+	 * silence). */
+	if (r < 0)
+		log_warnx("store: %zu write(s) could not be saved at stop "
+		          "(%s): they are lost with this stop; the clients "
+		          "passed among them are greylisted once more after "
+		          "the restart (is the disk full?)",
+		          waiting, strerror(-r));
+	/* (a failure is said there: the snapshot before stays) */
+	store_snapshot_close(hk->snapshot);
 	free(hk);
+}
+
+const struct store_snapshot_counters *
+housekeeping_snapshots(const struct housekeeping *hk)
+{
+	return hk ? store_snapshot_get_counters(hk->snapshot) : NULL;
 }
 
 int64_t

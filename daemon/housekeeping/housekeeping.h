@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* greygated's housekeeping as a service (housekeeping.c): once a second,
  * run-time allow entries past their end dropped, the store's expired
- * records purged, its commits and sync; and the report's figures,
- * counting on across restarts. */
+ * records purged, its commits and sync; the report's figures, counting
+ * on across restarts; and the store's snapshots on flash
+ * (store_snapshot.h), with the last sync and snapshot at stop. */
 #ifndef GREYGATE_HOUSEKEEPING_H
 #define GREYGATE_HOUSEKEEPING_H
 
@@ -13,6 +14,7 @@
 #include "decide.h"
 #include "loop.h"
 #include "metrics.h"
+#include "store_snapshot.h"
 
 struct housekeeping;
 struct grey_store;
@@ -29,9 +31,11 @@ struct housekeeping_links {
 };
 
 /* housekeeping_open - its state, with the report's figures saved before
- * a restart taken back (the decider's greylist open). Return: NULL
- * (ENOMEM). */
-struct housekeeping *housekeeping_open(const struct housekeeping_links *l);
+ * a restart taken back (the decider's greylist open), and the store's
+ * snapshots begun when cfg asks for them (store_restored: the store is
+ * the snapshot store_snapshot_restore put back). Return: NULL (ENOMEM). */
+struct housekeeping *housekeeping_open(const struct housekeeping_links *l,
+                                       bool store_restored);
 
 /* housekeeping_start - its timer armed; records (the greylist's store,
  * where a shared store gets this gateway's share of the report) and
@@ -43,8 +47,15 @@ void housekeeping_start(struct housekeeping *hk, struct grey_store *records,
  * used (NULL is fine). */
 void housekeeping_stop(struct housekeeping *hk);
 
-/* housekeeping_close - the figures saved, and freed (NULL is fine). */
+/* housekeeping_close - the figures saved, the store's last sync (what it
+ * could not save said in the log: lost with this stop), the last
+ * snapshot, and freed (NULL is fine). The store stays open. */
 void housekeeping_close(struct housekeeping *hk);
+
+/* housekeeping_snapshots - what the snapshots did; NULL when cfg asks
+ * for none. */
+const struct store_snapshot_counters *
+housekeeping_snapshots(const struct housekeeping *hk);
 
 /* housekeeping_stats_since - when the report's counting began. */
 int64_t housekeeping_stats_since(const struct housekeeping *hk);

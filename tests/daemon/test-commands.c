@@ -74,7 +74,8 @@ setup(void)
 	figures = metrics_figures_new(loop_wall_sec(rig.loop));
 	CHECK(figures);
 	hk = housekeeping_open(&(struct housekeeping_links){
-	        rig.loop, &rig.cfg, rig.store, rig.decider, figures});
+	        rig.loop, &rig.cfg, rig.store, rig.decider, figures},
+	                       false);
 	CHECK(hk);
 	allow = allow_lists_open(&(struct allow_links){
 	        rig.loop, &rig.cfg, rig.decider, NULL, rig.records});

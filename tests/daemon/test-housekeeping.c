@@ -5,10 +5,13 @@
  * began, not from the restart), and from zero after a reset, which a
  * restart keeps; once a second, triplets unseen for the retry window are
  * purged (said in one line), run-time allow entries past their end go
- * (out of the policy too), and a stopped housekeeping does nothing. */
+ * (out of the policy too), and a stopped housekeeping does nothing; with
+ * store_snapshot_dir, the store's snapshot is its own: none while nothing
+ * was written, the last one at close. */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "check.h"
 #include "decider_rig.h"
@@ -26,8 +29,9 @@ static struct housekeeping *hk;
 static void
 open_hk(void)
 {
-	hk = housekeeping_open(&(struct housekeeping_links){
-	        rig.loop, &rig.cfg, rig.store, rig.decider, figures});
+	hk = housekeeping_open(&(struct housekeeping_links){rig.loop, &rig.cfg,
+	                               rig.store, rig.decider, figures},
+	                       false);
 	CHECK(hk);
 }
 
@@ -173,6 +177,34 @@ test_allow_entries_end(void)
 	teardown();
 }
 
+static void
+test_last_snapshot_at_close(void)
+{
+	char *snap = rig.cfg.store_snapshot_dir, file[300];
+	struct stat st;
+
+	setup();
+	CHECK(housekeeping_snapshots(hk) == NULL); /* (none asked for) */
+	housekeeping_stop(hk);
+	housekeeping_close(hk);
+	CHECK(snprintf(snap, sizeof(rig.cfg.store_snapshot_dir), "%s/snapshot",
+	               rig.dir) < (int)sizeof(rig.cfg.store_snapshot_dir));
+	CHECK(mkdir(snap, 0700) == 0);
+	rig.cfg.store_snapshot_ms = 3600 * 1000;
+	open_hk();
+	CHECK(housekeeping_snapshots(hk) != NULL);
+	CHECK_INT(housekeeping_snapshots(hk)->taken, 0);
+	attempt("198.51.100.7", "bob@example.org");
+	decider_commit_sync(rig.decider);
+	snprintf(file, sizeof(file), "%s/data.mdb", snap);
+	CHECK(stat(file, &st) < 0);
+	housekeeping_stop(hk);
+	housekeeping_close(hk);
+	hk = NULL;
+	CHECK(stat(file, &st) == 0 && st.st_size > 0);
+	teardown();
+}
+
 int
 main(void)
 {
@@ -181,5 +213,6 @@ main(void)
 	RUN(test_reset_counts_from_zero_and_stays);
 	RUN(test_purge);
 	RUN(test_allow_entries_end);
+	RUN(test_last_snapshot_at_close);
 	return 0;
 }

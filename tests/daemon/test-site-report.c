@@ -50,7 +50,8 @@ open_door(struct decider_rig *r)
 	         "%.80s/ctl.sock", r->dir);
 	figures = metrics_figures_new(loop_wall_sec(r->loop));
 	hk = housekeeping_open(&(struct housekeeping_links){
-	        r->loop, &r->cfg, r->store, r->decider, figures});
+	        r->loop, &r->cfg, r->store, r->decider, figures},
+	                       false);
 	CHECK(hk);
 	allow = allow_lists_open(&(struct allow_links){
 	        r->loop, &r->cfg, r->decider, NULL, r->records});
