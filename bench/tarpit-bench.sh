@@ -22,10 +22,12 @@
 # what the sensor read and what its capture dropped. Last, the floor
 # behind the redirect and greygate whole in turns, with the ratio of
 # each pair (the issue's measure, taken back to back).
-# With --split, only that last part, each turn's CPU time split by process
+# With --split, only that last part (--rounds N: N times, with the
+# median of the pairs), each turn's CPU time split by process
 # (greygated's child and parent; the load generator's too), and where
 # the time goes by perf's samples (perf: scripts/deps bench).
-# Run as root after a build:  bench/tarpit-bench.sh [--split] [SECONDS]
+# Run as root after a build:
+#   bench/tarpit-bench.sh [--split [--rounds N]] [SECONDS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../tests/integration" && pwd)
 GREYGATE_BUILD=${GREYGATE_BUILD:-$(cd "$here/../.." && pwd)/build}
@@ -35,10 +37,14 @@ GREYGATE_BUILD=${GREYGATE_BUILD:-$(cd "$here/../.." && pwd)/build}
 . "$here/../lib/flood.sh"
 abuse="python3 $here/../lib/smtp-abuse.py"
 load=$GREYGATE_BUILD/bench/smtp-load
-mode=all
+mode=all rounds=1
 if [ "${1:-}" = --split ]; then
 	mode=split
 	shift
+	if [ "${1:-}" = --rounds ]; then
+		rounds=$2
+		shift 2
+	fi
 fi
 secs=${1:-10}
 HOLD=10000
@@ -189,15 +195,23 @@ gg_turn() {
 # servers and the load generator share, the rate goes as the inverse
 # of everyone's CPU time a session, (floor + its load) / (greygate + its
 # load), while the cores are busy (busy= says how busy).
-in_turns() {
+in_turns() { # [ROUNDS]
+	local round
 	: >"$NETNS_TMP/turns"
-	floor_turn
-	gg_turn
-	gg_turn
-	floor_turn
-	# (pairs: the first floor with the first greygate, the second with
-	# the second, at each concurrency)
-	awk '{ for (i = 1; i <= NF; i++) {
+	for round in $(seq "${1:-1}"); do
+		floor_turn
+		gg_turn
+		gg_turn
+		floor_turn
+	done
+	# (pairs: each floor with the greygate next to it, at each
+	# concurrency: the Nth of one with the Nth of the other; with more
+	# than two pairs, their median too)
+	awk 'function median(a, n,   i, j, t) {
+	       for (i = 2; i <= n; i++)
+	         for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+	       return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+	     { for (i = 1; i <= NF; i++) {
 	         if ($i == "concurrency") c = $(i + 1)
 	         split($i, kv, "=")
 	         if (kv[1] == "rate") r = kv[2]
@@ -206,10 +220,14 @@ in_turns() {
 	       }
 	       k = $1 c; n[k]++; rate[k, n[k]] = r; all[k, n[k]] = cpu + l }
 	     END { for (c = 50; c <= 500; c += 450) {
-	             f = "floor" c; g = "greygate" c
-	             printf "greygate / the floor behind the redirect, %d clients: %.2fx and %.2fx (from the CPU time a session: %.2fx and %.2fx)\n",
-	                    c, rate[g, 1] / rate[f, 1], rate[g, 2] / rate[f, 2],
-	                    all[f, 1] / all[g, 1], all[f, 2] / all[g, 2] } }' \
+	             f = "floor" c; g = "greygate" c; by_rate = by_cpu = ""
+	             for (i = 1; i <= n[f]; i++) {
+	               rr[i] = rate[g, i] / rate[f, i]; rc[i] = all[f, i] / all[g, i]
+	               by_rate = by_rate sprintf(" %.2fx", rr[i]); by_cpu = by_cpu sprintf(" %.2fx", rc[i])
+	             }
+	             printf "greygate / the floor behind the redirect, %d clients:%s (from the CPU time a session:%s)\n", c, by_rate, by_cpu
+	             if (n[f] > 2)
+	               printf "  median of %d pairs: %.2fx (from the CPU time: %.2fx)\n", n[f], median(rr, n[f]), median(rc, n[f]) } }' \
 		"$NETNS_TMP/turns"
 }
 # Where the time goes (--split, with perf): one more run at 50 clients
@@ -266,11 +284,11 @@ where_the_time_goes() {
 	     { s = substr($0, index($0, " ") + 1); c[s] = $1 }
 	     END { for (s in c) printf "%.2f %.2f %.2f %s\n", c[s] - f[s], f[s], c[s], s
 	           for (s in f) if (!(s in c)) printf "%.2f %.2f 0.00 %s\n", -f[s], f[s], s }' \
-		"$NETNS_TMP/sym.floor" "$NETNS_TMP/sym.child" | sort -rn | head -20
+		"$NETNS_TMP/sym.floor" "$NETNS_TMP/sym.child" | sort -rn | awk 'NR <= 20' 
 }
 if [ "$mode" = split ]; then
 	echo "== the floor behind the redirect and greygate whole (NFLOG, the default), in turns"
-	in_turns
+	in_turns "$rounds"
 	where_the_time_goes
 	exit 0
 fi
