@@ -10,8 +10,10 @@
 # (bench/tarpit-alone.c: the comparison on equal terms); Postfix; and
 # greygate whole (the nft redirect, the child's tarpit and sensor, the
 # parent deciding and logging every RCPT). With the CPU time the servers
-# spent per 1,000 sessions: steadier than the rate on a shared machine;
-# and the system calls a session costs the child (strace -c).
+# spent per 1,000 sessions: steadier than the rate on a shared machine
+# (and the load generator's); how often each server process slept and
+# was woken, a session (a wake-up is costly on a VM); and the system
+# calls a session costs the child (strace -c).
 # And memory with 10,000 idle connections held
 # (measured first, on fresh servers; for greygate twice, to see whether it
 # is given back), with a well-behaved client served meanwhile. With
@@ -66,12 +68,19 @@ cpu_ticks() { # PID...: their user+system time, in clock ticks
 	for p in "$@"; do t=$(( t + $(awk '{print $14 + $15}' "/proc/$p/stat") )); done
 	echo "$t"
 }
+wakeups() { # PID: the times it has slept and been woken
+	awk '/^voluntary_ctxt_switches:/ { print $2 }' "/proc/$1/status"
+}
 run_load() { # NAME PORT [PID...]: both concurrencies; with PIDs, their CPU
-	local c out name=$1 port=$2 t0 sessions load_ms p each
+	# time and wake-ups a session
+	local c out name=$1 port=$2 t0 w0 sessions load_ms p each woken
 	shift 2
 	for c in 50 500; do
-		t0=()
-		for p in "$@"; do t0+=("$(cpu_ticks "$p")"); done
+		t0=() w0=()
+		for p in "$@"; do
+			t0+=("$(cpu_ticks "$p")")
+			w0+=("$(wakeups "$p")")
+		done
 		# (bash's times: the shell's, then its children's user and
 		# system time, the load generator's)
 		out=$(nsx sender "$load" 203.0.113.1 "$port" "$c" "$secs" "${FLOOD_SOURCES[@]}" && times) ||
@@ -81,12 +90,15 @@ run_load() { # NAME PORT [PID...]: both concurrencies; with PIDs, their CPU
 		out=$(echo "$out" | head -1)
 		sessions=$(echo "$out" | sed 's/.*sessions=\([0-9]*\).*/\1/')
 		if [ $# -gt 0 ]; then
-			each=()
+			each=() woken=()
 			for p in "$@"; do
 				each+=($(( ($(cpu_ticks "$p") - t0[${#each[@]}]) * 10 * 1000 / sessions )))
+				woken+=("$(awk -v n="$(( $(wakeups "$p") - w0[${#woken[@]}] ))" -v s="$sessions" \
+					'BEGIN { printf "%.2f", n / s }')")
 			done
 			out="$out cpu_ms_per_1000=$(IFS=+; echo $(( ${each[*]} )))"
 			[ $# -eq 1 ] || out="$out (each: $(IFS=+; echo "${each[*]}"))"
+			out="$out wakeups_a_session=$(IFS=+; echo "${woken[*]}")"
 		fi
 		out="$out load_cpu_ms_per_1000=$(( load_ms * 1000 / sessions ))"
 		printf '%-22s concurrency %3d  %s\n' "$name" "$c" "$out"
