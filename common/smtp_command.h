@@ -5,12 +5,25 @@
  * path and the ESMTP parameters after it. Pure: (line, len) in, pointers
  * into that line out; nothing is copied or allocated.
  *
- * Where a real MTA is lenient, so is this, so that the tarpit never refuses
- * what the MTA behind it would take and the sensor sees every triplet the
- * MTA accepted: verbs in any case, several spaces between MAIL and FROM,
- * spaces after the colon, and a path without its angle brackets (Postfix's
- * default, strict_rfc821_envelopes = no). What a caller makes of the rest
- * (a syntax error, a refusal) is its own decision. */
+ * A verb is read as Postfix's tokenizer reads it (smtpd_token.c): white
+ * space before it is skipped, it ends at any white space (space, TAB, VT,
+ * FF, CR, LF: isspace in the C locale), and it is compared whole in any
+ * case. So a line is never a command for the MTA and something else here
+ * ("RCPT<TAB>TO:", " RCPT TO:" were forwarded unread by the gate once).
+ *
+ * A path is RFC 5321's Path and nothing wider: a Mailbox (a dot-string or
+ * quoted local part without space or backslash, "@", a domain of letters,
+ * digits, '-' and '_' labels or an address literal), or "<>", with an
+ * optional source route (dropped); without its angle brackets too
+ * (Postfix's default, strict_rfc821_envelopes = no), and the bare
+ * "Postmaster" a RCPT may name. Anything the MTA's own parser could read
+ * as another address (a '<' inside, text after the '>', a comment, a
+ * list) is SMTP_PATH_BAD, so that what greygate decided on is the address
+ * the MTA takes.
+ *
+ * What is sent on to an MTA is never the client's line but the one
+ * smtp_command_rebuild writes from this parse. What a caller makes of the
+ * rest (a syntax error, a refusal) is its own decision. */
 #ifndef GREYGATE_SMTP_COMMAND_H
 #define GREYGATE_SMTP_COMMAND_H
 
@@ -50,8 +63,10 @@ enum smtp_verb {
 enum smtp_path_status {
 	SMTP_PATH_NONE,   /* not MAIL or RCPT */
 	SMTP_PATH_SYNTAX, /* no "FROM:" after MAIL, no "TO:" after RCPT */
-	SMTP_PATH_BAD,    /* an unclosed '<', a byte that is not printable
-	                   * ASCII, or longer than SMTP_PATH_MAX */
+	SMTP_PATH_BAD,    /* not an RFC 5321 Path (an unclosed '<', a
+	                   * '<' inside, text after the '>', a byte
+	                   * outside the grammar), or longer than
+	                   * SMTP_PATH_MAX */
 	SMTP_PATH_OK,     /* a path, maybe empty ("<>") */
 };
 
@@ -68,10 +83,12 @@ struct smtp_command {
 	/* MAIL FROM: and RCPT TO: */
 	enum smtp_path_status path_status;
 	bool path_bracketed; /* given as <path>, not bare */
-	const char *path;    /* inside the brackets; path_len 0 for "<>" */
+	const char *path;    /* the mailbox inside the brackets (a source
+	                      * route left out); path_len 0 for "<>" */
 	size_t path_len;
-	const char *params; /* the ESMTP parameters after the path, spaces
-	                     * before them skipped (SIZE=..., BODY=...) */
+	const char *params; /* the ESMTP parameters after the path, white
+	                     * space before them skipped (SIZE=...,
+	                     * BODY=...) */
 	size_t params_len;
 	/* BDAT: the chunk's size (saturated at SMTP_BDAT_SIZE_MAX) and
 	 * whether it is the LAST; bdat_ok false for a size that is no
@@ -91,6 +108,28 @@ struct smtp_command {
  * @cmd: filled in; every pointer points into line (or is NULL)
  */
 void smtp_command_parse(const char *line, size_t len, struct smtp_command *cmd);
+
+/* The longest line smtp_command_rebuild writes, without its CRLF: with
+ * the CRLF within Postfix's line_length_limit (2048), so the MTA never
+ * cuts it into two commands. */
+#define SMTP_REBUILT_MAX (2048 - 2)
+
+/*
+ * smtp_command_rebuild - the line an MTA is to read for cmd, written from
+ * greygate's parse and never copied from the client's bytes: the verb in
+ * upper case, one space where the grammar wants one, the path in angle
+ * brackets, each ESMTP parameter checked (keyword, '=', a value without
+ * '=', quotes, backslashes or angle brackets but for AUTH=<>) and
+ * separated by one space.
+ * @cmd: from smtp_command_parse, its line still alive
+ * @out: at least SMTP_REBUILT_MAX + 1 bytes; NUL-terminated
+ * Return: the line's length without CRLF, or 0 when cmd is none greygate
+ * sends on: a verb outside HELO, EHLO, MAIL, RCPT, DATA, BDAT, RSET, NOOP,
+ * QUIT and STARTTLS; a path not OK (or empty, for RCPT); a parameter that
+ * is none; an argument after DATA, RSET, QUIT or STARTTLS; a HELO without
+ * a name; a BDAT without a size; or a line that would be too long.
+ */
+size_t smtp_command_rebuild(const struct smtp_command *cmd, char *out);
 
 /*
  * smtp_path_byte_ok - whether a byte may be part of a path as greygate

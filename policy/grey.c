@@ -148,8 +148,24 @@ str_list_add(struct str_list *l, const char *addr)
 	return 0;
 }
 
-/* rcpt is normalised. An entry ending in '@' matches that local part at
- * any domain. */
+/* rcpt is normalised. An entry ending in '@' matches that whole local
+ * part at any domain, and the bare local part (RFC 5321's RCPT
+ * TO:<Postmaster>); what follows the '@' must be a domain, nothing an
+ * MTA could read as another address ("postmaster@a.test<victim@a.test"
+ * once matched a prefix: issue 55). */
+static bool
+local_part_match(const char *rcpt, const char *e, size_t n)
+{
+	const char *domain = rcpt + n;
+
+	if (strncmp(rcpt, e, n - 1) != 0)
+		return false;
+	if (rcpt[n - 1] == 0)
+		return true;
+	return rcpt[n - 1] == '@' && *domain &&
+	       !strpbrk(domain, "@<>\"(),;\\ \t");
+}
+
 static bool
 str_list_match(const struct str_list *l, const char *rcpt)
 {
@@ -157,7 +173,7 @@ str_list_match(const struct str_list *l, const char *rcpt)
 		const char *e = l->items[i];
 		size_t n = strlen(e);
 
-		if (e[n - 1] == '@' ? strncmp(rcpt, e, n) == 0
+		if (e[n - 1] == '@' ? local_part_match(rcpt, e, n)
 				    : strcmp(rcpt, e) == 0)
 			return true;
 	}

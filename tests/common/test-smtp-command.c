@@ -74,7 +74,62 @@ static const struct row rows[] = {
 	 "b@b.test", "NOTIFY=NEVER"},
 	{"RCPT TO:b@b.test", SMTP_VERB_RCPT, SMTP_PATH_OK, "b@b.test", ""},
 	{"RCPT TO:<>", SMTP_VERB_RCPT, SMTP_PATH_OK, "", ""},
-	{"RCPT TO:", SMTP_VERB_RCPT, SMTP_PATH_OK, "", ""},
+	{"RCPT TO:", SMTP_VERB_RCPT, SMTP_PATH_SYNTAX, NULL, NULL},
+	{"MAIL FROM: ", SMTP_VERB_MAIL, SMTP_PATH_SYNTAX, NULL, NULL},
+	/* issue 55: white space as Postfix's tokenizer knows it, before
+	 * the verb and after it */
+	{"RCPT\tTO:<v1@b.test>", SMTP_VERB_RCPT, SMTP_PATH_OK, "v1@b.test", ""},
+	{" RCPT TO:<v2@b.test>", SMTP_VERB_RCPT, SMTP_PATH_OK, "v2@b.test", ""},
+	{"\tRCPT TO:<v3@b.test>", SMTP_VERB_RCPT, SMTP_PATH_OK, "v3@b.test", ""},
+	{"\rRCPT TO:<v6@b.test>", SMTP_VERB_RCPT, SMTP_PATH_OK, "v6@b.test", ""},
+	{"\vRCPT\fTO:\v<v7@b.test>\tNOTIFY=NEVER\r", SMTP_VERB_RCPT,
+	 SMTP_PATH_OK, "v7@b.test", "NOTIFY=NEVER\r"},
+	{"MAIL\tFROM:<a@a.test>", SMTP_VERB_MAIL, SMTP_PATH_OK, "a@a.test", ""},
+	{"EHLO\tname.test", SMTP_VERB_EHLO, SMTP_PATH_NONE, "name.test", NULL},
+	{"HELO name.test\textra", SMTP_VERB_HELO, SMTP_PATH_NONE, "name.test",
+	 NULL},
+	{"\"RCPT\" TO:<a@b.test>", SMTP_VERB_OTHER, SMTP_PATH_NONE, NULL, NULL},
+	{"<RCPT> TO:<a@b.test>", SMTP_VERB_OTHER, SMTP_PATH_NONE, NULL, NULL},
+	{"RCPT\\ TO:<a@b.test>", SMTP_VERB_OTHER, SMTP_PATH_NONE, NULL, NULL},
+	{"RCPT", SMTP_VERB_RCPT, SMTP_PATH_SYNTAX, NULL, NULL},
+	{"RCPT TO:TO:<a@b.test>", SMTP_VERB_RCPT, SMTP_PATH_BAD, NULL, NULL},
+	/* issue 55: only RFC 5321's Path: nothing another parser could read
+	 * as another address */
+	{"RCPT TO:<postmaster@example.org<victim4@example.org>>", SMTP_VERB_RCPT,
+	 SMTP_PATH_BAD, NULL, NULL},
+	{"RCPT TO:<<victim@example.org>>", SMTP_VERB_RCPT, SMTP_PATH_BAD, NULL,
+	 NULL},
+	{"RCPT TO:<postmaster@example.org>victim@example.org", SMTP_VERB_RCPT,
+	 SMTP_PATH_BAD, NULL, NULL},
+	{"RCPT TO:postmaster@example.org<victim@example.org>", SMTP_VERB_RCPT,
+	 SMTP_PATH_BAD, NULL, NULL},
+	{"RCPT TO:<a(comment)@b.test>", SMTP_VERB_RCPT, SMTP_PATH_BAD, NULL,
+	 NULL},
+	{"RCPT TO:<a@b.test,c@d.test>", SMTP_VERB_RCPT, SMTP_PATH_BAD, NULL,
+	 NULL},
+	{"RCPT TO:<a\\b@c.test>", SMTP_VERB_RCPT, SMTP_PATH_BAD, NULL, NULL},
+	{"RCPT TO:<a@b..test>", SMTP_VERB_RCPT, SMTP_PATH_BAD, NULL, NULL},
+	{"RCPT TO:<a@b.test.>", SMTP_VERB_RCPT, SMTP_PATH_BAD, NULL, NULL},
+	{"RCPT TO:<a@>", SMTP_VERB_RCPT, SMTP_PATH_BAD, NULL, NULL},
+	{"RCPT TO:<@b.test>", SMTP_VERB_RCPT, SMTP_PATH_BAD, NULL, NULL},
+	{"RCPT TO:<ab.test>", SMTP_VERB_RCPT, SMTP_PATH_BAD, NULL, NULL},
+	{"RCPT TO:<a@b.test;c>", SMTP_VERB_RCPT, SMTP_PATH_BAD, NULL, NULL},
+	{"RCPT TO:<\"a b\"@c.test>", SMTP_VERB_RCPT, SMTP_PATH_BAD, NULL, NULL},
+	{"RCPT TO:<\"a.b\"@c.test>", SMTP_VERB_RCPT, SMTP_PATH_OK,
+	 "\"a.b\"@c.test", ""},
+	{"RCPT TO:<first.o'neil+tag@c.test>", SMTP_VERB_RCPT, SMTP_PATH_OK,
+	 "first.o'neil+tag@c.test", ""},
+	{"RCPT TO:<a@[192.0.2.1]>", SMTP_VERB_RCPT, SMTP_PATH_OK, "a@[192.0.2.1]",
+	 ""},
+	{"RCPT TO:<a@[IPv6:2001:db8::1]>", SMTP_VERB_RCPT, SMTP_PATH_OK,
+	 "a@[IPv6:2001:db8::1]", ""},
+	{"RCPT TO:<@r.test,@s.test:a@b.test>", SMTP_VERB_RCPT, SMTP_PATH_OK,
+	 "a@b.test", ""},
+	{"RCPT TO:<@r.test:>", SMTP_VERB_RCPT, SMTP_PATH_BAD, NULL, NULL},
+	{"RCPT TO:<@r..test:a@b.test>", SMTP_VERB_RCPT, SMTP_PATH_BAD, NULL,
+	 NULL},
+	{"RCPT TO:<Postmaster>", SMTP_VERB_RCPT, SMTP_PATH_OK, "Postmaster", ""},
+	{"MAIL FROM:<Postmaster>", SMTP_VERB_MAIL, SMTP_PATH_BAD, NULL, NULL},
 	{"RCPT FROM:<b@b.test>", SMTP_VERB_RCPT, SMTP_PATH_SYNTAX, NULL, NULL},
 	{"RCPTTO:<b@b.test>", SMTP_VERB_OTHER, SMTP_PATH_NONE, NULL, NULL},
 	{"DATA", SMTP_VERB_DATA, SMTP_PATH_NONE, NULL, NULL},
@@ -157,6 +212,102 @@ test_reads_only_len(void)
 	CHECK_INT(cmd.params_len, 0);
 	smtp_command_parse("STARTTLS", 5, &cmd);
 	CHECK_INT(cmd.verb, SMTP_VERB_OTHER);
+	/* a NUL ends the line for a parser of C strings (Postfix's): never
+	 * a path that goes on past it, nor a verb that starts after it */
+	smtp_command_parse("RCPT TO:<a@b.test>\0x", 20, &cmd);
+	CHECK_INT(cmd.path_status, SMTP_PATH_BAD);
+	smtp_command_parse("RCPT TO:<a\0@b.test>", 19, &cmd);
+	CHECK_INT(cmd.path_status, SMTP_PATH_BAD);
+	smtp_command_parse("\0RCPT TO:<a@b.test>", 19, &cmd);
+	CHECK_INT(cmd.verb, SMTP_VERB_OTHER);
+	smtp_command_parse("RCPT\0TO:<a@b.test>", 18, &cmd);
+	CHECK_INT(cmd.verb, SMTP_VERB_OTHER);
+}
+
+/* What goes to the MTA: a line written from the parse, or none. */
+static void
+test_rebuild(void)
+{
+	static const struct {
+		const char *line, *rebuilt; /* "": not sent on */
+	} rows[] = {
+	        {"ehlo\tclient.test extra", "EHLO client.test"},
+	        {"HELO c.test", "HELO c.test"},
+	        {"EHLO", ""},
+	        {"EHLO c\x01.test", ""},
+	        {"  mail\tfrom: <a@a.test>\tSIZE=10  BODY=8BITMIME ",
+	         "MAIL FROM:<a@a.test> SIZE=10 BODY=8BITMIME"},
+	        {"MAIL FROM:a@a.test", "MAIL FROM:<a@a.test>"},
+	        {"MAIL FROM:<>", "MAIL FROM:<>"},
+	        {"MAIL FROM:<a@a.test> AUTH=<>", "MAIL FROM:<a@a.test> AUTH=<>"},
+	        {"MAIL FROM:<a@a.test> X=\"y", ""},
+	        {"MAIL FROM:<a@a.test> X=<y>", ""},
+	        {"MAIL FROM:<a@a.test> X=", ""},
+	        {"MAIL FROM:<a@a.test> =Y", ""},
+	        {"MAIL FROM:<a@a.test> X_Y=1", ""},
+	        {"MAIL FROM:<a@a.test> \xc3\xa9", ""},
+	        {"MAIL FROM:<a@a.test> X=\x01", ""},
+	        {"RCPT\tTO:<v@b.test>", "RCPT TO:<v@b.test>"},
+	        {"\rRCPT TO:<v@b.test> NOTIFY=SUCCESS,FAILURE "
+	         "ORCPT=rfc822;v+40b.test",
+	         "RCPT TO:<v@b.test> NOTIFY=SUCCESS,FAILURE "
+	         "ORCPT=rfc822;v+40b.test"},
+	        {"RCPT TO:<@r.test:v@b.test>", "RCPT TO:<v@b.test>"},
+	        {"RCPT TO:<>", ""},
+	        {"RCPT TO:<postmaster@a.test<v@b.test>>", ""},
+	        {"DATA", "DATA"},
+	        {"data ", "DATA"},
+	        {"DATA x", ""},
+	        {"BDAT 10", "BDAT 10"},
+	        {"bdat\t0\tlast", "BDAT 0 LAST"},
+	        {"BDAT x", ""},
+	        {"RSET", "RSET"},
+	        {"NOOP whatever", "NOOP"},
+	        {"QUIT", "QUIT"},
+	        {"QUIT now", ""},
+	        {"STARTTLS", "STARTTLS"},
+	        {"VRFY a", ""},
+	        {"EXPN a", ""},
+	        {"HELP", ""},
+	        {"AUTH PLAIN", ""},
+	        {"XCLIENT ADDR=192.0.2.1", ""},
+	        {"XFORWARD ADDR=192.0.2.1", ""},
+	        {"ETRN a.test", ""},
+	        {"GET / HTTP/1.0", ""},
+	};
+	char out[SMTP_REBUILT_MAX + 1];
+	char *long_line = malloc(SMTP_LINE_MAX + 1);
+	struct smtp_command cmd;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		size_t n;
+
+		smtp_command_parse(rows[i].line, strlen(rows[i].line), &cmd);
+		n = smtp_command_rebuild(&cmd, out);
+		if (strcmp(out, rows[i].rebuilt) != 0)
+			fprintf(stderr, "rebuild row %zu: %s\n", i, rows[i].line);
+		CHECK_STR(out, rows[i].rebuilt);
+		CHECK_INT(n, strlen(rows[i].rebuilt));
+		/* what is sent reads the same the second time */
+		if (n) {
+			struct smtp_command again;
+			char out2[SMTP_REBUILT_MAX + 1];
+
+			smtp_command_parse(out, n, &again);
+			CHECK_INT(again.verb, cmd.verb);
+			CHECK_INT(smtp_command_rebuild(&again, out2), n);
+			CHECK_STR(out2, out);
+		}
+	}
+	/* a bare path of a line at the limit would grow past it with its
+	 * brackets: not sent (the MTA would cut it in two) */
+	CHECK(long_line);
+	memset(long_line, 'a', SMTP_LINE_MAX);
+	memcpy(long_line, "RCPT TO:a@b.test NOTIFY=", 24);
+	smtp_command_parse(long_line, SMTP_LINE_MAX, &cmd);
+	CHECK_INT(cmd.path_status, SMTP_PATH_OK);
+	CHECK_INT(smtp_command_rebuild(&cmd, out), 0);
+	free(long_line);
 }
 
 static void
@@ -273,6 +424,7 @@ main(void)
 	RUN(test_the_table);
 	RUN(test_reads_only_len);
 	RUN(test_bdat);
+	RUN(test_rebuild);
 	RUN(test_tarpit_and_sensor_agree);
 	RUN(test_line_ends);
 	return 0;

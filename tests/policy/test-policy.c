@@ -338,6 +338,25 @@ test_policy_door_path(void)
 	CHECK_INT(d.reason, GREY_REASON_RECIPIENT_EXEMPT);
 	d = tarpit(T0 + 1, "2001:db8:9::1", "eve@e.test", "victim@b.test");
 	CHECK_INT(d.action, GREY_GREYLIST);
+	/* the whole local part, then a domain and nothing else (issue 55:
+	 * a prefix match let "postmaster@b.test<victim@b.test" through) */
+	d = tarpit(T0 + 2, "2001:db8:9::1", "eve@e.test",
+		   "postmaster@b.test<victim@b.test");
+	CHECK_INT(d.action, GREY_GREYLIST);
+	d = tarpit(T0 + 3, "2001:db8:9::1", "eve@e.test", "postmaster@");
+	CHECK_INT(d.action, GREY_GREYLIST);
+	d = tarpit(T0 + 4, "2001:db8:9::1", "eve@e.test",
+		   "postmaster@b.test victim@b.test");
+	CHECK_INT(d.action, GREY_GREYLIST);
+	d = tarpit(T0 + 5, "2001:db8:9::1", "eve@e.test", "xpostmaster@b.test");
+	CHECK_INT(d.action, GREY_GREYLIST);
+	d = tarpit(T0 + 6, "2001:db8:9::1", "eve@e.test", "postmasterx@b.test");
+	CHECK_INT(d.action, GREY_GREYLIST);
+	/* RFC 5321's bare <Postmaster> is the same mailbox */
+	d = tarpit(T0 + 7, "2001:db8:9::1", "eve@e.test", "Postmaster");
+	CHECK_INT(d.action, GREY_ALLOWED);
+	d = tarpit(T0 + 8, "2001:db8:9::1", "eve@e.test", "postmaster@[192.0.2.1]");
+	CHECK_INT(d.action, GREY_ALLOWED);
 	teardown();
 }
 
