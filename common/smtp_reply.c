@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* An SMTP reply's lines, end and code (see smtp_reply.h). */
+#include <strings.h>
+
 #include "smtp_line.h"
 #include "smtp_reply.h"
 
@@ -41,4 +43,29 @@ smtp_reply_whole(const char *buf, size_t len, int *code)
 			return start;
 	}
 	return 0;
+}
+
+const char *
+smtp_ehlo_line(const char *ehlo, size_t len, const char *kw, size_t kl,
+	       size_t *line_len)
+{
+	size_t start = 0;
+
+	while (start < len) {
+		const char *line = ehlo + start + 4;
+		size_t n, took = smtp_line_next(ehlo + start, len - start, &n);
+
+		if (!took) { /* the last line, without its LF */
+			took = len - start;
+			n = smtp_line_trim(ehlo + start, took);
+		}
+		/* Past the first line (the greeting's host name). */
+		if (start > 0 && n >= 4 + kl && !strncasecmp(line, kw, kl) &&
+		    (n == 4 + kl || line[kl] == ' ')) {
+			*line_len = n - 4;
+			return line;
+		}
+		start += took;
+	}
+	return NULL;
 }

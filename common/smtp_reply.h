@@ -30,4 +30,13 @@ enum smtp_reply_line_kind smtp_reply_line(const char *line, size_t len,
  */
 size_t smtp_reply_whole(const char *buf, size_t len, int *code);
 
+/*
+ * smtp_ehlo_line - the line of an EHLO reply ehlo[0..len) that lists
+ * keyword kw[0..kl) (in any case, past the greeting's first line).
+ * @line_len: its length without CRLF
+ * Return: its text after "250-" or "250 ", or NULL if none lists it.
+ */
+const char *smtp_ehlo_line(const char *ehlo, size_t len, const char *kw,
+			   size_t kl, size_t *line_len);
+
 #endif

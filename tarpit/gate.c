@@ -10,13 +10,20 @@
  *   a pass (another exempt recipient, a triplet whose retry passed, an
  *   allow-listed client); otherwise the tarpit answers it itself (the
  *   greylisting's 451, a refusal), and the triplet is kept as any;
- * - DATA is passed on and, once the MTA says 354, the body passes
- *   through to its end-of-data line; a BDAT chunk passes by its count;
- * - STARTTLS is answered 454 here (TLS would hide what is policed) and
- *   XCLIENT/XFORWARD 502 (the MTA trusts them from greygate's own
- *   connection);
- * - everything else is passed on, and the MTA's answer is the client's.
- * No RCPT reaches the MTA without greygated's yes, and the end of a
+ * - HELO, EHLO, MAIL, RSET, NOOP, QUIT and DATA are passed on, and the
+ *   MTA's answer is the client's; once the MTA says 354 to DATA, the body
+ *   passes through to its end-of-data line;
+ * - BDAT only where the MTA offered CHUNKING and has taken a MAIL and a
+ *   RCPT of this transaction, so that it takes the chunk as data (RFC
+ *   3030 answers BDAT after its chunk: the line cannot wait for its own
+ *   answer); the chunk passes by its count. Elsewhere the gate answers
+ *   it and drops the chunk, as Postfix does;
+ * - STARTTLS is answered 454 here (TLS would hide what is policed), and
+ *   every other command 502 (XCLIENT, XFORWARD, AUTH, VRFY, a verb
+ *   nobody knows): never passed on.
+ * What the MTA reads is never the client's line but the one written from
+ * the gate's own parse (smtp_command_rebuild), read as the MTA reads a
+ * verb; no RCPT reaches the MTA without greygated's yes, and the end of a
  * message is found at least as early as the MTA finds it (a line of one
  * dot ended by CR or LF: see body_span), so that no command can be
  * smuggled past the gate inside a body. */
@@ -45,6 +52,7 @@ enum gate_step {
 	G_REPLY,   /* the MTA is to answer what was passed on */
 	G_BODY,    /* DATA's body passes, to its end-of-data line */
 	G_CHUNK,   /* a BDAT chunk passes, by its count */
+	G_SKIP,    /* a refused BDAT's chunk is dropped, by its count */
 };
 
 /* What the MTA is answering. */
@@ -77,6 +85,9 @@ struct gate {
 	bool in_mail;    /* the MTA took a MAIL of this transaction */
 	bool discarding; /* within a command line too long to take */
 	bool client_eof; /* the client said no more */
+	bool client_unwatched; /* ... and the loop no longer watches it */
+	bool chunking;   /* the MTA offered CHUNKING */
+	bool rcpt_taken; /* the MTA took a RCPT of this transaction */
 	uint16_t asks;
 	bool body_ends;  /* the body's (or chunk's) end is within ready */
 	uint64_t chunk_left;
@@ -102,7 +113,7 @@ say(struct conn *c, const char *text)
 	return false;
 }
 
-/* The command line goes to the MTA, whose answer is awaited. */
+/* The line goes to the MTA, whose answer is awaited. */
 static void
 pass_on(struct gate *g, const char *line, size_t len, enum gate_sent sent)
 {
@@ -111,6 +122,21 @@ pass_on(struct gate *g, const char *line, size_t len, enum gate_sent sent)
 	g->out_len += len + 2;
 	g->sent = sent;
 	g->step = G_REPLY;
+}
+
+/* The line written from the parse goes to the MTA; a command that cannot
+ * be written is answered here with refusal. Return: false (c closed). */
+static bool
+pass_rebuilt(struct conn *c, const struct smtp_command *cmd,
+	     enum gate_sent sent, const char *refusal)
+{
+	char line[SMTP_REBUILT_MAX + 1];
+	size_t n = smtp_command_rebuild(cmd, line);
+
+	if (!n)
+		return say(c, refusal);
+	pass_on(c->gate, line, n, sent);
+	return true;
 }
 
 static bool
@@ -130,10 +156,11 @@ answer_held(struct conn *c, const struct tarpit_verdict *v)
 /* A RCPT: greygated is asked, as at the tarpit; the MTA hears it only on
  * a pass (gate_verdict). */
 static bool
-ask_rcpt(struct conn *c, const char *line, size_t len,
-	 const struct smtp_command *cmd)
+ask_rcpt(struct conn *c, const struct smtp_command *cmd)
 {
 	struct gate *g = c->gate;
+	char line[SMTP_REBUILT_MAX + 1];
+	size_t len;
 
 	if (!g->in_mail)
 		return say(c, "503 5.5.1 Error: need MAIL command\r\n");
@@ -143,6 +170,9 @@ ask_rcpt(struct conn *c, const char *line, size_t len,
 		return say(c, "501 5.1.3 Bad recipient address syntax\r\n");
 	if (g->asks >= TARPIT_ASKS_MAX)
 		return say(c, "452 4.5.3 Error: too many recipients\r\n");
+	len = smtp_command_rebuild(cmd, line);
+	if (!len)
+		return say(c, "555 5.5.4 Unsupported option\r\n");
 	free(c->rcpt);
 	free(c->rcpt_line);
 	c->rcpt = strndup(cmd->path, cmd->path_len);
@@ -159,6 +189,40 @@ ask_rcpt(struct conn *c, const char *line, size_t len,
 	return true;
 }
 
+/* A BDAT: passed on with its chunk only where the MTA takes the chunk as
+ * data; elsewhere answered here and its chunk dropped. Return: false (c
+ * closed). */
+static bool
+bdat(struct conn *c, const struct smtp_command *cmd)
+{
+	struct gate *g = c->gate;
+	const char *refusal = NULL;
+
+	if (!cmd->bdat_ok) {
+		say(c, "421 4.7.0 Error: bad BDAT size\r\n");
+		conn_close_gently(c);
+		return false;
+	}
+	if (!g->chunking)
+		refusal = "502 5.5.1 Error: command not recognized\r\n";
+	else if (!g->in_mail)
+		refusal = "503 5.5.1 Error: need MAIL command\r\n";
+	else if (!g->rcpt_taken)
+		refusal = "554 5.5.1 Error: no valid recipients\r\n";
+	g->chunk_left = cmd->bdat_size;
+	if (refusal) {
+		if (g->chunk_left)
+			g->step = G_SKIP;
+		return say(c, refusal);
+	}
+	if (!pass_rebuilt(c, cmd, cmd->bdat_last ? SENT_LAST_CHUNK : SENT_CHUNK,
+			  "501 5.5.4 Syntax error in parameters\r\n"))
+		return false;
+	if (g->chunk_left)
+		g->step = G_CHUNK;
+	return true;
+}
+
 /* One command line of the client's. Return: false (c closed). */
 static bool
 command(struct conn *c, const char *line, size_t len)
@@ -169,36 +233,27 @@ command(struct conn *c, const char *line, size_t len)
 	smtp_command_parse(line, len, &cmd);
 	switch (cmd.verb) {
 	case SMTP_VERB_RCPT:
-		return ask_rcpt(c, line, len, &cmd);
+		return ask_rcpt(c, &cmd);
 	case SMTP_VERB_STARTTLS:
 		return say(c, "454 4.7.0 TLS not available due to temporary "
 			      "reason\r\n");
-	case SMTP_VERB_XCLIENT:
-		return say(c, "502 5.5.2 Error: command not recognized\r\n");
 	case SMTP_VERB_MAIL:
+		if (cmd.path_status == SMTP_PATH_SYNTAX)
+			return say(c, "501 5.5.4 Syntax: MAIL FROM:<address>\r\n");
+		if (cmd.path_status != SMTP_PATH_OK)
+			return say(c, "501 5.1.7 Bad sender address syntax\r\n");
 		g->sender[0] = 0;
-		if (cmd.path_status == SMTP_PATH_OK &&
-		    cmd.path_len < sizeof(g->sender)) {
+		if (cmd.path_len < sizeof(g->sender)) {
 			memcpy(g->sender, cmd.path, cmd.path_len);
 			g->sender[cmd.path_len] = 0;
 		}
-		pass_on(g, line, len, SENT_MAIL);
-		return true;
+		return pass_rebuilt(c, &cmd, SENT_MAIL,
+				    "555 5.5.4 Unsupported option\r\n");
 	case SMTP_VERB_DATA:
-		pass_on(g, line, len, SENT_DATA);
-		return true;
+		return pass_rebuilt(c, &cmd, SENT_DATA,
+				    "501 5.5.4 Syntax: DATA\r\n");
 	case SMTP_VERB_BDAT:
-		if (!cmd.bdat_ok) {
-			say(c, "421 4.7.0 Error: bad BDAT size\r\n");
-			conn_close_gently(c);
-			return false;
-		}
-		pass_on(g, line, len,
-			cmd.bdat_last ? SENT_LAST_CHUNK : SENT_CHUNK);
-		g->chunk_left = cmd.bdat_size;
-		if (g->chunk_left)
-			g->step = G_CHUNK;
-		return true;
+		return bdat(c, &cmd);
 	case SMTP_VERB_HELO:
 	case SMTP_VERB_EHLO:
 		free(c->helo);
@@ -206,19 +261,21 @@ command(struct conn *c, const char *line, size_t len)
 		if (c->helo)
 			smtp_printable_copy(c->helo, SMTP_HELO_NAME_MAX + 1,
 					    cmd.helo, cmd.helo_len);
-		__attribute__((fallthrough));
+		return pass_rebuilt(c, &cmd, SENT_RESET,
+				    "501 5.5.4 Syntax: EHLO hostname\r\n");
 	case SMTP_VERB_RSET:
-		pass_on(g, line, len, SENT_RESET);
-		return true;
+		return pass_rebuilt(c, &cmd, SENT_RESET,
+				    "501 5.5.4 Syntax: RSET\r\n");
+	case SMTP_VERB_NOOP:
+		return pass_rebuilt(c, &cmd, SENT_OTHER,
+				    "501 5.5.4 Syntax: NOOP\r\n");
 	case SMTP_VERB_QUIT:
-		pass_on(g, line, len, SENT_QUIT);
-		return true;
+		return pass_rebuilt(c, &cmd, SENT_QUIT,
+				    "501 5.5.4 Syntax: QUIT\r\n");
 	default:
-		if (len >= 8 && !strncasecmp(line, "XFORWARD", 8))
-			return say(c, "502 5.5.2 Error: command not "
-				      "recognized\r\n");
-		pass_on(g, line, len, SENT_OTHER);
-		return true;
+		/* (XCLIENT and XFORWARD too: the MTA trusts them from
+		 * greygate's own connection) */
+		return say(c, "502 5.5.2 Error: command not recognized\r\n");
 	}
 }
 
@@ -234,9 +291,14 @@ answered(struct conn *c, int code)
 	case SENT_MAIL:
 		if (code / 100 == 2) {
 			g->in_mail = true;
+			g->rcpt_taken = false;
 			free(c->sender);
 			c->sender = strdup(g->sender);
 		}
+		break;
+	case SENT_RCPT:
+		if (code / 100 == 2)
+			g->rcpt_taken = true;
 		break;
 	case SENT_DATA:
 		if (code == 354) {
@@ -247,7 +309,7 @@ answered(struct conn *c, int code)
 	case SENT_BODY:
 	case SENT_LAST_CHUNK:
 	case SENT_RESET:
-		g->in_mail = false;
+		g->in_mail = g->rcpt_taken = false;
 		break;
 	case SENT_QUIT:
 		conn_close_gently(c);
@@ -351,6 +413,20 @@ move_body(struct conn *c, bool *progress)
 		*progress = true;
 	}
 	return true;
+}
+
+/* A refused chunk's bytes, dropped as they come. */
+static void
+skip_chunk(struct gate *g, bool *progress)
+{
+	size_t avail = g->in_len - g->in_off,
+	       n = avail < g->chunk_left ? avail : (size_t)g->chunk_left;
+
+	g->in_off += n;
+	g->chunk_left -= n;
+	if (!g->chunk_left)
+		g->step = G_COMMAND;
+	*progress |= n > 0 || !g->chunk_left;
 }
 
 /* The client's next command line, if whole (one too long is skipped to
@@ -464,6 +540,8 @@ move(struct conn *c, bool *progress)
 	} else if (g->step == G_BODY || g->step == G_CHUNK) {
 		if (!move_body(c, progress))
 			return false;
+	} else if (g->step == G_SKIP) {
+		skip_chunk(g, progress);
 	}
 	if (g->in_off == g->in_len) {
 		g->in_off = g->in_len = 0;
@@ -501,15 +579,29 @@ run(struct conn *c)
 		moved |= progress;
 	}
 	/* A client gone with nothing left to do: what it sent was done
-	 * (a message whose end came is the MTA's). */
+	 * (a message whose end came is the MTA's); gone within a body or a
+	 * chunk that cannot end now: the MTA drops the message. */
+	if (g->client_eof && g->in_off == g->in_len && !g->ready &&
+	    (g->step == G_BODY || g->step == G_CHUNK || g->step == G_SKIP)) {
+		conn_close(c);
+		return;
+	}
 	if (g->client_eof && g->step == G_COMMAND &&
 	    !smtp_line_next(g->in + g->in_off, g->in_len - g->in_off,
 			    &(size_t){0})) {
 		conn_close(c);
 		return;
 	}
-	loop_mod_fd(tp->loop, c->fd,
-		    !g->client_eof && g->in_len < GATE_BUF ? EPOLLIN : 0);
+	/* A client that hung up is watched no more: a reset one would wake
+	 * the loop for ever (EPOLLHUP and EPOLLERR come whatever is asked),
+	 * while the MTA's answer to what it sent last is awaited. */
+	if (g->client_eof && !g->client_unwatched) {
+		loop_del_fd(tp->loop, c->fd);
+		g->client_unwatched = true;
+	} else if (!g->client_unwatched) {
+		loop_mod_fd(tp->loop, c->fd,
+			    g->in_len < GATE_BUF ? EPOLLIN : 0);
+	}
 	loop_mod_fd(tp->loop, g->mta,
 		    EPOLLIN | (g->out_off < g->out_len || g->ready ? EPOLLOUT
 								   : 0));
@@ -521,7 +613,8 @@ run(struct conn *c)
 }
 
 void
-gate_start(struct conn *c, int mta_fd, const char *mta_said, size_t len)
+gate_start(struct conn *c, int mta_fd, const char *mta_said, size_t len,
+	   bool chunking, bool rcpt_taken)
 {
 	struct gate *g = calloc(1, sizeof(*g));
 
@@ -535,6 +628,8 @@ gate_start(struct conn *c, int mta_fd, const char *mta_said, size_t len)
 	g->mta = mta_fd;
 	/* the transaction the replay began: its RCPT was the exempt one */
 	g->in_mail = true;
+	g->rcpt_taken = rcpt_taken;
+	g->chunking = chunking;
 	memcpy(g->reply, mta_said, len);
 	g->reply_len = len;
 	if (c->in_len) /* (c->in is NULL when nothing waits) */

@@ -34,7 +34,9 @@ struct conn {
 	 * replay (malloc'd when said, so that an idle connection holds none
 	 * of it). */
 	char *helo;            /* its HELO/EHLO argument */
-	char *helo_line;       /* the HELO/EHLO line itself */
+	/* (the lines are as the replay sends them: written from their
+	 * parse by smtp_command_rebuild, NULL when none could be) */
+	char *helo_line;       /* the HELO/EHLO line */
 	char *mail;            /* the MAIL line, parameters and all */
 	char *sender;          /* its path */
 	char *rcpt;            /* the recipient asked about */
@@ -130,9 +132,11 @@ bool join_holds(const struct tarpit *tp, int family, const uint8_t *addr,
 
 /* gate.c: a handed session of a client not passed (join_begin's gated),
  * once the replay is over: started with what the MTA said after its last
- * answer (mta_said) and the client's bytes in c->in; the join's events
+ * answer (mta_said), whether its EHLO offered CHUNKING, whether it took
+ * the replayed RCPT, and the client's bytes in c->in; the join's events
  * and timer go to it from then on. */
-void gate_start(struct conn *c, int mta_fd, const char *mta_said, size_t len);
+void gate_start(struct conn *c, int mta_fd, const char *mta_said, size_t len,
+		bool chunking, bool rcpt_taken);
 void gate_on_event(struct conn *c);
 void gate_on_timer(struct conn *c);
 /* gate_verdict - greygated's answer to the gated RCPT (v NULL: none came

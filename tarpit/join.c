@@ -3,7 +3,9 @@
  * connection to the MTA (greygated opened it and told the MTA who the
  * client is). Here the client's own words are replayed on it, one
  * command at a time and no pipelining toward the MTA: its EHLO (or HELO),
- * its MAIL line verbatim and the RCPT that passed (or STARTTLS). The MTA's
+ * its MAIL and the RCPT that passed (or STARTTLS), each written anew from
+ * the tarpit's parse of the client's line (smtp_command_rebuild), never
+ * the client's bytes. The MTA's
  * answer to that last command is the client's answer; from then on the
  * two connections are joined both ways, with a bounded buffer each way
  * (a side that does not read stops the other from being read), until
@@ -64,6 +66,8 @@ struct join {
 	bool starttls; /* the asked command was STARTTLS */
 	bool gated;    /* the client has not passed: gate.c, once replayed */
 	bool failed;   /* counted as a failed replay (join_fail) */
+	bool mta_chunking; /* its EHLO offered CHUNKING (for the gate) */
+	int last_code;     /* its answer to the replay's last command */
 	char reply[JOIN_REPLY_MAX];
 	size_t reply_len;
 	struct pipe_buf up;   /* client -> MTA */
@@ -207,7 +211,8 @@ start_joined(struct conn *c)
 	c->idle_due_ms = loop_now_ms(tp->loop) + JOIN_IDLE_MS;
 	if (j->gated) {
 		log_debug("%s: handed to the MTA, gated", client_text(c));
-		gate_start(c, j->fd, j->down.data, j->down.len);
+		gate_start(c, j->fd, j->down.data, j->down.len, j->mta_chunking,
+			   j->last_code / 100 == 2);
 		return;
 	}
 	watch_start(c);
@@ -237,6 +242,7 @@ on_replay_reply(struct conn *c)
 		char why[80];
 
 		if (j->step == J_LAST) {
+			j->last_code = code;
 			/* The MTA's answer is the client's, whatever it is:
 			 * a 250, a 550 for an unknown user, a 220 to TLS. */
 			if (!conn_send(c, j->reply, n)) {
@@ -258,6 +264,9 @@ on_replay_reply(struct conn *c)
 			join_fail(c, why);
 			return false;
 		}
+		if (j->step == J_HELO)
+			j->mta_chunking = smtp_ehlo_line(j->reply, n, "CHUNKING",
+							 8, &(size_t){0}) != NULL;
 		memmove(j->reply, j->reply + n, j->reply_len - n);
 		j->reply_len -= n;
 		if (!next_command(j)) {

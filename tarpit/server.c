@@ -448,6 +448,19 @@ on_conn_timer(struct loop *loop, struct loop_timer *timer, void *ctx)
 	conn_close(c);
 }
 
+/* The line a hand-off's replay is to send for the client's line: written
+ * from its parse, never the client's bytes (NULL: none can be, or no
+ * memory; the replay then fails and the client hears 451). */
+static char *
+rebuilt_line(const char *line, size_t len)
+{
+	char out[SMTP_REBUILT_MAX + 1];
+	struct smtp_command cmd;
+
+	smtp_command_parse(line, len, &cmd);
+	return smtp_command_rebuild(&cmd, out) ? strdup(out) : NULL;
+}
+
 /* Keeps what the line said that a question will need. */
 static void
 keep_said(struct conn *c, const char *line, size_t len)
@@ -464,7 +477,7 @@ keep_said(struct conn *c, const char *line, size_t len)
 		if (c->helo)
 			smtp_printable_copy(c->helo, SMTP_HELO_NAME_MAX + 1,
 					    d->arg, d->arg_len);
-		c->helo_line = strndup(line, len);
+		c->helo_line = rebuilt_line(line, len);
 		/* HELO/EHLO ends the transaction too */
 		__attribute__((fallthrough));
 	case TARPIT_SAID_RESET:
@@ -475,14 +488,14 @@ keep_said(struct conn *c, const char *line, size_t len)
 	case TARPIT_SAID_MAIL:
 		free(c->mail);
 		free(c->sender);
-		c->mail = strndup(line, len);
+		c->mail = rebuilt_line(line, len);
 		c->sender = strndup(d->arg, d->arg_len);
 		break;
 	case TARPIT_SAID_RCPT:
 		free(c->rcpt);
 		free(c->rcpt_line);
 		c->rcpt = strndup(d->arg, d->arg_len);
-		c->rcpt_line = strndup(line, len);
+		c->rcpt_line = rebuilt_line(line, len);
 		break;
 	default:
 		break;

@@ -13,6 +13,7 @@
 
 #include "handoff.h"
 #include "smtp_line.h"
+#include "smtp_reply.h"
 
 size_t
 handoff_proxy_header(const struct sockaddr *src, const struct sockaddr *dst,
@@ -78,39 +79,12 @@ handoff_xtext(const char *text, char *out, size_t len)
 	return (int)o;
 }
 
-/* The EHLO line of the MTA's reply for keyword (its text after "250-" or
- * "250 ", without CRLF), or NULL. */
-static const char *
-ehlo_line(const char *ehlo, size_t len, const char *kw, size_t kl,
-	  size_t *line_len)
-{
-	size_t start = 0;
-
-	while (start < len) {
-		const char *line = ehlo + start + 4;
-		size_t n, took = smtp_line_next(ehlo + start, len - start, &n);
-
-		if (!took) { /* the last line, without its LF */
-			took = len - start;
-			n = smtp_line_trim(ehlo + start, took);
-		}
-		/* Past the first line (the greeting's host name). */
-		if (start > 0 && n >= 4 + kl && !strncasecmp(line, kw, kl) &&
-		    (n == 4 + kl || line[kl] == ' ')) {
-			*line_len = n - 4;
-			return line;
-		}
-		start += took;
-	}
-	return NULL;
-}
-
 bool
 handoff_ehlo_offers(const char *ehlo, size_t len, const char *keyword)
 {
 	size_t line_len;
 
-	return ehlo_line(ehlo, len, keyword, strlen(keyword), &line_len);
+	return smtp_ehlo_line(ehlo, len, keyword, strlen(keyword), &line_len);
 }
 
 void
@@ -120,7 +94,7 @@ handoff_common_caps(const char *configured, const char *ehlo, size_t len,
 	size_t o = 0, line_len;
 
 	out[0] = 0;
-	*starttls = ehlo_line(ehlo, len, "STARTTLS", 8, &line_len) != NULL;
+	*starttls = smtp_ehlo_line(ehlo, len, "STARTTLS", 8, &line_len) != NULL;
 	while (*configured) {
 		size_t il = strcspn(configured, ","), kl;
 		const char *item = configured, *mta;
@@ -135,7 +109,7 @@ handoff_common_caps(const char *configured, const char *ehlo, size_t len,
 			il--;
 		kl = strcspn(item, " ,");
 		kl = kl < il ? kl : il;
-		mta = kl ? ehlo_line(ehlo, len, item, kl, &line_len) : NULL;
+		mta = kl ? smtp_ehlo_line(ehlo, len, item, kl, &line_len) : NULL;
 		if (!mta)
 			continue;
 		/* SIZE: the MTA's limit is the one that holds. */

@@ -184,10 +184,16 @@ hand_off(bool greeted)
 void
 mta_replays(int m, bool greeted, const char *mail)
 {
+	mta_replays_ehlo(m, greeted, mail, "250 mta\r\n");
+}
+
+void
+mta_replays_ehlo(int m, bool greeted, const char *mail, const char *ehlo)
+{
 	if (!greeted)
 		put(m, "220 mta\r\n");
 	CHECK_STR(line_from(m), "EHLO c.test");
-	put(m, "250 mta\r\n");
+	put(m, ehlo);
 	CHECK_STR(line_from(m), mail);
 	put(m, "250 ok\r\n");
 	CHECK_STR(line_from(m), "RCPT TO:<b@b.test>");

@@ -56,5 +56,8 @@ int hand_off(bool greeted);
  * (unless greeted), EHLO, then the MAIL line and the RCPT that asked (up
  * to reading that RCPT, not answering it). */
 void mta_replays(int m, bool greeted, const char *mail);
+/* mta_replays_ehlo - the same, the MTA answering EHLO with ehlo (whole
+ * reply, CRLFs and all). */
+void mta_replays_ehlo(int m, bool greeted, const char *mail, const char *ehlo);
 
 #endif

@@ -7,7 +7,14 @@
  * BDAT's chunks pass through whole; a body's end is found in each of its
  * forms, so that no command is smuggled past the gate after a bare-LF
  * end the MTA takes; STARTTLS and XCLIENT never reach the MTA; a verdict
- * that does not come is the plain 451; QUIT ends both. */
+ * that does not come is the plain 451; QUIT ends both. Issue 55's forms:
+ * a verb the MTA reads as one (white space before it, any white space
+ * after it, split across reads) is the gate's too; a path the MTA could
+ * read as another address, a NUL, an over-long line, a verb nobody
+ * knows: never passed on; the MTA reads lines written from the gate's
+ * parse; BDAT only where the MTA takes its chunk as data; a client that
+ * hangs up or resets mid-body ends the session and costs no CPU. */
+#include <time.h>
 #include <errno.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -63,18 +70,25 @@ answer(enum tarpit_action action, uint32_t wait_sec)
 }
 
 /* A client handed over gated at postmaster@'s RCPT, the replay done and
- * the MTA's 250 heard; *m gets the MTA's end. */
+ * the MTA's 250 heard, its EHLO answered with ehlo; *m gets the MTA's
+ * end. */
 static int
-gated_session(int *m)
+gated_session_ehlo(int *m, const char *ehlo)
 {
 	int c = client_at_rcpt("MAIL FROM:<a@a.test>\r\n");
 
 	*m = hand_off_as(false, true);
-	mta_replays(*m, false, "MAIL FROM:<a@a.test>");
+	mta_replays_ehlo(*m, false, "MAIL FROM:<a@a.test>", ehlo);
 	put(*m, "250 2.1.5 Ok\r\n");
 	CHECK_STR(line_from(c), "250 2.1.5 Ok");
 	CHECK_INT(tarpit_get_counters(f.tp)->handoffs_joined, 1);
 	return c;
+}
+
+static int
+gated_session(int *m)
+{
+	return gated_session_ehlo(m, "250 mta\r\n");
 }
 
 /* Both ends closed, the tarpit done with them, and gone. */
@@ -237,7 +251,7 @@ test_held_commands(void)
 	setup(5000, 2000);
 	c = gated_session(&m);
 	put(c, "STARTTLS\r\nXCLIENT ADDR=127.0.0.1\r\n"
-	       "XFORWARD ADDR=127.0.0.1\r\nNOOP\r\n");
+	       "XFORWARD ADDR=127.0.0.1\r\n\tNOOP now\r\n");
 	CHECK_STR(line_from(c),
 		  "454 4.7.0 TLS not available due to temporary reason");
 	CHECK_STR(line_from(c), "502 5.5.2 Error: command not recognized");
@@ -248,15 +262,249 @@ test_held_commands(void)
 	finish(c, m);
 }
 
-/* BDAT: each chunk passes by its count (a chunk's bytes are never read
- * as commands), its answer relayed. */
+/* Only the allow list is passed on: every other command is answered
+ * 502 here, the MTA hears none of it (issue 55: the gate passed on what
+ * it did not recognise). */
+static void
+test_allow_list(void)
+{
+	static const char *const refused[] = {
+	        "VRFY victim@b.test", "EXPN staff", "HELP", "AUTH PLAIN AGFhAGE=",
+	        "ETRN b.test", "TURN", "\"RCPT\" TO:<v@b.test>",
+	        "<RCPT> TO:<v@b.test>", "RCPT\\ TO:<v@b.test>", "GET / HTTP/1.0",
+	        "RCPTTO:<v@b.test>", "\x01RCPT TO:<v@b.test>",
+	};
+	int c, m, asks;
+
+	setup(5000, 2000);
+	c = gated_session(&m);
+	asks = f.asks;
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		put(c, refused[i]);
+		put(c, "\r\n");
+		CHECK_STR(line_from(c),
+			  "502 5.5.2 Error: command not recognized");
+	}
+	CHECK(silent(m, 20));
+	CHECK_INT(f.asks, asks);
+	finish(c, m);
+}
+
+/* Each form the MTA reads as RCPT is asked about, and greylisted here;
+ * each path the MTA could read as another address is refused unasked;
+ * the MTA reads the lines the gate wrote (issue 55 items 1 and 2, as
+ * seen against Postfix 3.7). */
+static void
+test_recipient_forms(void)
+{
+	static const struct {
+		const char *line, *rcpt; /* rcpt: asked about as */
+	} asked[] = {
+	        {"RCPT\tTO:<v1@b.test>", "v1@b.test"},
+	        {" RCPT TO:<v2@b.test>", "v2@b.test"},
+	        {"\tRCPT TO:<v3@b.test>", "v3@b.test"},
+	        {"\rRCPT TO:<v6@b.test>", "v6@b.test"},
+	        {"\vRCPT\fTO:\v<v7@b.test>", "v7@b.test"},
+	        {"rcpt to: v8@b.test", "v8@b.test"},
+	};
+	static const char *const bad[] = {
+	        "RCPT TO:<postmaster@b.test<v4@b.test>>",
+	        "RCPT TO:<postmaster@b.test>v5@b.test",
+	        "RCPT TO:<postmaster@b.test,v5@b.test>",
+	        "RCPT TO:<v5(postmaster)@b.test>",
+	        "RCPT TO:<<v5@b.test>>",
+	};
+	int c, m, asks;
+
+	setup(5000, 2000);
+	c = gated_session(&m);
+	asks = f.asks;
+	for (size_t i = 0; i < sizeof(asked) / sizeof(asked[0]); i++) {
+		char want[128];
+
+		put(c, asked[i].line);
+		put(c, "\r\n");
+		asked_about(asks + (int)i);
+		answer(TARPIT_GREYLIST, 300);
+		snprintf(want, sizeof(want),
+			 "451 4.7.1 <%s>: Greylisted, please try again in "
+			 "300 seconds",
+			 asked[i].rcpt);
+		CHECK_STR(line_from(c), want);
+	}
+	asks = f.asks;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		put(c, bad[i]);
+		put(c, "\r\n");
+		CHECK_STR(line_from(c),
+			  "501 5.1.3 Bad recipient address syntax");
+	}
+	/* a NUL: the MTA's parser would stop there */
+	CHECK(send(c, "RCPT TO:<v9@b.test>\0junk\r\n", 26, 0) == 26);
+	CHECK_STR(line_from(c), "501 5.1.3 Bad recipient address syntax");
+	CHECK_INT(f.asks, asks);
+	CHECK(silent(m, 20));
+	/* a verb split across reads is read whole */
+	put(c, "RC");
+	spin(20);
+	put(c, "PT\tTO:<v10@b.test>\tNOTIFY=NEVER\r\n");
+	asked_about(asks);
+	answer(TARPIT_PASS, 0);
+	CHECK_STR(line_from(m), "RCPT TO:<v10@b.test> NOTIFY=NEVER");
+	put(m, "250 2.1.5 Ok\r\n");
+	CHECK_STR(line_from(c), "250 2.1.5 Ok");
+	/* MAIL<TAB>FROM: the MTA hears the gate's line */
+	put(c, "RSET\r\n \tmail\tFROM: <z@z.test>\tSIZE=10\r\n");
+	CHECK_STR(line_from(m), "RSET");
+	put(m, "250 2.0.0 Ok\r\n");
+	CHECK_STR(line_from(c), "250 2.0.0 Ok");
+	CHECK_STR(line_from(m), "MAIL FROM:<z@z.test> SIZE=10");
+	put(m, "250 2.1.0 Ok\r\n");
+	CHECK_STR(line_from(c), "250 2.1.0 Ok");
+	put(c, "MAIL FROM:<z@z.test> X=\"<postmaster@b.test>\"\r\n");
+	CHECK_STR(line_from(c), "555 5.5.4 Unsupported option");
+	CHECK(silent(m, 20));
+	finish(c, m);
+}
+
+/* A line longer than the gate's buffer: answered 500 once its end comes,
+ * and no part of it is a command (the RCPT at its end included). */
+static void
+test_over_long_line(void)
+{
+	enum { LONG = 70000 };
+	static const char inside[] = "\tRCPT TO:<v@b.test> x",
+			  after[] = "\r\nRCPT TO:<v@b.test>\r\n";
+	static char line[LONG + sizeof(after)];
+	size_t sent = 0, total = LONG + sizeof(after) - 1;
+	int c, m, asks;
+
+	setup(5000, 2000);
+	c = gated_session(&m);
+	asks = f.asks;
+	memset(line, 'x', LONG);
+	memcpy(line + LONG - 40, inside, sizeof(inside) - 1);
+	memcpy(line + LONG, after, sizeof(after) - 1);
+	for (int t = 0; t < 5000 && sent < total; t++) {
+		ssize_t n = send(c, line + sent, total - sent, MSG_DONTWAIT);
+
+		if (n > 0)
+			sent += (size_t)n;
+		loop_run_once(f.loop, 1);
+	}
+	CHECK_INT(sent, total);
+	CHECK_STR(line_from(c), "500 5.5.0 Error: line too long");
+	/* the whole line after it is one: asked once */
+	asked_about(asks);
+	CHECK(silent(m, 20));
+	finish(c, m);
+}
+
+/* A client that hangs up, or resets, mid-body: the session ends (the
+ * MTA drops the message), and the tarpit's loop sleeps (issue 55 item 4:
+ * the gate watched a reset client and spun at 100% of a core). One that
+ * resets after the body's end: the MTA's answer is awaited, the loop
+ * sleeping meanwhile. */
+static double
+now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* How many of n turns of the loop (each up to 20 ms) found work: a loop
+ * that spins finds work every turn. */
+static int
+busy_turns(int n)
+{
+	int busy = 0;
+
+	for (int i = 0; i < n; i++) {
+		double t0 = now_sec();
+
+		loop_run_once(f.loop, 20);
+		busy += now_sec() - t0 < 0.010;
+	}
+	return busy;
+}
+
+static void
+reset(int c)
+{
+	struct linger lg = {1, 0};
+
+	CHECK(setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) == 0);
+	close(c);
+}
+
+static void
+test_client_gone_mid_body(void)
+{
+	for (int how = 0; how < 2; how++) {
+		int c, m;
+
+		setup(5000, 2000);
+		c = gated_session(&m);
+		put(c, "DATA\r\n");
+		CHECK_STR(line_from(m), "DATA");
+		put(m, "354 go ahead\r\n");
+		CHECK_STR(line_from(c), "354 go ahead");
+		put(c, "Subject: half\r\n\r\nsome of it\r\n");
+		bytes_from(m, "Subject: half\r\n\r\nsome of it\r\n");
+		if (how == 0) {
+			shutdown(c, SHUT_WR);
+		} else {
+			shutdown(c, SHUT_WR);
+			spin(10);
+			reset(c);
+			c = -1;
+		}
+		CHECK(closed(m));
+		CHECK(busy_turns(10) <= 2);
+		CHECK_INT(tarpit_get_counters(f.tp)->joined_open, 0);
+		if (c >= 0)
+			close(c);
+		close(m);
+		teardown();
+	}
+	/* the body's end came, then a reset: the MTA's answer awaited */
+	{
+		int c, m;
+
+		setup(5000, 2000);
+		c = gated_session(&m);
+		put(c, "DATA\r\n");
+		CHECK_STR(line_from(m), "DATA");
+		put(m, "354 go ahead\r\n");
+		CHECK_STR(line_from(c), "354 go ahead");
+		put(c, "Subject: whole\r\n\r\nall of it\r\n.\r\n");
+		bytes_from(m, "Subject: whole\r\n\r\nall of it\r\n.\r\n");
+		shutdown(c, SHUT_WR);
+		spin(10);
+		reset(c);
+		CHECK(busy_turns(10) <= 2);
+		CHECK(!closed(m)); /* (waiting for its answer) */
+		put(m, "250 2.0.0 queued\r\n");
+		CHECK(closed(m));
+		close(m);
+		CHECK_INT(tarpit_get_counters(f.tp)->joined_open, 0);
+		teardown();
+	}
+}
+
+/* BDAT where the MTA offered CHUNKING and took a RCPT: each chunk passes
+ * by its count (a chunk's bytes are never read as commands), its answer
+ * relayed. */
 static void
 test_bdat(void)
 {
 	int c, m;
 
 	setup(5000, 2000);
-	c = gated_session(&m);
+	c = gated_session_ehlo(&m, "250-mta\r\n250-PIPELINING\r\n"
+				   "250 CHUNKING\r\n");
 	put(c, "BDAT 23\r\nRCPT TO:<evil@b.test>\r\nBDAT 0 LAST\r\n");
 	CHECK_STR(line_from(m), "BDAT 23");
 	CHECK_STR(line_from(m), "RCPT TO:<evil@b.test>");
@@ -266,6 +514,38 @@ test_bdat(void)
 	CHECK_STR(line_from(m), "BDAT 0 LAST");
 	put(m, "250 2.0.0 queued\r\n");
 	CHECK_STR(line_from(c), "250 2.0.0 queued");
+	/* a new transaction without a RCPT the MTA took: refused here, its
+	 * chunk dropped */
+	put(c, "MAIL FROM:<z@z.test>\r\n");
+	CHECK_STR(line_from(m), "MAIL FROM:<z@z.test>");
+	put(m, "250 2.1.0 Ok\r\n");
+	CHECK_STR(line_from(c), "250 2.1.0 Ok");
+	put(c, "BDAT 23 LAST\r\nRCPT TO:<evil@b.test>\r\nNOOP\r\n");
+	CHECK_STR(line_from(c), "554 5.5.1 Error: no valid recipients");
+	CHECK_STR(line_from(m), "NOOP");
+	finish(c, m);
+}
+
+/* BDAT to an MTA that did not offer CHUNKING (issue 55 item 3: it was
+ * passed on with its chunk, which an MTA could read as commands): answered
+ * here, the chunk dropped, the next command read after it. */
+static void
+test_bdat_without_chunking(void)
+{
+	int c, m, asks;
+
+	setup(5000, 2000);
+	c = gated_session(&m);
+	asks = f.asks;
+	put(c, "BDAT 23 LAST\r\nRCPT TO:<evil@b.test>\r\n");
+	CHECK_STR(line_from(c), "502 5.5.1 Error: command not recognized");
+	spin(20);
+	CHECK_INT(f.asks, asks);
+	put(c, "BDAT 5\r\nRCPT TO:<v@b.test>\r\n");
+	CHECK_STR(line_from(c), "502 5.5.1 Error: command not recognized");
+	/* "RCPT" was the chunk; " TO:<v@b.test>" is a line of its own */
+	CHECK_STR(line_from(c), "502 5.5.2 Error: command not recognized");
+	CHECK(silent(m, 20));
 	finish(c, m);
 }
 
@@ -322,7 +602,12 @@ main(void)
 	test_no_smuggling();
 	test_bulk_body();
 	test_held_commands();
+	test_allow_list();
+	test_recipient_forms();
+	test_over_long_line();
+	test_client_gone_mid_body();
 	test_bdat();
+	test_bdat_without_chunking();
 	test_late_verdict();
 	test_mta_leaves();
 	return 0;
