@@ -146,8 +146,8 @@ is_label_byte(unsigned char c)
 }
 
 /* p[0..n) is a domain: labels joined by single dots, or an address
- * literal ("[" printable bytes without brackets, backslash or space
- * "]"). */
+ * literal ("[" printable bytes without brackets, backslash, space or
+ * what Postfix's tokenizer nests ('<', '"') "]"). */
 static bool
 domain_ok(const char *p, size_t n)
 {
@@ -158,7 +158,7 @@ domain_ok(const char *p, size_t n)
 			return false;
 		for (size_t i = 1; i + 1 < n; i++)
 			if (!smtp_path_byte_ok((unsigned char)p[i]) ||
-			    p[i] == '[' || p[i] == ']' || p[i] == '\\')
+			    strchr("[]\\<>\"", p[i]))
 				return false;
 		return n > 2;
 	}
@@ -273,6 +273,9 @@ parse_path(const char *line, size_t i, size_t len, struct smtp_command *cmd)
 			return;
 		end = (size_t)(close - line);
 		next = end + 1;
+		/* a second '<' is nesting to Postfix's tokenizer */
+		if (memchr(line + start, '<', end - start))
+			return;
 		/* "<a@b>c" is one word to Postfix: "a@bc" */
 		if (next < len && !is_space(line[next]))
 			return;

@@ -9,6 +9,7 @@
  * bytes, at most 255), sender and recipient from each, or both refuse
  * it. */
 #include "check.h"
+#include "postfix_model.h"
 #include "smtp_agree.h"
 #include "smtp_command.h"
 #include "smtp_line.h"
@@ -129,6 +130,10 @@ static const struct row rows[] = {
 	{"RCPT TO:<@r..test:a@b.test>", SMTP_VERB_RCPT, SMTP_PATH_BAD, NULL,
 	 NULL},
 	{"RCPT TO:<Postmaster>", SMTP_VERB_RCPT, SMTP_PATH_OK, "Postmaster", ""},
+	/* (found by the fuzz target against the model of Postfix) */
+	{"RCPT TO:<a@[IPv6:db8:<v6:2001:db8::1]>", SMTP_VERB_RCPT, SMTP_PATH_BAD,
+	 NULL, NULL},
+	{"RCPT TO:<a@[\"x]>", SMTP_VERB_RCPT, SMTP_PATH_BAD, NULL, NULL},
 	{"MAIL FROM:<Postmaster>", SMTP_VERB_MAIL, SMTP_PATH_BAD, NULL, NULL},
 	{"RCPT FROM:<b@b.test>", SMTP_VERB_RCPT, SMTP_PATH_SYNTAX, NULL, NULL},
 	{"RCPTTO:<b@b.test>", SMTP_VERB_OTHER, SMTP_PATH_NONE, NULL, NULL},
@@ -224,6 +229,54 @@ test_reads_only_len(void)
 	CHECK_INT(cmd.verb, SMTP_VERB_OTHER);
 }
 
+/* The recogniser reads each line of the table as the model of Postfix
+ * does (the same verb, the same address), or refuses it. */
+static void
+check_as_postfix(const char *line, size_t len)
+{
+	static struct postfix_reading pf;
+	struct smtp_command cmd;
+	char path[SMTP_PATH_MAX + 1];
+
+	smtp_command_parse(line, len, &cmd);
+	postfix_read(line, len, &pf);
+	if (cmd.verb != SMTP_VERB_OTHER && pf.verb != cmd.verb)
+		fprintf(stderr, "postfix reads another verb: %s\n", line);
+	CHECK(cmd.verb == SMTP_VERB_OTHER || pf.verb == cmd.verb);
+	if (cmd.path_status != SMTP_PATH_OK)
+		return;
+	snprintf(path, sizeof(path), "%.*s", (int)cmd.path_len, cmd.path);
+	if (!pf.has_address || !pf.plain || strcmp(pf.address, path))
+		fprintf(stderr, "postfix reads another path: %s: %s\n", line,
+			pf.address);
+	CHECK(pf.has_address && pf.plain);
+	CHECK_STR(pf.address, path);
+}
+
+static void
+test_read_as_postfix_reads(void)
+{
+	for (size_t i = 0; i < NROWS; i++)
+		check_as_postfix(rows[i].line, strlen(rows[i].line));
+	/* and the model itself, on what the gate let through once */
+	{
+		struct postfix_reading pf;
+
+		postfix_read("RCPT\tTO:<v@b.test>", 19, &pf);
+		CHECK_INT(pf.verb, SMTP_VERB_RCPT);
+		CHECK_STR(pf.address, "v@b.test");
+		postfix_read(" RCPT TO:<postmaster@a.test<v@b.test>>", 39, &pf);
+		CHECK_INT(pf.verb, SMTP_VERB_RCPT);
+		CHECK(pf.has_address && !pf.plain);
+		postfix_read("RCPT TO:<a@b.test>\0x", 20, &pf);
+		CHECK_STR(pf.address, "a@b.test");
+		postfix_read("\"RCPT\" TO:<a@b.test>", 20, &pf);
+		CHECK_INT(pf.verb, SMTP_VERB_OTHER);
+		postfix_read("MAIL FROM:<\"a>b\"@c.test>", 25, &pf);
+		CHECK_STR(pf.address, "\"a>b\"@c.test");
+	}
+}
+
 /* What goes to the MTA: a line written from the parse, or none. */
 static void
 test_rebuild(void)
@@ -295,6 +348,7 @@ test_rebuild(void)
 
 			smtp_command_parse(out, n, &again);
 			CHECK_INT(again.verb, cmd.verb);
+			check_as_postfix(out, n);
 			CHECK_INT(smtp_command_rebuild(&again, out2), n);
 			CHECK_STR(out2, out);
 		}
@@ -424,6 +478,7 @@ main(void)
 	RUN(test_the_table);
 	RUN(test_reads_only_len);
 	RUN(test_bdat);
+	RUN(test_read_as_postfix_reads);
 	RUN(test_rebuild);
 	RUN(test_tarpit_and_sensor_agree);
 	RUN(test_line_ends);

@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* libFuzzer target for the one SMTP command recogniser
- * (common/smtp_command.c), two ways: every line of the input is
- * recognised and each field it gives must lie inside that line; and the
- * first three lines, said as EHLO, MAIL and RCPT, must give the sensor and
- * the tarpit the same HELO name, sender and recipient (or neither a
- * triplet): the two readers of what clients send may never disagree. */
+ * (common/smtp_command.c), three ways: every line of the input is
+ * recognised and each field it gives must lie inside that line; the
+ * recogniser must read it as the model of Postfix's tokenizer does
+ * (tests/lib/postfix_model.c: the same verb, the same address) or refuse
+ * it, and so must the line smtp_command_rebuild writes from it, which
+ * the recogniser must read as before (issue 55: the gate forwarded lines
+ * Postfix read as other commands and other addresses); and the first
+ * three lines, said as EHLO, MAIL and RCPT, must give the sensor and the
+ * tarpit the same HELO name, sender and recipient (or neither a triplet):
+ * the two readers of what clients send may never disagree. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "postfix_model.h"
 #include "smtp_agree.h"
 #include "smtp_command.h"
 
@@ -20,12 +26,45 @@ inside(const char *line, size_t len, const char *p, size_t n)
 		abort();
 }
 
+/* What the recogniser took from line is what Postfix takes from it. */
+static void
+as_postfix(const char *line, size_t len, const struct smtp_command *cmd)
+{
+	static struct postfix_reading pf;
+
+	postfix_read(line, len, &pf);
+	if (cmd->verb != SMTP_VERB_OTHER && pf.verb != cmd->verb)
+		abort();
+	if (cmd->path_status != SMTP_PATH_OK)
+		return;
+	if (!pf.has_address || !pf.plain ||
+	    strlen(pf.address) != cmd->path_len ||
+	    memcmp(pf.address, cmd->path, cmd->path_len) != 0)
+		abort();
+}
+
 static void
 check_fields(const char *line, size_t len)
 {
-	struct smtp_command cmd;
+	static char out[SMTP_REBUILT_MAX + 1];
+	struct smtp_command cmd, again;
+	size_t n;
 
 	smtp_command_parse(line, len, &cmd);
+	as_postfix(line, len, &cmd);
+	n = smtp_command_rebuild(&cmd, out);
+	if (n) {
+		if (n > SMTP_REBUILT_MAX || strlen(out) != n)
+			abort();
+		smtp_command_parse(out, n, &again);
+		as_postfix(out, n, &again);
+		if (again.verb != cmd.verb ||
+		    again.path_status != cmd.path_status ||
+		    again.path_len != cmd.path_len ||
+		    (cmd.path_len &&
+		     memcmp(again.path, cmd.path, cmd.path_len) != 0))
+			abort();
+	}
 	inside(line, len, cmd.arg, cmd.arg_len);
 	inside(line, len, cmd.helo, cmd.helo_len);
 	inside(line, len, cmd.params, cmd.params_len);
