@@ -35,7 +35,7 @@ add(struct word *w, char c)
 static void
 quoted(const char *s, size_t *i, struct word *w, char open, char close)
 {
-	char stack[WORD_MAX];
+	char stack[WORD_MAX * 2 + 2]; /* (as deep as the line is long) */
 	size_t depth = 0;
 
 	stack[depth++] = close;
