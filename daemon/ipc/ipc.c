@@ -117,6 +117,23 @@ take_attempt(struct sessions *s, struct ipc_attempt *at, struct ipc_up *out)
 	return IPC_UP_ATTEMPT;
 }
 
+/* Closes a descriptor the child sent, never waiting on it: a socket with
+ * SO_LINGER set (the child chooses its sockets' options) would hold
+ * greygated's close, when it is the last, until its unsent bytes are
+ * taken or the linger's seconds are over (issue 55: a compromised child
+ * froze greygated for 40 s with {1, 40} on a socket whose client did not
+ * read). The option is cleared first; the kernel then sends what is left
+ * in the background, as for any close. (Not a socket: nothing to
+ * clear.) */
+static void
+close_unlingered(int fd)
+{
+	static const struct linger off = {0, 0};
+
+	(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &off, sizeof(off));
+	close(fd);
+}
+
 int
 ipc_take_up(struct sessions *s, struct ipc_record *rec, size_t len, int fd,
 	    struct ipc_up *out)
@@ -170,7 +187,7 @@ done:
 	 * session's socket being let go of by the time it reads a verdict
 	 * (tarpit_asker.released_by_verdict). */
 	if (fd >= 0)
-		close(fd);
+		close_unlingered(fd);
 	return r;
 }
 

@@ -57,8 +57,8 @@ static const int allowed[] = {
 	SCMP_SYS(read),		 SCMP_SYS(readv),
 	SCMP_SYS(write),	 SCMP_SYS(writev),
 	SCMP_SYS(sendto),	 SCMP_SYS(sendmsg),
-	SCMP_SYS(sendmmsg),	 SCMP_SYS(setsockopt),
-	SCMP_SYS(close),	 SCMP_SYS(fstat),
+	SCMP_SYS(sendmmsg),	 SCMP_SYS(close),
+	SCMP_SYS(fstat),
 	SCMP_SYS(newfstatat),	 SCMP_SYS(lseek),
 	SCMP_SYS(mmap),		 SCMP_SYS(munmap),
 	SCMP_SYS(mremap),	 SCMP_SYS(brk),
@@ -168,6 +168,15 @@ sandbox_seccomp(int capture_fd)
 	     r == 0 && i < sizeof(ioctl_reqs) / sizeof(*ioctl_reqs); i++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
 				     arg_eq(1, ioctl_reqs[i]));
+	/* No socket option: every one the child needs (the capture's
+	 * filter, the listeners' SO_REUSEADDR) is set before the filter.
+	 * A session's socket is shared with greygated, so an option set on
+	 * it is set under greygated too (issue 55: SO_LINGER made
+	 * greygated's close of it wait 40 s). Refused, not killed: a
+	 * library that tries one goes on without it. */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
+				     SCMP_SYS(setsockopt), 0);
 	if (r == 0)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);

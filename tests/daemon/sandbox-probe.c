@@ -11,7 +11,10 @@
  * the capture socket's number with high bits set: the kernel drops them,
  * a filter comparing all 64 would not), dup (the capture
  * socket to another number, then write), unix-socket, connect PATH
- * (greygatectl's socket), read (allowed: polls the capture). */
+ * (greygatectl's socket), read (allowed: polls the capture), linger
+ * (SO_LINGER set on its standard output: refused by the filter with
+ * EPERM before the kernel could say it is no socket; no socket option
+ * may be set once sandboxed). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -131,6 +134,10 @@ main(int argc, char **argv)
 		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", argv[4]);
 		/* A socket it already has (the capture) is all it could use. */
 		n = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	} else if (!strcmp(action, "linger")) {
+		struct linger lg = {1, 40};
+
+		n = setsockopt(1, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	} else if (!strcmp(action, "read")) {
 		struct pollfd p = {fd, POLLIN, 0};
 

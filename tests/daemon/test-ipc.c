@@ -10,12 +10,17 @@
  * made on one side reads the same on the other (verdict, attempt,
  * event, session), strings cut at their field's end; a log line of no
  * level is refused, one without its end is ended in place; a fast-path
- * event becomes the decider's attempt only when it is one. */
+ * event becomes the decider's attempt only when it is one. A session's
+ * socket whose child set SO_LINGER, with bytes its client will not read,
+ * is closed by ipc_take_up at once (issue 55: greygated waited the
+ * linger's seconds). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "attempt.h"
@@ -368,6 +373,68 @@ test_events_as_attempts(void)
 	CHECK(!attempt_of_event(&ev, 0, &a));
 }
 
+static double
+now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A TCP connection on loopback whose client reads nothing: the server's
+ * end (returned) with its send buffer full; *client its client's end,
+ * *port the port it was accepted on. */
+static int
+stuck_connection(int *client, uint16_t *port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+	                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int lst = socket(AF_INET, SOCK_STREAM, 0), srv, small = 4096;
+	static char chunk[65536];
+
+	CHECK(lst >= 0);
+	CHECK_INT(bind(lst, (struct sockaddr *)&a, sizeof(a)), 0);
+	CHECK_INT(listen(lst, 1), 0);
+	CHECK_INT(getsockname(lst, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(a.sin_port);
+	*client = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(*client >= 0);
+	setsockopt(*client, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	CHECK_INT(connect(*client, (struct sockaddr *)&a, sizeof(a)), 0);
+	srv = accept(lst, NULL, NULL);
+	CHECK(srv >= 0);
+	close(lst);
+	for (int i = 0; i < 10000; i++)
+		if (send(srv, chunk, sizeof(chunk), MSG_DONTWAIT) < 0)
+			break;
+	return srv;
+}
+
+static void
+test_lingering_socket(void)
+{
+	struct linger lg = {1, 3};
+	struct ipc_record rec;
+	struct ipc_up up;
+	uint16_t port;
+	int client, srv = stuck_connection(&client, &port);
+	struct sessions *s = sessions_new(8, &port, 1);
+	double t0;
+
+	CHECK(s);
+	CHECK_INT(setsockopt(srv, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+	ipc_fill_session(&rec, IPC_OPEN, 1);
+	t0 = now_sec();
+	/* (the child's copy closed: greygated's is the last) */
+	CHECK_INT(ipc_take_up(s, &rec, sizeof(rec), srv, &up), IPC_UP_DONE);
+	CHECK(now_sec() - t0 < 1.0);
+	CHECK(sessions_find(s, 1));
+	close(client);
+	sessions_free(s);
+}
+
 int
 main(void)
 {
@@ -378,5 +445,6 @@ main(void)
 	RUN(test_round_trips);
 	RUN(test_log_lines);
 	RUN(test_events_as_attempts);
+	RUN(test_lingering_socket);
 	return 0;
 }

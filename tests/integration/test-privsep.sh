@@ -162,4 +162,10 @@ nsx gw "$probe" "$dev" greygate read | grep "^done: read" >/dev/null || fail "th
 # any descriptor but the capture.
 nsx gw "$probe" "$dev" greygate dup-other | grep "^done: dup-other returned 0$" >/dev/null ||
 	fail "the sandbox refuses F_DUPFD_CLOEXEC on a descriptor other than the capture"
-echo "ok: in the child's sandbox the capture socket reads but sends nothing; no socket opens or connects"
+# No socket option once sandboxed (issue 55: a compromised child set
+# SO_LINGER on a session's socket and greygated's close of it waited 40 s).
+nsx gw "$probe" --no-sandbox "$dev" greygate linger | grep "^done: linger returned -1: Socket operation on non-socket$" >/dev/null ||
+	fail "without the sandbox the probe's setsockopt did not reach the kernel"
+nsx gw "$probe" "$dev" greygate linger | grep "^done: linger returned -1: Operation not permitted$" >/dev/null ||
+	fail "the sandbox lets the child set a socket option: $(nsx gw "$probe" "$dev" greygate linger 2>&1)"
+echo "ok: in the child's sandbox the capture socket reads but sends nothing; no socket opens or connects, no socket option is set"
