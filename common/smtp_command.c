@@ -178,7 +178,7 @@ domain_ok(const char *p, size_t n)
 
 /* p[0..n) is a local part: atext and dots (lenient about where the dots
  * are, as MTAs are), or a quoted string of printable bytes without
- * space, quote or backslash. */
+ * space, quote, backslash or angle bracket. */
 static bool
 local_ok(const char *p, size_t n)
 {
@@ -187,7 +187,7 @@ local_ok(const char *p, size_t n)
 			return false;
 		for (size_t i = 1; i + 1 < n; i++)
 			if (!smtp_path_byte_ok((unsigned char)p[i]) ||
-			    p[i] == '"' || p[i] == '\\')
+			    strchr("\"\\<>", p[i]))
 				return false;
 		return true;
 	}

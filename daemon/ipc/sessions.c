@@ -4,9 +4,11 @@
  * socket. */
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "sessions.h"
 
@@ -21,6 +23,9 @@
 #endif
 
 #define PORTS_MAX 8
+/* A socket whose client hung up is a session's only this soon after the
+ * client last sent (the child opens a session at accept). */
+#define SESSION_FRESH_MS 10000
 
 struct entry {
 	struct entry *next;
@@ -37,6 +42,14 @@ struct sessions {
 	size_t nports;
 	bool want_dst; /* read SO_ORIGINAL_DST */
 	struct sessions_hooks hooks;
+	/* The sockets opened as sessions (their inode numbers, which the
+	 * kernel does not give again for a long while): two generations of
+	 * an open-addressed set, the older dropped when the newer is full,
+	 * so that each socket is opened once even after its session ended
+	 * (a compromised child keeping a copy of it), for at least
+	 * seen_cap / 2 later sessions. */
+	uint64_t *seen[2];
+	size_t seen_cap, seen_count; /* slots a generation; in the newer */
 };
 
 static void
@@ -73,7 +86,50 @@ sessions_new(uint32_t max, const uint16_t *ports, size_t nports)
 	s->nports = nports < PORTS_MAX ? nports : PORTS_MAX;
 	memcpy(s->ports, ports, s->nports * sizeof(*ports));
 	s->want_dst = true;
+	/* (calloc'd: untouched pages cost nothing until sessions come) */
+	s->seen_cap = n * 4;
+	s->seen[0] = calloc(s->seen_cap, sizeof(uint64_t));
+	s->seen[1] = calloc(s->seen_cap, sizeof(uint64_t));
+	if (!s->seen[0] || !s->seen[1]) {
+		sessions_free(s);
+		return NULL;
+	}
 	return s;
+}
+
+/* The slot of ino in generation g: where it is, or the empty one where it
+ * would go. */
+static uint64_t *
+seen_slot(const struct sessions *s, int g, uint64_t ino)
+{
+	size_t i = (size_t)(ino * 0x9e3779b97f4a7c15ull >> 17) &
+		   (s->seen_cap - 1);
+
+	while (s->seen[g][i] && s->seen[g][i] != ino)
+		i = (i + 1) & (s->seen_cap - 1);
+	return &s->seen[g][i];
+}
+
+static bool
+seen_before(const struct sessions *s, uint64_t ino)
+{
+	return *seen_slot(s, 0, ino) == ino || *seen_slot(s, 1, ino) == ino;
+}
+
+/* (half full at most: the probes stay short) */
+static void
+seen_add(struct sessions *s, uint64_t ino)
+{
+	if (s->seen_count >= s->seen_cap / 2) {
+		uint64_t *older = s->seen[1];
+
+		s->seen[1] = s->seen[0];
+		s->seen[0] = older;
+		memset(older, 0, s->seen_cap * sizeof(*older));
+		s->seen_count = 0;
+	}
+	*seen_slot(s, 0, ino) = ino;
+	s->seen_count++;
 }
 
 void
@@ -105,6 +161,8 @@ sessions_free(struct sessions *s)
 		return;
 	sessions_reset(s);
 	free(s->buckets);
+	free(s->seen[0]);
+	free(s->seen[1]);
 	free(s);
 }
 
@@ -162,6 +220,8 @@ session_ends_read(const struct sessions *s, int fd, struct session_ends *out,
 		  const char **why)
 {
 	socklen_t len = sizeof(out->local);
+	struct tcp_info info;
+	struct stat st;
 	int protocol;
 
 	/* Few calls: one per session, on greygated's loop. A socket's own
@@ -193,6 +253,24 @@ session_ends_read(const struct sessions *s, int fd, struct session_ends *out,
 		*why = "not accepted on a tarpit port";
 		return -EADDRNOTAVAIL;
 	}
+	/* A client still there, or one that has just hung up (a fast bot
+	 * can be done before greygated reads the opening): not a socket
+	 * whose client left long ago, nor a connection the tarpit ended
+	 * (FIN_WAIT*), which a compromised child kept to open after the
+	 * delay as if the client had come back (issue 55). */
+	len = sizeof(info);
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) < 0 ||
+	    !(info.tcpi_state == TCP_ESTABLISHED ||
+	      (info.tcpi_state == TCP_CLOSE_WAIT &&
+	       info.tcpi_last_data_recv < SESSION_FRESH_MS))) {
+		*why = "its connection is no longer established";
+		return -ENOTCONN;
+	}
+	if (fstat(fd, &st) < 0 || seen_before(s, (uint64_t)st.st_ino)) {
+		*why = "its socket was opened as a session before";
+		return -EALREADY;
+	}
+	out->ino = (uint64_t)st.st_ino;
 	if (s->want_dst)
 		original_destination(fd, out->local.ss_family, &out->dst);
 	return 0;
@@ -221,6 +299,7 @@ sessions_open(struct sessions *s, uint64_t id, int fd, const char **why)
 		*why = "no memory";
 		return -ENOMEM;
 	}
+	seen_add(s, ends.ino);
 	e->id = id;
 	e->info.ends = ends;
 	if (s->hooks.opened)

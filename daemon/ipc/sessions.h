@@ -24,6 +24,7 @@ struct session_ends {
 	struct sockaddr_storage dst;    /* where the client connected before
 					   the redirect (SO_ORIGINAL_DST);
 					   ss_family 0: not redirected */
+	uint64_t ino; /* its socket's inode number: opened once */
 };
 
 /* What greygated keeps of a session. */

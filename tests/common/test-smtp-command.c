@@ -134,6 +134,7 @@ static const struct row rows[] = {
 	{"RCPT TO:<a@[IPv6:db8:<v6:2001:db8::1]>", SMTP_VERB_RCPT, SMTP_PATH_BAD,
 	 NULL, NULL},
 	{"RCPT TO:<a@[\"x]>", SMTP_VERB_RCPT, SMTP_PATH_BAD, NULL, NULL},
+	{"MAIL FROM:\"<ca>\"@tls x", SMTP_VERB_MAIL, SMTP_PATH_BAD, NULL, NULL},
 	{"MAIL FROM:<Postmaster>", SMTP_VERB_MAIL, SMTP_PATH_BAD, NULL, NULL},
 	{"RCPT FROM:<b@b.test>", SMTP_VERB_RCPT, SMTP_PATH_SYNTAX, NULL, NULL},
 	{"RCPTTO:<b@b.test>", SMTP_VERB_OTHER, SMTP_PATH_NONE, NULL, NULL},

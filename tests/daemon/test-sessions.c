@@ -6,7 +6,9 @@
  * greygated's own connection to the MTA) is refused, and so is every
  * record naming a session that is not open, a session id used before, a
  * question asked again, a descriptor where none belongs, and an event
- * that is not of the fast path. */
+ * that is not of the fast path; a socket is opened as a session once, and
+ * only while its client is there (issue 55: a compromised child kept a
+ * session's socket and opened it again after the delay). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -55,6 +57,24 @@ pair_open(struct pair *p)
 	CHECK(p->accepted >= 0);
 }
 
+/* Another connection to p's listener: the tarpit's end (the client's in
+ * *client). */
+static int
+accept_another(struct pair *p, int *client)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_port = htons(p->port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int a;
+
+	*client = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(*client >= 0);
+	CHECK(connect(*client, (struct sockaddr *)&sin, sizeof(sin)) == 0);
+	a = accept(p->listener, NULL, NULL);
+	CHECK(a >= 0);
+	return a;
+}
+
 static void
 pair_close(struct pair *p)
 {
@@ -98,6 +118,59 @@ test_ends_from_the_socket(void)
 	CHECK_INT(sessions_close(s, 1), -ENOENT);
 	sessions_free(s);
 	pair_close(&p);
+}
+
+/* A socket opened once, its session ended, is refused as another's; so
+ * is one whose client hung up. */
+static void
+test_opened_once(void)
+{
+	struct pair p, q;
+	struct sessions *s;
+	const char *why = NULL;
+
+	pair_open(&p);
+	s = sessions_new(8, &p.port, 1);
+	CHECK_INT(sessions_open(s, 1, p.accepted, &why), 0);
+	CHECK_INT(sessions_open(s, 2, p.accepted, &why), -EALREADY);
+	CHECK_STR(why, "its socket was opened as a session before");
+	CHECK_INT(sessions_close(s, 1), 0);
+	CHECK_INT(sessions_open(s, 3, p.accepted, &why), -EALREADY);
+	/* remembered past many sessions of others */
+	for (uint64_t id = 10; id < 10 + 200; id++) {
+		int c, a = accept_another(&p, &c);
+
+		CHECK_INT(sessions_open(s, id, a, &why), 0);
+		CHECK_INT(sessions_close(s, id), 0);
+		close(a);
+		close(c);
+	}
+	CHECK_INT(sessions_open(s, 1000, p.accepted, &why), -EALREADY);
+	sessions_free(s);
+	/* the client has just hung up (CLOSE_WAIT on the tarpit's end):
+	 * a fast client, taken */
+	pair_open(&q);
+	s = sessions_new(8, &q.port, 1);
+	close(q.client);
+	q.client = -1;
+	for (int t = 0; t < 100; t++) {
+		char c;
+
+		if (recv(q.accepted, &c, 1, MSG_DONTWAIT) == 0)
+			break;
+		usleep(1000);
+	}
+	CHECK_INT(sessions_open(s, 1, q.accepted, &why), 0);
+	close(q.accepted);
+	/* the tarpit's end shut (FIN_WAIT2): a connection it ended */
+	q.accepted = accept_another(&q, &q.client);
+	CHECK(shutdown(q.accepted, SHUT_WR) == 0);
+	usleep(20000);
+	CHECK_INT(sessions_open(s, 2, q.accepted, &why), -ENOTCONN);
+	CHECK_STR(why, "its connection is no longer established");
+	sessions_free(s);
+	pair_close(&p);
+	pair_close(&q);
 }
 
 /* Only a connected TCP socket on a tarpit port is a session's. */
@@ -149,23 +222,30 @@ test_ids_and_bounds(void)
 	struct pair p;
 	struct sessions *s;
 	const char *why = NULL;
+	int a[4], c[4];
 
 	pair_open(&p);
+	for (int i = 0; i < 4; i++)
+		a[i] = accept_another(&p, &c[i]);
 	s = sessions_new(2, &p.port, 1);
 	CHECK_INT(sessions_open(s, 5, p.accepted, &why), 0);
-	CHECK_INT(sessions_open(s, 5, p.accepted, &why), -EEXIST);
+	CHECK_INT(sessions_open(s, 5, a[0], &why), -EEXIST);
 	CHECK_INT(sessions_close(s, 5), 0);
-	CHECK_INT(sessions_open(s, 5, p.accepted, &why), -EEXIST);
-	CHECK_INT(sessions_open(s, 4, p.accepted, &why), -EEXIST);
-	CHECK_INT(sessions_open(s, 6, p.accepted, &why), 0);
-	CHECK_INT(sessions_open(s, 7, p.accepted, &why), 0);
-	CHECK_INT(sessions_open(s, 8, p.accepted, &why), -ENOSPC);
+	CHECK_INT(sessions_open(s, 5, a[0], &why), -EEXIST);
+	CHECK_INT(sessions_open(s, 4, a[0], &why), -EEXIST);
+	CHECK_INT(sessions_open(s, 6, a[0], &why), 0);
+	CHECK_INT(sessions_open(s, 7, a[1], &why), 0);
+	CHECK_INT(sessions_open(s, 8, a[2], &why), -ENOSPC);
 	CHECK_STR(why, "too many sessions open");
-	/* A new child numbers from 1 again. */
+	/* A new child numbers from 1 again (its sockets are new). */
 	sessions_reset(s);
 	CHECK_INT(sessions_count(s), 0);
-	CHECK_INT(sessions_open(s, 1, p.accepted, &why), 0);
+	CHECK_INT(sessions_open(s, 1, a[3], &why), 0);
 	sessions_free(s);
+	for (int i = 0; i < 4; i++) {
+		close(a[i]);
+		close(c[i]);
+	}
 	pair_close(&p);
 }
 
@@ -367,6 +447,7 @@ main(void)
 {
 	RUN(test_ends_from_the_socket);
 	RUN(test_not_a_session_socket);
+	RUN(test_opened_once);
 	RUN(test_ids_and_bounds);
 	RUN(test_take_up);
 	RUN(test_events);
