@@ -111,6 +111,14 @@ site(const char *text, size_t n, struct dnsbl_site *s, char *why, size_t len)
 		}
 		s->filtered = true;
 	}
+	if (s->weight < 0 && !s->filtered) {
+		snprintf(why, len, "%.100s: an allow list (a negative weight) "
+		         "needs a reply filter (zone=127.0.[0..255].[1..3]*%d): "
+		         "a list that answers every name (its error codes, a "
+		         "resolver that rewrites NXDOMAIN) would trust every "
+		         "client", buf, s->weight);
+		return -EINVAL;
+	}
 	if (!buf[0] || strlen(buf) > 200 || !strchr(buf, '.') ||
 	    strspn(buf, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 	                "0123456789.-_") != strlen(buf)) {
@@ -144,6 +152,14 @@ dnsbl_sites_parse(const char *text, struct dnsbl_sites *out, char *why,
 		out->n++;
 		p += n;
 	}
+}
+
+bool
+dnsbl_error_code(const uint8_t addr[4])
+{
+	return (addr[0] == 127 && addr[1] == 255 && addr[2] == 255) ||
+	       (addr[0] == 127 && addr[1] == 0 && addr[2] == 0 &&
+	        addr[3] == 255);
 }
 
 bool
@@ -199,6 +215,15 @@ on_zone(const struct dns_answer *a, bool cached, void *ctx)
 	(void)cached;
 	zq->q = NULL;
 	c->waiting--;
+	for (size_t i = 0; a->status == DNS_OK && i < a->n; i++)
+		if (dnsbl_error_code(a->rec[i].addr)) {
+			/* (whatever else it says: it did not answer) */
+			c->answer.incomplete = true;
+			snprintf(c->answer.error_zone,
+			         sizeof(c->answer.error_zone), "%s", s->zone);
+			memcpy(c->answer.error_code, a->rec[i].addr, 4);
+			goto told;
+		}
 	if (a->status == DNS_OK) {
 		for (size_t i = 0; i < a->n; i++) {
 			size_t used = strlen(c->answer.listed);
@@ -214,6 +239,7 @@ on_zone(const struct dns_answer *a, bool cached, void *ctx)
 	} else if (a->status != DNS_NXDOMAIN && a->status != DNS_NODATA) {
 		c->answer.incomplete = true;
 	}
+told:
 	if (!c->waiting && !c->depth) {
 		c->fn(&c->answer, c->ctx);
 		release(c);

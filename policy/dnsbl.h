@@ -11,7 +11,12 @@
  * for allow lists) to the client's score. A filter is four octets, each
  * a number, or [a..b] or [a;b;c], or those mixed ("127.0.0.[2..11;15]").
  * Asked through the resolver, all zones at once; a zone that does not
- * answer in time adds nothing (never listed on a timeout). */
+ * answer in time adds nothing (never listed on a timeout), and neither
+ * does one that answers with a list's error code (127.255.255.0/24,
+ * Spamhaus's "query refused" and kin; 127.0.0.255, DNSWL's): it did not
+ * answer. An allow list (a negative weight) needs a filter: a list that
+ * answers every name (its error codes, a resolver that rewrites NXDOMAIN)
+ * would otherwise trust every client. */
 #ifndef GREYGATE_DNSBL_H
 #define GREYGATE_DNSBL_H
 
@@ -52,9 +57,18 @@ bool dnsbl_site_takes(const struct dnsbl_site *s, const uint8_t addr[4]);
 
 struct dnsbl_answer {
 	int score;         /* the weights of the zones that listed it */
-	bool incomplete;   /* a zone did not answer (timeout, failure) */
+	bool incomplete;   /* a zone did not answer (timeout, failure, an
+	                    * error code) */
 	char listed[200];  /* "zone(+3),zone2(-5)" or "" */
+	/* a zone that answered with an error code, and the code: "" if
+	 * none did */
+	char error_zone[256];
+	uint8_t error_code[4];
 };
+
+/* dnsbl_error_code - whether a list's answer addr is one of its error
+ * codes (127.255.255.0/24, 127.0.0.255), never a listing. */
+bool dnsbl_error_code(const uint8_t addr[4]);
 
 typedef void dnsbl_fn(const struct dnsbl_answer *a, void *ctx);
 

@@ -27,6 +27,7 @@ struct signals {
 	struct resolver *resolver;
 	struct rdns_shape *shape;
 	struct dnsbl_sites dnsbl; /* (dnsbl_sites is read at start only) */
+	int64_t list_error_said;  /* when a list's error code was logged */
 };
 
 struct waiter {
@@ -208,11 +209,31 @@ on_fcrdns(const struct fcrdns_answer *a, void *ctx)
 	tell_if_ready(ss);
 }
 
+/* A list that answered with its error code: said once a minute (it
+ * answers so for every client while it refuses the resolver). */
+static void
+say_list_error(struct signals *s, const struct dnsbl_answer *a)
+{
+	int64_t now = loop_wall_sec(s->loop);
+
+	if (now < s->list_error_said + 60)
+		return;
+	s->list_error_said = now;
+	log_warnx("DNS list %s answers %u.%u.%u.%u, one of its error codes "
+		  "(a refused query: a public or shared resolver, or a "
+		  "limit): taken as no answer; a resolver of your own may be "
+		  "needed for it",
+		  a->error_zone, a->error_code[0], a->error_code[1],
+		  a->error_code[2], a->error_code[3]);
+}
+
 static void
 on_dnsbl(const struct dnsbl_answer *a, void *ctx)
 {
 	struct session_signals *ss = ctx;
 
+	if (a->error_zone[0])
+		say_list_error(ss->s, a);
 	ss->dnsbl = NULL;
 	ss->dnsbl_answer = *a;
 	ss->dnsbl_known = true;

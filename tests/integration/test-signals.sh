@@ -111,9 +111,12 @@ netns_add_addr "$(netns_ns dns)" "$(netns_dev dns gw)" 198.51.100.54/24
 mkdir -p "$NETNS_TMP/rbl"
 printf ':127.0.0.2:listed\n203.0.113.17\n203.0.113.33\n203.0.113.18 :127.0.0.9:not counted\n' >"$NETNS_TMP/rbl/bl.txt"
 printf ':127.0.0.2:allowed\n203.0.113.19\n' >"$NETNS_TMP/rbl/wl.txt"
+# a list that refuses every query with its error code (as Spamhaus does a
+# public resolver's): no answer, never a listing (issue 55)
+printf ':127.255.255.254:refused\n203.0.113.0/24\n' >"$NETNS_TMP/rbl/rf.txt"
 chmod 755 "$NETNS_TMP/rbl"
 netns_spawn dns rbldnsd -n -u nobody:nogroup -r "$NETNS_TMP/rbl" -b 198.51.100.54/53 \
-	bl.test:ip4set:bl.txt wl.test:ip4set:wl.txt >"$NETNS_TMP/rbldnsd.log" 2>&1
+	bl.test:ip4set:bl.txt wl.test:ip4set:wl.txt rf.test:ip4set:rf.txt >"$NETNS_TMP/rbldnsd.log" 2>&1
 wait_for 10 eval 'nsx gw dig +short +time=1 +tries=1 @198.51.100.54 17.113.0.203.bl.test A | grep -q 127.0.0.2' ||
 	{ cat "$NETNS_TMP/rbldnsd.log"; fail "rbldnsd does not answer"; }
 
@@ -143,11 +146,19 @@ address = 127.0.0.1:10025
 listen = unix:$NETNS_TMP/door.sock
 [signals]
 dns_servers = 198.51.100.53,198.51.100.54
-dnsbl_sites = bl.test=127.0.0.[2..3]*2, wl.test*-5
+dnsbl_sites = bl.test=127.0.0.[2..3]*2, wl.test=127.0.0.[2..3]*-5, rf.test*3
 budget = 300ms
 suspicious_delay = 2h
 rdns_patterns = $(realpath "$here/../../etc/dynamic-rdns")
 # (lookups = yes and trust = fcrdns+spf: the defaults)"
+# An allow list without a reply filter would trust every client its
+# error codes answer: refused by --check-config (and so at start).
+sed 's/wl.test=127.0.0.\[2..3\]\*-5/wl.test*-5/' "$NETNS_TMP/greygate.conf" >"$NETNS_TMP/nofilter.conf"
+rc=0
+out=$("$GREYGATE_BUILD/daemon/greygated" --config "$NETNS_TMP/nofilter.conf" --check-config 2>&1) || rc=$?
+[ "$rc" != 0 ] && grep -q "wl.test: an allow list (a negative weight) needs a reply filter" <<<"$out" ||
+	fail "an allow list without a filter was not refused (status $rc): $out"
+echo "ok: --check-config refuses an allow list without a reply filter"
 greygated_start
 logged() { grep -F -- "$1" "$GG_LOG" >/dev/null; }
 reload_with() { # LINE: added to [signals] (the file's last section), then a reload
@@ -260,7 +271,10 @@ wait_for 5 logged "action=pass, reason=trusted, client=203.0.113.19," ||
 	fail "the allow-listed client was not trusted: $(grep "client=203.0.113.19," "$GG_LOG")"
 grep -F "client=203.0.113.19," "$GG_LOG" | grep -F "signals=fcrdns:no-ptr;spf:fail:sender.test;dnsbl:wl.test(-5)" >/dev/null ||
 	fail "the allowed client's line: $(grep "client=203.0.113.19," "$GG_LOG")"
-echo "ok: DNS lists (rbldnsd): listed, suspicious and never trusted though FCrDNS and SPF pass; an answer the filter does not take ignored; allow-listed trusted without a PTR"
+[ "$(grep -c "DNS list rf.test answers 127.255.255.254, one of its error codes" "$GG_LOG")" = 1 ] ||
+	fail "the list's error code: $(grep -c "DNS list rf.test" "$GG_LOG") lines, not one a minute"
+! grep -q "dnsbl:[^ ]*rf.test" "$GG_LOG" || fail "the list's error code counted as a listing: $(grep -m1 "rf.test(" "$GG_LOG")"
+echo "ok: DNS lists (rbldnsd): listed, suspicious and never trusted though FCrDNS and SPF pass; an answer the filter does not take ignored; allow-listed trusted without a PTR; a list's error code (127.255.255.254) no answer, said once a minute"
 # ... and a real Postfix sender the list names: deferred for the longer
 # delay (2 h), as its own log says
 out_deferred() { # SUBJECT PATTERN: the sending Postfix deferred it so

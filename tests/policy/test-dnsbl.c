@@ -53,6 +53,19 @@ test_filters(void)
 	CHECK(dnsbl_site_takes(&sites.site[0], (const uint8_t[]){127, 9, 9, 9}));
 }
 
+/* The lists' error codes are never a listing, filter or not. */
+static void
+test_error_codes(void)
+{
+	CHECK(dnsbl_error_code((const uint8_t[]){127, 255, 255, 254}));
+	CHECK(dnsbl_error_code((const uint8_t[]){127, 255, 255, 252}));
+	CHECK(dnsbl_error_code((const uint8_t[]){127, 255, 255, 0}));
+	CHECK(dnsbl_error_code((const uint8_t[]){127, 0, 0, 255}));
+	CHECK(!dnsbl_error_code((const uint8_t[]){127, 0, 0, 2}));
+	CHECK(!dnsbl_error_code((const uint8_t[]){127, 0, 10, 255}));
+	CHECK(!dnsbl_error_code((const uint8_t[]){127, 255, 254, 1}));
+}
+
 static void
 refused(const char *text, const char *what)
 {
@@ -76,6 +89,10 @@ test_refused(void)
 	refused("zen.example.org=127.0.0.2.3", "four octets");
 	refused("localhost", "not a zone's name");
 	refused("bad/zone.org", "not a zone's name");
+	/* an allow list without a filter: its error codes would trust
+	 * everyone (issue 55) */
+	refused("list.dnswl.example*-5", "needs a reply filter");
+	refused("bl.example.net, wl.example*-1", "needs a reply filter");
 	refused("a.b c.d e.f g.h i.j k.l m.n o.p q.r s.t u.v w.x y.z "
 	        "aa.b bb.c cc.d dd.e ee.f", "more than 16 sites");
 }
@@ -86,5 +103,6 @@ main(void)
 	RUN(test_parse);
 	RUN(test_filters);
 	RUN(test_refused);
+	RUN(test_error_codes);
 	return 0;
 }
