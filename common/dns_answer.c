@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include "dns_answer.h"
@@ -78,6 +79,30 @@ static uint32_t
 ttl_of(uint32_t wire)
 {
 	return wire & 0x80000000u ? 0 : wire;
+}
+
+bool
+dns_txt_is_spf(const char *txt, size_t len)
+{
+	return len >= 6 && !strncasecmp(txt, "v=spf1", 6) &&
+	       (len == 6 || txt[6] == ' ');
+}
+
+/* Whether the TXT record's data rd[0..len) begins an SPF record: its
+ * first character-string's first bytes (a version split across strings
+ * is read joined: the strings' first 7 bytes gathered). */
+static bool
+txt_spf(const unsigned char *rd, size_t len)
+{
+	char head[7];
+	size_t n = 0;
+
+	for (size_t at = 0; at < len && n < sizeof(head); at += 1 + rd[at])
+		for (size_t i = 0; i < rd[at] && at + 1 + i < len &&
+		                   n < sizeof(head);
+		     i++)
+			head[n++] = (char)rd[at + 1 + i];
+	return dns_txt_is_spf(head, n);
 }
 
 /* A TXT record's character-strings joined, or NULL (too long, a NUL in
@@ -213,7 +238,10 @@ dns_answer_read(const unsigned char *msg, size_t len, enum dns_type type,
 		if (class == CLASS_IN && (rtype == type || rtype == TYPE_CNAME) &&
 		    ttl_of(wire_ttl) < least)
 			least = ttl_of(wire_ttl);
-		if (class == CLASS_IN && rtype == type) {
+		if (class == CLASS_IN && rtype == type && type == DNS_TXT &&
+		    !txt_spf(m.p + m.at, rdlen)) {
+			/* not SPF: not greygate's (skipped, not dropped) */
+		} else if (class == CLASS_IN && rtype == type) {
 			if (out->n == DNS_RECORDS_MAX) {
 				out->dropped++;
 			} else if ((r = keep_record(&m, rdlen, out)) < 0) {

@@ -40,7 +40,11 @@ enum dns_status {
  * 253 characters plus escapes: c-ares escapes odd bytes as \DDD). */
 #define DNS_NAME_MAX 1024
 /* A TXT record's strings joined, at most (longer: dropped, said as
- * truncated; SPF records are under 512 in practice). */
+ * truncated; SPF records are under 512 in practice). Of a TXT answer
+ * only SPF records are kept (dns_txt_is_spf: greygate asks TXT for SPF
+ * alone), the others skipped before the record bound, so that a name a
+ * client chose cannot fill the cache with its other records (issue 55)
+ * nor hide its SPF record behind 32 others. */
 #define DNS_TXT_MAX 4096
 
 struct dns_record {
@@ -67,6 +71,11 @@ struct dns_answer {
  */
 int dns_answer_read(const unsigned char *msg, size_t len, enum dns_type type,
                     uint32_t negative_ttl_max, struct dns_answer *out);
+
+/* dns_txt_is_spf - whether the TXT record txt[0..len) is an SPF (version
+ * 1) record: "v=spf1" in any case, then a space or its end (RFC 7208
+ * 4.5). */
+bool dns_txt_is_spf(const char *txt, size_t len);
 
 /* dns_answer_clear - the texts freed; out holds nothing after. */
 void dns_answer_clear(struct dns_answer *a);

@@ -13,6 +13,7 @@ struct entry {
 	struct entry *next_in_bucket;
 	struct entry *newer, *older; /* the use list */
 	uint64_t hash, expires_ms;
+	size_t bytes; /* what it holds (entry_bytes) */
 	struct dns_answer answer;
 	char name[]; /* lower case */
 };
@@ -21,8 +22,23 @@ struct dns_cache {
 	struct entry **buckets;
 	size_t nbuckets; /* a power of two */
 	size_t count, max;
+	size_t bytes, bytes_max;
 	struct entry *newest, *oldest;
 };
+
+/* What an answer under name holds: its entry and name, and each record's
+ * text with malloc's own word or two (a record of a few bytes costs its
+ * allocation's minimum, not its length). */
+static size_t
+entry_bytes(const char *name, const struct dns_answer *a)
+{
+	size_t n = sizeof(struct entry) + strlen(name) + 1 + 16;
+
+	for (size_t i = 0; i < a->n; i++)
+		if (a->rec[i].text)
+			n += strlen(a->rec[i].text) + 1 + 16;
+	return n;
+}
 
 static char
 lower(char ch)
@@ -50,13 +66,14 @@ same_name(const char *lowered, const char *name)
 }
 
 struct dns_cache *
-dns_cache_new(size_t max)
+dns_cache_new(size_t max, size_t bytes_max)
 {
 	struct dns_cache *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
 	c->max = max ? max : 1;
+	c->bytes_max = bytes_max;
 	c->nbuckets = 64;
 	while (c->nbuckets < c->max && c->nbuckets < ((size_t)1 << 24))
 		c->nbuckets <<= 1;
@@ -115,6 +132,7 @@ drop(struct dns_cache *c, struct entry **at)
 	*at = e->next_in_bucket;
 	unlink_use(c, e);
 	dns_answer_clear(&e->answer);
+	c->bytes -= e->bytes;
 	free(e);
 	c->count--;
 }
@@ -142,15 +160,16 @@ dns_cache_put(struct dns_cache *c, const char *name, const struct dns_answer *a,
 {
 	uint64_t hash = hash_of(a->type, name);
 	struct entry **at = slot_of(c, a->type, name, hash);
-	size_t len = strlen(name);
+	size_t len = strlen(name), bytes = entry_bytes(name, a);
 	struct entry *e;
 
 	if (*at)
 		drop(c, at);
-	if (a->ttl == 0 || (a->status != DNS_OK && a->status != DNS_NODATA &&
-	                    a->status != DNS_NXDOMAIN))
+	if (a->ttl == 0 || bytes > c->bytes_max ||
+	    (a->status != DNS_OK && a->status != DNS_NODATA &&
+	     a->status != DNS_NXDOMAIN))
 		return 0;
-	while (c->count >= c->max) {
+	while (c->count >= c->max || c->bytes + bytes > c->bytes_max) {
 		struct entry *old = c->oldest;
 
 		drop(c, slot_of(c, old->answer.type, old->name, old->hash));
@@ -165,6 +184,8 @@ dns_cache_put(struct dns_cache *c, const char *name, const struct dns_answer *a,
 		return -ENOMEM;
 	}
 	e->hash = hash;
+	e->bytes = bytes;
+	c->bytes += bytes;
 	e->expires_ms =
 	        now_ms + (uint64_t)(a->ttl < ttl_max ? a->ttl : ttl_max) * 1000;
 	at = &c->buckets[hash & (c->nbuckets - 1)];
@@ -179,6 +200,12 @@ size_t
 dns_cache_count(const struct dns_cache *c)
 {
 	return c->count;
+}
+
+size_t
+dns_cache_bytes(const struct dns_cache *c)
+{
+	return c->bytes;
 }
 
 void

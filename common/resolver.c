@@ -325,11 +325,13 @@ resolver_new(struct loop *loop, const struct resolver_config *cfg, char *err,
 	if (!r->cfg.cache_max)
 		r->cfg.cache_max = 10000;
 	if (!r->cfg.ttl_max)
-		r->cfg.ttl_max = 86400;
+		r->cfg.ttl_max = 3600;
+	if (!r->cfg.cache_bytes_max)
+		r->cfg.cache_bytes_max = DNS_CACHE_BYTES;
 	if (!r->cfg.negative_ttl_max)
 		r->cfg.negative_ttl_max = 900;
 	loop_timer_init(&r->timer, on_timer, r);
-	r->cache = dns_cache_new(r->cfg.cache_max);
+	r->cache = dns_cache_new(r->cfg.cache_max, r->cfg.cache_bytes_max);
 	if (!r->cache) {
 		snprintf(err, len, "out of memory");
 		free(r);

@@ -28,7 +28,13 @@ struct resolver_config {
 	unsigned timeout_ms; /* per try (0: 1000) */
 	unsigned tries;      /* per server (0: 2) */
 	size_t cache_max;    /* answers kept (0: 10,000) */
-	uint32_t ttl_max;    /* seconds an answer is kept at most (0: 1 day) */
+	size_t cache_bytes_max; /* bytes they hold at most (0: 4 MiB,
+	                         * DNS_CACHE_BYTES) */
+	/* seconds an answer is kept at most (0: 1 hour): every name asked
+	 * is one a client chose (its sender's domain and what that domain's
+	 * SPF names, its HELO, its PTR name, a list's name of its address),
+	 * and greylisting's retry needs an answer for minutes, not days */
+	uint32_t ttl_max;
 	uint32_t negative_ttl_max; /* the same for "no such" (0: 15 min) */
 };
 

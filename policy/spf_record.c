@@ -16,7 +16,7 @@
 bool
 spf_record_is_spf(const char *txt)
 {
-	return !strncasecmp(txt, "v=spf1", 6) && (txt[6] == 0 || txt[6] == ' ');
+	return dns_txt_is_spf(txt, strlen(txt));
 }
 
 /* A decimal length of at most max, with no leading zero (ABNF). */

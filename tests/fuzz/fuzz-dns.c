@@ -21,7 +21,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dns_answer a;
 
 	if (!cache)
-		cache = dns_cache_new(64);
+		cache = dns_cache_new(64, 1 << 20);
 	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
 		if (dns_answer_read(data, size, types[t], 900, &a) < 0) {
 			if (a.n != 0 || a.status != DNS_BAD)

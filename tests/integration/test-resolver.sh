@@ -72,6 +72,17 @@ soa='@ 3600 IN SOA ns.mail.test. admin.mail.test. 1 3600 600 86400 2'
 	echo 'null-mx IN A 198.51.100.62'
 	echo 'txt-only IN TXT "v=spf1 -all"'
 	echo 'fresh-domain IN MX 10 mx1.mail.test.'
+	# any name under big.mail.test: 16 SPF-looking TXT records of 3.5
+	# kB (issue 55: names a client invents, 56 kB each)
+	x250=$(printf 'x%.0s' $(seq 250))
+	for i in $(seq 1 16); do
+		line="*.big IN TXT \"v=spf1 $i\""
+		for k in $(seq 1 14); do line+=" \"$x250\""; done
+		echo "$line"
+	done
+	# and 40 other records before its SPF record
+	for i in $(seq 1 40); do echo "forty IN TXT \"verification-$i\""; done
+	echo 'forty IN TXT "v=spf1 ip4:198.51.100.25 -all"'
 } >"$zones/mail.test.zone"
 {
 	echo '$TTL 300'
@@ -95,4 +106,4 @@ mapfile -t nsd_pids < <(nsd_pids)
 
 nsx gw "$GREYGATE_BUILD/tests/check-resolver" 198.51.100.53 "${nsd_pids[@]}" ||
 	fail "check-resolver failed (nsd's log: $(tail -5 "$NETNS_TMP/nsd.log"))"
-echo "ok: the resolver against nsd: records of each type, TTLs and negative TTLs kept and no longer, one question for many, cancel, a timeout; FCrDNS confirmed (v4, v6, second name), unconfirmed, no PTR, temperror with the server away; SPF check_host of each mechanism, include, redirect, macros, the limits, temperror; sender domains with MX, A, AAAA, null MX, none, no such, temperror"
+echo "ok: the resolver against nsd: records of each type, TTLs and negative TTLs kept and no longer, one question for many, cancel, a timeout; FCrDNS confirmed (v4, v6, second name), unconfirmed, no PTR, temperror with the server away; SPF check_host of each mechanism, include, redirect, macros, the limits, temperror; sender domains with MX, A, AAAA, null MX, none, no such, temperror; the cache held to its bytes under 600 invented names of 56 kB; an SPF record after 40 other TXT records found"

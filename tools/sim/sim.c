@@ -636,7 +636,7 @@ sim_run(const struct sim_workload *w, const struct grey_config *cfg,
 	memset(st, 0, sizeof(*st));
 	rng_state = w->seed ? w->seed : 1;
 	/* (the resolver's default bound: 10,000 answers) */
-	dns.cache = dns_cache_new(10000);
+	dns.cache = dns_cache_new(10000, DNS_CACHE_BYTES);
 	if (!dns.cache)
 		return -ENOMEM;
 	for (int i = 0; i < w->ncls; i++)
