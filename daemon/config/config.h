@@ -113,6 +113,7 @@ struct policy_config {
 	char whitelist_recipients[256]; /* postgrey's file, or "" */
 	uint32_t max_conns;        /* connections at once */
 	uint32_t idle_timeout_ms;  /* a connection quiet this long closes */
+	char socket_group[64];     /* unix:PATH's group (0660), "postfix" */
 };
 
 #define CONFIG_LIST_MAX 32

@@ -419,6 +419,15 @@ config_check_together(struct config_checking *st, config_warn_fn *warn,
 		     "session_timeout (%ums) is shorter than idle_timeout "
 		     "(%ums): idle_timeout never applies",
 		     t->session_timeout_ms, t->idle_timeout_ms);
+	/* The door has no authentication (postgrey's neither): on a port,
+	 * every local user may ask it, and its passes are the gateway's. */
+	if (c->gateway && !strncmp(c->policy.listen, "inet:", 5))
+		tell(warn, ctx,
+		     "[policy] listen = %s with the gateway: any local user "
+		     "can send the door requests, and a client it passes "
+		     "passes at the firewall too; listen = unix:/PATH (its "
+		     "socket_group alone may write it) keeps it the MTA's",
+		     c->policy.listen);
 	if (g->prefix4 < 24 || g->prefix6 < 48)
 		tell(warn, ctx, "client_prefix4 = %u, client_prefix6 = %u: one "
 				"pass opens a network wider than a provider's "

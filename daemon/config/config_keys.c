@@ -127,6 +127,8 @@ const struct key config_keys[] = {
 	 false, 0},
 	{"policy", "idle_timeout", K_MS, F(policy.idle_timeout_ms), 1000,
 	 3600000, false, 0},
+	{"policy", "socket_group", K_NAME, F(policy.socket_group), 1, 0,
+	 RESTART, 0},
 
 	{"signals", "lookups", K_BOOL, F(signals.lookups), 0, 0, RESTART, 0},
 	{"signals", "dns_servers", K_TEXT, F(signals.dns_servers), 0, 0,

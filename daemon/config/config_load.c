@@ -169,6 +169,8 @@ config_defaults(struct config *cfg)
 	/* Postfix closes an idle policy connection after 300 s
 	 * (smtpd_policy_service_max_idle): ours outlasts it. */
 	cfg->policy.idle_timeout_ms = 600000;
+	snprintf(cfg->policy.socket_group, sizeof(cfg->policy.socket_group),
+		 "postfix");
 	/* Greylist only who looks like a bot (issue 31): what DNS says of
 	 * each new client is asked (its cost and privacy: the README). */
 	cfg->signals.lookups = true;

@@ -6,6 +6,7 @@
  * answer (Postfix then applies its own default action). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <grp.h>
 #include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -492,6 +493,27 @@ policy_door_reload(struct policy_door *door)
 	return r;
 }
 
+/* The unix socket's owner and mode: root and socket_group may write it
+ * (0660), nobody else (it was 0666: any local user could ask, and a pass
+ * at the door is a pass at the firewall: issue 55); no such group: root
+ * alone (0600), said once. Return: 0, or -1 (errno). */
+static int
+door_socket_access(const char *path, const char *group)
+{
+	struct group *gr = getgrnam(group);
+
+	if (!gr) {
+		log_warnx("[policy] socket_group %s: no such group; the door's "
+		          "socket %s is root's alone (0600): name the group "
+		          "the MTA's policy client runs in",
+		          group, path);
+		return chmod(path, 0600);
+	}
+	if (chown(path, 0, gr->gr_gid) < 0)
+		return -1;
+	return chmod(path, 0660);
+}
+
 int
 policy_door_open(struct loop *loop, const struct config *cfg,
                  const struct decision_port *decide, struct policy_door **out,
@@ -534,7 +556,7 @@ policy_door_open(struct loop *loop, const struct config *cfg,
 	if (p->addr.ss_family == AF_UNIX) {
 		snprintf(door->unix_path, sizeof(door->unix_path), "%s",
 		         un->sun_path);
-		if (chmod(un->sun_path, 0666) < 0)
+		if (door_socket_access(un->sun_path, p->socket_group) < 0)
 			goto fail;
 	}
 	if (listen(door->fd, 128) < 0)

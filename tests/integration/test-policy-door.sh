@@ -433,7 +433,13 @@ greygated_conf "gateway = no
 listen = unix:$NETNS_TMP/door.sock"
 sed -i "s|^store_dir = .*|store_dir = $NETNS_TMP/store3|" "$NETNS_TMP/greygate.conf"
 greygated_start
-[ "$(stat -c %a "$NETNS_TMP/door.sock")" = 666 ] || fail "the door's socket is not 0666"
+[ "$(stat -c '%a %U %G' "$NETNS_TMP/door.sock")" = "660 root postfix" ] ||
+	fail "the door's socket is not root's and postfix's alone: $(stat -c '%a %U %G' "$NETNS_TMP/door.sock")"
+# a local user outside the group cannot ask it (issue 55: any user could,
+# and its passes are the firewall's)
+! nsx gw setpriv --reuid=65534 --regid=65534 --clear-groups python3 -c \
+	"import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])" "$NETNS_TMP/door.sock" 2>/dev/null ||
+	fail "uid 65534 could connect to the door's socket"
 nsx gw python3 - "$NETNS_TMP/door.sock" <<'PY' || fail "no answer on the unix socket"
 import socket, sys
 s = socket.socket(socket.AF_UNIX)
@@ -446,4 +452,19 @@ PY
 kill "$GG_PID"
 wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "greygated did not stop"
 [ ! -e "$NETNS_TMP/door.sock" ] || fail "the door's socket was left behind"
-echo "ok: the door on a unix socket (0666, removed at the end)"
+echo "ok: the door on a unix socket (0660, root and postfix alone: uid 65534 refused; removed at the end)"
+
+# An inet door beside the gateway: --check-config says any local user can
+# ask it; alone (gateway = no), or on a unix socket, it does not.
+greygated_conf "[policy]
+listen = inet:127.0.0.1:10023"
+out=$(nsx gw "$GREYGATE_BUILD/daemon/greygated" --config "$NETNS_TMP/greygate.conf" --check-config 2>&1) ||
+	fail "--check-config refused the inet door: $out"
+grep -q "\[policy\] listen = inet:127.0.0.1:10023 with the gateway: any local user can send the door requests" <<<"$out" ||
+	fail "--check-config does not warn of an inet door beside the gateway: $out"
+greygated_conf "gateway = no
+[policy]
+listen = inet:127.0.0.1:10023"
+out=$(nsx gw "$GREYGATE_BUILD/daemon/greygated" --config "$NETNS_TMP/greygate.conf" --check-config 2>&1)
+! grep -q "any local user" <<<"$out" || fail "--check-config warns of a door alone: $out"
+echo "ok: --check-config warns of an inet door beside the gateway, not of one alone"
