@@ -439,24 +439,33 @@ reset(int c)
 	close(c);
 }
 
+/* A gated session in DATA, the client's body so far through to the MTA;
+ * the client's end returned, the MTA's in *m. */
+static int
+in_body(int *m, const char *body)
+{
+	int c;
+
+	setup(5000, 2000);
+	c = gated_session(m);
+	put(c, "DATA\r\n");
+	CHECK_STR(line_from(*m), "DATA");
+	put(*m, "354 go ahead\r\n");
+	CHECK_STR(line_from(c), "354 go ahead");
+	put(c, body);
+	bytes_from(*m, body);
+	return c;
+}
+
 static void
 test_client_gone_mid_body(void)
 {
-	for (int how = 0; how < 2; how++) {
-		int c, m;
+	int c, m;
 
-		setup(5000, 2000);
-		c = gated_session(&m);
-		put(c, "DATA\r\n");
-		CHECK_STR(line_from(m), "DATA");
-		put(m, "354 go ahead\r\n");
-		CHECK_STR(line_from(c), "354 go ahead");
-		put(c, "Subject: half\r\n\r\nsome of it\r\n");
-		bytes_from(m, "Subject: half\r\n\r\nsome of it\r\n");
-		if (how == 0) {
-			shutdown(c, SHUT_WR);
-		} else {
-			shutdown(c, SHUT_WR);
+	for (int how = 0; how < 2; how++) {
+		c = in_body(&m, "Subject: half\r\n\r\nsome of it\r\n");
+		shutdown(c, SHUT_WR);
+		if (how == 1) {
 			spin(10);
 			reset(c);
 			c = -1;
@@ -470,28 +479,17 @@ test_client_gone_mid_body(void)
 		teardown();
 	}
 	/* the body's end came, then a reset: the MTA's answer awaited */
-	{
-		int c, m;
-
-		setup(5000, 2000);
-		c = gated_session(&m);
-		put(c, "DATA\r\n");
-		CHECK_STR(line_from(m), "DATA");
-		put(m, "354 go ahead\r\n");
-		CHECK_STR(line_from(c), "354 go ahead");
-		put(c, "Subject: whole\r\n\r\nall of it\r\n.\r\n");
-		bytes_from(m, "Subject: whole\r\n\r\nall of it\r\n.\r\n");
-		shutdown(c, SHUT_WR);
-		spin(10);
-		reset(c);
-		CHECK(busy_turns(10) <= 2);
-		CHECK(!closed(m)); /* (waiting for its answer) */
-		put(m, "250 2.0.0 queued\r\n");
-		CHECK(closed(m));
-		close(m);
-		CHECK_INT(tarpit_get_counters(f.tp)->joined_open, 0);
-		teardown();
-	}
+	c = in_body(&m, "Subject: whole\r\n\r\nall of it\r\n.\r\n");
+	shutdown(c, SHUT_WR);
+	spin(10);
+	reset(c);
+	CHECK(busy_turns(10) <= 2);
+	CHECK(!closed(m)); /* (waiting for its answer) */
+	put(m, "250 2.0.0 queued\r\n");
+	CHECK(closed(m));
+	close(m);
+	CHECK_INT(tarpit_get_counters(f.tp)->joined_open, 0);
+	teardown();
 }
 
 /* BDAT where the MTA offered CHUNKING and took a RCPT: each chunk passes
