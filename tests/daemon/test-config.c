@@ -175,7 +175,17 @@ test_listener_ports(void)
 	CHECK_INT(load("[policy]\nlisten = inet:0.0.0.0:10023\n"), 0);
 	CHECK(strstr(warned, "[policy] listen = inet:0.0.0.0:10023 is reached "
 	                     "from anywhere"));
+	/* on a port beside the gateway: any local user may ask (issue 55);
+	 * the door alone, or on a unix socket: said nothing */
 	CHECK_INT(load("[policy]\nlisten = inet:10.1.2.3:10023\n"), 0);
+	CHECK(strstr(warned, "[policy] listen = inet:10.1.2.3:10023 with the "
+	                     "gateway: any local user can send the door "
+	                     "requests"));
+	CHECK_INT(load("[gateway]\ngateway = no\n[policy]\nlisten = "
+	               "inet:10.1.2.3:10023\n"),
+	          0);
+	CHECK_STR(warned, "");
+	CHECK_INT(load("[policy]\nlisten = unix:/run/greygate/door\n"), 0);
 	CHECK_STR(warned, "");
 }
 
