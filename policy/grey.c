@@ -30,6 +30,9 @@ struct grey {
 	struct unknown_tally *unknown; /* who asked for the unknown ones */
 	struct seen_table *messages; /* each waiting message's first attempt,
 					from whichever network */
+	struct seen_table *door_passes; /* clients the policy door passed,
+					   its own (door_passes_gateway
+					   off): in memory only */
 	struct grey_counters counters;
 	uint32_t *delays; /* ring of GREY_DELAYS_KEPT, grown on demand */
 	size_t ndelays, delays_alloc;
@@ -41,6 +44,8 @@ struct grey {
  * each): past that, the one seen longest ago is forgotten, and its delay
  * to delivery counts from its triplet's first attempt alone. */
 #define GREY_MESSAGES_KEPT 8192
+/* Clients the door passed for itself, kept at most (the oldest out). */
+#define GREY_DOOR_PASSES_KEPT 4096
 
 const uint32_t grey_delay_bounds[GREY_DELAY_BOUNDS] = {
 	60, 300, 600, 900, 1200, 1800, 3600, 7200, 14400, 28800, 86400};
@@ -69,9 +74,12 @@ grey_new(const struct grey_config *cfg, struct store *store)
 	grey->unknown = unknown_tally_new();
 	grey->messages =
 	        seen_table_new(GREY_MESSAGES_KEPT, cfg->retry_window_sec);
-	if (!grey->unknown || !grey->messages) {
+	grey->door_passes =
+	        seen_table_new(GREY_DOOR_PASSES_KEPT, cfg->pass_ttl_sec);
+	if (!grey->unknown || !grey->messages || !grey->door_passes) {
 		unknown_tally_free(grey->unknown);
 		seen_table_free(grey->messages);
+		seen_table_free(grey->door_passes);
 		free(grey);
 		return NULL;
 	}
@@ -102,6 +110,7 @@ grey_free(struct grey *grey)
 	recipients_free(grey->valid);
 	unknown_tally_free(grey->unknown);
 	seen_table_free(grey->messages);
+	seen_table_free(grey->door_passes);
 	free(grey);
 }
 
@@ -185,6 +194,7 @@ grey_set_config(struct grey *grey, const struct grey_config *cfg)
 {
 	grey->cfg = *cfg;
 	seen_table_set_window(grey->messages, cfg->retry_window_sec);
+	seen_table_set_window(grey->door_passes, cfg->pass_ttl_sec);
 }
 
 void
@@ -462,11 +472,37 @@ trap_client(struct grey *grey, int64_t now, struct grey_records *w,
 	decide(out, GREY_TRAP, GREY_REASON_TRAPPED);
 }
 
+/* A client key as the door's own passes keep it. */
 static void
-pass_client(struct grey *grey, int64_t now, enum grey_reason reason,
-	    struct grey_records *w, struct grey_decision *out)
+door_key(const struct grey_client *c, uint8_t key[SEEN_KEY_LEN])
+{
+	key[0] = c->family;
+	memcpy(key + 1, c->bytes, 16);
+}
+
+/* The client passed: its network's pass written (and so the gateway's
+ * sets and tarpit pass it), unless the policy door decided it and the
+ * admin did not say its passes are the gateway's: then the door keeps
+ * the pass for itself, in memory (issue 55: any local user who reached
+ * the door put a chosen /24 in the kernel's pass set for 35 days). */
+static void
+pass_client(struct grey *grey, int64_t now, enum grey_path path,
+	    enum grey_reason reason, struct grey_records *w,
+	    struct grey_decision *out)
 {
 	struct store_client *rec = &w->pass;
+
+	if (path == GREY_PATH_POLICY && !grey->cfg.door_passes_gateway) {
+		uint8_t key[SEEN_KEY_LEN];
+
+		door_key(&w->pass_key, key);
+		(void)seen_table_add(grey->door_passes, key, now);
+		out->client = w->pass_key;
+		out->expires = 0; /* (no set holds it) */
+		decide(out, GREY_PASS, reason);
+		grey->counters.passed++;
+		return;
+	}
 
 	if (w->pass_found != STORE_FOUND || rec->expires <= now) {
 		memset(rec, 0, sizeof(*rec));
@@ -522,6 +558,27 @@ check_passed(struct grey *grey, int64_t now, enum grey_path path,
 		grey->counters.refreshed++;
 	}
 	w->pass_dirty = true;
+	return 1;
+}
+
+/* A client the door passed for itself (door_passes_gateway off): passes
+ * at the door, and nowhere else. Returns 1 if so. */
+static int
+door_passed(struct grey *grey, int64_t now, const struct grey_records *w,
+	    struct grey_decision *out)
+{
+	uint8_t key[SEEN_KEY_LEN];
+
+	if (grey->cfg.door_passes_gateway)
+		return 0;
+	door_key(&w->pass_key, key);
+	if (!seen_table_find(grey->door_passes, key, now))
+		return 0;
+	(void)seen_table_add(grey->door_passes, key, now);
+	out->client = w->pass_key;
+	out->expires = 0;
+	decide(out, GREY_PASS, GREY_REASON_PASSED);
+	grey->counters.policy_passed++;
 	return 1;
 }
 
@@ -627,7 +684,7 @@ triplet_step(struct grey *grey, int64_t now, enum grey_path path,
 	} else if (!tls) { /* (a STARTTLS triplet is never delivered to) */
 		t->awaiting = STORE_AWAITING_DELIVERY;
 	}
-	pass_client(grey, now, passed, w, out);
+	pass_client(grey, now, path, passed, w, out);
 }
 
 /* A greylisted triplet whose client passed (by it, or by another)
@@ -715,6 +772,8 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 		note_retry(grey, now, w, delivered && path != GREY_PATH_TARPIT);
 		return;
 	}
+	if (path == GREY_PATH_POLICY && door_passed(grey, now, w, out))
+		return;
 	/* An exempt recipient: the MTA asks for it alone, so it is let
 	 * through and the client stays unpassed. At the tarpit it is
 	 * greylisted like any other (a pass would open the client's /24 to
@@ -774,7 +833,7 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 		grey->counters.passed_trusted++;
 		if (grey->cfg.handoff || path == GREY_PATH_POLICY)
 			count_delay(grey, 0);
-		pass_client(grey, now, GREY_REASON_TRUSTED, w, out);
+		pass_client(grey, now, path, GREY_REASON_TRUSTED, w, out);
 		return;
 	}
 	triplet_step(grey, now, path, delay, GREY_REASON_RETRY_PASSED, w, out);
@@ -842,7 +901,8 @@ on_starttls(struct grey *grey, const struct grey_attempt *a,
 			grey->counters.passed_trusted++;
 			if (grey->cfg.handoff)
 				count_delay(grey, 0);
-			pass_client(grey, now, GREY_REASON_TRUSTED, w, out);
+			pass_client(grey, now, a->path, GREY_REASON_TRUSTED, w,
+				    out);
 			return;
 		}
 		triplet_step(grey, now, a->path,
@@ -852,7 +912,7 @@ on_starttls(struct grey *grey, const struct grey_attempt *a,
 			     GREY_REASON_STARTTLS_RETRY, w, out);
 		return;
 	}
-	pass_client(grey, now, GREY_REASON_STARTTLS, w, out);
+	pass_client(grey, now, a->path, GREY_REASON_STARTTLS, w, out);
 	/* With the hand-off this very attempt is delivered (in TLS, on
 	 * its first attempt): a delay of 0, as the report must count it
 	 * (issue 32: these passes were missing from its delay). Without,

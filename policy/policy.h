@@ -107,6 +107,12 @@ struct grey_config {
 					  suspicious (0: never) */
 	uint32_t suspicious_delay_sec; /* ... its delay then, when longer
 					  than delay_sec */
+	bool door_passes_gateway;      /* a pass decided at the policy door
+					  passes the client's network for
+					  the gateway too (its sets, the
+					  tarpit); off: that message alone,
+					  as postgrey's answer reached only
+					  the MTA that asked */
 	bool privacy;                  /* senders and recipients stored as
 					  keyed hashes (privacy.h) */
 	uint8_t privacy_key[PRIVACY_KEY_LEN]; /* ... under this key */

@@ -48,6 +48,9 @@ wait_for 10 grep -q "store: .* write(s) or commit(s) failed; what they held is k
 echo "ok: a full disk is said while greygated runs, and the door answers on"
 kill -TERM "$pid"
 wait "$pid" || true
-grep -E "store: [0-9]+ write\(s\) could not be saved at stop \(No space left on device\): they are lost with this stop" "$log" >/dev/null ||
+# (ENOSPC, or EIO once LMDB has marked its environment broken: which of
+# the two depends on whether a commit failed half-way, a matter of
+# timing on a busy machine: seen in a run with other tests beside it)
+grep -E "store: [0-9]+ write\(s\) could not be saved at stop \((No space left on device|Input/output error)\): they are lost with this stop" "$log" >/dev/null ||
 	fail "the writes lost at the stop were not said: $(tail -4 "$log")"
 echo "ok: at the stop, the writes a full disk kept from being saved are said: $(grep -o 'store: [0-9]* write(s) could not be saved' "$log")"

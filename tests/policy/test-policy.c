@@ -298,16 +298,32 @@ test_policy_door_path(void)
 	delays = grey_get_pass_delays(grey, &n);
 	CHECK_INT(n, 1);
 	CHECK_INT(delays[0], 305);
-	/* its /24 is passed, here and at the gateway */
+	/* its /24 is passed at the door, not at the gateway (issue 55:
+	 * whoever reaches the door would pass networks at the firewall):
+	 * no set holds it */
+	CHECK_INT(d.expires, 0);
 	d = asked(T0 + 400, "198.51.100.8", "carol@c.test", "bob@b.test");
 	CHECK_INT(d.action, GREY_PASS);
 	CHECK_INT(d.reason, GREY_REASON_PASSED);
+	CHECK_INT(d.expires, 0);
 	d = tarpit(T0 + 400, "198.51.100.9", "dave@d.test", "bob@b.test");
+	CHECK_INT(d.action, GREY_GREYLIST);
+	/* with passes_gateway = yes, here and at the gateway */
+	cfg.door_passes_gateway = true;
+	grey_set_config(grey, &cfg);
+	d = asked(T0 + 500, "198.51.100.7", "alice@a.test", "erin@b.test");
+	CHECK_INT(d.action, GREY_GREYLIST); /* (a new triplet) */
+	d = asked(T0 + 805, "198.51.100.7", "alice@a.test", "erin@b.test");
+	CHECK_INT(d.action, GREY_PASS);
+	CHECK_INT(d.expires, T0 + 805 + cfg.pass_ttl_sec);
+	d = tarpit(T0 + 810, "198.51.100.9", "dave@d.test", "bob@b.test");
 	CHECK_INT(d.action, GREY_PASS);
 	/* asked an hour later: a delivery through the MTA refreshes */
-	d = asked(T0 + 305 + 3600, "198.51.100.8", "carol@c.test", "bob@b.test");
+	d = asked(T0 + 805 + 3600, "198.51.100.8", "carol@c.test", "bob@b.test");
 	CHECK_INT(d.action, GREY_REFRESH);
-	CHECK_INT(d.expires, T0 + 305 + 3600 + cfg.pass_ttl_sec);
+	CHECK_INT(d.expires, T0 + 805 + 3600 + cfg.pass_ttl_sec);
+	cfg.door_passes_gateway = false;
+	grey_set_config(grey, &cfg);
 	/* a client passed at the gateway passes at the door */
 	tarpit(T0, "203.0.113.7", "erin@e.test", "bob@b.test");
 	tarpit(T0 + 300, "203.0.113.7", "erin@e.test", "bob@b.test");
@@ -323,7 +339,7 @@ test_policy_door_path(void)
 	d = tarpit(T0, "2001:db8:8::1", "eve@e.test", "postmaster@b.test");
 	CHECK_INT(d.action, GREY_GREYLIST);
 	k = grey_get_counters(grey);
-	CHECK_INT(k->policy_attempts, 8);
+	CHECK_INT(k->policy_attempts, 10);
 	CHECK_INT(k->policy_passed, 3);
 	CHECK_INT(k->fastpath_deliveries, 0);
 	/* ... unless the session can be handed to the MTA: handed over
@@ -667,11 +683,26 @@ test_allow_exempt_starttls(void)
 	CHECK_INT(asked(T0 + 300, "198.51.105.7", "a@a.test", "b@b.test")
 			  .reason,
 		  GREY_REASON_RETRY_PASSED);
-	/* passed now: STARTTLS at the tarpit (a race) is just passed */
+	/* the door's pass is its own (passes_gateway off): the next
+	 * STARTTLS is handed over unpassed again, the MTA asking */
 	CHECK_INT(starttls(T0 + 301, &a, GREY_PATH_TARPIT, &d), 0);
+	CHECK_INT(d.action, GREY_ALLOWED);
+	CHECK_INT(d.reason, GREY_REASON_TLS_HANDED);
+	CHECK_INT(asked(T0 + 302, "198.51.105.7", "c@a.test", "b@b.test")
+			  .reason,
+		  GREY_REASON_PASSED);
+	/* passes_gateway = yes: passed now, STARTTLS at the tarpit (a
+	 * race) is just passed */
+	cfg.door_passes_gateway = true;
+	grey_set_config(grey, &cfg);
+	CHECK_INT(asked(T0 + 303, "198.51.105.7", "a@a.test", "b@b.test")
+			  .action,
+		  GREY_PASS);
+	CHECK_INT(starttls(T0 + 304, &a, GREY_PATH_TARPIT, &d), 0);
 	CHECK_INT(d.action, GREY_PASS);
 	CHECK_INT(d.reason, GREY_REASON_PASSED);
-	CHECK_INT(grey_get_counters(grey)->tls_handed, 2);
+	CHECK_INT(grey_get_counters(grey)->tls_handed, 3);
+	cfg.door_passes_gateway = false;
 	teardown();
 }
 
