@@ -14,10 +14,15 @@
  * double-ask, out-of-order, extremes, "event PATH ADDR RCPT",
  * "session-event live|closed ADDR RCPT" (a handed session's later RCPT,
  * naming the newest session open or the last closed), "flood N",
- * "open-two N" (open-two N times), stop-reading, start-reading. */
+ * "open-two N" (open-two N times), stop-reading, start-reading, linger
+ * (a client's connection accepted by itself before the real child could,
+ * the client reading nothing: its send buffer filled, SO_LINGER {1, 40}
+ * set, opened as a session and its own copy closed, so that greygated's
+ * close is the last). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -248,6 +253,36 @@ extremes(void)
 	send_fds(up_sock, big, sizeof(big), NULL, 0);
 }
 
+/* The linger command (see the top): a client's connection to the
+ * tarpit, accepted here before the real child takes it (tried for up to
+ * 4 s, the test's clients connecting meanwhile). Return: 0, or -1. */
+static int
+lingering_session(void)
+{
+	static char chunk[65536];
+	struct timeval t0, t;
+	struct linger lg = {1, 40};
+	struct ipc_record rec;
+	int s = -1;
+
+	gettimeofday(&t0, NULL);
+	do {
+		s = accept4(IPC_FD_LISTEN, NULL, NULL, SOCK_NONBLOCK);
+		gettimeofday(&t, NULL);
+	} while (s < 0 && (t.tv_sec - t0.tv_sec) < 4);
+	if (s < 0)
+		return -1;
+	/* (its client reads nothing: the buffers fill) */
+	for (int i = 0; i < 1000; i++)
+		if (send(s, chunk, sizeof(chunk), MSG_DONTWAIT) <= 0)
+			break;
+	setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	rec = session_record(IPC_OPEN, max_id + 1);
+	forge(&rec, &s, 1);
+	close(s);
+	return 0;
+}
+
 static void
 command(char *line)
 {
@@ -310,6 +345,12 @@ command(char *line)
 		forge(&rec, NULL, 0);
 	} else if (!strcmp(line, "extremes")) {
 		extremes();
+	} else if (!strcmp(line, "linger")) {
+		if (lingering_session() < 0) {
+			fprintf(log_file, "failed: %s\n", line);
+			fflush(log_file);
+			return;
+		}
 	} else if (sscanf(line, "event %d %63s %127s", &path, addr, rcpt) ==
 		   3) {
 		event(path, addr, rcpt, 0);

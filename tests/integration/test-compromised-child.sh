@@ -211,3 +211,29 @@ out_send "real-$NETNS_RUN"
 sent_by_the_pass "a real sender" mx "real-$NETNS_RUN" 203.0.113.10 203.0.113.10
 grep "connect from unknown\[203.0.113.10\]" "$(postfix_log mx)" >/dev/null || fail "the MTA did not see the client's own address"
 echo "ok: a real Postfix sender: greylisted, passed, delivered once through the hand-off, the MTA seeing 203.0.113.10"
+
+# Last (its session's id is the real child's next): a socket the child
+# opens as a session with SO_LINGER {1, 40} and bytes its client will
+# never read, its own copy closed: greygated's close of it must not wait
+# (issue 55: status, the door and every decision stopped for 40 s).
+cat >"$NETNS_TMP/stuck.py" <<'PY'
+import socket, sys, time
+socks = []
+for i in range(25):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.bind((sys.argv[1], 0))
+    s.connect(("203.0.113.1", 25))
+    socks.append(s)
+    time.sleep(0.15)
+time.sleep(60)
+PY
+# (198.51.100.0/24 passed above: forgotten, so that it meets the tarpit)
+ggctl forget 198.51.100.11 >/dev/null || fail "forget 198.51.100.11"
+netns_spawn client python3 "$NETNS_TMP/stuck.py" 198.51.100.11
+evil linger
+start=$(date +%s%N)
+ggctl status >/dev/null || fail "status failed after the lingering socket"
+[ $(( ($(date +%s%N) - start) / 1000000 )) -lt 5000 ] ||
+	fail "status took $(( ($(date +%s%N) - start) / 1000000 )) ms after the lingering socket"
+echo "ok: a session's socket with SO_LINGER {1, 40} and unread bytes: greygated closed it and answered at once"
