@@ -114,6 +114,7 @@ struct policy_config {
 	uint32_t max_conns;        /* connections at once */
 	uint32_t idle_timeout_ms;  /* a connection quiet this long closes */
 	char socket_group[64];     /* unix:PATH's group (0660), "postfix" */
+	bool passes_gateway;       /* its passes are the gateway's too */
 };
 
 #define CONFIG_LIST_MAX 32

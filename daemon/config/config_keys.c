@@ -129,7 +129,7 @@ const struct key config_keys[] = {
 	 3600000, false, 0},
 	{"policy", "socket_group", K_NAME, F(policy.socket_group), 1, 0,
 	 RESTART, 0},
-	{"policy", "passes_gateway", K_BOOL, F(grey.door_passes_gateway), 0, 0,
+	{"policy", "passes_gateway", K_BOOL, F(policy.passes_gateway), 0, 0,
 	 false, 0},
 
 	{"signals", "lookups", K_BOOL, F(signals.lookups), 0, 0, RESTART, 0},

@@ -98,6 +98,10 @@ config_derive(struct config *cfg)
 	cfg->grey.tls_greylist = cfg->tls_mode == CONFIG_TLS_GREYLIST;
 	cfg->tarpit.offer_starttls = cfg->tls_mode != CONFIG_TLS_NO;
 	cfg->grey.handoff = cfg->handoff.mode != HANDOFF_OFF;
+	/* The door alone (no gateway): its passes are the only passes, the
+	 * store's, shared with the site's other doors; beside the gateway
+	 * they are the door's own unless the admin says otherwise. */
+	cfg->grey.door_passes_gateway = cfg->policy.passes_gateway || !cfg->gateway;
 	cfg->grey.suspicious_delay_sec = cfg->signals.suspicious_delay_sec;
 	cfg->tarpit.retry_sec = cfg->grey.delay_sec;
 	cfg->sensor.smtp_port = cfg->nft.smtp_port;

@@ -187,6 +187,17 @@ test_listener_ports(void)
 	CHECK_STR(warned, "");
 	CHECK_INT(load("[policy]\nlisten = unix:/run/greygate/door\n"), 0);
 	CHECK_STR(warned, "");
+	/* the door's passes: its own beside the gateway, unless
+	 * passes_gateway; the store's when it is the only door */
+	CHECK(!cfg.grey.door_passes_gateway);
+	CHECK_INT(load("[policy]\nlisten = unix:/run/greygate/door\n"
+	               "passes_gateway = yes\n"),
+	          0);
+	CHECK(cfg.grey.door_passes_gateway);
+	CHECK_INT(load("[gateway]\ngateway = no\n[policy]\nlisten = "
+	               "unix:/run/greygate/door\n"),
+	          0);
+	CHECK(cfg.grey.door_passes_gateway);
 }
 
 static void

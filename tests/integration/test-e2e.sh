@@ -236,9 +236,13 @@ echo "ok: child runs as greygate without capabilities under seccomp; greygated k
 
 # --- kill -9: the table goes, mail flows; restart restores the passes ---
 child=$(ggctl status --json | jq -r .child.pid)
-# The report's figures are saved every 5 s when they changed: the passes
-# above are older than that.
+# The report's figures are saved every 5 s when they changed: the kill
+# waits for the save of what the report says now (the passes above were
+# assumed older than 5 s; on a quick run they were not, and the last
+# ones were lost with the kill).
 before_restart=$(ggctl report --json)
+wait_for 15 grep -q "report: its figures saved ($(jq .funnel.attempts <<<"$before_restart") attempts)" "$log" ||
+	fail "the report's figures were not saved: $(grep "figures saved" "$log" | tail -2)"
 kill -9 "$GG_PID"
 wait "$GG_PID" 2>/dev/null || true
 wait_for 5 eval "! kill -0 $child 2>/dev/null" || fail "child outlived the parent"
