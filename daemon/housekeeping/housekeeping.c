@@ -33,6 +33,7 @@ struct housekeeping {
 	 * STORE_SYNC_TICKS, and at the end. */
 	int64_t stats_since;
 	struct grey_counters stats_saved;
+	bool stats_unsaid; /* saved, not yet said committed (debug) */
 	struct store_counters store_seen; /* its events logged so far */
 	/* what the purge deleted since it last said so (at most once an
 	 * hour, the first time at once) */
@@ -68,7 +69,8 @@ restore_stats(struct housekeeping *hk)
 
 /* Saves the report's figures if they changed since the last save (on a
  * shared store, also this gateway's share of the site's report). */
-static void
+/* Return: whether the figures were written (they had changed). */
+static bool
 save_stats(struct housekeeping *hk)
 {
 	const struct grey_counters *k =
@@ -80,16 +82,14 @@ save_stats(struct housekeeping *hk)
 		                        decider_grey(hk->links.decider),
 		                        hk->stats_since, changed);
 	if (!changed)
-		return;
+		return false;
 	if (grey_stats_save(decider_grey(hk->links.decider), hk->stats_since) <
 	    0) {
 		log_warnx("report: cannot save its figures to the store");
-		return;
+		return false;
 	}
 	hk->stats_saved = *k;
-	/* (a test waits for it before a kill -9) */
-	log_debug("report: its figures saved (%" PRIu64 " attempts)",
-		  k->attempts);
+	return true;
 }
 
 void
@@ -186,13 +186,20 @@ on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 	/* (committed by the decider's rule: with a store_commit_interval
 	 * longer than the default, what waits is not synced yet) */
 	if (++hk->ticks % STORE_SYNC_TICKS == 0) {
-		save_stats(hk);
+		hk->stats_unsaid |= save_stats(hk);
 		decider_commit_turn(hk->links.decider);
 		if (!store_pending(hk->links.store) &&
 		    store_sync(hk->links.store) < 0)
 			log_warnx("store: sync to disk failed");
 	} else {
 		decider_commit_turn(hk->links.decider);
+	}
+	/* Once committed (a commit may wait for the decider's interval):
+	 * a test waits for it before a kill -9. */
+	if (hk->stats_unsaid && !store_pending(hk->links.store)) {
+		hk->stats_unsaid = false;
+		log_debug("report: its figures saved (%" PRIu64 " attempts)",
+			  hk->stats_saved.attempts);
 	}
 	log_store_events(hk);
 	loop_timer_arm(loop, t, loop_now_ms(loop) + HOUSEKEEPING_MS);
