@@ -539,6 +539,12 @@ spf_check_start(struct resolver *r, int family, const uint8_t *ip,
 	c->r = r;
 	c->family = family;
 	memcpy(c->ip, ip, family == AF_INET ? 4 : 16);
+	/* An IPv4-mapped IPv6 client is an IPv4 one (section 5): ip4, a and
+	 * mx's A records, %{i} as four octets. */
+	if (family == AF_INET6 && !memcmp(ip, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
+		c->family = AF_INET;
+		memcpy(c->ip, ip + 12, 4);
+	}
 	c->fn = fn;
 	c->ctx = ctx;
 	snprintf(c->helo, sizeof(c->helo), "%s", helo ? helo : "");

@@ -52,7 +52,10 @@ struct spf_record {
 	size_t nterms;
 	const char *redirect; /* redirect= domain-spec, or NULL */
 	const char *exp;      /* exp= domain-spec, or NULL (not used here) */
-	char text[512];       /* the record's copy the pointers point in */
+	/* the record's copy the pointers point in: RFC 7208 sets no bound
+	 * (512 is a recommendation, section 3.4: a valid record of 602
+	 * was refused); past this, a permerror */
+	char text[2048];
 };
 
 /*

@@ -384,6 +384,11 @@ test_spf(void)
 	spf_is("2001:db8:25::7", "alice@spf-ip.mail.test", SPF_PASS,
 	       "ip6:2001:db8:25::/48");
 	spf_is("203.0.113.5", "alice@spf-ip.mail.test", SPF_FAIL, "all");
+	/* an IPv4-mapped IPv6 client is evaluated as IPv4 (section 5) */
+	spf_is("::ffff:198.51.100.25", "alice@spf-ip.mail.test", SPF_PASS,
+	       "ip4:198.51.100.0/24");
+	spf_is("::ffff:198.51.100.25", "alice@spf-exists.mail.test", SPF_PASS,
+	       "exists:%{ir}.ok.mail.test");
 	spf_is("198.51.100.26", "alice@spf-a.mail.test", SPF_PASS,
 	       "a:mx1.mail.test");
 	spf_is("198.51.100.30", "alice@spf-a.mail.test", SPF_FAIL, "all");

@@ -191,6 +191,23 @@ test_parse(void)
 	refused("v=spf1 1bad=x", "a bad modifier");
 	refused("v=spf2 -all", "not an SPF record");
 	refused("v=spf10 -all", "not an SPF record");
+	/* past 512 octets (a recommendation, section 3.4): a valid record
+	 * of 602 is taken (it was refused); past 2,047, a permerror */
+	{
+		static char big[4096];
+		size_t n = (size_t)snprintf(big, sizeof(big), "v=spf1");
+
+		while (n < 590)
+			n += (size_t)snprintf(big + n, sizeof(big) - n,
+					      " ip4:192.0.2.%zu", n % 250);
+		snprintf(big + n, sizeof(big) - n, " -all");
+		CHECK(strlen(big) > 590 && strlen(big) < 620);
+		parses(big);
+		CHECK_INT(rec.term[rec.nterms - 1].mechanism, SPF_ALL);
+		while (n < 2100)
+			n += (size_t)snprintf(big + n, sizeof(big) - n, " a");
+		refused(big, "a record too long");
+	}
 }
 
 static void
