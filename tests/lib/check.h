@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CHECK(cond)                                                            \
 	do {                                                                   \
@@ -46,5 +47,16 @@
 		fn();                                                          \
 		printf("ok %s\n", #fn);                                        \
 	} while (0)
+
+/* check_now_sec - the monotonic clock, in seconds: what a test times
+ * ("it answered at once", "the loop slept"). */
+static inline double
+check_now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 #endif
