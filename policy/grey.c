@@ -61,6 +61,7 @@ grey_config_defaults(struct grey_config *cfg)
 	cfg->trap_ttl_sec = 86400;
 	cfg->prefix4 = 24;
 	cfg->prefix6 = 64;
+	cfg->trust_ttl_sec = 86400;
 	cfg->tls_greylist = true;
 }
 
@@ -480,6 +481,22 @@ door_key(const struct grey_client *c, uint8_t key[SEEN_KEY_LEN])
 	memcpy(key + 1, c->bytes, 16);
 }
 
+/* Is key a trusted client's pass (issue 56): its address alone where
+ * passes are kept by network? It lasts trust_ttl and is never
+ * refreshed: the client is judged again by DNS as it is then. (Where
+ * client_prefix is the whole address, every pass is kept so: a trusted
+ * one is refreshed as any.) */
+static bool
+trust_pass(const struct grey *grey, const struct grey_client *key)
+{
+	uint8_t network = key->family == AF_INET ? grey->cfg.prefix4
+	                                         : grey->cfg.prefix6;
+	uint8_t whole = key->family == AF_INET ? 32 : 128;
+
+	return grey->cfg.trust_ttl_sec && key->family != GREY_FAMILY_POOL &&
+	       key->prefix >= whole && network < whole;
+}
+
 /* The client passed: its network's pass written (and so the gateway's
  * sets and tarpit pass it), unless the policy door decided it and the
  * admin did not say its passes are the gateway's: then the door keeps
@@ -508,7 +525,10 @@ pass_client(struct grey *grey, int64_t now, enum grey_path path,
 		memset(rec, 0, sizeof(*rec));
 		rec->since = now;
 	}
-	rec->expires = now + grey->cfg.pass_ttl_sec;
+	rec->expires = now + (reason == GREY_REASON_TRUSTED &&
+	                              trust_pass(grey, &w->pass_key)
+	                              ? grey->cfg.trust_ttl_sec
+	                              : grey->cfg.pass_ttl_sec);
 	rec->refreshed = now;
 	w->pass_dirty = true;
 	out->client = w->pass_key;
@@ -550,7 +570,8 @@ check_passed(struct grey *grey, int64_t now, enum grey_path path,
 		grey->counters.policy_passed++;
 	else
 		grey->counters.fastpath_deliveries++;
-	if (now - rec->refreshed >= (int64_t)grey->cfg.refresh_interval_sec) {
+	if (now - rec->refreshed >= (int64_t)grey->cfg.refresh_interval_sec &&
+	    !trust_pass(grey, &w->pass_key)) {
 		rec->refreshed = now;
 		rec->expires = now + grey->cfg.pass_ttl_sec;
 		out->expires = rec->expires;
@@ -955,6 +976,11 @@ grey_records_prepare(const struct grey *grey, const struct grey_attempt *a,
 		grey_pool_client(&w->triplet_key);
 	else
 		w->triplet_key = w->pass_key;
+	/* A client its DNS signals trust: its own address's pass (issue 56:
+	 * one trusted first contact passed its whole /24 for 35 days) */
+	if (a->trusted && a->path != GREY_PATH_FAST &&
+	    grey->cfg.trust_ttl_sec)
+		w->pass_key = w->trap_key;
 	if (allow_listed(grey, &a->client))
 		return;
 	switch (a->kind) {

@@ -107,6 +107,12 @@ struct grey_config {
 					  suspicious (0: never) */
 	uint32_t suspicious_delay_sec; /* ... its delay then, when longer
 					  than delay_sec */
+	uint32_t trust_ttl_sec;        /* a client its DNS signals trust
+					  is passed by its address alone
+					  (/32, /128), this long, never
+					  refreshed: then judged again
+					  (issue 56); 0: by its network,
+					  for pass_ttl, as a retry */
 	bool door_passes_gateway;      /* a pass decided at the policy door
 					  passes the client's network for
 					  the gateway too (its sets, the

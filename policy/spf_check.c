@@ -220,12 +220,45 @@ term_text(const struct spf_term *t, char *out, size_t len)
 	         t->domain ? ":" : "", t->domain ? t->domain : "");
 }
 
+/* The address bits term t leaves free for the client's family (the
+ * spf_answer's match_free_bits). */
+static uint8_t
+free_bits(const struct spf_check *c, const struct spf_term *t)
+{
+	unsigned family_bits = c->family == AF_INET ? 32 : 128;
+	unsigned cidr = c->family == AF_INET ? t->cidr4 : t->cidr6;
+
+	switch (t->mechanism) {
+	case SPF_ALL:
+		return (uint8_t)family_bits;
+	case SPF_IP4:
+	case SPF_IP6:
+	case SPF_A:
+	case SPF_MX:
+		return (uint8_t)(cidr < family_bits ? family_bits - cidr : 0);
+	case SPF_EXISTS:
+		/* (%{i}, %{ir}...: a name per address, as narrow as a host) */
+		return t->domain && strcasestr(t->domain, "%{i") ? 0
+		                                                : (uint8_t)family_bits;
+	case SPF_PTR:
+	case SPF_INCLUDE:
+		break;
+	}
+	return 0;
+}
+
 static void
 matched(struct spf_check *c)
 {
 	struct frame *f = top(c);
 	const struct spf_term *t = &f->rec.term[f->next];
 	char why[200];
+
+	c->result.matched = true;
+	c->result.match_mechanism = t->mechanism;
+	c->result.match_free_bits = free_bits(c, t);
+	snprintf(c->result.match_domain, sizeof(c->result.match_domain), "%s",
+	         f->domain);
 
 	term_text(t, why, sizeof(why));
 	if (t->mechanism == SPF_IP4 || t->mechanism == SPF_IP6) {
@@ -269,6 +302,9 @@ frame_result(struct spf_check *c, enum spf_result r, const char *why)
 	case SPF_FAIL:
 	case SPF_SOFTFAIL:
 	case SPF_NEUTRAL:
+		/* (the include did not match: what matched in it decided
+		 * nothing) */
+		c->result.matched = false;
 		next_term(c);
 		return;
 	case SPF_TEMPERROR:

@@ -28,6 +28,16 @@ struct spf_answer {
 	 * is no answer ("no SPF record", "more than 10 DNS lookups") */
 	char why[200];
 	unsigned lookups; /* mechanisms and modifiers that asked DNS */
+	/* The term that decided, when one matched (issue 56: trust asks
+	 * how wide it is and whose record holds it): its mechanism, the
+	 * domain whose record holds it (an include's own), and the address
+	 * bits it leaves free: all's 32 or 128; ip4:x/24's 8; a and mx:
+	 * what their cidr leaves; exists: every bit, unless its name
+	 * carries the client's address (%{i}); ptr: 0 */
+	bool matched;
+	enum spf_mechanism match_mechanism;
+	uint8_t match_free_bits;
+	char match_domain[256];
 };
 
 typedef void spf_fn(const struct spf_answer *a, void *ctx);

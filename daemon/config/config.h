@@ -96,6 +96,12 @@ struct signals_config {
 	uint32_t dnsbl_threshold; /* a score of this or more: suspicious */
 	uint32_t dnswl_threshold; /* of minus this or less: trusted (0:
 				     never) */
+	uint8_t trust_spf_widest; /* an SPF term naming a wider IPv4 net
+				     (IPv6: this plus 16) trusts nobody
+				     (15) */
+	uint32_t trust_ttl_sec;   /* a trusted client's pass: its address
+				     alone, this long, never refreshed
+				     (1 day) */
 };
 
 /* [policy]: the policy door (Postfix's check_policy_service). */

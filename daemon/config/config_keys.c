@@ -159,6 +159,10 @@ const struct key config_keys[] = {
 	 1000, false, 0},
 	{"signals", "dnswl_threshold", K_U32, F(signals.dnswl_threshold), 0,
 	 1000, false, 0},
+	{"signals", "trust_spf_widest", K_U8, F(signals.trust_spf_widest), 8,
+	 32, false, 0},
+	{"signals", "trust_ttl", K_SEC, F(signals.trust_ttl_sec), 60,
+	 35 * DAY, false, 0},
 };
 
 #undef F

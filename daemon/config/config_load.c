@@ -103,6 +103,7 @@ config_derive(struct config *cfg)
 	 * they are the door's own unless the admin says otherwise. */
 	cfg->grey.door_passes_gateway = cfg->policy.passes_gateway || !cfg->gateway;
 	cfg->grey.suspicious_delay_sec = cfg->signals.suspicious_delay_sec;
+	cfg->grey.trust_ttl_sec = cfg->signals.trust_ttl_sec;
 	cfg->tarpit.retry_sec = cfg->grey.delay_sec;
 	cfg->sensor.smtp_port = cfg->nft.smtp_port;
 	cfg->nft.pass_prefix4 = cfg->grey.prefix4;
@@ -196,6 +197,13 @@ config_defaults(struct config *cfg)
 	 * with -1 or less is trusted */
 	cfg->signals.dnsbl_threshold = 1;
 	cfg->signals.dnswl_threshold = 1;
+	/* (issue 56) The widest net a large provider's record names for
+	 * its outbound servers: Microsoft's 40.92.0.0/15 (Google's and
+	 * Amazon SES's: /16s); `+all` or ip4:0.0.0.0/1 is far wider. A
+	 * trusted pass lasts a day, then the client is judged again, by
+	 * DNS as it is then. */
+	cfg->signals.trust_spf_widest = 15;
+	cfg->signals.trust_ttl_sec = 86400;
 	snprintf(cfg->signals.rdns_patterns, sizeof(cfg->signals.rdns_patterns),
 		 "%s/dynamic-rdns", GREYGATE_DATADIR);
 	config_derive(cfg);

@@ -15,11 +15,13 @@
 #include "fcrdns.h"
 #include "helo_shape.h"
 #include "log.h"
+#include "org_domain.h"
 #include "rdns_shape.h"
 #include "sender_domain.h"
 #include "spf_check.h"
 #include "resolver.h"
 #include "signals.h"
+#include "trust.h"
 
 struct signals {
 	struct loop *loop;
@@ -65,6 +67,10 @@ struct session_signals {
 	/* a STARTTLS waits: SPF is asked for the PTR name's domain */
 	bool tls_waiting;
 	char ptr_domain[256]; /* ... that domain ("": none to ask) */
+	/* organizational domains (org_domain.h), for trust: the PTR
+	 * name's; the SPF's domain's and its deciding record's */
+	char ptr_org[ORG_DOMAIN_MAX];
+	char spf_domain_org[ORG_DOMAIN_MAX], spf_match_org[ORG_DOMAIN_MAX];
 };
 
 /* The PTR patterns' file, or NULL for none: the shipped one missing (a
@@ -196,6 +202,7 @@ on_fcrdns(const struct fcrdns_answer *a, void *ctx)
 	ss->lookup = NULL;
 	ss->fcrdns = *a;
 	ss->known = true;
+	org_domain(a->name, ss->ptr_org, sizeof(ss->ptr_org));
 	if (a->name[0]) {
 		int r = rdns_shape_dynamic(ss->s->shape, ss->family, ss->addr,
 		                           a->name, why, sizeof(why));
@@ -248,6 +255,12 @@ on_spf(const struct spf_answer *a, void *ctx)
 	ss->spf = NULL;
 	ss->spf_answer = *a;
 	ss->spf_known = true;
+	org_domain(a->domain, ss->spf_domain_org, sizeof(ss->spf_domain_org));
+	if (a->matched)
+		org_domain(a->match_domain, ss->spf_match_org,
+		           sizeof(ss->spf_match_org));
+	else
+		ss->spf_match_org[0] = 0;
 	tell_if_ready(ss);
 }
 
@@ -293,34 +306,22 @@ start_sender_domain(struct session_signals *ss, const char *sender)
 
 /* At STARTTLS no sender is seen (what follows is in TLS): for a client
  * whose PTR name is forward-confirmed and plain-looking, SPF is asked for
- * that name's domain (mx7.sender.test: sender.test), the domain that
+ * that name's organizational domain (mx7.sender.test: sender.test;
+ * mail-x.outbound.protection.outlook.com: outlook.com), the domain that
  * named the host, as fcrdns+spf asks it of the sender's. */
 static void
 start_tls_spf(struct session_signals *ss)
 {
 	static const char local[] = "postmaster@";
-	const char *name = ss->fcrdns.name, *dot;
-	char sender[sizeof(ss->spf_sender)];
-	size_t n;
+	char sender[sizeof(local) + sizeof(ss->ptr_domain)];
 
 	ss->ptr_domain[0] = 0;
 	if (!ss->known || ss->fcrdns.result != FCRDNS_CONFIRMED ||
-	    ss->dynamic || ss->s->cfg->signals.trust != SIGNALS_TRUST_FCRDNS_SPF)
+	    ss->dynamic || ss->s->cfg->signals.trust != SIGNALS_TRUST_FCRDNS_SPF ||
+	    !ss->ptr_org[0])
 		return;
-	dot = strchr(name, '.');
-	/* (a parent of two labels at least: never a top-level domain) */
-	if (!dot || !strchr(dot + 1, '.'))
-		return;
-	n = strlen(dot + 1);
-	if (n && dot[n] == '.')
-		n--;
-	if (!n || n >= sizeof(ss->ptr_domain) ||
-	    sizeof(local) - 1 + n >= sizeof(sender))
-		return;
-	memcpy(ss->ptr_domain, dot + 1, n);
-	ss->ptr_domain[n] = 0;
-	memcpy(sender, local, sizeof(local) - 1);
-	memcpy(sender + sizeof(local) - 1, ss->ptr_domain, n + 1);
+	snprintf(ss->ptr_domain, sizeof(ss->ptr_domain), "%s", ss->ptr_org);
+	snprintf(sender, sizeof(sender), "%s%s", local, ss->ptr_domain);
 	start_spf(ss, sender, "");
 }
 
@@ -365,8 +366,11 @@ signals_session_start(struct signals *s, const struct sockaddr_storage *client)
 	}
 	if (!s->dnsbl.n ||
 	    dnsbl_start(s->resolver, &s->dnsbl, ss->family, ss->addr, on_dnsbl,
-	                ss, &ss->dnsbl) < 0)
-		ss->dnsbl_known = true; /* (none: nothing to wait for) */
+	                ss, &ss->dnsbl) < 0) {
+		/* (none: nothing to wait for; no memory: none answered) */
+		ss->dnsbl_known = true;
+		ss->dnsbl_answer.incomplete = s->dnsbl.n > 0;
+	}
 	return ss;
 }
 
@@ -446,140 +450,144 @@ sender_domain_is(const char *sender, const char *domain)
 	return at && domain[0] && strcasecmp(at + 1, domain) == 0;
 }
 
+/* The site's [signals] as trust's rules. */
+static struct trust_rules
+rules_of(const struct signals_config *sc)
+{
+	return (struct trust_rules){
+	        .mode = (enum trust_mode)sc->trust,
+	        .suspect_without_fcrdns = sc->suspect_without_fcrdns,
+	        .suspect_dynamic_rdns = sc->suspect_dynamic_rdns,
+	        .refuse_spf_fail = sc->refuse_spf_fail,
+	        .refuse_unknown_sender_domain = sc->refuse_unknown_sender_domain,
+	        .pool_spf = sc->pool_spf,
+	        .suspicious_delay_sec = sc->suspicious_delay_sec,
+	        .dnsbl_threshold = sc->dnsbl_threshold,
+	        .dnswl_threshold = sc->dnswl_threshold,
+	        .spf_widest = sc->trust_spf_widest,
+	};
+}
+
+/* What the session's lookups found, as trust's facts. At STARTTLS the
+ * SPF asked is the PTR name's domain's (start_tls_spf), the sender's
+ * being unseen. */
+static struct trust_facts
+facts_of(const struct session_signals *ss, const struct grey_attempt *a)
+{
+	bool tls = a->kind == GREY_ATTEMPT_STARTTLS;
+	const struct spf_answer *spf = &ss->spf_answer;
+	bool spf_known = ss->spf_known && (!tls || ss->ptr_domain[0]);
+
+	return (struct trust_facts){
+	        .tls = tls,
+	        .family = ss->family,
+	        .ptr_known = ss->known,
+	        .fcrdns = ss->fcrdns.result,
+	        .dynamic = ss->dynamic,
+	        .ptr_org = ss->ptr_org,
+	        .lists = ss->s->dnsbl.n > 0,
+	        .lists_known = ss->dnsbl_known,
+	        .lists_complete = !ss->dnsbl_answer.incomplete,
+	        .list_score = ss->dnsbl_answer.score,
+	        .spf = {.known = spf_known,
+	                .result = spf->result,
+	                .domain_org = ss->spf_domain_org,
+	                .own_domain = !tls &&
+	                              sender_domain_is(a->sender, spf->domain),
+	                .matched = spf->matched,
+	                .mechanism = spf->match_mechanism,
+	                .free_bits = spf->match_free_bits,
+	                .match_org = ss->spf_match_org},
+	        .helo_valid = helo_shape_valid(a->helo),
+	        .sender_domain_known = ss->sd_known,
+	        .sender_domain = ss->sd_result,
+	};
+}
+
+/* The signals' text for the decision's log line (GREY_SIGNALS_MAX
+ * bytes): what was found, then what the judgement made of it. */
+static void
+signals_text(const struct session_signals *ss, const struct trust_facts *f,
+             const struct trust_verdict *v, char *buf)
+{
+	const struct fcrdns_answer *fa = &ss->fcrdns;
+	const struct spf_answer *spf = &ss->spf_answer;
+	size_t n;
+
+#define SAY(...)                                                          \
+	do {                                                              \
+		n = strlen(buf);                                          \
+		if (n < GREY_SIGNALS_MAX)                                 \
+			snprintf(buf + n, GREY_SIGNALS_MAX - n, __VA_ARGS__); \
+	} while (0)
+	buf[0] = 0;
+	if (!ss->known)
+		SAY("fcrdns:late");
+	else if (fa->result == FCRDNS_CONFIRMED ||
+	         fa->result == FCRDNS_UNCONFIRMED)
+		SAY("fcrdns:%s:%.200s;rdns:%s", fcrdns_result_name(fa->result),
+		    fa->name, ss->dynamic ? "dynamic" : "plain");
+	else
+		SAY("fcrdns:%s", fcrdns_result_name(fa->result));
+	if (f->tls && !ss->ptr_domain[0])
+		SAY(";spf:unseen");
+	else if (f->tls && !ss->spf_known)
+		SAY(";ptr-spf:late");
+	else if (f->tls)
+		SAY(";ptr-spf:%s:%.120s", spf_result_name(spf->result),
+		    ss->ptr_domain);
+	else if (!ss->spf_known)
+		SAY(";spf:late");
+	else if (spf->domain[0])
+		SAY(";spf:%s:%.120s", spf_result_name(spf->result), spf->domain);
+	else
+		SAY(";spf:%s", spf_result_name(spf->result));
+	if (f->lists && !ss->dnsbl_known)
+		SAY(";dnsbl:late");
+	else if (f->lists && ss->dnsbl_answer.listed[0])
+		SAY(";dnsbl:%s", ss->dnsbl_answer.listed);
+	if (!f->helo_valid)
+		SAY(";helo:bad");
+	/* the sender's domain: said when it takes no mail, or when that
+	 * could not be known */
+	if (!f->tls && ss->sd_domain[0] &&
+	    (!ss->sd_known || ss->sd_result != SENDER_DOMAIN_MAIL))
+		SAY(";sender-domain:%s:%.120s",
+		    ss->sd_known ? sender_domain_result_name(ss->sd_result)
+		                 : "late",
+		    ss->sd_domain);
+	/* what kept trust away where all else would have given it (issue
+	 * 56's rules) */
+	if (v->why == TRUST_WHY_LISTS_SILENT || v->why == TRUST_WHY_SPF_ALL ||
+	    v->why == TRUST_WHY_SPF_WIDE || v->why == TRUST_WHY_UNRELATED)
+		SAY(";untrusted:%s", trust_why_name(v->why));
+	if (v->suspicious)
+		SAY(";suspicious");
+	if (v->pooled)
+		SAY(";pooled");
+#undef SAY
+}
+
 void
 signals_apply(const struct session_signals *ss, struct grey_attempt *a,
               char *buf)
 {
-	const struct fcrdns_answer *f = &ss->fcrdns;
-	const struct spf_answer *spf = &ss->spf_answer;
-	uint8_t trust = ss->s->cfg->signals.trust;
-	bool fcrdns_ok = ss->known && f->result == FCRDNS_CONFIRMED &&
-	                 !ss->dynamic;
-	const struct signals_config *sc = &ss->s->cfg->signals;
-	int score = ss->dnsbl_known ? ss->dnsbl_answer.score : 0;
-	bool listed = score >= (int)sc->dnsbl_threshold;
-	bool allowed = sc->dnswl_threshold &&
-	               score <= -(int)sc->dnswl_threshold;
-	/* looks like a bot (and no allow list says otherwise): said, and
-	 * made to wait longer */
-	/* At STARTTLS no sender is known, nor ever seen (what follows is in
-	 * TLS): the sender's SPF has no part; the PTR name's domain's may
-	 * (start_tls_spf) */
-	bool tls = a->kind == GREY_ATTEMPT_STARTTLS;
-	bool spf_known = ss->spf_known && !tls;
-	bool ptr_spf_pass = tls && ss->ptr_domain[0] && ss->spf_known &&
-	                    ss->spf_answer.result == SPF_PASS &&
-	                    !strcasecmp(ss->spf_answer.domain, ss->ptr_domain);
-	/* a HELO that is neither a name nor an address literal (RFC 5321) */
-	bool bad_helo = !helo_shape_valid(a->helo);
-	/* a sender's domain that takes no mail (so no bounce either) */
-	bool no_mail = !tls && ss->sd_known &&
-	               (ss->sd_result == SENDER_DOMAIN_NONE ||
-	                ss->sd_result == SENDER_DOMAIN_NULL_MX);
-	/* What is only missing (no PTR, a name not resolving back) or
-	 * generic (a provider's name for the address: hosting and small
-	 * offices' servers carry them too) is common among small real
-	 * servers and says little by itself: it keeps trust away, not the
-	 * plain delay, unless the admin says */
-	bool no_fcrdns = ss->known && (f->result == FCRDNS_NO_PTR ||
-	                               f->result == FCRDNS_UNCONFIRMED);
-	bool suspicious = !allowed &&
-	                  ((ss->known && ss->dynamic &&
-	                    sc->suspect_dynamic_rdns) ||
-	                   (no_fcrdns && sc->suspect_without_fcrdns) ||
-	                   (spf_known && (spf->result == SPF_FAIL ||
-	                                  spf->result == SPF_SOFTFAIL)) ||
-	                   listed || bad_helo || no_mail);
-	int n;
+	struct trust_rules rules = rules_of(&ss->s->cfg->signals);
+	struct trust_facts facts = facts_of(ss, a);
+	struct trust_verdict v;
 
-	if (!ss->known)
-		n = snprintf(buf, GREY_SIGNALS_MAX, "fcrdns:late");
-	else if (f->result == FCRDNS_CONFIRMED ||
-	         f->result == FCRDNS_UNCONFIRMED)
-		n = snprintf(buf, GREY_SIGNALS_MAX, "fcrdns:%s:%.200s;rdns:%s",
-		             fcrdns_result_name(f->result), f->name,
-		             ss->dynamic ? "dynamic" : "plain");
-	else
-		n = snprintf(buf, GREY_SIGNALS_MAX, "fcrdns:%s",
-		             fcrdns_result_name(f->result));
-	if (n > 0 && n < GREY_SIGNALS_MAX) {
-		if (tls && !ss->ptr_domain[0])
-			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n,
-			         ";spf:unseen");
-		else if (tls && !ss->spf_known)
-			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n,
-			         ";ptr-spf:late");
-		else if (tls)
-			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n,
-			         ";ptr-spf:%s:%.120s",
-			         spf_result_name(spf->result), ss->ptr_domain);
-		else if (!ss->spf_known)
-			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";spf:late");
-		else if (spf->domain[0])
-			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n,
-			         ";spf:%s:%.120s", spf_result_name(spf->result),
-			         spf->domain);
-		else
-			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";spf:%s",
-			         spf_result_name(spf->result));
-	}
-	n = (int)strlen(buf);
-	if (ss->s->dnsbl.n && n < GREY_SIGNALS_MAX) {
-		if (!ss->dnsbl_known)
-			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n,
-			         ";dnsbl:late");
-		else if (ss->dnsbl_answer.listed[0])
-			snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n,
-			         ";dnsbl:%s", ss->dnsbl_answer.listed);
-		n = (int)strlen(buf);
-	}
-	if (bad_helo && n < GREY_SIGNALS_MAX) {
-		snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";helo:bad");
-		n = (int)strlen(buf);
-	}
-	/* the sender's domain: said when it takes no mail, or when that
-	 * could not be known */
-	if (!tls && ss->sd_domain[0] && n < GREY_SIGNALS_MAX &&
-	    (!ss->sd_known || ss->sd_result != SENDER_DOMAIN_MAIL)) {
-		snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n,
-		         ";sender-domain:%s:%.120s",
-		         ss->sd_known ? sender_domain_result_name(ss->sd_result)
-		                      : "late",
-		         ss->sd_domain);
-		n = (int)strlen(buf);
-	}
-	if (suspicious && n < GREY_SIGNALS_MAX)
-		snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";suspicious");
-	a->delay_sec = suspicious ? ss->s->cfg->signals.suspicious_delay_sec : 0;
-	a->refuse_spf = sc->refuse_spf_fail && spf_known &&
-	                spf->result == SPF_FAIL && !allowed;
-	a->refuse_sender =
-	        !sc->refuse_unknown_sender_domain || !no_mail || allowed
-	                ? GREY_REASON_NONE
-	        : ss->sd_result == SENDER_DOMAIN_NULL_MX
-	                ? GREY_REASON_SENDER_NULL_MX
-	                : GREY_REASON_SENDER_DOMAIN;
-	a->pooled = sc->pool_spf && spf_known && spf->result == SPF_PASS &&
-	            sender_domain_is(a->sender, spf->domain);
-	n = (int)strlen(buf);
-	if (a->pooled && n < GREY_SIGNALS_MAX)
-		snprintf(buf + n, GREY_SIGNALS_MAX - (size_t)n, ";pooled");
+	trust_judge(&rules, &facts, &v);
+	signals_text(ss, &facts, &v, buf);
 	a->signals = buf;
-	/* An allow list trusts whom trust lets be trusted at all; a block
-	 * list trusts nobody, nor does a sender's domain that takes no
-	 * mail. At STARTTLS, fcrdns+spf asks SPF of the PTR
-	 * name's domain: the sender's is hidden by TLS. */
-	a->trusted =
-	        !listed && !no_mail && trust != SIGNALS_TRUST_NO &&
-	        (allowed || (trust == SIGNALS_TRUST_FCRDNS && fcrdns_ok) ||
-	         (trust == SIGNALS_TRUST_FCRDNS_SPF && fcrdns_ok &&
-	          (tls ? ptr_spf_pass : spf_known && spf->result == SPF_PASS)));
+	a->trusted = v.trusted;
+	a->delay_sec = v.delay_sec;
+	a->refuse_spf = v.refuse_spf;
+	a->refuse_sender = v.refuse_sender;
+	a->pooled = v.pooled;
 }
 
 const char *
 signals_trust_name(uint8_t trust)
 {
-	return trust == SIGNALS_TRUST_FCRDNS       ? "fcrdns"
-	       : trust == SIGNALS_TRUST_FCRDNS_SPF ? "fcrdns+spf"
-	                                           : "no";
+	return trust_mode_name((enum trust_mode)trust);
 }

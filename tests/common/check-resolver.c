@@ -434,6 +434,61 @@ test_spf(void)
 	CHECK_INT(a.result, SPF_PASS);
 }
 
+/* The term that decided, as trust reads it (issue 56): its mechanism,
+ * how wide, and whose record holds it (an include's own). */
+static void
+spf_matched_is(const char *ip, const char *sender, enum spf_result result,
+               enum spf_mechanism mechanism, unsigned free_bits,
+               const char *record)
+{
+	struct spf_answer a = spf_of(ip, sender, "helo.mail.test", 5000);
+
+	if (a.result != result || !a.matched ||
+	    a.match_mechanism != mechanism || a.match_free_bits != free_bits ||
+	    strcmp(a.match_domain, record)) {
+		fprintf(stderr,
+		        "spf %s %s: %s, matched %d: mechanism %d, %u bits free, "
+		        "in %s; want %s, %d, %u, %s\n",
+		        ip, sender, spf_result_name(a.result), a.matched,
+		        a.match_mechanism, a.match_free_bits, a.match_domain,
+		        spf_result_name(result), mechanism, free_bits, record);
+		exit(1);
+	}
+}
+
+static void
+test_spf_matched(void)
+{
+	struct spf_answer a;
+
+	spf_matched_is("198.51.100.25", "alice@spf-inc.mail.test", SPF_PASS,
+	               SPF_IP4, 8, "spf-ip.mail.test");
+	spf_matched_is("2001:db8:25::7", "alice@spf-ip.mail.test", SPF_PASS,
+	               SPF_IP6, 80, "spf-ip.mail.test");
+	/* the include's -all decided nothing: the record's ?all did */
+	spf_matched_is("203.0.113.5", "alice@spf-inc.mail.test", SPF_NEUTRAL,
+	               SPF_ALL, 32, "spf-inc.mail.test");
+	spf_matched_is("198.51.100.26", "alice@spf-a.mail.test", SPF_PASS,
+	               SPF_A, 2, "spf-a.mail.test");
+	spf_matched_is("198.51.100.25", "alice@spf-mx.mail.test", SPF_PASS,
+	               SPF_MX, 0, "spf-mx.mail.test");
+	spf_matched_is("198.51.100.25", "alice@spf-redir.mail.test", SPF_PASS,
+	               SPF_IP4, 8, "spf-ip.mail.test");
+	spf_matched_is("198.51.100.25", "alice@spf-exists.mail.test", SPF_PASS,
+	               SPF_EXISTS, 0, "spf-exists.mail.test");
+	spf_matched_is("198.51.100.25", "alice@spf-exists-any.mail.test",
+	               SPF_PASS, SPF_EXISTS, 32, "spf-exists-any.mail.test");
+	spf_matched_is("203.0.113.5", "alice@spf-plus-all.mail.test", SPF_PASS,
+	               SPF_ALL, 32, "spf-plus-all.mail.test");
+	spf_matched_is("2001:db8:25::7", "alice@spf-plus-all.mail.test",
+	               SPF_PASS, SPF_ALL, 128, "spf-plus-all.mail.test");
+	spf_matched_is("198.51.100.25", "alice@spf-ptr.mail.test", SPF_PASS,
+	               SPF_PTR, 0, "spf-ptr.mail.test");
+	/* nothing matched: no term */
+	a = spf_of("198.51.100.25", "alice@nospf.mail.test", "h", 5000);
+	CHECK(!a.matched);
+}
+
 /* --- does the sender's domain take mail --- */
 
 struct sd_got {
@@ -675,6 +730,7 @@ main(int argc, char **argv)
 	RUN(test_joined_and_cancelled);
 	RUN(test_fcrdns);
 	RUN(test_spf);
+	RUN(test_spf_matched);
 	RUN(test_sender_domain);
 	RUN(test_cache_bound);
 	test_timeout(argv + 2, argc - 2);

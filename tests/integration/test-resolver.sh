@@ -63,6 +63,10 @@ soa='@ 3600 IN SOA ns.mail.test. admin.mail.test. 1 3600 600 86400 2'
 	echo 'spf-ptr IN TXT "v=spf1 ptr:mail.test -all"'
 	echo 'spf-macro IN TXT "v=spf1 a:%{l}.mail.test -all"'
 	echo 'spf-fresh IN TXT "v=spf1 ip4:198.51.100.25 -all"'
+	# the terms trust asks about (issue 56): +all, an exists: any
+	# address meets
+	echo 'spf-plus-all IN TXT "v=spf1 +all"'
+	echo 'spf-exists-any IN TXT "v=spf1 exists:nospf.mail.test -all"'
 	# sender domains (policy/sender_domain.c): an MX, only an A, only
 	# an AAAA, a null MX (RFC 7505), a name without mail records
 	echo 'with-mx IN MX 10 mx1.mail.test.'

@@ -35,7 +35,7 @@ here=$(dirname "$0")
 netns_init
 netns_sender_gw
 nsd_host
-for a in 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 31 32 33; do
+for a in 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 31 32 33 34; do
 	nsx sender ip addr add 203.0.113.$a/24 dev "$(netns_dev sender gw)"
 done
 
@@ -49,7 +49,7 @@ zone() { # NAME: the zone's head, then its records from stdin
 # senders' domains take mail (an MX), but nomail's (SPF and nothing
 # else) and nullmx's (RFC 7505)
 zone sender.test <<'Z'
-@ IN TXT "v=spf1 ip4:203.0.113.10 ip4:203.0.113.17 ip4:203.0.113.18 ip4:203.0.113.20 ip4:203.0.113.28 ip4:203.0.113.30 ip4:203.0.113.32 ip4:203.0.113.33 ip6:2001:db8:1::10 -all"
+@ IN TXT "v=spf1 ip4:203.0.113.10 ip4:203.0.113.17 ip4:203.0.113.18 ip4:203.0.113.20 ip4:203.0.113.28 ip4:203.0.113.30 ip4:203.0.113.32 ip4:203.0.113.33 ip4:203.0.113.34 ip6:2001:db8:1::10 -all"
 @ IN MX 10 mx.sender.test.
 nospf IN MX 10 mx.sender.test.
 nomail IN TXT "v=spf1 ip4:203.0.113.24 -all"
@@ -69,6 +69,7 @@ mx9 IN A 203.0.113.23
 mx11 IN A 203.0.113.28
 mx12 IN A 203.0.113.30
 mx13 IN A 203.0.113.33
+mx14 IN A 203.0.113.34
 Z
 # a host's domain that publishes no SPF
 zone other.test <<'Z'
@@ -100,6 +101,7 @@ zone 113.0.203.in-addr.arpa <<'Z'
 30 IN PTR mx12.sender.test.
 31 IN PTR 203-0-113-31.dsl.isp.test.
 33 IN PTR mx13.sender.test.
+34 IN PTR mx14.sender.test.
 Z
 # 2001:db8:1::10 under 8.b.d.0.1.0.0.2.ip6.arpa
 zone 8.b.d.0.1.0.0.2.ip6.arpa <<'Z'
@@ -111,9 +113,10 @@ netns_add_addr "$(netns_ns dns)" "$(netns_dev dns gw)" 198.51.100.54/24
 mkdir -p "$NETNS_TMP/rbl"
 printf ':127.0.0.2:listed\n203.0.113.17\n203.0.113.33\n203.0.113.18 :127.0.0.9:not counted\n' >"$NETNS_TMP/rbl/bl.txt"
 printf ':127.0.0.2:allowed\n203.0.113.19\n' >"$NETNS_TMP/rbl/wl.txt"
-# a list that refuses every query with its error code (as Spamhaus does a
-# public resolver's): no answer, never a listing (issue 55)
-printf ':127.255.255.254:refused\n203.0.113.0/24\n' >"$NETNS_TMP/rbl/rf.txt"
+# a list that refuses a query with its error code (as Spamhaus does a
+# public resolver's): no answer, never a listing (issue 55), and no
+# trust while it does not answer (issue 56)
+printf ':127.255.255.254:refused\n203.0.113.34\n' >"$NETNS_TMP/rbl/rf.txt"
 chmod 755 "$NETNS_TMP/rbl"
 netns_spawn dns rbldnsd -n -u nobody:nogroup -r "$NETNS_TMP/rbl" -b 198.51.100.54/53 \
 	bl.test:ip4set:bl.txt wl.test:ip4set:wl.txt rf.test:ip4set:rf.txt >"$NETNS_TMP/rbldnsd.log" 2>&1
@@ -253,7 +256,7 @@ echo "ok: suspect_without_fcrdns = yes (a reload): no PTR is suspicious (2 h)"
 # (SPF passes here), greylisted with the plain delay (1 h), as the
 # shipped pattern file says; suspect_dynamic_rdns = yes: suspicious
 SMTP_SENDER=dyn@sender.test check_greylisted 203.0.113.32 \
-	"fcrdns:confirmed:203-0-113-32.dsl.isp.test;rdns:dynamic;spf:pass:sender.test;pooled" 3600
+	"fcrdns:confirmed:203-0-113-32.dsl.isp.test;rdns:dynamic;spf:pass:sender.test" 3600
 reload_with 'suspect_dynamic_rdns = yes'
 SMTP_SENDER=gina@nospf.sender.test check_greylisted 203.0.113.31 \
 	"fcrdns:confirmed:203-0-113-31.dsl.isp.test;rdns:dynamic;spf:none:nospf.sender.test;suspicious" 7200
@@ -262,7 +265,7 @@ echo "ok: a dynamic-looking name with SPF pass: not trusted, the plain delay (1 
 
 # --- DNS lists: listed (in the filter), a listing the filter does not
 # take, allowed ---
-check_greylisted 203.0.113.17 "fcrdns:confirmed:mx5.sender.test;rdns:plain;spf:pass:sender.test;dnsbl:bl.test(+2);suspicious;pooled" 7200
+check_greylisted 203.0.113.17 "fcrdns:confirmed:mx5.sender.test;rdns:plain;spf:pass:sender.test;dnsbl:bl.test(+2);suspicious" 7200
 try 203.0.113.18 >/dev/null
 wait_for 5 logged "action=pass, reason=trusted, client=203.0.113.18," ||
 	fail "a listing the filter does not take kept 203.0.113.18 from trust: $(grep "client=203.0.113.18," "$GG_LOG")"
@@ -271,10 +274,13 @@ wait_for 5 logged "action=pass, reason=trusted, client=203.0.113.19," ||
 	fail "the allow-listed client was not trusted: $(grep "client=203.0.113.19," "$GG_LOG")"
 grep -F "client=203.0.113.19," "$GG_LOG" | grep -F "signals=fcrdns:no-ptr;spf:fail:sender.test;dnsbl:wl.test(-5)" >/dev/null ||
 	fail "the allowed client's line: $(grep "client=203.0.113.19," "$GG_LOG")"
+# a list answering with its error code: nothing known of the listing,
+# so no trust, the plain delay (issue 56: a silent list was a clean one)
+check_greylisted 203.0.113.34 "fcrdns:confirmed:mx14.sender.test;rdns:plain;spf:pass:sender.test;untrusted:lists-silent" 3600
 [ "$(grep -c "DNS list rf.test answers 127.255.255.254, one of its error codes" "$GG_LOG")" = 1 ] ||
 	fail "the list's error code: $(grep -c "DNS list rf.test" "$GG_LOG") lines, not one a minute"
 ! grep -q "dnsbl:[^ ]*rf.test" "$GG_LOG" || fail "the list's error code counted as a listing: $(grep -m1 "rf.test(" "$GG_LOG")"
-echo "ok: DNS lists (rbldnsd): listed, suspicious and never trusted though FCrDNS and SPF pass; an answer the filter does not take ignored; allow-listed trusted without a PTR; a list's error code (127.255.255.254) no answer, said once a minute"
+echo "ok: DNS lists (rbldnsd): listed, suspicious and never trusted though FCrDNS and SPF pass; an answer the filter does not take ignored; allow-listed trusted without a PTR; a list's error code (127.255.255.254) no answer, said once a minute, and no trust"
 # ... and a real Postfix sender the list names: deferred for the longer
 # delay (2 h), as its own log says
 out_deferred() { # SUBJECT PATTERN: the sending Postfix deferred it so
@@ -296,7 +302,7 @@ if [ -z "${GG_QUICK:-}" ]; then
 	OUT_FROM=lisa@sender.test out_send "listed-1"
 	out_deferred "listed-1" "said: 451 4.7.1 <bob@example.org>: .*Greylisted, please try again in 7200 seconds"
 	line=$(grep -F "action=greylist, reason=new, client=203.0.113.33," "$GG_LOG" || true)
-	[[ "$line" == *", delay=7200, signals=fcrdns:confirmed:mx13.sender.test;rdns:plain;spf:pass:sender.test;dnsbl:bl.test(+2);suspicious;pooled" ]] ||
+	[[ "$line" == *", delay=7200, signals=fcrdns:confirmed:mx13.sender.test;rdns:plain;spf:pass:sender.test;dnsbl:bl.test(+2);suspicious" ]] ||
 		fail "the listed Postfix sender's line: $(grep "client=203.0.113.33," "$GG_LOG")"
 	out_reconfigure "smtp_bind_address = 203.0.113.10"
 	echo "ok: a real Postfix sender a DNS list names: deferred for the longer delay (2 h)"
@@ -343,7 +349,7 @@ echo "ok: refuse_spf_fail (a reload): SPF fail refused 550 5.7.23, SPF none grey
 # reload above, and SPF passes for nomail); with
 # refuse_unknown_sender_domain (a reload), refused at once ---
 SMTP_SENDER=dave@nomail.sender.test check_greylisted 203.0.113.24 \
-	"fcrdns:confirmed:mx10.sender.test;rdns:plain;spf:pass:nomail.sender.test;sender-domain:none:nomail.sender.test;suspicious;pooled" 7200
+	"fcrdns:confirmed:mx10.sender.test;rdns:plain;spf:pass:nomail.sender.test;sender-domain:none:nomail.sender.test;suspicious" 7200
 SMTP_SENDER=erin@nullmx.sender.test check_greylisted 203.0.113.16 \
 	"fcrdns:confirmed:mx4.sender.test;rdns:plain;spf:none:nullmx.sender.test;sender-domain:null-mx:nullmx.sender.test;suspicious" 7200
 reload_with 'refuse_unknown_sender_domain = yes'

@@ -145,12 +145,29 @@ test_signals_trust_and_suspicion(void)
 	d = signalled(T0, "198.51.100.7", true, 0);
 	CHECK_INT(d.action, GREY_PASS);
 	CHECK_INT(d.reason, GREY_REASON_TRUSTED);
-	CHECK_INT(d.expires, T0 + 35 * 86400);
 	CHECK_INT(grey_get_counters(grey)->passed_trusted, 1);
 	CHECK_INT(grey_get_counters(grey)->passed_retry, 0);
-	/* passed now: the next attempt is an ordinary passed client's */
+	/* Its own address, for trust_ttl (issue 56: its /24 for 35 days,
+	 * and a neighbour with no DNS at all went through) */
+	CHECK_STR(key_of(&d), "198.51.100.7/32");
+	CHECK_INT(d.expires, T0 + 86400);
 	d = signalled(T0 + 1, "198.51.100.8", false, 0);
-	CHECK_INT(d.reason, GREY_REASON_PASSED);
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(d.reason, GREY_REASON_NEW);
+	/* the client itself, trusted again when the MTA asks, delivered:
+	 * passed, never refreshed past its day */
+	{
+		struct grey_attempt a = {
+		        .kind = GREY_ATTEMPT_RCPT, .now = T0 + 7200,
+		        .client = ip("198.51.100.7"), .helo = "",
+		        .sender = "alice@a.test", .rcpt = "carol@b.test",
+		        .path = GREY_PATH_POLICY, .trusted = true};
+
+		CHECK_INT(grey_decide(grey, &a, &d), 0);
+		CHECK_INT(d.action, GREY_PASS);
+		CHECK_INT(d.reason, GREY_REASON_PASSED);
+		CHECK_INT(d.expires, T0 + 86400);
+	}
 
 	d = signalled(T0, "203.0.113.7", false, 900);
 	CHECK_INT(d.action, GREY_GREYLIST);
