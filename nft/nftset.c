@@ -324,6 +324,17 @@ set_key_bits(const struct nftset *nft, enum nftset_kind kind, int family)
 	return family == AF_INET ? 32 : 128;
 }
 
+enum nftset_kind
+nftset_pass_kind(const struct nftset *nft, const struct nftset_prefix *prefix)
+{
+	int whole = prefix->family == AF_INET ? 32 : 128;
+
+	return prefix->prefix == whole &&
+	               set_key_bits(nft, NFTSET_PASS, prefix->family) < whole
+	               ? NFTSET_TRUST
+	               : NFTSET_PASS;
+}
+
 static bool
 prefix_valid(const struct nftset *nft, enum nftset_kind kind,
 	     const struct nftset_prefix *p)

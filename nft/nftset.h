@@ -73,6 +73,12 @@ MUST_CHECK int nftset_add(struct nftset *nft, enum nftset_kind kind,
 MUST_CHECK int nftset_add_range(struct nftset *nft, const struct ip_range *range,
 		     uint64_t timeout_ms, const char *comment);
 
+/* nftset_pass_kind - the set a pass of prefix goes to: NFTSET_TRUST for
+ * a single address where the pass sets hold networks (a trusted client's
+ * pass, issue 56), else NFTSET_PASS. */
+enum nftset_kind nftset_pass_kind(const struct nftset *nft,
+				  const struct nftset_prefix *prefix);
+
 /* nftset_del - queue removing prefix. Return: 0, -EINVAL, -ENOMEM. */
 MUST_CHECK int nftset_del(struct nftset *nft, enum nftset_kind kind,
 	       const struct nftset_prefix *prefix);

@@ -50,6 +50,9 @@ enum nftset_kind {
 	NFTSET_ALLOW = 0, /* allow4/allow6: never greylisted, any CIDR */
 	NFTSET_PASS = 1,  /* pass4/pass6: networks of pass_prefix4/6 */
 	NFTSET_TRAP = 2,  /* trap4/trap6: single addresses */
+	NFTSET_TRUST = 3, /* trust4/trust6: single addresses a trusted
+			     first contact passed (issue 56), where
+			     pass sets hold networks */
 	NFTSET_KINDS
 };
 
@@ -58,7 +61,8 @@ static inline const char *
 nftset_set_name(enum nftset_kind kind, int family)
 {
 	static const char *const names[NFTSET_KINDS][2] = {
-		{"allow4", "allow6"}, {"pass4", "pass6"}, {"trap4", "trap6"}};
+		{"allow4", "allow6"}, {"pass4", "pass6"}, {"trap4", "trap6"},
+		{"trust4", "trust6"}};
 
 	return names[kind][family == AF_INET6];
 }

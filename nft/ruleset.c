@@ -68,12 +68,15 @@ set_comment(const struct nftset_config *cfg, enum nftset_kind kind,
 				   "greylisting",
 			 family == AF_INET ? cfg->pass_prefix4
 					   : cfg->pass_prefix6);
+	else if (kind == NFTSET_TRUST)
+		snprintf(buf, len, "greygate: clients passed alone, trusted by "
+				   "their DNS");
 	else
 		snprintf(buf, len, "greygate: clients that hit a greytrap");
 }
 
 static const char *const counter_names[] = {"allowed", "passed", "trapped",
-					    "greylisted"};
+					    "trusted", "greylisted"};
 
 /* Puts one object's message into the batch. */
 #define BATCH_PUT(b, type, flags, build_payload, obj)                          \
@@ -270,6 +273,7 @@ put_prerouting_rules(struct nft_batch *b, const struct nftset_config *cfg)
 		} steps[] = {
 			{NFTSET_ALLOW, "allowed", false},
 			{NFTSET_TRAP, "trapped", true},
+			{NFTSET_TRUST, "trusted", false},
 			{NFTSET_PASS, "passed", false},
 		};
 

@@ -148,7 +148,7 @@ struct grey_store_ops {
 	             const struct grey_records *after,
 	             const struct grey_decision *d);
 	/* forget - a client key's pass and triplets, and (trap not NULL)
-	 * that address's trap. Return: the records deleted, at once;
+	 * that address's trap and own pass (a trusted client's). Return: the records deleted, at once;
 	 * GREY_STORE_UNDER_WAY (a backend that answers later: it logs
 	 * what it deleted when done, and tells every gateway that shares
 	 * it); -ENOTCONN (the store does not answer: nothing done); or

@@ -84,6 +84,11 @@ lmdb_forget(struct grey_store *s, const struct grey_client *key,
 	if (r < 0 || !trap)
 		return r;
 	t = store_del_client(store, STORE_TRAP, trap);
+	if (t < 0)
+		return t;
+	r += t == STORE_FOUND;
+	/* (the address's own pass: a trusted client's, issue 56) */
+	t = store_del_client(store, STORE_PASS, trap);
 	return t < 0 ? t : r + (t == STORE_FOUND);
 }
 

@@ -221,7 +221,7 @@ memory_forget(struct grey_store *s, const struct grey_client *key,
 	free(g.found);
 	n += drop(m, PASS, key, "", "") + drop(m, TRAP, key, "", "");
 	if (trap)
-		n += drop(m, TRAP, trap, "", "");
+		n += drop(m, TRAP, trap, "", "") + drop(m, PASS, trap, "", "");
 	return n;
 }
 

@@ -803,7 +803,8 @@ store_redis_put_report(struct rconn *c, const char *prefix, const char *gateway,
 
 /* --- forgetting a client --- */
 
-/* KEYS: the pass, the trap (or the pass again), the stream. ARGV: the
+/* KEYS: the pass, the trap (or the pass again), the stream, the trap
+ * address's own pass (a trusted client's; or the pass again). ARGV: the
  * pass's CIDR, the trap's address ("" for none), gateway. Returns the
  * keys deleted. */
 static const char forget_script[] =
@@ -811,7 +812,7 @@ static const char forget_script[] =
         "redis.call('XADD', KEYS[3], 'MAXLEN', '~', '1000000', '*', "
         "'kind', 'forget', 'key', ARGV[1], 'expires', '0', 'by', ARGV[3])\n"
         "if ARGV[2] ~= '' then\n"
-        "  n = n + redis.call('DEL', KEYS[2])\n"
+        "  n = n + redis.call('DEL', KEYS[2], KEYS[4])\n"
         "  redis.call('XADD', KEYS[3], 'MAXLEN', '~', '1000000', '*', "
         "'kind', 'forget-trap', 'key', ARGV[2], 'expires', '0', 'by', "
         "ARGV[3])\n"
@@ -844,9 +845,9 @@ store_redis_forget(struct rconn *c, const char *prefix,
                    const struct grey_client *trap_key, const char *gateway,
                    store_redis_forgot_fn *done, void *ctx)
 {
-	char keys[3][STORE_REDIS_KEY_MAX], cidr[64], addr[64] = "";
-	const char *argv[] = {"3",  keys[0], keys[1], keys[2],
-	                      cidr, addr,    gateway};
+	char keys[4][STORE_REDIS_KEY_MAX], cidr[64], addr[64] = "";
+	const char *argv[] = {"4",     keys[0], keys[1], keys[2],
+	                      keys[3], cidr,    addr,    gateway};
 	struct forget *f;
 	int r;
 
@@ -858,13 +859,16 @@ store_redis_forget(struct rconn *c, const char *prefix,
 	                           trap_key ? trap_key : pass_key,
 	                           keys[1]) < 0 ||
 	    snprintf(keys[2], sizeof(keys[2]), "%sstream", prefix) >=
-	            (int)sizeof(keys[2]))
+	            (int)sizeof(keys[2]) ||
+	    store_redis_client_key(prefix, STORE_PASS,
+	                           trap_key ? trap_key : pass_key,
+	                           keys[3]) < 0)
 		return -ENAMETOOLONG;
 	f = malloc(sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	*f = (struct forget){done, ctx};
-	r = redis_script_eval(c, &forget_cached, on_forgot, f, 7, argv, NULL);
+	r = redis_script_eval(c, &forget_cached, on_forgot, f, 8, argv, NULL);
 	if (r < 0)
 		free(f);
 	return r;

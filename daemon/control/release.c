@@ -212,7 +212,9 @@ command_forget(const struct command_links *links, const char *client,
 
 		decider_prefix_of(&given, &p);
 		if (links->nft &&
-		    (t = nftset_del(links->nft, NFTSET_TRAP, &p)) < 0)
+		    ((t = nftset_del(links->nft, NFTSET_TRAP, &p)) < 0 ||
+		     (nftset_pass_kind(links->nft, &p) == NFTSET_TRUST &&
+		      (t = nftset_del(links->nft, NFTSET_TRUST, &p)) < 0)))
 			decider_set_failed(links->decider, "forget", client, t);
 	}
 	decider_prefix_of(&key, &p);

@@ -167,9 +167,10 @@ on_nft_refused(enum nftset_kind kind, const struct ip_range *range, int err,
 	char text[IP_RANGE_TEXT_MAX];
 
 	decider_set_failed(ctx,
-	                   kind == NFTSET_PASS   ? "pass"
-	                   : kind == NFTSET_TRAP ? "trap"
-	                                         : "allow",
+	                   kind == NFTSET_PASS    ? "pass"
+	                   : kind == NFTSET_TRAP  ? "trap"
+	                   : kind == NFTSET_TRUST ? "trusted pass"
+	                                          : "allow",
 	                   ip_range_format(range, text), err);
 }
 
@@ -220,6 +221,16 @@ decider_commit_turn(struct decider *d)
 	commit_now(d, false);
 }
 
+/* A pass's time to live as decided (a trusted client's is its own,
+ * issue 56); a pass no set holds (the door's own): pass_ttl. */
+static uint32_t
+pass_ttl_of(const struct config *cfg, const struct grey_attempt *a,
+            const struct grey_decision *d)
+{
+	return d->expires > a->now ? (uint32_t)(d->expires - a->now)
+	                           : cfg->grey.pass_ttl_sec;
+}
+
 static void
 log_decision(const struct decider *dc, const struct grey_attempt *a,
              const struct grey_decision *d)
@@ -261,14 +272,14 @@ log_decision(const struct decider *dc, const struct grey_attempt *a,
 			log_info("action=pass, reason=%s, client=%s, key=%s, "
 			         "helo=%s, ttl=%u%s",
 			         grey_reason_name(d->reason), ip, key, a->helo,
-			         cfg->grey.pass_ttl_sec, sig);
+			         pass_ttl_of(cfg, a, d), sig);
 		else
 			log_info("action=pass, reason=%s, client=%s, key=%s, "
 			         "helo=%s, sender=%s, recipient=%s, delay=%u, "
 			         "ttl=%u%s",
 			         grey_reason_name(d->reason), ip, key, a->helo,
 			         a->sender, a->rcpt, d->delay_sec,
-			         cfg->grey.pass_ttl_sec, sig);
+			         pass_ttl_of(cfg, a, d), sig);
 		break;
 	case GREY_REFRESH:
 		log_info("action=refresh, reason=%s, client=%s, key=%s, ttl=%u",

@@ -42,7 +42,8 @@ hold_from(struct sets_follower *f, bool trap, const struct grey_client *key,
 	if (expires <= now || !f->links.nft)
 		return 0;
 	decider_prefix_of(key, &p);
-	r = nftset_add(f->links.nft, trap ? NFTSET_TRAP : NFTSET_PASS, &p,
+	r = nftset_add(f->links.nft,
+	               trap ? NFTSET_TRAP : nftset_pass_kind(f->links.nft, &p), &p,
 	               (uint64_t)(expires - now) * 1000,
 	               trap ? "greygate trap" : "greygate pass");
 	if (r < 0) {
@@ -91,7 +92,13 @@ forgot(void *ctx, bool trap, const struct grey_client *key)
 		return;
 	/* (deleting what is not there is not an error) */
 	decider_prefix_of(key, &p);
-	r = nftset_del(f->links.nft, trap ? NFTSET_TRAP : NFTSET_PASS, &p);
+	r = nftset_del(f->links.nft,
+	               trap ? NFTSET_TRAP : nftset_pass_kind(f->links.nft, &p),
+	               &p);
+	/* (an address forgotten: its own pass too, a trusted client's) */
+	if (r >= 0 && trap &&
+	    nftset_pass_kind(f->links.nft, &p) == NFTSET_TRUST)
+		r = nftset_del(f->links.nft, NFTSET_TRUST, &p);
 	if (r < 0)
 		decider_set_failed(f->links.decider, "forget",
 		                   grey_client_format(key, text, sizeof(text)),

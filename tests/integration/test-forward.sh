@@ -27,8 +27,7 @@ nsx mx ip route add 203.0.113.0/24 via 198.51.100.1
 nsx mx ip -6 route add 2001:db8:1::/64 via 2001:db8:2::1
 
 postfix_new mx mx "198.51.100.2, [2001:db8:2::2]"
-echo "[2001:db8:2::2]:10025 inet n - n - - smtpd -o smtpd_upstream_proxy_protocol=haproxy" \
-	>>"$(postfix_dir mx)/master.cf"
+postfix_proxy_listener mx "[2001:db8:2::2]:10025"
 postfix_start mx
 postfix_wait_listening mx 198.51.100.2 || fail "mx is not listening"
 postfix_relay out sender 198.51.100.2

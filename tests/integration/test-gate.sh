@@ -31,9 +31,7 @@ attack() { nsx sender python3 "$here/../lib/gate-attack.py" "$@"; }
 netns_add_addr "$(netns_ns gw)" "$(netns_dev gw sender)" 203.0.113.2/24
 postfix_new mx gw "203.0.113.1" "
 smtpd_authorized_xclient_hosts = 203.0.113.2"
-cat >>"$(postfix_dir mx)/master.cf" <<'CF'
-127.0.0.1:10025 inet n - n - - smtpd -o smtpd_upstream_proxy_protocol=haproxy
-CF
+postfix_proxy_listener mx
 postfix_start mx
 postfix_wait_listening mx 203.0.113.1 || fail "mx is not listening"
 wait_for 10 nsx gw bash -c "exec 3<>/dev/tcp/127.0.0.1/10025" 2>/dev/null ||

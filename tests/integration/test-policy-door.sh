@@ -35,8 +35,7 @@ postfix_new mx gw "203.0.113.1, [2001:db8:1::1]" "
 smtpd_authorized_xclient_hosts = 203.0.113.10, [2001:db8:1::10]
 smtpd_recipient_restrictions = check_policy_service inet:127.0.0.1:10023
 $POSTFIX_TLS_SMTPD"
-echo "127.0.0.1:10025 inet n - n - - smtpd -o smtpd_upstream_proxy_protocol=haproxy" \
-	>>"$(postfix_dir mx)/master.cf"
+postfix_proxy_listener mx
 postfix_start mx
 postfix_wait_listening mx 203.0.113.1 || fail "mx is not listening"
 

@@ -62,9 +62,7 @@ nsd_start dns 198.51.100.53 sender.test relay.test b.0.0.8.b.d.0.1.0.0.2.ip6.arp
 # the sending Postfix retries every 10 s, past the 3 s delay: its first
 # retry is one that may pass.
 postfix_new mx gw "203.0.113.1, [2001:db8:1::1]"
-cat >>"$(postfix_dir mx)/master.cf" <<'CF'
-127.0.0.1:10025 inet n - n - - smtpd -o smtpd_upstream_proxy_protocol=haproxy
-CF
+postfix_proxy_listener mx
 postfix_start mx
 postfix_wait_listening mx 203.0.113.1 || fail "mx is not listening"
 postfix_relay out sender "ipv6:2001:db8:1::1" "smtp_tls_security_level = none

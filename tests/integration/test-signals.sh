@@ -128,9 +128,7 @@ wait_for 10 eval 'nsx gw dig +short +time=1 +tries=1 @198.51.100.54 17.113.0.203
 # mx.sender.test).
 postfix_tls_cert
 postfix_new mx gw "203.0.113.1, [2001:db8:1::1]" "$POSTFIX_TLS_SMTPD"
-cat >>"$(postfix_dir mx)/master.cf" <<'CF'
-127.0.0.1:10025 inet n - n - - smtpd -o smtpd_upstream_proxy_protocol=haproxy
-CF
+postfix_proxy_listener mx
 postfix_start mx
 postfix_wait_listening mx 203.0.113.1 || fail "mx is not listening"
 postfix_relay out sender 203.0.113.1 "smtp_tls_security_level = none

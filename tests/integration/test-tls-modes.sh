@@ -26,8 +26,7 @@ postfix_new mx gw "203.0.113.1, 127.0.0.1" "
 smtpd_authorized_xclient_hosts = 127.0.0.2
 smtpd_recipient_restrictions = check_policy_service inet:127.0.0.1:10023, permit_mynetworks, reject_unauth_destination
 $POSTFIX_TLS_SMTPD"
-echo "127.0.0.1:10025 inet n - n - - smtpd -o smtpd_upstream_proxy_protocol=haproxy" \
-	>>"$(postfix_dir mx)/master.cf"
+postfix_proxy_listener mx
 postfix_start mx
 postfix_wait_listening mx 203.0.113.1 || fail "mx is not listening"
 postfix_relay out sender 203.0.113.1 "smtp_tls_security_level = may

@@ -10,6 +10,10 @@
 #   postfix_relay NAME HOST RELAY [MAIN_CF_LINES]
 #       a sending instance relaying everything to RELAY, fast retries,
 #       started
+#   postfix_proxy_listener NAME [ADDR:PORT]
+#       adds to instance NAME (before its start) an smtpd listening on
+#       ADDR:PORT (127.0.0.1:10025) that takes a PROXY header: the
+#       hand-off's (smtpd_upstream_proxy_protocol = haproxy)
 #   postfix_start NAME / postfix_stop NAME
 #   postfix_dir NAME         the instance's config directory
 #   postfix_mailbox NAME     its mailbox file
@@ -121,6 +125,11 @@ minimal_backoff_time = 2s
 maximal_backoff_time = 4s
 ${4:-}"
 	postfix_start "$1"
+}
+
+postfix_proxy_listener() {
+	echo "${2:-127.0.0.1:10025} inet n - n - - smtpd -o smtpd_upstream_proxy_protocol=haproxy" \
+		>>"$(postfix_dir "$1")/master.cf"
 }
 
 postfix_start() {

@@ -32,6 +32,8 @@ parse_kind(const char *s)
 		return NFTSET_PASS;
 	if (strcmp(s, "trap") == 0)
 		return NFTSET_TRAP;
+	if (strcmp(s, "trust") == 0)
+		return NFTSET_TRUST;
 	return -1;
 }
 
