@@ -40,6 +40,26 @@ ${2:-}" "${3:-}")
 		 .sim.delay.max, .sim.store_triplets, $ms] | @tsv'
 }
 
+# adversary NAME SHARE [SIM-LINES [CONFIG]]: the default config (or
+# CONFIG's [signals] lines), SHARE of the month's fire-and-forget bots
+# sent as class NAME (etc/sim-month.ini's adversaries): fire-and-forget
+# bots stopped, of them through on their first attempt, wanted messages
+# delivered on their first attempt.
+adversary() {
+	run "adv-$1-$2" "[signals]
+${4:-}" "adversary = $1
+adversary_share = $2%
+${3:-}" | jq -r --arg n "$1" --arg s "$2%" '
+		.sim as $m
+		| ($m.unwanted_messages - $m.retrying_messages) as $ff
+		| ($m.unwanted_delivered - $m.retrying_delivered) as $through
+		| [$n, $s,
+		   ((($ff - $through) * 10000 / $ff | floor) / 100 | tostring) + "%",
+		   $through, $m.unwanted_first,
+		   ((($m.legit_messages - $m.legit_delayed) * 1000 / $m.legit_messages | floor) / 10 | tostring) + "%",
+		   $m.legit_lost, $m.delay.median] | @tsv'
+}
+
 handoff() { # MODE TLS_PASS LEGIT% BOTS%
 	local conf="[greylist]
 tls_pass = $2"
@@ -148,4 +168,46 @@ echo "'delayed': those delivered later than their first attempt."
 			handoff on strict "$legit" "$bots"
 		done
 	done
+} | column -t -s $'\t'
+
+echo
+echo "The adversaries (issue 56): a share of the month's fire-and-forget bots sent as each"
+echo "of etc/sim-month.ini's adversary classes, default config; 'bots stopped' of the"
+echo "fire-and-forget bots (retrying bots apart: greylisting does not stop them by design);"
+echo "'wanted at once': wanted messages delivered on their first attempt; 'median s': the"
+echo "delayed ones' median delay."
+{
+	printf 'adversary\tshare\tbots stopped\tthrough\tat first attempt\twanted at once\tlost\tmedian s\n'
+	for adv in adv-own-all adv-own-wide adv-forged-wide adv-hosting adv-snowshoe adv-campaign adv-snowshoe-careful; do
+		for share in 0 1 5 10 20; do
+			adversary "$adv" "$share"
+		done
+	done
+	# 30% of bots saying STARTTLS (U. Toronto sinkhole, 2014)
+	for adv in adv-own-all adv-forged-wide adv-snowshoe; do
+		adversary "$adv" 20 "starttls_bots = 30%"
+	done
+	# the retrying bots, reported apart
+	adversary adv-retrying 20
+} | column -t -s $'\t'
+
+echo
+echo "How the adversaries' figures move with what the defaults assume:"
+{
+	printf 'adversary\tshare\tbots stopped\tthrough\tat first attempt\twanted at once\tlost\tmedian s\tassumption\n'
+	# small servers aligned: 50% in the month (a scenario)
+	for aligned in 0 100; do
+		awk -v a="$aligned" '/^\[class (postfix-once|postfix-regular|sendmail|exim|lists|tls-senders)\]$/ {c = 1} /^\[class / && !/postfix|sendmail|exim|lists|tls-senders/ {c = 0} c && /^aligned = / {$0 = "aligned = " a "%"} {print}' \
+			"$root/etc/sim-month.ini" >"$tmp/aligned-$aligned.ini"
+		"$sim" --workload "$tmp/aligned-$aligned.ini" --seed "$seed" --json 2>/dev/null | jq -r --arg a "$aligned" '
+			.sim as $m | ["(none)", "0%", "-", "-", "-",
+			  ((($m.legit_messages - $m.legit_delayed) * 1000 / $m.legit_messages | floor) / 10 | tostring) + "%",
+			  $m.legit_lost, $m.delay.median, "small servers aligned " + $a + "%"] | @tsv'
+	done
+	# a DNS list named: silent for 0% and for every lookup
+	adversary adv-snowshoe-careful 20 "" "dnsbl_sites = zen.spamhaus.org=127.0.0.[2..11]" | sed 's/$/\tzen named, answering/'
+	adversary adv-snowshoe-careful 20 "dnsbl_silent = 100%" "dnsbl_sites = zen.spamhaus.org=127.0.0.[2..11]" | sed 's/$/\tzen named, silent/'
+	adversary adv-own-all 20 "" "trust_spf_widest = 8" | sed 's/$/\ttrust_spf_widest = 8/'
+	adversary adv-own-wide 20 "" "trust_spf_widest = 8" | sed 's/$/\ttrust_spf_widest = 8/'
+	adversary adv-campaign 20 "" "pool_spf = no" | sed 's/$/\tpool_spf = no/'
 } | column -t -s $'\t'

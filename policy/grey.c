@@ -537,6 +537,24 @@ pass_client(struct grey *grey, int64_t now, enum grey_path path,
 	grey->counters.passed++;
 }
 
+/* A client its DNS signals trust: passed by its own address, for
+ * trust_ttl (issue 56: one trusted first contact passed its whole /24
+ * for 35 days); a retry's pass stays its network's. Its record starts
+ * afresh: the network's, fetched, is not this one. */
+static void
+pass_trusted(struct grey *grey, int64_t now, enum grey_path path,
+             struct grey_records *w, struct grey_decision *out)
+{
+	struct grey_client own = w->trap_key;
+
+	if (grey->cfg.trust_ttl_sec && trust_pass(grey, &own)) {
+		w->pass_key = own;
+		w->pass_found = 0;
+		memset(&w->pass, 0, sizeof(w->pass));
+	}
+	pass_client(grey, now, path, GREY_REASON_TRUSTED, w, out);
+}
+
 static uint8_t
 key_prefix(const struct grey *grey, const struct grey_addr *addr)
 {
@@ -708,6 +726,22 @@ triplet_step(struct grey *grey, int64_t now, enum grey_path path,
 	pass_client(grey, now, path, passed, w, out);
 }
 
+/* A trusted client at the tarpit without the hand-off: this attempt
+ * hears 451 all the same, and its next from this address passes (its
+ * own pass); a pool's next comes from another server, so its triplet is
+ * kept as anyone's and that retry passes by it, its network as a
+ * retry's (issue 56: the trusted pass is the address's alone, and a
+ * bank retrying from 1,536 addresses waited up to 21 hours). */
+static void
+trusted_unhanded(struct grey *grey, int64_t now, enum grey_path path,
+		 uint32_t delay, enum grey_reason passed,
+		 struct grey_records *w, struct grey_decision *out)
+{
+	triplet_step(grey, now, path, delay, passed, w, out);
+	if (out->action != GREY_PASS)
+		pass_trusted(grey, now, path, w, out);
+}
+
 /* A greylisted triplet whose client passed (by it, or by another)
  * comes back on the fast path: it was retried all the same, and the
  * report must not count it as never retried; delivered, and awaiting
@@ -852,9 +886,13 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 	 * delivered, a delay of 0. */
 	if (a->trusted && !out->unknown_rcpts && path != GREY_PATH_FAST) {
 		grey->counters.passed_trusted++;
-		if (grey->cfg.handoff || path == GREY_PATH_POLICY)
+		if (grey->cfg.handoff || path == GREY_PATH_POLICY) {
 			count_delay(grey, 0);
-		pass_client(grey, now, path, GREY_REASON_TRUSTED, w, out);
+			pass_trusted(grey, now, path, w, out);
+			return;
+		}
+		trusted_unhanded(grey, now, path, delay,
+				 GREY_REASON_RETRY_PASSED, w, out);
 		return;
 	}
 	triplet_step(grey, now, path, delay, GREY_REASON_RETRY_PASSED, w, out);
@@ -920,10 +958,16 @@ on_starttls(struct grey *grey, const struct grey_attempt *a,
 		 * now, and with the hand-off delivered on this attempt. */
 		if (a->trusted) {
 			grey->counters.passed_trusted++;
-			if (grey->cfg.handoff)
+			if (grey->cfg.handoff) {
 				count_delay(grey, 0);
-			pass_client(grey, now, a->path, GREY_REASON_TRUSTED, w,
-				    out);
+				pass_trusted(grey, now, a->path, w, out);
+				return;
+			}
+			trusted_unhanded(grey, now, a->path,
+					 a->delay_sec > grey->cfg.delay_sec
+						 ? a->delay_sec
+						 : grey->cfg.delay_sec,
+					 GREY_REASON_STARTTLS_RETRY, w, out);
 			return;
 		}
 		triplet_step(grey, now, a->path,
@@ -976,11 +1020,6 @@ grey_records_prepare(const struct grey *grey, const struct grey_attempt *a,
 		grey_pool_client(&w->triplet_key);
 	else
 		w->triplet_key = w->pass_key;
-	/* A client its DNS signals trust: its own address's pass (issue 56:
-	 * one trusted first contact passed its whole /24 for 35 days) */
-	if (a->trusted && a->path != GREY_PATH_FAST &&
-	    grey->cfg.trust_ttl_sec)
-		w->pass_key = w->trap_key;
 	if (allow_listed(grey, &a->client))
 		return;
 	switch (a->kind) {

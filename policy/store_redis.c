@@ -391,14 +391,15 @@ store_redis_apply(struct rconn *c, const char *prefix,
 	                 after->triplet_dirty ? '1' : '0', 0};
 	const struct store_client *p = &after->pass, *t = &after->trap;
 	const struct store_triplet *g = &after->triplet;
-	/* What this decision added to a pass record it found. */
-	int64_t add_dl =
-	        before->pass_found == STORE_FOUND
-	                ? (int64_t)p->deliveries - before->pass.deliveries
-	                : p->deliveries;
-	int64_t add_ss = before->pass_found == STORE_FOUND
-	                         ? (int64_t)p->sessions - before->pass.sessions
-	                         : p->sessions;
+	/* What this decision added to a pass record it found (one of
+	 * another key, a trusted client's network's, is not this one) */
+	bool found = before->pass_found == STORE_FOUND &&
+	             !memcmp(&before->pass_key, &after->pass_key,
+	                     sizeof(after->pass_key));
+	int64_t add_dl = found ? (int64_t)p->deliveries - before->pass.deliveries
+	                       : p->deliveries;
+	int64_t add_ss = found ? (int64_t)p->sessions - before->pass.sessions
+	                       : p->sessions;
 	const char *argv[1 + 5 + 18];
 	int used = 0, nkeys = 4;
 

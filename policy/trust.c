@@ -73,13 +73,16 @@ trust_judge(const struct trust_rules *r, const struct trust_facts *f,
 	                     : f->sender_domain == SENDER_DOMAIN_NULL_MX
 	                             ? GREY_REASON_SENDER_NULL_MX
 	                             : GREY_REASON_SENDER_DOMAIN;
-	/* Pooled: a client that could be trusted but for whose record its
-	 * SPF pass came from (issue 56: pooling anyone whose sender's SPF
-	 * passed let a campaign repeating sender and recipient from other
-	 * addresses through) */
+	/* Pooled: a client fcrdns+spf would trust, whatever trust says
+	 * (issue 56: pooling anyone whose sender's SPF passed let a
+	 * campaign repeating sender and recipient from other addresses
+	 * through; bench/effectiveness.sh's adv-hosting, a narrow record
+	 * of its own naming hosts of a hoster, did so unrelated) */
 	out->pooled = r->pool_spf && sender_spf && f->spf.own_domain &&
 	              fcrdns_ok && !listed && !no_mail && lists_answered &&
-	              spf == TRUST_WHY_TRUSTED;
+	              spf == TRUST_WHY_TRUSTED &&
+	              (same_org(f->spf.match_org, f->ptr_org) ||
+	               same_org(f->spf.domain_org, f->ptr_org));
 
 	/* An allow list trusts whom trust lets be trusted at all; a block
 	 * list trusts nobody, nor does a sender's domain that takes no

@@ -13,8 +13,10 @@
  *   in a record of the PTR name's own organizational domain, or of the
  *   sender's domain where that is the PTR name's too: one record
  *   (`+all`, a wide net, a forged domain's lazy include) is not enough.
- * Pooling (a triplet keyed by the sender's domain) asks the same but the
- * relation: a client that could be trusted but for its SPF's owner. */
+ * Pooling (a triplet keyed by the sender's domain) asks the same of the
+ * sender's own domain's pass, whatever trust says: it counts where trust
+ * does not pass at once (trust = no or fcrdns, a client that guessed at
+ * recipients). */
 #ifndef GREYGATE_TRUST_H
 #define GREYGATE_TRUST_H
 

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "recipients.h"
 #include "report.h"
+#include "signals.h"
 #include "sim.h"
 
 static void
@@ -113,6 +114,12 @@ print_text(const struct sim_workload *w, const char *path, bool handoff,
 	       (unsigned long long)st->unwanted_delivered,
 	       (unsigned long long)st->unwanted_by_tls,
 	       (unsigned long long)st->unwanted_attempts);
+	printf("  of them: %llu let through on their first attempt; bots that "
+	       "retry (greylisting does not stop them by design) %llu, let "
+	       "through %llu\n",
+	       (unsigned long long)st->unwanted_first,
+	       (unsigned long long)st->retrying_messages,
+	       (unsigned long long)st->retrying_delivered);
 	printf("store at the end: %llu triplets, %llu passed clients, %llu KiB "
 	       "on disk; purged %llu triplets, %llu passes; "
 	       "%llu sessions\n",
@@ -156,7 +163,8 @@ print_json(const struct report *rep, bool handoff, bool pool,
 	       "\"met_tarpit\":%llu,\"delay_tarpit\":{\"median\":%u,\"mean\":%.1f,\"p90\":%u,"
 	       "\"p99\":%u,\"max\":%u},"
 	       "\"unwanted_messages\":%llu,\"unwanted_delivered\":%llu,"
-	       "\"unwanted_by_tls\":%llu,"
+	       "\"unwanted_by_tls\":%llu,\"unwanted_first\":%llu,"
+	       "\"retrying_messages\":%llu,\"retrying_delivered\":%llu,"
 	       "\"legit_refused\":%llu,\"unwanted_refused\":%llu,"
 	       "\"unwanted_attempts\":%llu,\"sessions\":%llu,"
 	       "\"store_triplets\":%llu,\"store_passes\":%llu,"
@@ -177,6 +185,9 @@ print_json(const struct report *rep, bool handoff, bool pool,
 	       (unsigned long long)st->unwanted_messages,
 	       (unsigned long long)st->unwanted_delivered,
 	       (unsigned long long)st->unwanted_by_tls,
+	       (unsigned long long)st->unwanted_first,
+	       (unsigned long long)st->retrying_messages,
+	       (unsigned long long)st->retrying_delivered,
 	       (unsigned long long)st->legit_refused,
 	       (unsigned long long)st->unwanted_refused,
 	       (unsigned long long)st->unwanted_attempts,
@@ -243,17 +254,9 @@ run(const struct config *cfg, struct sim_workload *w, const char *wpath,
 	bool pool = cfg->signals.lookups && cfg->signals.pool_spf;
 	struct sim_signals sig = {
 		.lookups = cfg->signals.lookups,
-		.pool_spf = cfg->signals.pool_spf,
-		.trust = cfg->signals.trust != SIGNALS_TRUST_NO,
-		.trust_needs_spf = cfg->signals.trust == SIGNALS_TRUST_FCRDNS_SPF,
-		.suspicious_delay_sec = cfg->signals.suspicious_delay_sec,
-		.suspect_without_fcrdns = cfg->signals.suspect_without_fcrdns,
-		.suspect_dynamic_rdns = cfg->signals.suspect_dynamic_rdns,
 		.dnsbl = cfg->signals.dnsbl_sites[0] != 0,
-		.refuse_spf_fail = cfg->signals.refuse_spf_fail,
 		.sender_domain = cfg->signals.sender_domain,
-		.refuse_unknown_sender_domain =
-		        cfg->signals.refuse_unknown_sender_domain};
+		.rules = signals_rules(&cfg->signals)};
 	struct timespec t0, t1;
 	int r = store_open_temp(&store);
 

@@ -50,7 +50,7 @@ struct session_signals {
 	struct fcrdns_answer fcrdns;
 	bool dynamic;          /* the PTR name looks like an access line's */
 	/* SPF for the sender last asked about */
-	char spf_sender[256];
+	char spf_sender[sizeof("postmaster@") + ORG_DOMAIN_MAX];
 	struct spf_check *spf; /* while under way */
 	bool spf_started, spf_known;
 	struct spf_answer spf_answer;
@@ -450,9 +450,8 @@ sender_domain_is(const char *sender, const char *domain)
 	return at && domain[0] && strcasecmp(at + 1, domain) == 0;
 }
 
-/* The site's [signals] as trust's rules. */
-static struct trust_rules
-rules_of(const struct signals_config *sc)
+struct trust_rules
+signals_rules(const struct signals_config *sc)
 {
 	return (struct trust_rules){
 	        .mode = (enum trust_mode)sc->trust,
@@ -572,7 +571,7 @@ void
 signals_apply(const struct session_signals *ss, struct grey_attempt *a,
               char *buf)
 {
-	struct trust_rules rules = rules_of(&ss->s->cfg->signals);
+	struct trust_rules rules = signals_rules(&ss->s->cfg->signals);
 	struct trust_facts facts = facts_of(ss, a);
 	struct trust_verdict v;
 

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "loop.h"
 #include "policy.h"
+#include "trust.h"
 
 struct signals;
 struct session_signals;
@@ -65,6 +66,10 @@ void signals_counters(const struct signals *s, struct resolver_counters *out,
  * written in buf (GREY_SIGNALS_MAX bytes). */
 void signals_apply(const struct session_signals *ss, struct grey_attempt *a,
                    char *buf);
+
+/* signals_rules - the site's [signals] as trust's rules (policy/trust.h):
+ * what greygated judges by, and the simulator. */
+struct trust_rules signals_rules(const struct signals_config *sc);
 
 /* signals_trust_name - "no", "fcrdns", "fcrdns+spf". */
 const char *signals_trust_name(uint8_t trust);

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Pool senders keyed by their SPF domain ([signals] pool_spf, issue 31),
 # with real parts: nsd on 'dns' serving sender.test, whose SPF authorises
-# a pool of servers in three /64s (forward-confirmed names of another
-# domain, relay.test: pooled, as a client trust would take but for whose
-# SPF record passed it; none is trusted, each is greylisted); greygated on 'gw' with the hand-off to a real Postfix; a
+# a pool of servers in three /64s (forward-confirmed names of its own,
+# out-N.sender.test: pooled, as a client fcrdns+spf would trust; trust =
+# no here, so each is greylisted); greygated on 'gw' with the hand-off to a real Postfix; a
 # sending Postfix on 'sender' whose source address moves between the
 # pool's networks. Asserted: greylisted from the first network, the
 # message is delivered by its first retry, from the second network (no
@@ -43,20 +43,17 @@ $TTL 300
 ns IN A 198.51.100.53
 mx IN AAAA 2001:db8:b0::25
 Z
-# the pool's names: out-N.relay.test, forward-confirmed (issue 56: a
-# client is pooled only when it could be trusted but for its SPF's
-# owner)
-{
-	printf '$TTL 300\n@ 3600 IN SOA ns.sender.test. admin.sender.test. 1 3600 600 86400 60\n@ IN NS ns.sender.test.\n'
-	for n in 1 2 3 4 5 6 7 8 9 a; do echo "out-$n IN AAAA 2001:db8:b$n::10"; done
-} >"$NETNS_TMP/zones/relay.test.zone"
+# the pool's names: out-N.sender.test, forward-confirmed (issue 56: a
+# client is pooled only when fcrdns+spf would trust it)
+for n in 1 2 3 4 5 6 7 8 9 a; do echo "out-$n IN AAAA 2001:db8:b$n::10"; done \
+	>>"$NETNS_TMP/zones/sender.test.zone"
 {
 	printf '$TTL 300\n@ 3600 IN SOA ns.sender.test. admin.sender.test. 1 3600 600 86400 60\n@ IN NS ns.sender.test.\n'
 	for n in 1 2 3 4 5 6 7 8 9 a; do
-		echo "0.1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.$n IN PTR out-$n.relay.test."
+		echo "0.1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.$n IN PTR out-$n.sender.test."
 	done
 } >"$NETNS_TMP/zones/b.0.0.8.b.d.0.1.0.0.2.ip6.arpa.zone"
-nsd_start dns 198.51.100.53 sender.test relay.test b.0.0.8.b.d.0.1.0.0.2.ip6.arpa
+nsd_start dns 198.51.100.53 sender.test b.0.0.8.b.d.0.1.0.0.2.ip6.arpa
 
 # The MTA behind the gateway, with a PROXY v2 listener for the hand-off;
 # the sending Postfix retries every 10 s, past the 3 s delay: its first
@@ -82,6 +79,8 @@ lookups = yes
 dns_servers = 198.51.100.53
 rdns_patterns = $(realpath "$here/../../etc/dynamic-rdns")
 suspicious_delay = 0
+# (pooling counts where trust does not pass at once)
+trust = no
 # (pool_spf = yes: the default)"
 greygated_start
 logged() { grep -F -- "$1" "$GG_LOG" >/dev/null; }
@@ -93,8 +92,8 @@ wait_for 30 grep -q "status=deferred.*Greylisted" "$outlog" ||
 	{ tail -n 20 "$GG_LOG" "$outlog"; fail "pool-1 was not greylisted"; }
 line=$(grep -F "action=greylist, reason=new, client=2001:db8:b1::10," "$GG_LOG") ||
 	fail "no greylisting of 2001:db8:b1::10: $(tail -n 5 "$GG_LOG")"
-[[ "$line" == *"signals=fcrdns:confirmed:out-1.relay.test;rdns:plain;spf:pass:sender.test;untrusted:unrelated;pooled" ]] ||
-	fail "the line does not say pooled (and why untrusted): $line"
+[[ "$line" == *"signals=fcrdns:confirmed:out-1.sender.test;rdns:plain;spf:pass:sender.test;pooled" ]] ||
+	fail "the line does not say pooled: $line"
 ggctl list grey --json | jq -e 'any(.[]; .client == "spf" and .sender == "alice@sender.test" and .recipient == "bob@example.org")' >/dev/null ||
 	fail "list grey: $(ggctl list grey)"
 echo "ok: greylisted from 2001:db8:b1::/64, its triplet keyed by the pool (spf), the line says pooled"

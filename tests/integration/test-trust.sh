@@ -176,7 +176,7 @@ greylisted 203.0.113.41 "bot@wide.attacker.test" \
 greylisted 203.0.113.42 "ceo@victim.test" \
 	"fcrdns:confirmed:vps7.hoster.test;rdns:plain;spf:pass:victim.test;untrusted:spf-wide"
 greylisted 203.0.113.43 "news@lazy.test" \
-	"fcrdns:confirmed:vps8.hoster.test;rdns:plain;spf:pass:lazy.test;untrusted:unrelated;pooled"
+	"fcrdns:confirmed:vps8.hoster.test;rdns:plain;spf:pass:lazy.test;untrusted:unrelated"
 ! set_of trust4 | grep -Eq "203\.0\.113\.4[0-3]" || fail "an attacker was passed: $(set_of trust4)"
 echo "ok: own domain with +all, own domain with ip4:128.0.0.0/1, a forged domain including a hoster's /8, a forged domain naming a hosting host: greylisted, each line saying why"
 

@@ -151,23 +151,32 @@ test_signals_trust_and_suspicion(void)
 	 * and a neighbour with no DNS at all went through) */
 	CHECK_STR(key_of(&d), "198.51.100.7/32");
 	CHECK_INT(d.expires, T0 + 86400);
+	/* (without the hand-off the trusted attempt's triplet is kept as
+	 * anyone's: the neighbour's same message is its early retry) */
 	d = signalled(T0 + 1, "198.51.100.8", false, 0);
 	CHECK_INT(d.action, GREY_GREYLIST);
-	CHECK_INT(d.reason, GREY_REASON_NEW);
-	/* the client itself, trusted again when the MTA asks, delivered:
-	 * passed, never refreshed past its day */
+	CHECK_INT(d.reason, GREY_REASON_EARLY_RETRY);
+	/* its deliveries on the fast path never refresh it: a day, then
+	 * it is judged again */
+	d = rcpt_at(T0 + 7200, "198.51.100.7", "alice@a.test", "carol@b.test",
+		    GREY_PATH_FAST, 250);
+	CHECK_INT(d.action, GREY_ACTION_NONE);
 	{
-		struct grey_attempt a = {
-		        .kind = GREY_ATTEMPT_RCPT, .now = T0 + 7200,
-		        .client = ip("198.51.100.7"), .helo = "",
-		        .sender = "alice@a.test", .rcpt = "carol@b.test",
-		        .path = GREY_PATH_POLICY, .trusted = true};
+		struct grey_client own;
+		struct grey_addr addr = ip("198.51.100.7");
+		struct store_client rec;
 
-		CHECK_INT(grey_decide(grey, &a, &d), 0);
-		CHECK_INT(d.action, GREY_PASS);
-		CHECK_INT(d.reason, GREY_REASON_PASSED);
-		CHECK_INT(d.expires, T0 + 86400);
+		grey_client_of(&addr, 32, &own);
+		CHECK_INT(store_get_client(store, STORE_PASS, &own, &rec),
+			  STORE_FOUND);
+		CHECK_INT(rec.expires, T0 + 86400);
 	}
+	/* a retry's pass is still its network's, for pass_ttl (the
+	 * triplet first seen at T0) */
+	d = signalled(T0 + 1 + 300, "198.51.100.8", false, 0);
+	CHECK_INT(d.reason, GREY_REASON_RETRY_PASSED);
+	CHECK_STR(key_of(&d), "198.51.100.0/24");
+	CHECK_INT(d.expires, T0 + 1 + 300 + 35 * 86400);
 
 	d = signalled(T0, "203.0.113.7", false, 900);
 	CHECK_INT(d.action, GREY_GREYLIST);
@@ -180,6 +189,23 @@ test_signals_trust_and_suspicion(void)
 
 	d = signalled(T0, "192.0.2.7", false, 60);
 	CHECK_INT(d.wait_sec, 300);
+	teardown();
+}
+
+/* With the hand-off the trusted attempt is delivered: no triplet kept,
+ * its neighbour's same message is new. */
+static void
+test_trusted_with_handoff(void)
+{
+	struct grey_decision d;
+
+	setup_handoff();
+	d = signalled(T0, "198.51.100.7", true, 0);
+	CHECK_INT(d.reason, GREY_REASON_TRUSTED);
+	CHECK_STR(key_of(&d), "198.51.100.7/32");
+	d = signalled(T0 + 1, "198.51.100.8", false, 0);
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(d.reason, GREY_REASON_NEW);
 	teardown();
 }
 
@@ -1235,6 +1261,7 @@ main(void)
 {
 	RUN(test_first_sight_then_retry_passes_exactly_at_delay);
 	RUN(test_signals_trust_and_suspicion);
+	RUN(test_trusted_with_handoff);
 	RUN(test_delay_to_delivery_with_the_handoff);
 	RUN(test_delay_to_delivery_bounded);
 	RUN(test_delay_across_networks);

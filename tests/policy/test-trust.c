@@ -231,7 +231,7 @@ static const struct row {
         {FORGED_WIDE, "forged domain, a hoster's /8", false,
          TRUST_WHY_SPF_WIDE, false, false},
         {FORGED_UNRELATED, "hosting PTR, forged domain", false,
-         TRUST_WHY_UNRELATED, true, false},
+         TRUST_WHY_UNRELATED, false, false},
         {EXISTS_ANY, "exists: for every address", false, TRUST_WHY_SPF_ALL,
          false, false},
         {EXISTS_PER_ADDR, "exists:%{ir}...", true, TRUST_WHY_TRUSTED, true,

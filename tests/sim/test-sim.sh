@@ -74,7 +74,8 @@ check "$out" '.sim.legit_delivered == 1 and .sim.delay.max == 3600 and .sim.sess
 	.report.funnel.passed_retry == 2' "pool over two /16s"
 echo "ok: a pool over two /16s is delivered when it returns to a passed network: 3600 s"
 
-# The same pool with SPF passing and pool_spf (with lookups): its triplet
+# The same pool with SPF passing (its servers named in its domain) and
+# pool_spf (with lookups, trust = no): its triplet
 # is the pool's, so the retry from the other /16 passes (900 s) and the
 # next, from the first, passes it too; delivered by the one after, on the
 # fast path (2700 s); with the hand-off by the first retry (900 s).
@@ -85,9 +86,14 @@ arrival = start
 clients = 198.51.100.7, 203.0.113.9
 pick = rotate
 retry = 15m
+fcrdns = 100%
+aligned = 100%
 spf_pass = yes"
+# (trust = no: a client pooling counts for is one fcrdns+spf would pass
+# at once)
 lookups="[signals]
-lookups = yes"
+lookups = yes
+trust = no"
 out=$(run "$spf_pool" "$lookups")
 check "$out" '.sim.pool_spf and .sim.legit_delivered == 1 and .sim.delay.max == 2700 and .sim.sessions == 4 and
 	.report.funnel.passed_retry == 2' "pool with SPF, pooled"
@@ -191,6 +197,7 @@ arrival = start
 clients = 198.51.100.7
 retry = 5m
 fcrdns = 100%
+aligned = 100%
 spf_pass = yes"
 signals="[signals]
 lookups = yes
@@ -254,6 +261,45 @@ out=$(run "$named
 no_mail_domain = 100%" "$(signals_with "sender_domain = no
 refuse_unknown_sender_domain = yes")")
 check "$out" '.sim.legit_refused == 0 and .report.funnel.passed_trusted == 1' "no_mail_domain, not asked: trusted"
+# Issue 56's rules, by greygated's own judgement (policy/trust.c): a
+# pass by +all, by a net wider than trust_spf_widest, or by a record not
+# of the PTR name's domain trusts nobody; a silent DNS list neither; a
+# share of the fire-and-forget bots sent as an adversary's class.
+for change in "spf_by = all" "spf_by = wide" "aligned = 0%"; do
+	out=$(run "$named
+$change" "$signals")
+	check "$out" '.report.funnel.passed_trusted == 0 and .sim.delay.max == 300' "$change: not trusted"
+done
+out=$(run "$named
+spf_by = wide" "$(signals_with "trust_spf_widest = 8")")
+check "$out" '.report.funnel.passed_trusted == 1' "spf_by = wide, trust_spf_widest = 8: trusted"
+out=$(run "dnsbl_silent = 100%
+$named" "$(signals_with "dnsbl_sites = bl.example")")
+check "$out" '.report.funnel.passed_trusted == 0' "dnsbl_silent = 100%: not trusted"
+adversary="[class bots]
+kind = bot
+messages = 100
+retry = none
+[class careful]
+kind = bot
+messages = 0
+retry = none
+fcrdns = 100%
+aligned = 100%
+spf_pass = yes"
+out=$(run "adversary = careful
+adversary_share = 50%
+$adversary" "$signals")
+check "$out" '.sim.unwanted_messages == 100 and .sim.unwanted_first == 50 and .sim.unwanted_delivered == 50' "adversary_share = 50%: half the bots sent as the careful class, each trusted"
+out=$(run "adversary = careful
+adversary_share = 50%
+${adversary/spf_pass = yes/spf_pass = yes
+spf_by = all}" "$signals")
+check "$out" '.sim.unwanted_delivered == 0' "the adversary with +all: stopped"
+run "adversary = nobody
+$adversary" >/dev/null 2>"$tmp/err" && fail "an unknown adversary was taken"
+echo "ok: issue 56's rules in the sim: +all, a wide net, an unaligned name, a silent list trust nobody; adversary_share moves bots to an adversary's class"
+
 # Recipients that do not exist: with valid_recipients named, refused at
 # the tarpit (both of the message's: the message is lost, a bounce);
 # without, greylisted as any.

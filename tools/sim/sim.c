@@ -193,6 +193,8 @@ pick_client(const struct sim_class *c, struct msg *m, struct grey_addr *a)
 	}
 }
 
+/* Is a in the pass sets: its network's pass, or its own (a trusted
+ * client's, issue 56: set trust4)? */
 static bool
 passed(struct store *store, const struct grey_config *cfg,
        const struct grey_addr *a, int64_t now)
@@ -202,6 +204,10 @@ passed(struct store *store, const struct grey_config *cfg,
 
 	grey_client_of(a, a->family == AF_INET ? cfg->prefix4 : cfg->prefix6,
 		       &key);
+	if (store_get_client(store, STORE_PASS, &key, &rec) == STORE_FOUND &&
+	    rec.expires > now)
+		return true;
+	grey_client_of(a, 128, &key);
 	return store_get_client(store, STORE_PASS, &key, &rec) == STORE_FOUND &&
 	       rec.expires > now;
 }
@@ -243,15 +249,18 @@ struct sim_view {
 	bool modelled;  /* the class says what DNS would (fcrdns set) */
 	bool confirmed; /* a forward-confirmed, plain-looking PTR name */
 	bool dynamic;   /* a dynamic-looking one */
+	bool aligned;   /* the name of the passing record's domain */
 	bool listed;    /* listed by the config's DNS block lists */
-	bool spf_fail;  /* the sender's domain's SPF fails for the client */
+	bool silent;    /* ... which did not answer for it */
+	bool spf_pass;  /* the sender's domain's SPF passes the client */
+	bool spf_fail;  /* ... fails it */
 	bool no_mail;   /* the sender's domain takes no mail */
 };
 
 static struct sim_view
-view_of(const struct sim_class *c, const struct sim_signals *sig,
-        int32_t fcrdns, int32_t dynamic, const struct grey_addr *a,
-        const struct msg *m)
+view_of(const struct sim_workload *w, const struct sim_class *c,
+        const struct sim_signals *sig, int32_t fcrdns, int32_t dynamic,
+        const struct grey_addr *a, const struct msg *m)
 {
 	struct sim_view v = {.modelled = sig->lookups && fcrdns >= 0};
 	uint32_t ptr = draw(a->bytes, 16, 0);
@@ -262,44 +271,91 @@ view_of(const struct sim_class *c, const struct sim_signals *sig,
 	/* (one draw: the shares add up, FCrDNS first) */
 	v.confirmed = ptr < (uint32_t)fcrdns;
 	v.dynamic = !v.confirmed && ptr < (uint32_t)(fcrdns + dynamic);
+	v.aligned = draw(a->bytes, 16, 5) < (uint32_t)c->aligned;
 	v.listed = sig->dnsbl && draw(a->bytes, 16, 1) < (uint32_t)c->listed;
+	v.silent = sig->dnsbl && draw(a->bytes, 16, 6) < (uint32_t)w->dnsbl_silent;
 	v.spf_fail = draw(id, sizeof(id), 2) < (uint32_t)c->spf_fail;
+	v.spf_pass = !v.spf_fail && draw(id, sizeof(id), 7) < (uint32_t)c->spf_pass;
 	v.no_mail = sig->sender_domain &&
 	            draw(id, sizeof(id), 3) < (uint32_t)c->no_mail;
 	return v;
 }
 
-/* What the signals say of a client of c at an attempt (with lookups), as
- * greygated's signals_apply: trusted (passed now), suspicious (a longer
- * delay), or refused at RCPT (SPF fail, a sender's domain without mail,
- * when the settings say). */
+/* The view as greygated's signals would find it (policy/trust.h): the
+ * model's names stand for organizational domains ("ptr.example": the
+ * PTR name's, "sender.example": the sender's, the same when aligned). */
+static struct trust_facts
+facts_of(const struct sim_class *c, const struct sim_signals *sig,
+         const struct sim_view *v, const struct grey_attempt *at)
+{
+	static const uint8_t free_bits[] = {[SIM_SPF_NARROW] = 8,
+	                                    [SIM_SPF_WIDE] = 24,
+	                                    [SIM_SPF_ALL] = 32};
+	bool tls = at->kind == GREY_ATTEMPT_STARTTLS;
+	const char *ptr_org = v->confirmed || v->dynamic ? "ptr.example" : "";
+	/* the passing record's: the PTR name's own when aligned */
+	const char *record_org = v->aligned ? ptr_org : "sender.example";
+
+	return (struct trust_facts){
+	        .tls = tls,
+	        .family = at->client.family,
+	        .ptr_known = true,
+	        /* (a dynamic-looking name is forward-confirmed in the model:
+	         * only its shape counts against it, as in greygated) */
+	        .fcrdns = v->confirmed || v->dynamic ? FCRDNS_CONFIRMED
+	                                             : FCRDNS_NO_PTR,
+	        .dynamic = v->dynamic,
+	        .ptr_org = ptr_org,
+	        .lists = sig->dnsbl,
+	        .lists_known = true,
+	        .lists_complete = !v->silent,
+	        .list_score = v->listed && !v->silent
+	                              ? (int)sig->rules.dnsbl_threshold
+	                              : 0,
+	        /* (at STARTTLS the PTR name's domain's SPF: the model takes
+	         * it to pass as the class's senders' does, by the same term,
+	         * when the name is aligned) */
+	        .spf = {.known = true,
+	                .result = v->spf_fail   ? SPF_FAIL
+	                          : v->spf_pass ? SPF_PASS
+	                                        : SPF_NONE,
+	                .domain_org = tls ? ptr_org : "sender.example",
+	                .own_domain = !tls,
+	                .matched = v->spf_pass || v->spf_fail,
+	                .mechanism = v->spf_fail || c->spf_by == SIM_SPF_ALL
+	                                     ? SPF_ALL
+	                                     : SPF_IP4,
+	                .free_bits = v->spf_fail ? 32 : free_bits[c->spf_by],
+	                .match_org = record_org},
+	        .helo_valid = true,
+	        .sender_domain_known = sig->sender_domain,
+	        .sender_domain = v->no_mail ? SENDER_DOMAIN_NONE
+	                                    : SENDER_DOMAIN_MAIL,
+	};
+}
+
+/* What the signals say of a client of c at an attempt (with lookups), by
+ * greygated's own judgement (policy/trust.c): trusted (passed now),
+ * suspicious (a longer delay), pooled, or refused at RCPT (SPF fail, a
+ * sender's domain without mail, when the settings say). */
 static void
 apply_signals(const struct sim_class *c, const struct sim_signals *sig,
 	      const struct sim_view *v, struct grey_attempt *at)
 {
-	/* at STARTTLS no sender is seen: its SPF and domain have no part */
-	bool rcpt = at->kind == GREY_ATTEMPT_RCPT;
-	bool spf_fail = rcpt && v->spf_fail;
-	bool no_mail = rcpt && v->no_mail;
-	/* (a dynamic-looking name is forward-confirmed in the model: only
-	 * the name's shape counts against it, as in greygated) */
-	bool suspicious = (v->dynamic && sig->suspect_dynamic_rdns) ||
-	                  v->listed || spf_fail || no_mail ||
-	                  (!v->confirmed && !v->dynamic &&
-	                   sig->suspect_without_fcrdns);
+	struct trust_facts f;
+	struct trust_verdict verdict;
 
 	if (!v->modelled)
 		return;
-	/* (at STARTTLS fcrdns+spf asks the PTR name's domain: the model
-	 * takes a class whose senders' SPF passes to have hosts named in a
-	 * domain that lets them send, and a bot to have neither) */
-	at->trusted = sig->trust && v->confirmed && !v->listed && !no_mail &&
-		      (!sig->trust_needs_spf || (c->spf_pass && !spf_fail));
-	at->delay_sec = suspicious ? sig->suspicious_delay_sec : 0;
-	at->refuse_spf = sig->refuse_spf_fail && spf_fail;
-	at->refuse_sender = sig->refuse_unknown_sender_domain && no_mail
-	                            ? GREY_REASON_SENDER_DOMAIN
-	                            : GREY_REASON_NONE;
+	f = facts_of(c, sig, v, at);
+	if (f.tls && !v->aligned) /* (no SPF to ask of the PTR's domain) */
+		f.spf.known = false;
+	trust_judge(&sig->rules, &f, &verdict);
+	at->trusted = verdict.trusted;
+	at->delay_sec = verdict.delay_sec;
+	at->refuse_spf = verdict.refuse_spf;
+	at->refuse_sender = verdict.refuse_sender;
+	at->pooled = verdict.pooled;
 }
 
 /* --- what greygated's resolver would ask (with lookups) --- */
@@ -363,7 +419,7 @@ dns_session(struct sim_dns *dns, const struct sim_signals *sig,
 		        true, now);
 	}
 	if (tls) {
-		if (v->confirmed && sig->trust_needs_spf)
+		if (v->confirmed && sig->rules.mode == TRUST_MODE_FCRDNS_SPF)
 			dns_ask(dns, DNS_TXT, c->name, true, now);
 		return;
 	}
@@ -384,8 +440,8 @@ enum sim_outcome {
 /* One session of message m at now, c's DNS as its shares say (fcrdns,
  * dynamic). Return: an enum sim_outcome, or -errno. */
 static int
-attempt(const struct sim_class *c, struct msg *m, int64_t now,
-	const struct grey_config *cfg, bool handoff,
+attempt(const struct sim_workload *w, const struct sim_class *c,
+	struct msg *m, int64_t now, const struct grey_config *cfg, bool handoff,
 	const struct sim_signals *sig, int32_t fcrdns, int32_t dynamic,
 	struct sim_dns *dns, struct grey *grey, struct store *store)
 {
@@ -398,7 +454,7 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 	int r;
 
 	pick_client(c, m, &a);
-	v = view_of(c, sig, fcrdns, dynamic, &a, m);
+	v = view_of(w, c, sig, fcrdns, dynamic, &a, m);
 	fast = passed(store, cfg, &a, now);
 	m->met_tarpit |= !fast;
 	if (c->verp)
@@ -445,8 +501,7 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 				: asked ? GREY_PATH_POLICY
 					: GREY_PATH_TARPIT,
 			.reply = fast ? 250 : asked ? 0 : 451,
-			.pooled = sig->lookups && sig->pool_spf &&
-				  c->spf_pass && !v.spf_fail};
+			};
 
 		/* (an unknown one is the same at every retry) */
 		snprintf(to, sizeof(to), "%s%u@example.org",
@@ -454,8 +509,9 @@ attempt(const struct sim_class *c, struct msg *m, int64_t now,
 				 ? "nobody"
 				 : "user",
 			 (m->idx * 7 + i) % c->rcpt_pool);
-		if (!fast)
-			apply_signals(c, sig, &v, &rcpt);
+		/* (on the fast path only its pooling counts: the triplet
+		 * its delivery notes) */
+		apply_signals(c, sig, &v, &rcpt);
 		r = grey_decide(grey, &rcpt, &d);
 		if (r < 0)
 			return r;
@@ -660,7 +716,9 @@ sim_run(const struct sim_workload *w, const struct grey_config *cfg,
 			r = heap_push(&h, m->first, (uint32_t)k);
 			if (c->unwanted)
 				st->unwanted_messages++;
-			else
+			if (c->unwanted && c->nretry)
+				st->retrying_messages++;
+			else if (!c->unwanted)
 				st->legit_messages++;
 		}
 	}
@@ -687,7 +745,7 @@ sim_run(const struct sim_workload *w, const struct grey_config *cfg,
 			snap_wchar += bytes_written() - before;
 			snapshot_at_ms = (uint64_t)e.at * 1000 + snapshot_ms;
 		}
-		r = attempt(c, m, e.at, cfg, handoff, sig, class_fcrdns(w, c),
+		r = attempt(w, c, m, e.at, cfg, handoff, sig, class_fcrdns(w, c),
 			    class_dynamic(w, c), &dns, grey, store);
 		if (r < 0)
 			break;
@@ -724,6 +782,8 @@ sim_run(const struct sim_workload *w, const struct grey_config *cfg,
 		if (r != SIM_NOT_YET) {
 			if (c->unwanted) {
 				st->unwanted_delivered++;
+				st->retrying_delivered += c->nretry > 0;
+				st->unwanted_first += e.at == m->first;
 			} else {
 				st->legit_delivered++;
 				uint32_t delay = (uint32_t)(e.at - m->first);

@@ -12,12 +12,21 @@
 #include <stdint.h>
 
 #include "policy.h"
+#include "trust.h"
 
 #define SIM_CLASSES_MAX 32
 #define SIM_NETS_MAX 32
 #define SIM_RETRY_MAX 32
 /* The month starts where the article's did: 2016-09-01T00:00:00Z. */
 #define SIM_EPOCH 1472688000LL
+
+/* The SPF term that passes a class's senders (issue 56). */
+enum sim_spf_by {
+	SIM_SPF_NARROW, /* a host, a /24: as providers and servers name
+			   themselves */
+	SIM_SPF_WIDE,   /* a /8: a lazy record, a hoster's whole range */
+	SIM_SPF_ALL,    /* +all */
+};
 
 enum sim_pick {
 	SIM_PICK_SAME,   /* every attempt from the message's first address */
@@ -44,8 +53,14 @@ struct sim_class {
 	uint32_t rcpt_pool;     /* distinct recipients */
 	bool verp;              /* a per-message tag in the sender */
 	bool starttls;          /* says STARTTLS when offered */
-	bool spf_pass;          /* its senders' SPF passes for their domain
-				   from every address it sends from */
+	int32_t spf_pass;       /* percent of its messages whose sender's
+				   SPF passes for the client (yes: 100) */
+	enum sim_spf_by spf_by; /* the term that passes it */
+	int32_t aligned;        /* percent of its forward-confirmed
+				   addresses whose PTR name is of the
+				   organizational domain of the record
+				   that passes (a provider's own names, a
+				   server of its own domain) */
 	int32_t fcrdns;         /* percent of its addresses whose PTR name
 				   is forward-confirmed and plain-looking;
 				   -1: DNS not modelled */
@@ -63,20 +78,14 @@ struct sim_class {
 };
 
 /* What the config's [signals] make of a class's DNS (the sim asks none:
- * a class says what DNS would). */
+ * a class says what DNS would; greygated's own judgement, policy/trust.c,
+ * decides from it). */
 struct sim_signals {
 	bool lookups;           /* [signals] lookups */
-	bool pool_spf;          /* ... pool_spf */
-	bool trust;             /* ... trust is not no */
-	bool trust_needs_spf;   /* ... it is fcrdns+spf */
-	uint32_t suspicious_delay_sec;
-	bool suspect_without_fcrdns;
-	bool suspect_dynamic_rdns;
 	bool dnsbl;             /* ... dnsbl_sites names lists */
-	bool refuse_spf_fail;
 	bool sender_domain;     /* ... asks whether the sender's domain
 				   takes mail */
-	bool refuse_unknown_sender_domain;
+	struct trust_rules rules; /* ... the rest */
 };
 
 struct sim_workload {
@@ -91,6 +100,14 @@ struct sim_workload {
 	 * dynamic, instead of their own dynamic */
 	int32_t fcrdns_legit, fcrdns_bots;
 	int32_t dynamic_legit, dynamic_bots;
+	/* The adversary (issue 56): this share of every fire-and-forget
+	 * bot class's messages sent as class adversary instead (its
+	 * clients and DNS): "" none */
+	char adversary[48];
+	int32_t adversary_share;
+	/* Of the DNS lists' lookups, the share that does not answer (a
+	 * scenario: a list refusing the resolver, a timeout) */
+	int32_t dnsbl_silent;
 	/* Expired records purged as greygated purges them (yes), or kept */
 	bool purge;
 	struct sim_class cls[SIM_CLASSES_MAX];
@@ -101,6 +118,11 @@ struct sim_workload {
 struct sim_stats {
 	uint64_t legit_messages, legit_delivered, legit_lost, legit_delayed;
 	uint64_t unwanted_messages, unwanted_delivered, unwanted_attempts;
+	/* ... of them, bots that retry (greylisting does not stop them by
+	 * design: reported apart) */
+	uint64_t retrying_messages, retrying_delivered;
+	/* bots delivered on their first attempt: passed by trust */
+	uint64_t unwanted_first;
 	uint64_t sessions;
 	uint64_t unwanted_by_tls; /* bots delivered by a STARTTLS pass */
 	uint64_t legit_refused;   /* 550 at a RCPT (SPF fail, a sender's

@@ -153,9 +153,31 @@ set_class_key(struct sim_class *c, const char *key, const char *v,
 		return parse_yes(v, &c->verp);
 	if (!strcmp(key, "starttls"))
 		return parse_yes(v, &c->starttls);
-	if (!strcmp(key, "spf_pass"))
-		return parse_yes(v, &c->spf_pass);
+	if (!strcmp(key, "spf_pass")) {
+		bool yes;
+
+		*why = "want yes, no or a share: 0% to 100%";
+		if (!parse_yes(v, &yes)) {
+			c->spf_pass = yes ? 100 : 0;
+			return 0;
+		}
+		return parse_percent(v, &c->spf_pass);
+	}
+	if (!strcmp(key, "spf_by")) {
+		*why = "want narrow, wide or all";
+		if (!strcmp(v, "narrow"))
+			c->spf_by = SIM_SPF_NARROW;
+		else if (!strcmp(v, "wide"))
+			c->spf_by = SIM_SPF_WIDE;
+		else if (!strcmp(v, "all"))
+			c->spf_by = SIM_SPF_ALL;
+		else
+			return -EINVAL;
+		return 0;
+	}
 	*why = "want a share: 0% to 100%";
+	if (!strcmp(key, "aligned"))
+		return parse_percent(v, &c->aligned);
 	if (!strcmp(key, "fcrdns"))
 		return parse_percent(v, &c->fcrdns);
 	if (!strcmp(key, "dynamic"))
@@ -206,6 +228,9 @@ kind_share(struct sim_workload *w, const char *key)
 	        {"fcrdns_bots", offsetof(struct sim_workload, fcrdns_bots)},
 	        {"dynamic_legit", offsetof(struct sim_workload, dynamic_legit)},
 	        {"dynamic_bots", offsetof(struct sim_workload, dynamic_bots)},
+	        {"adversary_share",
+	         offsetof(struct sim_workload, adversary_share)},
+	        {"dnsbl_silent", offsetof(struct sim_workload, dnsbl_silent)},
 	};
 
 	for (size_t i = 0; i < sizeof(shares) / sizeof(shares[0]); i++)
@@ -230,6 +255,10 @@ on_ini(void *user, const char *section, const char *key, const char *value)
 		else if (kind_share(w, key)) {
 			r = parse_percent(value, kind_share(w, key));
 			why = "want a share: 0% to 100%";
+		} else if (!strcmp(key, "adversary")) {
+			snprintf(w->adversary, sizeof(w->adversary), "%s",
+			         value);
+			r = 0;
 		} else if (!strcmp(key, "purge")) {
 			r = parse_yes(value, &w->purge);
 			why = "want yes or no";
@@ -268,6 +297,37 @@ on_ini(void *user, const char *section, const char *key, const char *value)
 	return 1;
 }
 
+/* [sim] adversary and adversary_share: that share of each fire-and-forget
+ * bot class's messages moved to the adversary's class. */
+static int
+shift_to_adversary(struct sim_workload *w, const char *path, char *err)
+{
+	struct sim_class *adv = NULL;
+
+	if (!w->adversary[0])
+		return 0;
+	for (int i = 0; i < w->ncls; i++)
+		if (!strcmp(w->cls[i].name, w->adversary))
+			adv = &w->cls[i];
+	if (!adv || !adv->unwanted) {
+		snprintf(err, 512, "%s: [sim] adversary = %s: no bot class of "
+		         "that name", path, w->adversary);
+		return -EINVAL;
+	}
+	for (int i = 0; i < w->ncls; i++) {
+		struct sim_class *c = &w->cls[i];
+		uint32_t moved;
+
+		if (c == adv || !c->unwanted || c->nretry)
+			continue;
+		moved = (uint32_t)((uint64_t)c->messages *
+		                   (uint32_t)w->adversary_share / 100);
+		c->messages -= moved;
+		adv->messages += moved;
+	}
+	return 0;
+}
+
 int
 sim_load(const char *path, struct sim_workload *w, char *err)
 {
@@ -297,5 +357,5 @@ sim_load(const char *path, struct sim_workload *w, char *err)
 		snprintf(err, 512, "%s: no [class NAME] section", path);
 		return -EINVAL;
 	}
-	return 0;
+	return shift_to_adversary(w, path, err);
 }
