@@ -57,7 +57,8 @@ ${3:-}" | jq -r --arg n "$1" --arg s "$2%" '
 		   ((($ff - $through) * 10000 / $ff | floor) / 100 | tostring) + "%",
 		   $through, $m.unwanted_first,
 		   ((($m.legit_messages - $m.legit_delayed) * 1000 / $m.legit_messages | floor) / 10 | tostring) + "%",
-		   $m.legit_lost, $m.delay.median] | @tsv'
+		   $m.legit_lost, $m.delay.median,
+		   ($m.retrying_delivered | tostring) + "/" + ($m.retrying_messages | tostring)] | @tsv'
 }
 
 handoff() { # MODE TLS_PASS LEGIT% BOTS%
@@ -177,7 +178,7 @@ echo "fire-and-forget bots (retrying bots apart: greylisting does not stop them 
 echo "'wanted at once': wanted messages delivered on their first attempt; 'median s': the"
 echo "delayed ones' median delay."
 {
-	printf 'adversary\tshare\tbots stopped\tthrough\tat first attempt\twanted at once\tlost\tmedian s\n'
+	printf 'adversary\tshare\tbots stopped\tthrough\tat first attempt\twanted at once\tlost\tmedian s\tretrying through\n'
 	for adv in adv-own-all adv-own-wide adv-forged-wide adv-hosting adv-snowshoe adv-campaign adv-snowshoe-careful; do
 		for share in 0 1 5 10 20; do
 			adversary "$adv" "$share"
@@ -194,7 +195,7 @@ echo "delayed ones' median delay."
 echo
 echo "How the adversaries' figures move with what the defaults assume:"
 {
-	printf 'adversary\tshare\tbots stopped\tthrough\tat first attempt\twanted at once\tlost\tmedian s\tassumption\n'
+	printf 'adversary\tshare\tbots stopped\tthrough\tat first attempt\twanted at once\tlost\tmedian s\tretrying through\tassumption\n'
 	# small servers aligned: 50% in the month (a scenario)
 	for aligned in 0 100; do
 		awk -v a="$aligned" '/^\[class (postfix-once|postfix-regular|sendmail|exim|lists|tls-senders)\]$/ {c = 1} /^\[class / && !/postfix|sendmail|exim|lists|tls-senders/ {c = 0} c && /^aligned = / {$0 = "aligned = " a "%"} {print}' \
@@ -202,7 +203,7 @@ echo "How the adversaries' figures move with what the defaults assume:"
 		"$sim" --workload "$tmp/aligned-$aligned.ini" --seed "$seed" --json 2>/dev/null | jq -r --arg a "$aligned" '
 			.sim as $m | ["(none)", "0%", "-", "-", "-",
 			  ((($m.legit_messages - $m.legit_delayed) * 1000 / $m.legit_messages | floor) / 10 | tostring) + "%",
-			  $m.legit_lost, $m.delay.median, "small servers aligned " + $a + "%"] | @tsv'
+			  $m.legit_lost, $m.delay.median, "-", "small servers aligned " + $a + "%"] | @tsv'
 	done
 	# a DNS list named: silent for 0% and for every lookup
 	adversary adv-snowshoe-careful 20 "" "dnsbl_sites = zen.spamhaus.org=127.0.0.[2..11]" | sed 's/$/\tzen named, answering/'
