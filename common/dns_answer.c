@@ -105,8 +105,10 @@ txt_spf(const unsigned char *rd, size_t len)
 	return dns_txt_is_spf(head, n);
 }
 
-/* A TXT record's character-strings joined, or NULL (too long, a NUL in
- * it: dropped; out of memory: *nomem). */
+/* A TXT record's character-strings joined, or NULL (too long: dropped;
+ * out of memory: *nomem). A NUL inside is kept as DNS_TXT_NUL, which no
+ * reader takes as text (SPF: a permerror, RFC 7208 section 4.6; issue
+ * 56: the record was dropped, none). */
 static char *
 txt_joined(const unsigned char *rd, size_t len, bool *nomem)
 {
@@ -118,18 +120,20 @@ txt_joined(const unsigned char *rd, size_t len, bool *nomem)
 			return NULL;
 		total += rd[at];
 	}
-	if (total >= DNS_TXT_MAX || memchr(rd, 0, len) != NULL)
-		return NULL; /* (a length byte of 0 is a NUL too: rare, dropped) */
+	if (total >= DNS_TXT_MAX)
+		return NULL;
 	s = malloc(total + 1);
 	if (!s) {
 		*nomem = true;
 		return NULL;
 	}
 	total = 0;
-	for (size_t at = 0; at < len; at += 1 + rd[at]) {
-		memcpy(s + total, rd + at + 1, rd[at]);
-		total += rd[at];
-	}
+	for (size_t at = 0; at < len; at += 1 + rd[at])
+		for (size_t i = 0; i < rd[at]; i++) {
+			char c = (char)rd[at + 1 + i];
+
+			s[total++] = c ? c : DNS_TXT_NUL;
+		}
 	s[total] = 0;
 	return s;
 }

@@ -46,6 +46,9 @@ enum dns_status {
  * client chose cannot fill the cache with its other records (issue 55)
  * nor hide its SPF record behind 32 others. */
 #define DNS_TXT_MAX 4096
+/* What a NUL inside a TXT record's text reads as (a C string ends at a
+ * NUL): a control byte no record's syntax takes. */
+#define DNS_TXT_NUL '\x01'
 
 struct dns_record {
 	uint8_t addr[16]; /* A (4 bytes), AAAA (16) */

@@ -157,6 +157,31 @@ env_of(const struct spf_check *c, const char *domain)
 	};
 }
 
+/* A name DNS cannot ask (section 4.3): an empty label not at the end, a
+ * label over 63 octets, over 253 in all, or a single label. (c-ares
+ * refused to ask and the check ended in temperror: issue 56.) */
+static bool
+name_malformed(const char *name)
+{
+	size_t n = strlen(name), label = 0;
+
+	if (n && name[n - 1] == '.')
+		n--;
+	if (!n || n > 253 || !memchr(name, '.', n))
+		return true;
+	for (size_t i = 0; i < n; i++) {
+		if (name[i] != '.') {
+			if (++label > 63)
+				return true;
+			continue;
+		}
+		if (!label)
+			return true;
+		label = 0;
+	}
+	return !label;
+}
+
 /* The term's target domain, expanded. Return: false (a permerror). */
 static bool
 target_of(struct spf_check *c, const char *spec)
@@ -390,19 +415,26 @@ evaluate_term(struct spf_check *c)
 			next_term(c);
 		return;
 	case SPF_INCLUDE:
-		if (count_lookup(c) && target_of(c, t->domain))
+		if (!count_lookup(c) || !target_of(c, t->domain))
+			return;
+		if (name_malformed(c->target))
+			finish(c, SPF_PERMERROR, "include: a name DNS cannot ask");
+		else
 			push_frame(c, c->target, false);
 		return;
 	case SPF_A:
-		if (count_lookup(c) && target_of(c, t->domain))
-			ask(c, c->target, addr_type(c), ASK_ADDRS);
-		return;
 	case SPF_MX:
-		if (count_lookup(c) && target_of(c, t->domain))
-			ask(c, c->target, DNS_MX, ASK_MX);
-		return;
 	case SPF_EXISTS:
-		if (count_lookup(c) && target_of(c, t->domain))
+		if (!count_lookup(c) || !target_of(c, t->domain))
+			return;
+		/* (a name DNS cannot ask has no address: no match) */
+		if (name_malformed(c->target))
+			next_term(c);
+		else if (t->mechanism == SPF_A)
+			ask(c, c->target, addr_type(c), ASK_ADDRS);
+		else if (t->mechanism == SPF_MX)
+			ask(c, c->target, DNS_MX, ASK_MX);
+		else
 			ask(c, c->target, DNS_A, ASK_EXISTS);
 		return;
 	case SPF_PTR: {
@@ -453,6 +485,14 @@ resume(struct spf_check *c)
 		return;
 	case ASK_MX:
 	case ASK_PTR:
+		/* A PTR lookup that fails does not match; evaluation goes on
+		 * (section 5.5; issue 56: it ended the check in temperror) */
+		if (was == ASK_PTR && (c->answer.status == DNS_TIMEOUT ||
+		                       c->answer.status == DNS_SERVFAIL ||
+		                       c->answer.status == DNS_BAD)) {
+			next_term(c);
+			return;
+		}
 		if (!usable(c, true))
 			return;
 		if (was == ASK_MX && c->answer.n > NAMES_MAX) {
@@ -519,6 +559,10 @@ step(struct spf_check *c)
 	if (f->rec.redirect) {
 		if (!count_lookup(c) || !target_of(c, f->rec.redirect))
 			return;
+		if (name_malformed(c->target)) {
+			finish(c, SPF_PERMERROR, "redirect: a name DNS cannot ask");
+			return;
+		}
 		memset(f, 0, sizeof(*f));
 		snprintf(f->domain, sizeof(f->domain), "%s", c->target);
 		f->redirected = true;
@@ -598,7 +642,7 @@ spf_check_start(struct resolver *r, int family, const uint8_t *ip,
 	snprintf(c->result.domain, sizeof(c->result.domain), "%s",
 	         c->sender_domain);
 	/* A domain that cannot be one: none (section 4.3). */
-	if (!strchr(c->sender_domain, '.') || strlen(c->sender_domain) > 253) {
+	if (name_malformed(c->sender_domain)) {
 		finish(c, SPF_NONE, "no domain to check");
 	} else {
 		push_frame(c, c->sender_domain, false);

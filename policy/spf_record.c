@@ -90,16 +90,97 @@ is_name(const char *s, size_t n)
 	return true;
 }
 
-/* A domain-spec: macro-string, not empty, only visible characters. */
+static bool
+is_delimiter(char c)
+{
+	return c && strchr(".-+,/_=", c) != NULL;
+}
+
+/* One macro-expand at s ("%{...}", "%%", "%_", "%-"; section 7.1):
+ * its length, or 0 when it is not one. exp: the letters of exp= too. */
+static size_t
+macro_expand_len(const char *s, bool exp)
+{
+	const char *p = s + 2;
+
+	if (s[0] != '%')
+		return 0;
+	if (s[1] == '%' || s[1] == '_' || s[1] == '-')
+		return 2;
+	if (s[1] != '{' || !*p ||
+	    !strchr(exp ? "slodiphcrtvSLODIPHCRTV" : "slodiphvSLODIPHV", *p))
+		return 0;
+	p++;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if ((*p | 32) == 'r')
+		p++;
+	while (is_delimiter(*p))
+		p++;
+	return *p == '}' ? (size_t)(p + 1 - s) : 0;
+}
+
+/* A macro-string (section 7.1): visible characters, each '%' a
+ * macro-expand; exp: exp='s letters too. Its last macro-expand's end
+ * in *last (NULL: none ends it). */
+static bool
+macro_string_ok(const char *s, bool exp, const char **ends_macro)
+{
+	if (ends_macro)
+		*ends_macro = NULL;
+	while (*s) {
+		size_t n = *s == '%' ? macro_expand_len(s, exp) : 1;
+
+		if (*s < 0x21 || *s > 0x7e || !n)
+			return false;
+		s += n;
+		if (ends_macro && n > 1 && !*s)
+			*ends_macro = s;
+	}
+	return true;
+}
+
+/* A toplabel (section 7.1): letters, digits and hyphens, not all digits
+ * unless a hyphen is inside, never a hyphen at either end. */
+static bool
+toplabel_ok(const char *s, size_t n)
+{
+	bool alpha = false, hyphen = false;
+
+	if (!n || s[0] == '-' || s[n - 1] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if ((c | 32) >= 'a' && (c | 32) <= 'z')
+			alpha = true;
+		else if (c == '-')
+			hyphen = true;
+		else if (c < '0' || c > '9')
+			return false;
+	}
+	return alpha || hyphen;
+}
+
+/* A domain-spec (section 7.1): a macro-string that ends in a
+ * macro-expand or in "." toplabel with an optional dot (a:foo-bar and
+ * an empty exp= are permerrors). */
 static bool
 domain_spec_ok(const char *s)
 {
-	if (!*s)
+	const char *ends_macro, *dot;
+	size_t n = strlen(s);
+
+	if (!n || !macro_string_ok(s, false, &ends_macro))
 		return false;
-	for (; *s; s++)
-		if (*s < 0x21 || *s > 0x7e)
-			return false;
-	return true;
+	if (ends_macro)
+		return true;
+	if (s[n - 1] == '.')
+		n--;
+	for (dot = s + n; dot > s && dot[-1] != '.'; dot--)
+		;
+	/* (dot: the toplabel's start, after a '.' inside the string) */
+	return dot > s && toplabel_ok(dot, (size_t)(s + n - dot));
 }
 
 static int
@@ -202,6 +283,12 @@ spf_record_parse(const char *txt, struct spf_record *out, char *why,
 		return fail(why, len, "not an SPF record", txt);
 	if (strlen(txt) >= sizeof(out->text))
 		return fail(why, len, "a record too long", txt);
+	/* (a NUL in DNS's text reads as DNS_TXT_NUL: section 4.6's terms
+	 * are visible characters and spaces) */
+	for (const char *c = txt; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
+			return fail(why, len, "a byte that is not printable ASCII",
+			            txt);
 	strcpy(out->text, txt);
 	p = out->text + 6;
 	for (;;) {
@@ -234,9 +321,15 @@ spf_record_parse(const char *txt, struct spf_record *out, char *why,
 				if (out->exp)
 					return fail(why, len, "two exp modifiers",
 					            tok);
+				if (!domain_spec_ok(value))
+					return fail(why, len, "a bad exp", tok);
 				out->exp = value;
+			} else if (!macro_string_ok(value, false, NULL)) {
+				/* (unknown modifiers are ignored, their
+				 * macro-string read all the same: section 6) */
+				return fail(why, len, "a bad macro in a modifier",
+				            tok);
 			}
-			/* (unknown modifiers are ignored: section 6) */
 			continue;
 		}
 		if (out->nterms == SPF_TERMS_MAX)
@@ -253,12 +346,6 @@ spf_record_parse(const char *txt, struct spf_record *out, char *why,
 }
 
 /* --- macros (section 7) --- */
-
-static bool
-is_delimiter(char c)
-{
-	return c && strchr(".-+,/_=", c) != NULL;
-}
 
 /* A macro letter's value, into buf (DNS_LABELS_MAX bytes). Return: it, or
  * NULL (not allowed here: c, r, t are for exp only). */

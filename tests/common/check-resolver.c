@@ -484,6 +484,21 @@ test_spf_matched(void)
 	               SPF_PASS, SPF_ALL, 128, "spf-plus-all.mail.test");
 	spf_matched_is("198.51.100.25", "alice@spf-ptr.mail.test", SPF_PASS,
 	               SPF_PTR, 0, "spf-ptr.mail.test");
+	/* a name DNS cannot ask (issue 56: temperror, c-ares refusing it):
+	 * a and mx do not match, include is a permerror, a sender's domain
+	 * so written is none (section 4.3) */
+	spf_is("198.51.100.25", "alice@spf-longlabel.mail.test", SPF_FAIL, "all");
+	spf_is("198.51.100.25", "alice@spf-longinc.mail.test", SPF_PERMERROR,
+	       "include: a name DNS cannot ask");
+	spf_is("198.51.100.25",
+	       "alice@aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	       ".mail.test",
+	       SPF_NONE, "no domain to check");
+	spf_is("198.51.100.25", "alice@mail..test", SPF_NONE,
+	       "no domain to check");
+	/* the PTR lookup fails (nsd refuses 113.0.203.in-addr.arpa): ptr
+	 * does not match, -all decides (section 5.5; issue 56: temperror) */
+	spf_is("203.0.113.5", "alice@spf-ptr.mail.test", SPF_FAIL, "all");
 	/* nothing matched: no term */
 	a = spf_of("198.51.100.25", "alice@nospf.mail.test", "h", 5000);
 	CHECK(!a.matched);

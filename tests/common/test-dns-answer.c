@@ -221,6 +221,20 @@ test_ptr_mx_txt(void)
 	CHECK_STR(a.rec[0].text, "v=spf1 -all");
 	dns_answer_clear(&a);
 
+	/* A NUL inside: kept, as DNS_TXT_NUL (SPF's permerror; issue 56:
+	 * dropped, none), and an empty character-string is no NUL */
+	header(&b, 0, 1, 0);
+	question(&b, "mail.test", DNS_TXT);
+	rr(&b, DNS_TXT, 300, 14);
+	put8(&b, 12);
+	memcpy(b.m + b.len, "v=spf1 -a\0ll", 12);
+	b.len += 12;
+	put8(&b, 0);
+	CHECK_INT(dns_answer_read(b.m, b.len, DNS_TXT, 900, &a), 0);
+	CHECK_INT(a.n, 1);
+	CHECK_STR(a.rec[0].text, "v=spf1 -a\x01ll");
+	dns_answer_clear(&a);
+
 	/* A string's length past its record: dropped. */
 	b.m[rdlen_at + 1] = 12;
 	b.len--;

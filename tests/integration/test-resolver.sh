@@ -67,6 +67,9 @@ soa='@ 3600 IN SOA ns.mail.test. admin.mail.test. 1 3600 600 86400 2'
 	# address meets
 	echo 'spf-plus-all IN TXT "v=spf1 +all"'
 	echo 'spf-exists-any IN TXT "v=spf1 exists:nospf.mail.test -all"'
+	# a name DNS cannot ask (a 64-octet label): no match, not temperror
+	printf 'spf-longlabel IN TXT "v=spf1 a:%s.mail.test -all"\n' "$(printf 'a%.0s' $(seq 64))"
+	printf 'spf-longinc IN TXT "v=spf1 include:%s.mail.test -all"\n' "$(printf 'a%.0s' $(seq 64))"
 	# sender domains (policy/sender_domain.c): an MX, only an A, only
 	# an AAAA, a null MX (RFC 7505), a name without mail records
 	echo 'with-mx IN MX 10 mx1.mail.test.'

@@ -187,7 +187,27 @@ test_parse(void)
 	refused("v=spf1 exists:", "a domain-spec is needed");
 	refused("v=spf1 a/33", "a CIDR length out of range");
 	refused("v=spf1 all:foo", "all takes nothing");
-	refused("v=spf1 redirect=a redirect=b", "two redirect modifiers");
+	refused("v=spf1 redirect=a.example redirect=b.example",
+	        "two redirect modifiers");
+	/* domain-spec's syntax (section 7.1), checked when the record is
+	 * read (issue 56: these gave fail, or nothing, for permerror): a
+	 * name with no dot, a numeric toplabel, an empty exp=, a bad macro
+	 * in a term never reached or in an unknown modifier */
+	refused("v=spf1 a:foo-bar -all", "a bad domain-spec");
+	refused("v=spf1 a:1.2.3.4 -all", "a bad domain-spec");
+	refused("v=spf1 include:example.-com -all", "a domain-spec is needed");
+	refused("v=spf1 exp= -all", "a bad exp");
+	refused("v=spf1 -all exp=%{x}.example.com", "a bad exp");
+	refused("v=spf1 -all a:%{x}.example.com", "a bad domain-spec");
+	refused("v=spf1 -all moo=%{x}", "a bad macro in a modifier");
+	refused("v=spf1 -all moo=50%", "a bad macro in a modifier");
+	refused("v=spf1 redirect=example", "a bad redirect");
+	/* a NUL in the TXT record (read as DNS_TXT_NUL), a control byte */
+	refused("v=spf1 -a\x01ll", "not printable ASCII");
+	refused("v=spf1 a\t-all", "not printable ASCII");
+	parses("v=spf1 a:example.com. mx:x-1.example.x-1 exists:%{ir}.%{v} "
+	       "ptr:%{d}.%% moo= foo=%{l}%_%- -all");
+	CHECK_INT(rec.nterms, 5);
 	refused("v=spf1 1bad=x", "a bad modifier");
 	refused("v=spf2 -all", "not an SPF record");
 	refused("v=spf10 -all", "not an SPF record");
