@@ -29,7 +29,9 @@
 #include "metrics.h"
 #include "metrics_http.h"
 #include "policy_door.h"
+#include "resolver.h"
 #include "shared.h"
+#include "signals.h"
 #include "site_report.h"
 #include "store_snapshot.h"
 #include "supervise.h"
@@ -49,6 +51,9 @@ struct gateway {
 	struct sets_follower *sets; /* the sets' listener (follow_sets.c) */
 	struct commands *commands;  /* greygatectl's door (commands.c) */
 	struct policy_door *policy_door; /* NULL: off */
+	struct signals *signals;         /* DNS signals, lent to the child's
+	                                    supervisor and the door (NULL:
+	                                    no lookups) */
 	struct housekeeping *hk;         /* and the report's figures
 	                                    (housekeeping.c) */
 	struct allow_lists *allow;       /* (allow_lists.c) */
@@ -378,14 +383,15 @@ gateway_open(struct config *cfg, struct loop *loop, struct gateway **out,
 	if (r < 0)
 		goto fail;
 	decide = decider_port(gw->decider);
-	r = supervise_open_signals(gw->sup, err);
+	r = signals_open(loop, cfg, &gw->signals, err);
 	if (r < 0)
 		goto fail;
+	supervise_use_signals(gw->sup, gw->signals);
 	r = policy_door_open(gw->loop, gw->cfg, &decide, &gw->policy_door,
 			     err);
 	if (r < 0)
 		goto fail;
-	policy_door_use_signals(gw->policy_door, supervise_signals(gw->sup));
+	policy_door_use_signals(gw->policy_door, gw->signals);
 	r = metrics_listen_open(gw->loop, gw->cfg, root_figures, gw,
 	                        &gw->metrics_listener, err);
 	if (r < 0)
@@ -480,10 +486,31 @@ gateway_close(struct gateway *gw)
 	decider_close(gw->decider);
 	store_close(gw->store);
 	supervise_free(gw->sup);
+	/* (after the sessions and the door: none asks it now) */
+	signals_free(gw->signals);
 	decider_free(gw->decider);
 	metrics_figures_free(gw->figures);
 	sets_follower_free(gw->sets); /* (nobody tells it now) */
 	free(gw);
+}
+
+/* The signals' resolver counters into s (nothing without lookups). */
+static void
+dns_figures(const struct signals *signals, struct metrics_snapshot *s)
+{
+	struct resolver_counters n;
+	size_t held;
+
+	if (!signals)
+		return;
+	signals_counters(signals, &n, &held);
+	s->dns_on = true;
+	s->dns.asked = n.asked;
+	s->dns.cached = n.cached;
+	s->dns.joined = n.joined;
+	s->dns.timeouts = n.timeouts;
+	s->dns.failures = n.failures;
+	s->dns.held = held;
 }
 
 /* --- figures: the root asks each service for its own (the decider's
@@ -563,6 +590,6 @@ gateway_figures(struct gateway *gw, struct metrics_snapshot *s)
 	grey_store_get_status(gw->records, &s->shared);
 	s->shared_up = s->shared.up;
 	s->shared_disagreed = s->shared.disagreed;
-	supervise_dns(gw->sup, s);
+	dns_figures(gw->signals, s);
 	metrics_figures_carry(gw->figures, s);
 }

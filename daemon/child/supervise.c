@@ -100,26 +100,7 @@ supervise_free(struct supervisor *sup)
 	for (int i = 0; i < 4; i++)
 		if (sup->listen_fd[i] >= 0)
 			close(sup->listen_fd[i]);
-	signals_free(sup->signals);
 	free(sup);
-}
-
-void
-supervise_dns(const struct supervisor *sup, struct metrics_snapshot *s)
-{
-	struct resolver_counters n;
-	size_t held;
-
-	if (!sup->signals)
-		return;
-	signals_counters(sup->signals, &n, &held);
-	s->dns_on = true;
-	s->dns.asked = n.asked;
-	s->dns.cached = n.cached;
-	s->dns.joined = n.joined;
-	s->dns.timeouts = n.timeouts;
-	s->dns.failures = n.failures;
-	s->dns.held = held;
 }
 
 void
@@ -390,48 +371,17 @@ on_child_ended(struct proc *p, pid_t pid, int status, void *ctx)
 		sup->restart_delay_ms *= 2;
 }
 
-int
-supervise_open_signals(struct supervisor *sup, char *err)
+void
+supervise_use_signals(struct supervisor *sup, struct signals *signals)
 {
-	char why[400];
-
-	if (!sup->links.cfg->signals.lookups || sup->signals)
-		return 0;
-	sup->signals =
-	        signals_new(sup->links.loop, sup->links.cfg, why, sizeof(why));
-	if (!sup->signals) {
-		snprintf(err, 512, "[signals]: %s", why);
-		return -EINVAL;
-	}
-	log_info("signals: FCrDNS, the PTR's shape and SPF looked up for each "
-	         "tarpit client%s (DNS: %s; a decision waits %u ms at most; "
-	         "trust %s)",
-	         sup->links.cfg->policy.listen[0]
-	                 ? " and each policy door request"
-	                 : "",
-	         sup->links.cfg->signals.dns_servers[0]
-	                 ? sup->links.cfg->signals.dns_servers
-	                 : "the system's",
-	         sup->links.cfg->signals.budget_ms,
-	         signals_trust_name(sup->links.cfg->signals.trust));
-	return 0;
-}
-
-struct signals *
-supervise_signals(const struct supervisor *sup)
-{
-	return sup->signals;
+	sup->signals = signals;
 }
 
 int
 supervise_start(struct supervisor *sup, char *err)
 {
-	int r;
-
 	loop_timer_init(&sup->restart, on_restart, sup);
 	sup->restart_delay_ms = RESTART_FIRST_MS;
-	if ((r = supervise_open_signals(sup, err)) < 0)
-		return r;
 	return spawn(sup, err);
 }
 

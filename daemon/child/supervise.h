@@ -42,10 +42,6 @@ int supervise_check_capture(struct supervisor *sup, char *err);
  * _free: NULL is fine. */
 struct supervisor *supervise_new(const struct supervisor_links *links);
 void supervise_free(struct supervisor *sup);
-/* supervise_dns - the signals' resolver counters into s (nothing when
- * [signals] lookups is off). */
-struct metrics_snapshot;
-void supervise_dns(const struct supervisor *sup, struct metrics_snapshot *s);
 
 /* What status and metrics tell of the child. */
 struct supervise_status {
@@ -70,15 +66,10 @@ struct handoff_child supervise_handoff_child(struct supervisor *sup);
 void supervise_send_caps(struct supervisor *sup);
 int supervise_start(struct supervisor *sup, char *err);
 
-/* supervise_open_signals - with [signals] lookups, the resolver and the
- * signals' state made (once; supervise_start makes them too): the policy
- * door asks them without a child (gateway = no). Return: 0, or -EINVAL
- * with err set (512 bytes). */
-int supervise_open_signals(struct supervisor *sup, char *err);
-
-/* supervise_signals - the signals (NULL: no lookups). */
+/* supervise_use_signals - the root's signals service, lent: each tarpit
+ * session's lookups (NULL: none). It outlives the supervisor. */
 struct signals;
-struct signals *supervise_signals(const struct supervisor *sup);
+void supervise_use_signals(struct supervisor *sup, struct signals *signals);
 void supervise_stop(struct supervisor *sup);
 void supervise_restart(struct supervisor *sup);
 /* supervise_describe_end - how a child ended, from waitpid's status. */

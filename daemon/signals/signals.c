@@ -124,6 +124,30 @@ signals_new(struct loop *loop, const struct config *cfg, char *err, size_t len)
 	return s;
 }
 
+int
+signals_open(struct loop *loop, const struct config *cfg,
+             struct signals **out, char *err)
+{
+	char why[400];
+
+	*out = NULL;
+	if (!cfg->signals.lookups)
+		return 0;
+	*out = signals_new(loop, cfg, why, sizeof(why));
+	if (!*out) {
+		snprintf(err, 512, "[signals]: %s", why);
+		return -EINVAL;
+	}
+	log_info("signals: FCrDNS, the PTR's shape and SPF looked up for each "
+	         "tarpit client%s (DNS: %s; a decision waits %u ms at most; "
+	         "trust %s)",
+	         cfg->policy.listen[0] ? " and each policy door request" : "",
+	         cfg->signals.dns_servers[0] ? cfg->signals.dns_servers
+	                                     : "the system's",
+	         cfg->signals.budget_ms, signals_trust_name(cfg->signals.trust));
+	return 0;
+}
+
 void
 signals_free(struct signals *s)
 {

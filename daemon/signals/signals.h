@@ -28,6 +28,13 @@ struct session_signals;
 struct signals *signals_new(struct loop *loop, const struct config *cfg,
                             char *err, size_t len);
 
+/* signals_open - the root's signals service (issue 56: lent to the
+ * supervisor and the policy door, owned by neither), with [signals]
+ * lookups, said in the log; *out NULL without lookups. Return: 0, or
+ * -EINVAL with err set (512 bytes). */
+int signals_open(struct loop *loop, const struct config *cfg,
+                 struct signals **out, char *err);
+
 /* signals_free - every session's lookups must have ended; NULL ok. */
 void signals_free(struct signals *s);
 
