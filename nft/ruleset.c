@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* greygate's ruleset, built with libnftnl expressions: the owned table,
- * named counters, the six sets and two chains:
+ * named counters, the eight sets and two chains:
  *
  *   chain prerouting (nat, dstnat - 10): for TCP to the SMTP port
  *     [meta mark & MARK != 0 accept]
  *     [iifname != IFACE accept]  (when the sensor watches one interface)
  *     ip saddr @allow4 counter allowed accept      (and ip6 / allow6)
  *     ip saddr @trap4 counter trapped redirect to :TRAP (the stutter)
+ *     ip saddr @trust4 counter trusted accept  (one address each, issue 56)
  *     ip saddr @pass4 counter passed accept
  *     counter greylisted redirect to :TARPIT
  *   chain tarpit_guard (filter, input): TCP to the tarpit's ports that
