@@ -305,7 +305,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "greygated: %s\n", err);
 		return 2;
 	}
-	config_resolve_auto(&cfg);
+	if (config_resolve_auto(&cfg, err) < 0) {
+		fprintf(stderr, "greygated: %s\n", err);
+		return 2;
+	}
 	/* [greylist] privacy's key: checked here, read (or made) at start
 	 * by the gateway once its store's folder is there; a replay reads
 	 * it; a copy moves the store's keys as they are, hashed or not */

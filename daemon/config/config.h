@@ -228,9 +228,12 @@ int config_check_system(const struct config *cfg, char *err);
  * config_resolve_auto - [handoff] mode = auto made transparent or off,
  * by what the machine has (gateway on, tls_pass not no, policy routing by
  * mark), and why in cfg->handoff.auto_why; nothing for another mode. At
- * start only: a reload keeps what start found (config_reload).
+ * start and for --check-config alike: a reload keeps what start found
+ * (config_reload).
+ * Return: 0, or -EINVAL with err set (512 bytes): tls_pass = strict, and
+ * auto found no hand-off.
  */
-void config_resolve_auto(struct config *cfg);
+int config_resolve_auto(struct config *cfg, char *err);
 
 #define CONFIG_CHILD_CHANGED 1
 

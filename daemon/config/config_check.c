@@ -370,8 +370,12 @@ config_check_together(struct config_checking *st, config_warn_fn *warn,
 		return refuse(st, "mta_asks", NULL,
 			      "mta_asks = yes says the MTA asks the policy door "
 			      "about every recipient: set [policy] listen too");
+	/* (auto counts: its resolution at start refuses strict where it
+	 * finds no hand-off, config_resolve_auto; issue 57) */
 	if (c->tls_mode == CONFIG_TLS_STRICT &&
-	    (c->handoff.mode == HANDOFF_OFF || !c->policy.mta_asks))
+	    ((c->handoff.mode == HANDOFF_OFF &&
+	      c->handoff.setting != HANDOFF_AUTO) ||
+	     !c->policy.mta_asks))
 		return refuse(st, "tls_pass", NULL,
 			      "tls_pass = strict hands a STARTTLS client to the "
 			      "MTA unpassed and lets the MTA greylist it: it "
@@ -436,14 +440,14 @@ config_check_together(struct config_checking *st, config_warn_fn *warn,
 	return check_listener_ports(st, warn, ctx);
 }
 
-void
-config_resolve_auto(struct config *cfg)
+int
+config_resolve_auto(struct config *cfg, char *err)
 {
 	struct handoff_config *h = &cfg->handoff;
 	int r;
 
 	if (h->setting != HANDOFF_AUTO)
-		return;
+		return 0;
 	h->auto_on = false;
 	if (!cfg->gateway)
 		snprintf(h->auto_why, sizeof(h->auto_why),
@@ -464,6 +468,16 @@ config_resolve_auto(struct config *cfg)
 			 h->address[0] ? h->address
 				       : "the address clients go to");
 	config_derive(cfg);
+	if (cfg->tls_mode == CONFIG_TLS_STRICT && !h->auto_on) {
+		snprintf(err, 512,
+		         "tls_pass = strict hands a STARTTLS client to the MTA "
+		         "and [handoff] mode = auto found no hand-off here (%s): "
+		         "choose a mode (proxy-v2, xclient) or tls_pass = "
+		         "greylist",
+		         h->auto_why);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int

@@ -555,7 +555,7 @@ test_handoff_auto(void)
 	CHECK(config_rdns_patterns_shipped(&cfg));
 	CHECK_INT(cfg.handoff.setting, HANDOFF_AUTO);
 	CHECK_INT(cfg.handoff.mode, HANDOFF_OFF);
-	config_resolve_auto(&cfg);
+	CHECK_INT(config_resolve_auto(&cfg, err), 0);
 	if (geteuid() == 0) {
 		CHECK(cfg.handoff.auto_on);
 		CHECK_INT(cfg.handoff.mode, HANDOFF_TRANSPARENT);
@@ -570,28 +570,43 @@ test_handoff_auto(void)
 		CHECK(cfg.handoff.auto_on);
 	}
 	CHECK_INT(load("[greylist]\ntls_pass = no\n"), 0);
-	config_resolve_auto(&cfg);
+	CHECK_INT(config_resolve_auto(&cfg, err), 0);
 	CHECK(!cfg.handoff.auto_on);
 	CHECK_INT(cfg.handoff.mode, HANDOFF_OFF);
 	CHECK(strstr(cfg.handoff.auto_why, "tls_pass = no"));
 	CHECK_INT(load("[gateway]\ngateway = no\n[policy]\nlisten = "
 		       "inet:127.0.0.1:10023\n"),
 		  0);
-	config_resolve_auto(&cfg);
+	CHECK_INT(config_resolve_auto(&cfg, err), 0);
 	CHECK_INT(cfg.handoff.mode, HANDOFF_OFF);
 	CHECK(strstr(cfg.handoff.auto_why, "gateway = no"));
 	/* a chosen mode is left as it is */
 	CHECK_INT(load("[handoff]\nmode = off\n"), 0);
-	config_resolve_auto(&cfg);
+	CHECK_INT(config_resolve_auto(&cfg, err), 0);
 	CHECK_INT(cfg.handoff.mode, HANDOFF_OFF);
 	CHECK_STR(cfg.handoff.auto_why, "");
 	/* auto with an address: transparent mode's checks */
 	CHECK(load("[handoff]\naddress = 127.0.0.1:25\n") < 0);
 	CHECK(strstr(why(), "is a loopback address"));
 	CHECK_INT(load("[handoff]\naddress = 203.0.113.1:25\n"), 0);
-	/* strict needs a mode chosen and the door */
-	CHECK(load("[greylist]\ntls_pass = strict\n[policy]\nlisten = "
-		   "inet:127.0.0.1:10023\nmta_asks = yes\n") < 0);
+	/* strict with auto (issue 57: refused before auto was resolved):
+	 * taken, and at start refused only where auto finds no hand-off */
+	CHECK_INT(load("[greylist]\ntls_pass = strict\n[policy]\nlisten = "
+		       "inet:127.0.0.1:10023\nmta_asks = yes\n"),
+		  0);
+	if (geteuid() == 0) {
+		CHECK_INT(config_resolve_auto(&cfg, err), 0);
+		CHECK_INT(cfg.handoff.mode, HANDOFF_TRANSPARENT);
+		CHECK(cfg.grey.tls_strict);
+	}
+	CHECK_INT(load("[gateway]\ngateway = no\n[greylist]\ntls_pass = "
+		       "strict\n[policy]\nlisten = inet:127.0.0.1:10023\n"
+		       "mta_asks = yes\n"),
+		  0);
+	CHECK(config_resolve_auto(&cfg, err) < 0);
+	CHECK(strstr(err, "auto found no hand-off here (no tarpit here"));
+	/* ... the door still needed */
+	CHECK(load("[greylist]\ntls_pass = strict\n") < 0);
 	CHECK(load("[handoff]\nmode = maybe\n") < 0);
 	CHECK(strstr(why(), "want auto, off, proxy-v2, xclient or transparent"));
 }
