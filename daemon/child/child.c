@@ -74,13 +74,15 @@ child_exec(const struct child_handles *h)
 	 * across the exec of a binary that is not set-user-ID). */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* Out of the way first, so that no dup2 below lands on a descriptor
-	 * still to be moved. */
-	high[0] = fcntl(h->sock, F_DUPFD_CLOEXEC, 100);
+	 * still to be moved: above every number the child's are given (not
+	 * at 100: under an RLIMIT_NOFILE of 100 or less that failed, and no
+	 * child ever started; tests/integration/test-descriptors.sh) */
+	high[0] = fcntl(h->sock, F_DUPFD_CLOEXEC, IPC_FD_LISTEN + IPC_LISTEN_MAX);
 	for (int i = 0; i < IPC_LISTEN_MAX; i++)
 		high[1 + i] = h->listen_fd[i] < 0
 				      ? -1
 				      : fcntl(h->listen_fd[i], F_DUPFD_CLOEXEC,
-					      100);
+					      IPC_FD_LISTEN + IPC_LISTEN_MAX);
 	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (high[0] < 0 || null_fd < 0 || dup2(null_fd, 0) < 0 ||
 	    dup2(null_fd, 1) < 0 || (!h->keep_stderr && dup2(null_fd, 2) < 0))

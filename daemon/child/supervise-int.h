@@ -56,6 +56,10 @@ struct supervisor {
 	int64_t refusals_minute;
 	unsigned refusals_said;
 	uint64_t refusals_unsaid;
+	/* records whose socket greygated could not take (its descriptors
+	 * all used), and when that was last said */
+	uint64_t fds_lost;
+	int64_t fds_lost_said;
 	uint64_t verdicts_unsent; /* lost: no child, or the queue full */
 	/* verdicts waiting for room in the child's socket, a ring */
 	struct queued_verdict {

@@ -4,6 +4,7 @@
  * fast-path events, its counters; the verdicts queued while its socket
  * is full; records refused and said. */
 #include <errno.h>
+#include <sys/resource.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -409,6 +410,30 @@ refused(struct supervisor *sup, const struct ipc_record *rec, const char *why)
 			  rec->type, why);
 }
 
+/* A record whose descriptor greygated could not take: its own table is
+ * full. Said as that (once a minute), not as the child's fault; the
+ * session goes without greygated (the child ends it). */
+static void
+out_of_descriptors(struct supervisor *sup, const struct ipc_record *rec)
+{
+	struct rlimit lim = {0};
+	int64_t now = loop_wall_sec(sup->links.loop);
+
+	sup->fds_lost++;
+	if (now < sup->fds_lost_said + 60)
+		return;
+	sup->fds_lost_said = now;
+	(void)getrlimit(RLIMIT_NOFILE, &lim);
+	log_warnx("out of descriptors: a session's socket from the child "
+	          "could not be taken (session %llu; %llu so far): greygated "
+	          "holds as many as it may (RLIMIT_NOFILE %llu; raise "
+	          "LimitNOFILE in greygated.service, or lower [tarpit] "
+	          "max_connections)",
+	          (unsigned long long)rec->u.session.session,
+	          (unsigned long long)sup->fds_lost,
+	          (unsigned long long)lim.rlim_cur);
+}
+
 /* One record from the child, as ipc_take_up takes it. */
 static void
 on_record(struct supervisor *sup, struct ipc_record *rec, ssize_t len,
@@ -416,6 +441,10 @@ on_record(struct supervisor *sup, struct ipc_record *rec, ssize_t len,
 {
 	struct ipc_up up;
 
+	if (passed_fd == IPC_FD_LOST) {
+		out_of_descriptors(sup, rec);
+		return;
+	}
 	if (extra) {
 		if (passed_fd >= 0)
 			close(passed_fd);

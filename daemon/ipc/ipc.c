@@ -365,8 +365,13 @@ took(struct msghdr *m, ssize_t n, int *fd, bool *extra)
 			*extra = true;
 		}
 	}
-	/* More descriptors than fit: the kernel closed what did not. */
-	if (m->msg_flags & MSG_CTRUNC)
+	/* More descriptors than fit: the kernel closed what did not. None
+	 * at all, though our buffer has room for two: the kernel could not
+	 * give us the first, our table is full (issue 57: said as the
+	 * child's fault, "more than one descriptor") */
+	if ((m->msg_flags & MSG_CTRUNC) && *fd < 0 && !*extra)
+		*fd = IPC_FD_LOST;
+	else if (m->msg_flags & MSG_CTRUNC)
 		*extra = true;
 	/* A longer record than ours was cut: said as longer. */
 	if (m->msg_flags & MSG_TRUNC)

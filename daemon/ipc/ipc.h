@@ -234,10 +234,15 @@ union ipc_fd_control {
  * control data in control (which must live until m is sent). */
 void ipc_attach_fd(struct msghdr *m, union ipc_fd_control *control, int fd);
 
+/* What *fd says when a descriptor was sent but the receiver could take
+ * none: its table is full (EMFILE, ENFILE), the sender not to blame. */
+#define IPC_FD_LOST (-2)
+
 /*
  * ipc_recv - one record from sock, without waiting, and the descriptor
- * that came with it (-1: none; when more came, *extra is set, the first
- * is in *fd and the kernel closed the rest).
+ * that came with it (-1: none; IPC_FD_LOST: one came that could not be
+ * taken; when more came, *extra is set, the first is in *fd and the
+ * kernel closed the rest).
  * Return: the record's length (a record longer than ours: sizeof + 1), 0
  * (the other end closed), or -errno.
  */

@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "attempt.h"
@@ -169,6 +171,48 @@ test_two_descriptors(void)
 	close(q[0]);
 	close(q[1]);
 	sessions_free(s);
+	pair_close();
+}
+
+/* Out of descriptors (issue 57: the honest child was blamed for "more
+ * than one descriptor"): a record whose one descriptor the receiver's
+ * full table cannot take says IPC_FD_LOST, not extra. In a process of
+ * its own, its table filled. */
+static void
+test_descriptor_lost(void)
+{
+	struct ipc_record rec, in;
+	struct rlimit lim;
+	pid_t pid;
+	int status, p[2];
+
+	pair_open();
+	CHECK_INT(pipe(p), 0);
+	ipc_fill_session(&rec, IPC_OPEN, 7);
+	send_with(sv[1], &rec, sizeof(rec), (int[]){p[0]}, 1);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		int fd;
+		bool extra;
+
+		/* every descriptor up to the limit taken */
+		lim.rlim_cur = lim.rlim_max = 64;
+		if (setrlimit(RLIMIT_NOFILE, &lim) < 0)
+			_exit(10);
+		while (dup(0) >= 0)
+			;
+		if (errno != EMFILE)
+			_exit(11);
+		if (ipc_recv(sv[0], &in, &fd, &extra) != sizeof(in))
+			_exit(12);
+		_exit(fd == IPC_FD_LOST && !extra ? 0 : 13);
+	}
+	CHECK_INT(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status));
+	CHECK_INT(WEXITSTATUS(status), 0);
+	close(p[0]);
+	close(p[1]);
 	pair_close();
 }
 
@@ -430,6 +474,7 @@ main(void)
 {
 	RUN(test_record_with_descriptor);
 	RUN(test_two_descriptors);
+	RUN(test_descriptor_lost);
 	RUN(test_lengths);
 	RUN(test_batch);
 	RUN(test_round_trips);
