@@ -42,6 +42,7 @@ struct resolver {
 	struct loop_timer timer;
 	struct pending *pending;
 	struct resolver_counters n;
+	unsigned timeouts_in_row; /* questions no server answered, in a row */
 	bool said_unwatched; /* a socket the loop could not watch, said once */
 };
 
@@ -139,6 +140,36 @@ deliver(struct pending *p, const struct dns_answer *a)
 	free(p);
 }
 
+/* A server answered (or none did, timed_out): a resolver that stopped
+ * answering is noticed after RESOLVER_SILENT_AFTER timeouts in a row, so
+ * that its callers decide at once rather than each waiting out its
+ * budget (issue 57: 1.5 s a decision for as long as it stayed dead);
+ * the first answer since ends it. Both are said. */
+static void
+note_server(struct resolver *r, bool timed_out)
+{
+	if (!timed_out) {
+		if (r->n.silent)
+			log_info("DNS answers again (silent for %lld s): "
+			         "decisions wait for it again",
+			         (long long)(loop_wall_sec(r->loop) -
+			                     r->n.silent_since));
+		r->n.silent = false;
+		r->timeouts_in_row = 0;
+		return;
+	}
+	if (++r->timeouts_in_row < RESOLVER_SILENT_AFTER || r->n.silent)
+		return;
+	r->n.silent = true;
+	r->n.silent_since = loop_wall_sec(r->loop);
+	r->n.silences++;
+	log_warnx("DNS does not answer (%u questions in a row timed out): "
+	          "decisions go on at once without it (greylisted as "
+	          "without lookups, nobody trusted) while questions are "
+	          "still asked, until one is answered",
+	          r->timeouts_in_row);
+}
+
 static void
 read_answer(struct resolver *r, struct pending *p, int status,
             unsigned char *abuf, int alen, struct dns_answer *a)
@@ -173,6 +204,7 @@ read_answer(struct resolver *r, struct pending *p, int status,
 		r->n.timeouts++;
 	else if (a->status == DNS_SERVFAIL || a->status == DNS_BAD)
 		r->n.failures++;
+	note_server(r, a->status == DNS_TIMEOUT);
 }
 
 static void
@@ -374,6 +406,12 @@ resolver_free(struct resolver *r)
 	loop_timer_cancel(r->loop, &r->timer);
 	dns_cache_free(r->cache);
 	free(r);
+}
+
+bool
+resolver_silent(const struct resolver *r)
+{
+	return r && r->n.silent;
 }
 
 void

@@ -45,7 +45,21 @@ struct resolver_counters {
 	uint64_t joined;   /* answered by a question already in flight */
 	uint64_t timeouts; /* questions no server answered in time */
 	uint64_t failures; /* SERVFAIL, refused, unreadable answers */
+	/* no server answered the last RESOLVER_SILENT_AFTER questions in a
+	 * row (and none since): its callers should not wait (issue 57) */
+	bool silent;
+	int64_t silent_since; /* ... since then, epoch seconds */
+	uint64_t silences;    /* times it went silent */
 };
+
+/* Questions in a row that no server answered in time before the
+ * resolver is said silent; any answer from a server ends it. */
+#define RESOLVER_SILENT_AFTER 5
+
+/* resolver_silent - has no server answered the last questions (see
+ * resolver_counters.silent)? Questions are still asked meanwhile: the
+ * first answer says it is back. */
+bool resolver_silent(const struct resolver *r);
 
 /*
  * An answer, valid during the call only (copy what is kept). cached:

@@ -511,6 +511,8 @@ dns_figures(const struct signals *signals, struct metrics_snapshot *s)
 	s->dns.timeouts = n.timeouts;
 	s->dns.failures = n.failures;
 	s->dns.held = held;
+	s->dns.silent = n.silent;
+	s->dns.silences = n.silences;
 }
 
 /* --- figures: the root asks each service for its own (the decider's

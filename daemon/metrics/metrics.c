@@ -258,6 +258,10 @@ const struct metric metrics_registry[] = {
          "why=\"servfail\"", COUNTER, AT(dns.failures)},
         {"dns", "held", "# answers cached", "dns_cache_answers", NULL, GAUGE,
          AT(dns.held)},
+        {"dns", "silent", "not answering: #", "dns_silent", NULL, GAUGE,
+         AT(dns.silent)},
+        {"dns", "silences", "# times silent", "dns_silences_total", NULL,
+         COUNTER, AT(dns.silences)},
 };
 
 const size_t metrics_registry_n =

@@ -70,6 +70,8 @@ struct metrics_snapshot {
 	bool dns_on;
 	struct {
 		uint64_t asked, cached, joined, timeouts, failures, held;
+		uint64_t silent, silences; /* silent: 1 while no server
+					      answers (resolver.h) */
 	} dns;
 };
 

@@ -205,6 +205,11 @@ static const struct family {
          COUNTER},
         {"dns_cache_answers", "DNS answers in the resolver's cache now",
          GAUGE},
+        {"dns_silent",
+         "1 while no DNS server answers (5 questions in a row timed out): "
+         "decisions go on without waiting for DNS",
+         GAUGE},
+        {"dns_silences_total", "Times the DNS servers went silent", COUNTER},
 };
 
 #define NFAMILIES (sizeof(families) / sizeof(*families))

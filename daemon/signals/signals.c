@@ -419,7 +419,9 @@ wait_for(struct session_signals *ss, bool spf, signals_ready_fn *fn,
 {
 	struct waiter *w;
 
-	if (ready(ss, spf)) {
+	/* (a resolver no server answers: at once, with what is known,
+	 * rather than the budget each decision; issue 57) */
+	if (ready(ss, spf) || resolver_silent(ss->s->resolver)) {
 		fn(ctx, ss);
 		return 0;
 	}
@@ -588,6 +590,9 @@ signals_text(const struct session_signals *ss, const struct trust_facts *f,
 		SAY(";suspicious");
 	if (v->pooled)
 		SAY(";pooled");
+	/* (decided without waiting: no DNS server answers, issue 57) */
+	if (resolver_silent(ss->s->resolver))
+		SAY(";dns:silent");
 #undef SAY
 }
 

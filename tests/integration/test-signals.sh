@@ -407,6 +407,34 @@ grep -F "client=203.0.113.15," "$GG_LOG" | grep -F "delay=3600, signals=fcrdns:l
 # the machine's load and with c-ares' own fall-over between two servers.
 echo "ok: with DNS away, greylisted once the budget was spent (session of $took_ms ms), its line says fcrdns:late"
 
+# --- DNS that stays away: noticed after 5 questions in a row timed out,
+# then decided at once (issue 57: each decision waited its budget for as
+# long as DNS stayed dead), said in the log, status and metrics; and
+# noticed again when it answers ---
+kill -STOP "${nsd_pids[@]}"
+for n in 1 2 3; do
+	SMTP_SENDER=carol@fresh$n.sender.test try 203.0.113.12 >/dev/null
+done
+wait_for 15 logged "DNS does not answer (5 questions in a row timed out)" ||
+	{ kill -CONT "${nsd_pids[@]}"; fail "DNS that does not answer was not noticed: $(grep -i dns "$GG_LOG" | tail -3)"; }
+start=$(date +%s%N)
+reply=$(SMTP_SENDER=carol@fresh4.sender.test try 203.0.113.12)
+took_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[[ "$reply" == *"RCPT 451 4.7.1 <"*"Greylisted"* ]] || { kill -CONT "${nsd_pids[@]}"; fail "with DNS silent: $reply"; }
+wait_for 5 eval "grep -F 'client=203.0.113.12,' '$GG_LOG' | grep -F 'sender=carol@fresh4.sender.test' | grep -qF ';dns:silent'" ||
+	{ kill -CONT "${nsd_pids[@]}"; fail "the decision did not say DNS was silent: $(grep "sender=carol@fresh4" "$GG_LOG")"; }
+[ "$(ggctl status --json | jq .dns.silent)" = 1 ] || { kill -CONT "${nsd_pids[@]}"; fail "status: $(ggctl status --json | jq -c .dns)"; }
+ggctl metrics | grep -qx "greygate_dns_silent 1" || { kill -CONT "${nsd_pids[@]}"; fail "metrics: $(ggctl metrics | grep silent)"; }
+kill -CONT "${nsd_pids[@]}"
+# (a question asked now is answered: DNS is back)
+for n in 5 6 7 8 9; do
+	SMTP_SENDER=carol@fresh$n.sender.test try 203.0.113.12 >/dev/null
+	logged "DNS answers again" && break
+done
+wait_for 10 logged "DNS answers again" || fail "DNS answering again was not noticed: $(grep -i dns "$GG_LOG" | tail -3)"
+[ "$(ggctl status --json | jq .dns.silent)" = 0 ] || fail "status once back: $(ggctl status --json | jq -c .dns)"
+echo "ok: DNS that stays away is noticed after 5 timeouts in a row, then decided without waiting (session of $took_ms ms, the line says dns:silent; status and metrics say it), and noticed back"
+
 # (six trusted: 203.0.113.10, its IPv6, .18, .19, .14 and .20 at STARTTLS)
 ggctl metrics | grep -x 'greygate_decisions_total{action="pass",reason="trusted"} 6' >/dev/null ||
 	fail "metrics: $(ggctl metrics | grep trusted)"
