@@ -98,6 +98,27 @@ handoff_port(const struct handoff_config *h)
 	return ntohs(in->sin_port);
 }
 
+/* Do a and b take one port of one address (the wildcard takes all)? */
+static bool
+same_endpoint(const struct sockaddr_storage *a,
+              const struct sockaddr_storage *b)
+{
+	static const uint8_t any6[16];
+	const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;
+	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
+
+	if (a->ss_family != b->ss_family ||
+	    ntohs(a4->sin_port) != ntohs(b4->sin_port))
+		return false;
+	if (a->ss_family == AF_INET)
+		return a4->sin_addr.s_addr == b4->sin_addr.s_addr ||
+		       !a4->sin_addr.s_addr || !b4->sin_addr.s_addr;
+	return a->ss_family == AF_INET6 &&
+	       (!memcmp(&a6->sin6_addr, &b6->sin6_addr, 16) ||
+	        !memcmp(&a6->sin6_addr, any6, 16) ||
+	        !memcmp(&b6->sin6_addr, any6, 16));
+}
+
 static const char *
 handoff_address_example(uint8_t mode)
 {
@@ -358,6 +379,20 @@ config_check_together(struct config_checking *st, config_warn_fn *warn,
 			      "passing client would be handed back to the "
 			      "tarpit",
 			      c->handoff.address);
+	/* (the start refused these two, --check-config passed them: issue
+	 * 57 item 9) */
+	if (c->handoff.mode != HANDOFF_OFF && c->nft.trap_port &&
+	    handoff_port(&c->handoff) == c->nft.trap_port)
+		return refuse(st, "address", "trap_port",
+			      "[handoff] address %s is on trap_port: a "
+			      "passing client would be handed to the stutter",
+			      c->handoff.address);
+	if (c->handoff.mode != HANDOFF_OFF && c->metrics_listen[0] &&
+	    same_endpoint(&c->metrics_addr, &c->handoff.addr))
+		return refuse(st, "metrics_listen", "address",
+			      "metrics_listen %s is the hand-off's address %s "
+			      "(the MTA's): one of the two would not get it",
+			      c->metrics_listen, c->handoff.address);
 	if (c->handoff.mode != HANDOFF_OFF && c->handoff.source[0] &&
 	    c->handoff.address[0] &&
 	    !same_family(c->handoff.source, c->handoff.address))

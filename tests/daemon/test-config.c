@@ -240,6 +240,20 @@ test_handoff(void)
 	CHECK_STR(why(), ":3: [handoff] address 127.0.0.1:2525 is on "
 	                 "tarpit_port: a passing client would be handed back "
 	                 "to the tarpit");
+	/* the stutter's port, the metrics listener on the MTA's address
+	 * (issue 57: --check-config passed them, the start refused) */
+	CHECK(load("[handoff]\nmode = proxy-v2\naddress = 127.0.0.1:2526\n") <
+	      0);
+	CHECK(strstr(why(), "[handoff] address 127.0.0.1:2526 is on trap_port"));
+	CHECK(load("[gateway]\nmetrics_listen = 127.0.0.1:10025\n[handoff]\n"
+	           "mode = proxy-v2\naddress = 127.0.0.1:10025\n") < 0);
+	CHECK(strstr(why(), "metrics_listen 127.0.0.1:10025 is the hand-off's "
+	                    "address"));
+	CHECK(load("[gateway]\nmetrics_listen = 0.0.0.0:10025\n[handoff]\n"
+	           "mode = proxy-v2\naddress = 127.0.0.1:10025\n") < 0);
+	CHECK_INT(load("[gateway]\nmetrics_listen = 127.0.0.1:9125\n[handoff]\n"
+	               "mode = proxy-v2\naddress = 127.0.0.1:10025\n"),
+	          0);
 	CHECK_INT(load("[handoff]\nmode = proxy-v2\naddress = 127.0.0.1:25\n"),
 	          0);
 	CHECK(strstr(warned, "that listener must expect a PROXY header"));
