@@ -183,6 +183,21 @@ wait_for 5 eval '[[ "$(ask_door mx1 $released)" != action=DEFER_IF_PERMIT* ]]' |
 	fail "mx1 still greylists the client released at mx2: $(ask_door mx1 $released)"
 echo "ok: a client released at mx2 (its triplet waited at mx1) passes at mx1"
 
+# --- Redis stopped (SIGSTOP), then going on: a gap, never an emptying
+# (issue 57 item 9: the log said "Redis was emptied and written anew
+# since") ---
+emptied_before=$(cat "$(gg_log mx1)" "$(gg_log mx2)" | grep -c "was emptied" || true)
+kill -STOP "$REDIS_PID"
+netns_on_exit "kill -CONT $REDIS_PID"
+sleep 6
+kill -CONT "$REDIS_PID"
+wait_for 20 eval '[[ "$(ask_door mx1 $released)" != action=DEFER_IF_PERMIT* ]]' ||
+	fail "mx1 does not answer from Redis after it went on"
+sleep 3
+[ "$(cat "$(gg_log mx1)" "$(gg_log mx2)" | grep -c "was emptied" || true)" = "$emptied_before" ] ||
+	fail "a stopped Redis was said emptied: $(grep -h "was emptied" "$(gg_log mx1)" "$(gg_log mx2)" | tail -2)"
+echo "ok: Redis stopped 6 s and going on: no gateway says it was emptied"
+
 for gw in mx1 mx2 mx3; do
 	kill "${GG_PID[$gw]}"
 	wait "${GG_PID[$gw]}" || fail "$gw did not stop cleanly"
