@@ -4,6 +4,7 @@
  * fast-path events, its counters; the verdicts queued while its socket
  * is full; records refused and said. */
 #include <errno.h>
+#include <stddef.h>
 #include <sys/resource.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -85,12 +86,85 @@ struct pending_attempt {
 	struct ipc_attempt at;
 	unsigned child; /* the child that asked (sup->child_starts): session
 	                   ids start again with each */
+	/* a pass waiting for auto's probe of the MTA (handoff.h) */
+	struct tarpit_verdict v;
+	struct handoff_waiter waiter;
+	struct loop_timer wait_timer;
 };
+
+/* How long a pass waits for auto's first probe of the MTA: well inside
+ * the tarpit's wait for a verdict (2 s), the signals' budget spent or
+ * not (a local MTA answers its probe in milliseconds). */
+#define PROBE_WAIT_MS 400
 
 /* A tarpit session's question: decided, and answered (an answer the
  * child's socket cannot take is lost: the session times out to the plain
  * deferral, nothing else). Who the client is comes from the session's
  * socket (sessions.h); a session that ended meanwhile hears nothing. */
+/* The verdict goes down: a pass handed to the MTA on its own connection,
+ * when the hand-off is on and ready (one at a time a session: a child
+ * asking again meanwhile gets no second connection), the verdict with
+ * the connection then; else as it is. p freed. */
+static void
+hand_or_answer(struct pending_attempt *p, struct session_info *si,
+               struct tarpit_verdict *v)
+{
+	struct supervisor *sup = p->sup;
+	const struct ipc_attempt *at = &p->at;
+
+	if (v->action == TARPIT_PASS &&
+	    sup->links.cfg->handoff.mode != HANDOFF_OFF &&
+	    handoff_ready(sup->links.handoff) && !si->handing && !si->handed) {
+		si->handing = true;
+		if (handoff_begin(sup->links.handoff, at->session, at->question,
+		                  &si->ends, at->helo, v) == 0) {
+			free(p);
+			return;
+		}
+		si->handing = false;
+	}
+	supervise_send_verdict(sup, at->session, at->question, v);
+	free(p);
+}
+
+/* The probe ended, or the wait is over: handed now if it answered. */
+static void
+probe_wait_over(struct pending_attempt *p)
+{
+	struct supervisor *sup = p->sup;
+	struct session_info *si =
+	        p->child == sup->child_starts
+	                ? sessions_find(sup->sessions, p->at.session)
+	                : NULL;
+
+	loop_timer_cancel(sup->links.loop, &p->wait_timer);
+	handoff_wait_cancel(sup->links.handoff, &p->waiter);
+	if (!si) {
+		free(p);
+		return;
+	}
+	hand_or_answer(p, si, &p->v);
+}
+
+static void
+on_probe_ended(struct handoff_waiter *w)
+{
+	struct pending_attempt *p =
+	        (struct pending_attempt *)((char *)w -
+	                                   offsetof(struct pending_attempt,
+	                                            waiter));
+
+	probe_wait_over(p);
+}
+
+static void
+on_probe_wait_over(struct loop *loop, struct loop_timer *t, void *ctx)
+{
+	(void)loop;
+	(void)t;
+	probe_wait_over(ctx);
+}
+
 static void
 on_attempt_decided(int r, const struct grey_attempt *a,
                    const struct grey_decision *d, void *ctx)
@@ -109,23 +183,19 @@ on_attempt_decided(int r, const struct grey_attempt *a,
 		free(p);
 		return;
 	}
-	/* A pass is handed to the MTA on its own connection, when the
-	 * hand-off is on (one at a time a session: a child asking again
-	 * meanwhile gets no second connection); the verdict goes with the
-	 * connection then. */
-	if (v.action == TARPIT_PASS &&
-	    sup->links.cfg->handoff.mode != HANDOFF_OFF &&
-	    handoff_ready(sup->links.handoff) && !si->handing && !si->handed) {
-		si->handing = true;
-		if (handoff_begin(sup->links.handoff, at->session, at->question,
-		                  &si->ends, at->helo, &v) == 0) {
-			free(p);
-			return;
-		}
-		si->handing = false;
+	/* auto's first probe of the MTA under way: the pass waits for it,
+	 * a moment at most */
+	if (v.action == TARPIT_PASS && !si->handing && !si->handed &&
+	    handoff_probe_pending(sup->links.handoff)) {
+		p->v = v;
+		p->waiter.fn = on_probe_ended;
+		handoff_wait_probe(sup->links.handoff, &p->waiter);
+		loop_timer_init(&p->wait_timer, on_probe_wait_over, p);
+		loop_timer_arm(sup->links.loop, &p->wait_timer,
+		               loop_now_ms(sup->links.loop) + PROBE_WAIT_MS);
+		return;
 	}
-	supervise_send_verdict(sup, at->session, at->question, &v);
-	free(p);
+	hand_or_answer(p, si, &v);
 }
 
 /* The session's signals are known, or their budget is spent: the

@@ -68,7 +68,13 @@ struct handoff_state {
 	bool mta_addr_foreign_said; /* a client's destination not this
 				       host's: said once */
 	struct sockaddr_storage mta_addr_foreign; /* ... the last one */
+	/* passes waiting for the probe under way (handoff_wait_probe) */
+	struct handoff_waiter *waiters;
 };
+
+/* handoff_probe_ended - a probe ended, answered or not: who waits for
+ * it (handoff_wait_probe) is told. */
+void handoff_probe_ended(struct handoff_state *hs);
 
 /* sockaddr_len, sockaddr_port - an IPv4 or IPv6 address's length, and
  * its port (sin_port and sin6_port lie at the same offset). */

@@ -182,6 +182,7 @@ fail(struct handoff *h, const char *why)
 	if (h->probe) {
 		handoff_probe_failed(hs, why);
 		free(h);
+		handoff_probe_ended(hs);
 		return;
 	}
 	hs->handoffs_failed++;
@@ -256,14 +257,29 @@ send_xclient(struct handoff *h)
 	return true;
 }
 
+void
+handoff_probe_ended(struct handoff_state *hs)
+{
+	while (hs->waiters) {
+		struct handoff_waiter *w = hs->waiters;
+
+		hs->waiters = w->next;
+		w->next = NULL;
+		w->fn(w);
+	}
+}
+
 /* The probe has what it came for: QUIT, and gone. */
 static void
 probe_done(struct handoff *h)
 {
+	struct handoff_state *hs = h->hs;
+
 	send_all(h, "QUIT\r\n", 6);
 	unlink_handoff(h);
 	close(h->fd);
 	free(h);
+	handoff_probe_ended(hs);
 }
 
 /* The MTA's replies, one whole one at a time. Return: false when h is
@@ -457,6 +473,36 @@ handoff_ready(const struct handoff_state *hs)
 	return !is_auto(hs) || (hs->mta_known && !hs->mta_probe_failing);
 }
 
+bool
+handoff_probe_pending(const struct handoff_state *hs)
+{
+	if (!is_auto(hs) || hs->cfg->handoff.mode == HANDOFF_OFF ||
+	    handoff_ready(hs))
+		return false;
+	for (const struct handoff *h = hs->handoffs; h; h = h->next)
+		if (h->probe)
+			return true;
+	return false;
+}
+
+void
+handoff_wait_probe(struct handoff_state *hs, struct handoff_waiter *w)
+{
+	w->next = hs->waiters;
+	hs->waiters = w;
+}
+
+void
+handoff_wait_cancel(struct handoff_state *hs, struct handoff_waiter *w)
+{
+	for (struct handoff_waiter **at = &hs->waiters; *at; at = &(*at)->next)
+		if (*at == w) {
+			*at = w->next;
+			w->next = NULL;
+			return;
+		}
+}
+
 static void
 on_probe_due(struct loop *loop, struct loop_timer *t, void *ctx)
 {
@@ -632,6 +678,8 @@ abort_handoffs(struct handoff_state *hs, bool probes)
 		close(h->fd);
 		free(h);
 	}
+	if (probes)
+		handoff_probe_ended(hs);
 }
 
 void

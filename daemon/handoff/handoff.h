@@ -136,6 +136,25 @@ void handoff_learn_destination(struct handoff_state *hs,
  * does (before, a passing attempt hears 451, as with the hand-off off). */
 bool handoff_ready(const struct handoff_state *hs);
 
+/* A pass decided while auto's first probe of the MTA is under way waits
+ * for it (issue 57: the first trusted client after a start heard 451,
+ * its pass decided in the probe's milliseconds). */
+struct handoff_waiter {
+	struct handoff_waiter *next;
+	void (*fn)(struct handoff_waiter *w); /* the probe ended */
+};
+
+/* handoff_probe_pending - auto, the MTA not known yet, a probe under way
+ * (its answer could make handoff_ready true). */
+bool handoff_probe_pending(const struct handoff_state *hs);
+
+/* handoff_wait_probe - w->fn told (once) when the probe under way ends,
+ * answered or not (and when hand-offs are aborted). */
+void handoff_wait_probe(struct handoff_state *hs, struct handoff_waiter *w);
+
+/* handoff_wait_cancel - w will not be told (not waiting: nothing). */
+void handoff_wait_cancel(struct handoff_state *hs, struct handoff_waiter *w);
+
 /*
  * handoff_auto_text - what auto does now, for status: "transparent: the
  * MTA at ADDRESS answers", "waiting: ..." (len bytes with the NUL).

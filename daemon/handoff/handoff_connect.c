@@ -47,8 +47,9 @@ static int
 not_started(struct handoff *h, const char *where, int err)
 {
 	struct handoff_state *hs = h->hs;
+	bool probe = h->probe;
 
-	if (h->probe) {
+	if (probe) {
 		char why[192];
 
 		snprintf(why, sizeof(why), "%s: %s", where, strerror(err));
@@ -62,6 +63,8 @@ not_started(struct handoff *h, const char *where, int err)
 	if (h->fd >= 0)
 		close(h->fd);
 	free(h);
+	if (probe)
+		handoff_probe_ended(hs);
 	return -err;
 }
 

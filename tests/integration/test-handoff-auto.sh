@@ -10,8 +10,10 @@
 # nothing answers there, a passing attempt hears 451 as with the hand-off
 # off (status says why); once Postfix starts, auto sees it within its
 # 10-second probe and a sending Postfix's passing retry is delivered on
-# that very attempt, the Received header naming the sender. With
-# tls_pass = no, auto is off, and says why.
+# that very attempt, the Received header naming the sender. The first
+# client after a start, passed at once, is delivered on that attempt
+# (its pass waits for auto's first probe). With tls_pass = no, auto is
+# off, and says why.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -95,6 +97,30 @@ sent_by_the_pass "auto" mx "auto-$NETNS_RUN" 203.0.113.10 203.0.113.10
 # (the child's counters come up each second)
 wait_for 5 eval '[ "$(auto | jq .joined)" = 1 ]' || fail "hand-offs: $(auto)"
 echo "ok: the MTA started: auto saw it, the sender's passing retry was delivered on that attempt ($PASS_DEFERRALS deferral(s))"
+
+# --- the first client after a start, passed at once (tls_pass = yes: at
+# its first STARTTLS, decided in the milliseconds auto's first probe of
+# the MTA takes): delivered on that attempt, after each of 5 starts
+# (issue 57 item 1: 451, or its STARTTLS unanswered, in 4 runs of 7) ---
+out_reconfigure "smtp_tls_security_level = may"
+for n in 1 2 3 4 5; do
+	kill "$GG_PID"
+	wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "greygated did not stop"
+	rm -rf "$NETNS_TMP/store"
+	mkdir -p "$NETNS_TMP/store"
+	greygated_conf "[greylist]
+tls_pass = yes
+[signals]
+lookups = no"
+	greygated_start
+	: >"$(postfix_log out)"
+	out_send "first-$n-$NETNS_RUN"
+	wait_for 30 mail_delivered mx "first-$n-$NETNS_RUN" ||
+		{ tail -n 5 "$GG_LOG" "$(postfix_log out)"; fail "start $n: the first client was not delivered"; }
+	! grep -q "status=deferred" "$(postfix_log out)" ||
+		fail "start $n: the first client was deferred: $(grep status= "$(postfix_log out)")"
+done
+echo "ok: the first client after a start, passed at its first STARTTLS, was delivered on that attempt after each of 5 starts"
 
 # --- tls_pass = no: auto is off, and says why ---
 kill "$GG_PID"
