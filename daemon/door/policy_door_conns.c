@@ -17,16 +17,60 @@
 #include "log.h"
 #include "policy_door-int.h"
 
+static struct door_peer **
+peer_bucket(struct policy_door *door, const char *ip)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *ip; ip++)
+		h = (h ^ (uint8_t)*ip) * 16777619u;
+	return &door->peers[h % DOOR_PEER_BUCKETS];
+}
+
+/* ip's share, one more connection (NULL: no memory). */
+static struct door_peer *
+peer_take(struct policy_door *door, const char *ip)
+{
+	struct door_peer **b = peer_bucket(door, ip), *p;
+
+	for (p = *b; p; p = p->next)
+		if (!strcmp(p->ip, ip)) {
+			p->n++;
+			return p;
+		}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	snprintf(p->ip, sizeof(p->ip), "%s", ip);
+	p->n = 1;
+	p->next = *b;
+	*b = p;
+	return p;
+}
+
+/* One connection less of p's, freed with its last. */
+static void
+peer_drop(struct policy_door *door, struct door_peer *p)
+{
+	struct door_peer **at;
+
+	if (--p->n)
+		return;
+	for (at = peer_bucket(door, p->ip); *at != p; at = &(*at)->next)
+		;
+	*at = p->next;
+	free(p);
+}
+
 void
 door_conn_close(struct door_conn *c)
 {
 	struct policy_door *door = c->door;
 
-	for (size_t i = 0; i < door->nconns; i++)
-		if (door->conns[i] == c) {
-			door->conns[i] = door->conns[--door->nconns];
-			break;
-		}
+	/* (its place taken by the last) */
+	door->conns[c->at] = door->conns[--door->nconns];
+	door->conns[c->at]->at = c->at;
+	peer_drop(door, c->share);
 	door->decide.cancel(c->asking);
 	/* (never from within the signals' callbacks: on_signals only
 	 * arms go) */
@@ -114,41 +158,25 @@ peer_name(int fd, char *out, size_t len, char ip[INET6_ADDRSTRLEN])
 	}
 }
 
-/* How many connections the peer of ip holds. */
-static size_t
-peer_conns(const struct policy_door *door, const char *ip)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < door->nconns; i++)
-		if (!strcmp(door->conns[i]->peer_ip, ip))
-			n++;
-	return n;
-}
-
 /* Full: of the peer holding the most connections (one peer cannot crowd
  * the others out), the connection idle the longest, else the request
  * slowest to come whole, is closed for the newcomer (one waiting for its
- * decision never is). Return: false if none could be. */
+ * decision never is). Linear in the connections and peers (each peer's
+ * count kept as they come and go). Return: false if none could be. */
 static bool
 evict_one(struct policy_door *door)
 {
 	struct door_conn *idle = NULL, *slow = NULL;
-	const char *heaviest = NULL;
-	size_t most = 0;
+	const struct door_peer *heaviest = NULL;
 
-	for (size_t i = 0; i < door->nconns; i++) {
-		size_t n = peer_conns(door, door->conns[i]->peer_ip);
-
-		if (n > most) {
-			most = n;
-			heaviest = door->conns[i]->peer_ip;
-		}
-	}
+	for (size_t b = 0; b < DOOR_PEER_BUCKETS; b++)
+		for (const struct door_peer *p = door->peers[b]; p; p = p->next)
+			if (!heaviest || p->n > heaviest->n)
+				heaviest = p;
 	for (size_t i = 0; i < door->nconns; i++) {
 		struct door_conn *c = door->conns[i];
 
-		if (c->waiting || strcmp(c->peer_ip, heaviest) != 0)
+		if (c->waiting || c->share != heaviest)
 			continue;
 		if (!c->request_ms &&
 		    (!idle || c->active_ms < idle->active_ms))
@@ -219,11 +247,15 @@ door_on_accept(struct loop *loop, int fd, uint32_t events, void *ctx)
 	snprintf(c->peer_ip, sizeof(c->peer_ip), "%s", ip);
 	loop_timer_init(&c->idle, on_idle, c);
 	loop_timer_init(&c->go, door_on_signals_known, c);
-	if (loop_add_fd(loop, cfd, EPOLLIN, door_on_conn, c) < 0) {
+	c->share = peer_take(door, ip);
+	if (!c->share || loop_add_fd(loop, cfd, EPOLLIN, door_on_conn, c) < 0) {
+		if (c->share)
+			peer_drop(door, c->share);
 		close(cfd);
 		free(c);
 		return;
 	}
+	c->at = door->nconns;
 	door->conns[door->nconns++] = c;
 	door->stats.connections++;
 	door->stats.open++;
