@@ -720,7 +720,9 @@ triplet_step(struct grey *grey, int64_t now, enum grey_path path,
 		count_delay(grey, out->delay_sec);
 		if (!tls)
 			message_done(grey, w);
-	} else if (!tls) { /* (a STARTTLS triplet is never delivered to) */
+	} else {
+		/* (a STARTTLS triplet's: its network's next STARTTLS on the
+		 * fast path, the delivery the sensor cannot see, in TLS) */
 		t->awaiting = STORE_AWAITING_DELIVERY;
 	}
 	pass_client(grey, now, path, passed, w, out);
@@ -933,9 +935,23 @@ on_starttls(struct grey *grey, const struct grey_attempt *a,
 	int64_t now = a->now;
 
 	if (a->path == GREY_PATH_FAST) {
+		struct store_triplet *t = &w->triplet;
+
 		/* Counted: what follows is hidden from the sensor. */
-		if (w->want_pass && live_pass(now, w))
-			grey->counters.fastpath_tls++;
+		if (!w->want_pass || !live_pass(now, w))
+			return;
+		grey->counters.fastpath_tls++;
+		/* The network passed by its STARTTLS without the hand-off
+		 * comes back: that session is the delivery, its delay the
+		 * triplet's (issue 57: the report counted none) */
+		if (w->triplet_found == STORE_FOUND &&
+		    t->awaiting == STORE_AWAITING_DELIVERY) {
+			t->awaiting = 0;
+			w->triplet_dirty = true;
+			if (now >= t->first_seen &&
+			    now - t->last_seen <= (int64_t)grey->cfg.retry_window_sec)
+				count_delay(grey, (uint32_t)(now - t->first_seen));
+		}
 		return;
 	}
 	/* Trapped or passed already: that is the answer. */
@@ -1039,6 +1055,13 @@ grey_records_prepare(const struct grey *grey, const struct grey_attempt *a,
 	case GREY_ATTEMPT_STARTTLS:
 		if (a->path == GREY_PATH_FAST) {
 			w->want_pass = true;
+			/* (its network's STARTTLS triplet, awaiting this
+			 * delivery when it passed without the hand-off) */
+			if (grey->cfg.tls_greylist && !grey->cfg.handoff) {
+				w->want_triplet = true;
+				memcpy(w->rcpt, GREY_STARTTLS_RCPT,
+				       sizeof(GREY_STARTTLS_RCPT));
+			}
 			break;
 		}
 		/* Nothing to decide when STARTTLS passes nobody. */

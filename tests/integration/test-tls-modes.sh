@@ -97,6 +97,11 @@ run() { # HANDOFF TLS_PASS
 	[ "$2" != greylist ] || ggctl report --json |
 		jq -e '.funnel.tls_greylisted == 1 and .funnel.passed_other == 1 and .funnel.passed_retry == 0 and .funnel.greylisted == 0' >/dev/null ||
 		fail "$what: report: $(ggctl report --json | jq -c .funnel)"
+	# ... and the message's delay, delivered by the pass or, without the
+	# hand-off, on the fast path in TLS (issue 57: missing there)
+	[ "$2" != greylist ] ||
+		wait_for 5 eval 'ggctl report --json | jq -e ".delay.passes == 1" >/dev/null' ||
+		fail "$what: report's delay: $(ggctl report --json | jq -c .delay)"
 	kill "$GG_PID"
 	wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "$what: greygated did not stop"
 	kill "$dump"

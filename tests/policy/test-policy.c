@@ -749,6 +749,37 @@ test_allow_exempt_starttls(void)
 	teardown();
 }
 
+/* Without the hand-off, a network passed by its STARTTLS is delivered on
+ * the fast path, in TLS (the sensor sees no RCPT): its next STARTTLS
+ * there ends the triplet's delay, counted once (issue 57: the report
+ * counted none). */
+static void
+test_starttls_delay_without_handoff(void)
+{
+	struct grey_decision d;
+	struct grey_addr a = ip("198.51.111.7");
+	const uint32_t *delays;
+	size_t n;
+
+	setup();
+	CHECK(cfg.tls_greylist && !cfg.handoff);
+	CHECK_INT(starttls(T0, &a, GREY_PATH_TARPIT, &d), 0);
+	CHECK_INT(d.action, GREY_GREYLIST);
+	CHECK_INT(starttls(T0 + 300, &a, GREY_PATH_TARPIT, &d), 0);
+	CHECK_INT(d.reason, GREY_REASON_STARTTLS_RETRY);
+	delays = grey_get_pass_delays(grey, &n);
+	CHECK_INT(n, 0);
+	CHECK_INT(starttls(T0 + 400, &a, GREY_PATH_FAST, &d), 0);
+	delays = grey_get_pass_delays(grey, &n);
+	CHECK_INT(n, 1);
+	CHECK_INT(delays[0], 400);
+	CHECK_INT(starttls(T0 + 500, &a, GREY_PATH_FAST, &d), 0);
+	delays = grey_get_pass_delays(grey, &n);
+	CHECK_INT(n, 1);
+	CHECK_INT(grey_get_counters(grey)->fastpath_tls, 2);
+	teardown();
+}
+
 /* tls_pass = greylist (the default): a network's STARTTLS is greylisted
  * as a triplet of its own; a STARTTLS from it after the delay passes it
  * (with the hand-off, delivered then: the delay counted); one that never
@@ -1262,6 +1293,7 @@ main(void)
 	RUN(test_first_sight_then_retry_passes_exactly_at_delay);
 	RUN(test_signals_trust_and_suspicion);
 	RUN(test_trusted_with_handoff);
+	RUN(test_starttls_delay_without_handoff);
 	RUN(test_delay_to_delivery_with_the_handoff);
 	RUN(test_delay_to_delivery_bounded);
 	RUN(test_delay_across_networks);
