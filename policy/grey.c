@@ -786,6 +786,15 @@ rcpt_seen(const struct grey *grey, const struct grey_records *w)
 	return grey->cfg.privacy ? w->rcpt_seen : w->rcpt;
 }
 
+/* The delay a's triplet waits: the configured one, or longer for a
+ * client its DNS signals call suspicious. */
+static uint32_t
+attempt_delay(const struct grey *grey, const struct grey_attempt *a)
+{
+	return a->delay_sec > grey->cfg.delay_sec ? a->delay_sec
+						  : grey->cfg.delay_sec;
+}
+
 static void
 on_rcpt(struct grey *grey, const struct grey_attempt *a,
 	struct grey_records *w, struct grey_decision *out)
@@ -795,9 +804,7 @@ on_rcpt(struct grey *grey, const struct grey_attempt *a,
 	/* Asked by the MTA: it delivers unless we say no. */
 	bool delivered = (a->reply >= 200 && a->reply < 300) ||
 			 path == GREY_PATH_POLICY;
-	/* (a client its DNS signals call suspicious waits longer) */
-	uint32_t delay = a->delay_sec > grey->cfg.delay_sec ? a->delay_sec
-							    : grey->cfg.delay_sec;
+	uint32_t delay = attempt_delay(grey, a);
 
 	grey->counters.attempts++;
 	if (path == GREY_PATH_POLICY)
@@ -970,6 +977,8 @@ on_starttls(struct grey *grey, const struct grey_attempt *a,
 	 * passes (and with the hand-off is delivered, in TLS). A bot that
 	 * says STARTTLS once and never retries passes nothing. */
 	if (grey->cfg.tls_greylist) {
+		uint32_t delay = attempt_delay(grey, a);
+
 		/* Trusted by what its connection says (the lookups): passed
 		 * now, and with the hand-off delivered on this attempt. */
 		if (a->trusted) {
@@ -979,17 +988,11 @@ on_starttls(struct grey *grey, const struct grey_attempt *a,
 				pass_trusted(grey, now, a->path, w, out);
 				return;
 			}
-			trusted_unhanded(grey, now, a->path,
-					 a->delay_sec > grey->cfg.delay_sec
-						 ? a->delay_sec
-						 : grey->cfg.delay_sec,
+			trusted_unhanded(grey, now, a->path, delay,
 					 GREY_REASON_STARTTLS_RETRY, w, out);
 			return;
 		}
-		triplet_step(grey, now, a->path,
-			     a->delay_sec > grey->cfg.delay_sec
-				     ? a->delay_sec
-				     : grey->cfg.delay_sec,
+		triplet_step(grey, now, a->path, delay,
 			     GREY_REASON_STARTTLS_RETRY, w, out);
 		return;
 	}
