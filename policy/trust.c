@@ -56,6 +56,9 @@ trust_judge(const struct trust_rules *r, const struct trust_facts *f,
 	                f->sender_domain == SENDER_DOMAIN_NULL_MX);
 	bool lists_answered = !f->lists || (f->lists_known && f->lists_complete);
 	enum trust_why spf = spf_why(r, f);
+	/* the pass's record, or the sender's domain, is the PTR name's */
+	bool related = same_org(f->spf.match_org, f->ptr_org) ||
+	               same_org(f->spf.domain_org, f->ptr_org);
 
 	out->suspicious =
 	        !allowed &&
@@ -80,9 +83,7 @@ trust_judge(const struct trust_rules *r, const struct trust_facts *f,
 	 * of its own naming hosts of a hoster, did so unrelated) */
 	out->pooled = r->pool_spf && sender_spf && f->spf.own_domain &&
 	              fcrdns_ok && !listed && !no_mail && lists_answered &&
-	              spf == TRUST_WHY_TRUSTED &&
-	              (same_org(f->spf.match_org, f->ptr_org) ||
-	               same_org(f->spf.domain_org, f->ptr_org));
+	              spf == TRUST_WHY_TRUSTED && related;
 
 	/* An allow list trusts whom trust lets be trusted at all; a block
 	 * list trusts nobody, nor does a sender's domain that takes no
@@ -104,8 +105,7 @@ trust_judge(const struct trust_rules *r, const struct trust_facts *f,
 		out->why = TRUST_WHY_TRUSTED;
 	else if (spf != TRUST_WHY_TRUSTED)
 		out->why = spf;
-	else if (!same_org(f->spf.match_org, f->ptr_org) &&
-	         !same_org(f->spf.domain_org, f->ptr_org))
+	else if (!related)
 		out->why = TRUST_WHY_UNRELATED;
 	else
 		out->why = TRUST_WHY_TRUSTED;
