@@ -20,7 +20,8 @@
 # domain includes the provider's record, the provider's FCrDNS name),
 # through a real Postfix, passed alone (its /32 in set trust4, for
 # trust_ttl: 1 day);
-# an aligned small server (mail.small.test, v=spf1 mx -all).
+# an aligned small server (mail.small.test, v=spf1 mx -all). Forgetting
+# a trusted address drops its own pass from the store and trust4.
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
@@ -179,6 +180,13 @@ greylisted 203.0.113.43 "news@lazy.test" \
 	"fcrdns:confirmed:vps8.hoster.test;rdns:plain;spf:pass:lazy.test;untrusted:unrelated"
 ! set_of trust4 | grep -Eq "203\.0\.113\.4[0-3]" || fail "an attacker was passed: $(set_of trust4)"
 echo "ok: own domain with +all, own domain with ip4:128.0.0.0/1, a forged domain including a hoster's /8, a forged domain naming a hosting host: greylisted, each line saying why"
+
+# --- forgotten: the address's own pass goes from the store and trust4 ---
+ggctl list pass | grep -q "^203.0.113.10/32 " || fail "list pass: $(ggctl list pass)"
+ggctl forget 203.0.113.10 >/dev/null || fail "forget 203.0.113.10"
+! ggctl list pass | grep -q "^203.0.113.10/32 " || fail "forgotten, still in the store: $(ggctl list pass)"
+! set_of trust4 | grep -q "203.0.113.10 " || fail "forgotten, still in trust4: $(set_of trust4)"
+echo "ok: greygatectl forget 203.0.113.10: its own pass gone from the store and from trust4"
 
 # --- a DNS list that does not answer: no trust (greygated restarted with
 # one: dnsbl_sites is read at start) ---
