@@ -211,4 +211,9 @@ echo "How the adversaries' figures move with what the defaults assume:"
 	adversary adv-own-all 20 "" "trust_spf_widest = 8" | sed 's/$/\ttrust_spf_widest = 8/'
 	adversary adv-own-wide 20 "" "trust_spf_widest = 8" | sed 's/$/\ttrust_spf_widest = 8/'
 	adversary adv-campaign 20 "" "pool_spf = no" | sed 's/$/\tpool_spf = no/'
+	# a STARTTLS is greylisted by its address: a block's hosts that say
+	# it again after the delay pass (each alone); fewer addresses or
+	# more STARTTLS, more of them do
+	adversary adv-snowshoe-dense 20 "starttls_bots = 30%" | sed 's/$/\ta \/22, not a \/20/'
+	adversary adv-snowshoe 20 "starttls_bots = 100%" | sed 's/$/\tevery bot says STARTTLS/'
 } | column -t -s $'\t'

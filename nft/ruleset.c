@@ -25,8 +25,9 @@
  *     to greygated (daemon/handoff_route.c).
  *   chains sensor_in (filter, prerouting) and sensor_out (filter,
  *     postrouting), when the sensor hears NFLOG:
- *       tcp dport SMTP [iifname IFACE] ip saddr @allow4 log group G
- *       (and @pass4, ip6 and the v6 sets; out: sport, oifname, daddr)
+ *       tcp dport SMTP [iifname IFACE] ip saddr @allow4 log group G accept
+ *       (and @trust4, @pass4, ip6 and the v6 sets; out: sport,
+ *       oifname, daddr)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -307,15 +308,19 @@ put_prerouting_rules(struct nft_batch *b, const struct nftset_config *cfg)
 }
 
 /* The sensor hears the fast path only: SMTP of the clients the prerouting
- * chain lets through (the allow and pass sets), both ways, logged to its
- * NFLOG group; greylisted and trapped clients' packets were redirected
+ * chain lets through (the allow, trust and pass sets: issue 56, an
+ * address passed alone went unheard), both ways, logged to its NFLOG
+ * group once (accepted in this chain: an address in two sets is logged
+ * by the first); greylisted and trapped clients' packets were redirected
  * (their port is the tarpit's by now, after NAT) and never reach it. In
  * on prerouting, out on postrouting, both after the redirect and before
  * the replies' NAT is undone. */
 static int
 put_sensor_rules(struct nft_batch *b, const struct nftset_config *cfg)
 {
-	static const enum nftset_kind kinds[] = {NFTSET_ALLOW, NFTSET_PASS};
+	static const enum nftset_kind kinds[] = {NFTSET_ALLOW, NFTSET_TRUST,
+	                                         NFTSET_PASS};
+	const size_t nkinds = sizeof(kinds) / sizeof(kinds[0]);
 	static const int families[] = {AF_INET, AF_INET6};
 	char name[IFNAMSIZ] = {0};
 	struct nftnl_rule *r;
@@ -330,7 +335,7 @@ put_sensor_rules(struct nft_batch *b, const struct nftset_config *cfg)
 		               NF_INET_POST_ROUTING, NF_IP_PRI_FILTER);
 	for (int in = 1; !rc && in >= 0; in--)
 		for (size_t f = 0; !rc && f < 2; f++)
-			for (size_t k = 0; !rc && k < 2; k++) {
+			for (size_t k = 0; !rc && k < nkinds; k++) {
 				r = rule_new(cfg, in ? "sensor_in"
 				                     : "sensor_out");
 				if (r) {
@@ -345,6 +350,7 @@ put_sensor_rules(struct nft_batch *b, const struct nftset_config *cfg)
 					nft_add_addr_in(r, cfg, kinds[k],
 					            families[f], in);
 					nft_add_log(r, cfg->sensor_group);
+					nft_add_verdict(r, NF_ACCEPT);
 				}
 				rc = put_rule(b, r);
 			}

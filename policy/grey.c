@@ -537,6 +537,27 @@ pass_client(struct grey *grey, int64_t now, enum grey_path path,
 	grey->counters.passed++;
 }
 
+/* The client passed by its own address alone where passes are kept by
+ * network (set trust4/trust6): its record starts afresh, the network's,
+ * fetched, is not this one. */
+static void
+pass_own(struct grey *grey, int64_t now, enum grey_path path,
+         enum grey_reason reason, struct grey_records *w,
+         struct grey_decision *out)
+{
+	const struct grey_client *own = &w->trap_key;
+	uint8_t network = own->family == AF_INET ? grey->cfg.prefix4
+	                                         : grey->cfg.prefix6;
+	uint8_t whole = own->family == AF_INET ? 32 : 128;
+
+	if (network < whole) {
+		w->pass_key = *own;
+		w->pass_found = 0;
+		memset(&w->pass, 0, sizeof(w->pass));
+	}
+	pass_client(grey, now, path, reason, w, out);
+}
+
 /* A client its DNS signals trust: passed by its own address, for
  * trust_ttl (issue 56: one trusted first contact passed its whole /24
  * for 35 days); a retry's pass stays its network's. Its record starts
@@ -545,14 +566,10 @@ static void
 pass_trusted(struct grey *grey, int64_t now, enum grey_path path,
              struct grey_records *w, struct grey_decision *out)
 {
-	struct grey_client own = w->trap_key;
-
-	if (grey->cfg.trust_ttl_sec && trust_pass(grey, &own)) {
-		w->pass_key = own;
-		w->pass_found = 0;
-		memset(&w->pass, 0, sizeof(w->pass));
-	}
-	pass_client(grey, now, path, GREY_REASON_TRUSTED, w, out);
+	if (grey->cfg.trust_ttl_sec)
+		pass_own(grey, now, path, GREY_REASON_TRUSTED, w, out);
+	else
+		pass_client(grey, now, path, GREY_REASON_TRUSTED, w, out);
 }
 
 static uint8_t
@@ -681,7 +698,10 @@ triplet_step(struct grey *grey, int64_t now, enum grey_path path,
 	 * are its RCPTs'. */
 	bool tls = passed == GREY_REASON_STARTTLS_RETRY;
 
-	if (!tls) {
+	/* (greylisted: the key its line names is the STARTTLS's address) */
+	if (tls) {
+		out->client = w->triplet_key;
+	} else {
 		uint8_t key[SEEN_KEY_LEN];
 
 		message_key(w, key);
@@ -725,7 +745,13 @@ triplet_step(struct grey *grey, int64_t now, enum grey_path path,
 		 * fast path, the delivery the sensor cannot see, in TLS) */
 		t->awaiting = STORE_AWAITING_DELIVERY;
 	}
-	pass_client(grey, now, path, passed, w, out);
+	/* A STARTTLS retry passes its address alone: no envelope is seen,
+	 * so a STARTTLS again is all it proves (issue 56: a snowshoe block
+	 * retried STARTTLS from each /24 soon enough to pass them all). */
+	if (tls)
+		pass_own(grey, now, path, passed, w, out);
+	else
+		pass_client(grey, now, path, passed, w, out);
 }
 
 /* A trusted client at the tarpit without the hand-off: this attempt
@@ -943,16 +969,21 @@ on_starttls(struct grey *grey, const struct grey_attempt *a,
 
 	if (a->path == GREY_PATH_FAST) {
 		struct store_triplet *t = &w->triplet;
+		bool retried = w->triplet_found == STORE_FOUND &&
+		               t->attempts >= 2;
+		bool awaited = retried &&
+		               t->awaiting == STORE_AWAITING_DELIVERY;
 
-		/* Counted: what follows is hidden from the sensor. */
-		if (!w->want_pass || !live_pass(now, w))
+		/* Counted: what follows is hidden from the sensor. (An
+		 * address passed by its own STARTTLS retry has no network
+		 * pass: its retried STARTTLS triplet says it passed.) */
+		if (!w->want_pass || !(live_pass(now, w) || retried))
 			return;
 		grey->counters.fastpath_tls++;
-		/* The network passed by its STARTTLS without the hand-off
+		/* The address passed by its STARTTLS without the hand-off
 		 * comes back: that session is the delivery, its delay the
 		 * triplet's (issue 57: the report counted none) */
-		if (w->triplet_found == STORE_FOUND &&
-		    t->awaiting == STORE_AWAITING_DELIVERY) {
+		if (awaited) {
 			t->awaiting = 0;
 			w->triplet_dirty = true;
 			if (now >= t->first_seen &&
@@ -1029,14 +1060,18 @@ grey_records_prepare(const struct grey *grey, const struct grey_attempt *a,
 	/* Field by field, not the whole 700 bytes each decision: the
 	 * address buffers are written when needed, and a record is read
 	 * only once found. */
-	w->want_trap = w->want_pass = w->want_triplet = false;
-	w->trap_found = w->pass_found = w->triplet_found = 0;
+	w->want_trap = w->want_pass = w->want_triplet = w->want_own = false;
+	w->trap_found = w->pass_found = w->triplet_found = w->own_found = 0;
 	w->trap_dirty = w->pass_dirty = w->triplet_dirty = false;
 	w->sender[0] = w->rcpt[0] = 0;
 	grey_client_of(&a->client, 128, &w->trap_key);
 	grey_client_of(&a->client, key_prefix(grey, &a->client), &w->pass_key);
+	/* (a STARTTLS is greylisted by the address that says it: its
+	 * network's neighbours are not its retries, issue 56) */
 	if (a->kind == GREY_ATTEMPT_RCPT && a->pooled)
 		grey_pool_client(&w->triplet_key);
+	else if (a->kind == GREY_ATTEMPT_STARTTLS)
+		w->triplet_key = w->trap_key;
 	else
 		w->triplet_key = w->pass_key;
 	if (allow_listed(grey, &a->client))
@@ -1058,9 +1093,9 @@ grey_records_prepare(const struct grey *grey, const struct grey_attempt *a,
 	case GREY_ATTEMPT_STARTTLS:
 		if (a->path == GREY_PATH_FAST) {
 			w->want_pass = true;
-			/* (its network's STARTTLS triplet, awaiting this
-			 * delivery when it passed without the hand-off) */
-			if (grey->cfg.tls_greylist && !grey->cfg.handoff) {
+			/* (its own STARTTLS triplet: it passed by it, and
+			 * without the hand-off awaits this delivery) */
+			if (grey->cfg.tls_greylist) {
 				w->want_triplet = true;
 				memcpy(w->rcpt, GREY_STARTTLS_RCPT,
 				       sizeof(GREY_STARTTLS_RCPT));
@@ -1081,6 +1116,21 @@ grey_records_prepare(const struct grey *grey, const struct grey_attempt *a,
 		w->want_pass = true;
 		break;
 	}
+	w->want_own = w->want_pass && w->pass_key.prefix < w->trap_key.prefix;
+}
+
+/* The address's own pass, live where its network's is not, is the pass
+ * the decision reads and writes (issue 56: a trusted address was
+ * greylisted by the policy door, its sessions uncounted). */
+static void
+own_pass_first(int64_t now, struct grey_records *w)
+{
+	if (!w->want_own || live_pass(now, w) || w->own_found != STORE_FOUND ||
+	    w->own.expires <= now)
+		return;
+	w->pass_key = w->trap_key;
+	w->pass = w->own;
+	w->pass_found = STORE_FOUND;
 }
 
 int
@@ -1088,6 +1138,7 @@ grey_decide_records(struct grey *grey, const struct grey_attempt *a,
 		    struct grey_records *w, struct grey_decision *out)
 {
 	memset(out, 0, sizeof(*out));
+	own_pass_first(a->now, w);
 	switch (a->kind) {
 	case GREY_ATTEMPT_RCPT:
 		on_rcpt(grey, a, w, out);

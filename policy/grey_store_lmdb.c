@@ -28,6 +28,11 @@ grey_store_lmdb_read(struct store *store, struct grey_records *w)
 		                     &w->pass);
 		w->pass_found = r;
 	}
+	if (r >= 0 && w->want_own) {
+		r = store_get_client(store, STORE_PASS, &w->trap_key,
+		                     &w->own);
+		w->own_found = r;
+	}
 	if (r >= 0 && w->want_triplet) {
 		r = store_get_triplet(store, &w->triplet_key, w->sender, w->rcpt,
 		                      &w->triplet);

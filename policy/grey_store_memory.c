@@ -116,6 +116,10 @@ memory_fetch(struct grey_store *s, struct grey_records *w, int64_t now,
 		w->pass = r->rec.client;
 		w->pass_found = STORE_FOUND;
 	}
+	if (w->want_own && (r = find(m, PASS, &w->trap_key, "", ""))) {
+		w->own = r->rec.client;
+		w->own_found = STORE_FOUND;
+	}
 	if (w->want_triplet &&
 	    (r = find(m, TRIPLET, &w->triplet_key, w->sender, w->rcpt))) {
 		w->triplet = r->rec.triplet;

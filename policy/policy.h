@@ -163,7 +163,7 @@ struct grey_counters {
 				       client's DNS signals trusted it */
 	uint64_t refused_spf;       /* RCPTs refused for SPF fail */
 	uint64_t refused_recipient; /* RCPTs refused: unknown recipient */
-	uint64_t tls_greylisted;    /* networks greylisted at STARTTLS
+	uint64_t tls_greylisted;    /* addresses greylisted at STARTTLS
 				       (tls_pass = greylist): first sights
 				       (their passes are in passed, not in
 				       passed_retry) */
@@ -439,7 +439,7 @@ int grey_trap_add(struct grey *grey, const char *rcpt);
 struct recipients;
 void grey_set_valid_recipients(struct grey *grey, struct recipients *r);
 
-/* The recipient of a network's STARTTLS triplet (tls_pass = greylist):
+/* The recipient of an address's STARTTLS triplet (tls_pass = greylist):
  * no path the SMTP parser reads holds a '>'. */
 #define GREY_STARTTLS_RCPT "<starttls>"
 
@@ -505,6 +505,9 @@ int grey_decide(struct grey *grey, const struct grey_attempt *a,
 struct grey_records {
 	/* what to fetch (grey_records_prepare) */
 	bool want_trap, want_pass, want_triplet;
+	bool want_own; /* the pass under trap_key too: the address's own
+			  (a trusted client's, or a STARTTLS retry's), where
+			  passes are kept by network */
 	struct grey_client trap_key; /* the client's address */
 	struct grey_client pass_key; /* its network */
 	struct grey_client triplet_key; /* the triplet's client part: the
@@ -516,8 +519,8 @@ struct grey_records {
 					  normalized, for the lists of
 					  exempt and trap recipients */
 	/* what was found: STORE_FOUND or 0 each */
-	int trap_found, pass_found, triplet_found;
-	struct store_client trap, pass;
+	int trap_found, pass_found, triplet_found, own_found;
+	struct store_client trap, pass, own;
 	struct store_triplet triplet;
 	/* what the decision changed: to be written back */
 	bool trap_dirty, pass_dirty, triplet_dirty;

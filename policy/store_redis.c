@@ -134,7 +134,7 @@ store_redis_parse_triplet(const redisReply *reply, struct store_triplet *out)
 
 /* --- one attempt's fetch --- */
 
-enum which { TRAP, PASS, TRIPLET };
+enum which { TRAP, PASS, TRIPLET, OWN, WHICH_N };
 
 struct fetch {
 	struct grey_records *w;
@@ -146,7 +146,7 @@ struct fetch {
 	struct part {
 		struct fetch *f;
 		enum which which;
-	} parts[3];
+	} parts[WHICH_N];
 };
 
 static void
@@ -156,7 +156,9 @@ found(struct fetch *f, enum which which, const redisReply *reply)
 	int r = which == TRIPLET
 	                ? store_redis_parse_triplet(reply, &w->triplet)
 	                : store_redis_parse_client(
-	                          reply, which == TRAP ? &w->trap : &w->pass);
+	                          reply, which == TRAP ? &w->trap
+	                                 : which == OWN ? &w->own
+	                                                : &w->pass);
 
 	/* Unreadable: as if absent (the decision then writes a good one
 	 * over it). */
@@ -169,6 +171,8 @@ found(struct fetch *f, enum which which, const redisReply *reply)
 		w->trap_found = r;
 	else if (which == PASS)
 		w->pass_found = r;
+	else if (which == OWN)
+		w->own_found = r;
 	else
 		w->triplet_found = r;
 }
@@ -195,7 +199,8 @@ store_redis_fetch(struct rconn *c, const char *prefix, struct grey_records *w,
                   store_redis_fetched_fn *done, void *ctx)
 {
 	struct fetch *f = calloc(1, sizeof(*f));
-	bool want[3] = {w->want_trap, w->want_pass, w->want_triplet};
+	bool want[WHICH_N] = {w->want_trap, w->want_pass, w->want_triplet,
+	                      w->want_own};
 	unsigned sent = 0;
 	int err = 0;
 
@@ -203,13 +208,13 @@ store_redis_fetch(struct rconn *c, const char *prefix, struct grey_records *w,
 		return -ENOMEM;
 	*f = (struct fetch){
 	        .w = w, .counters = counters, .done = done, .ctx = ctx};
-	w->trap_found = w->pass_found = w->triplet_found = 0;
-	for (int i = 0; i < 3; i++)
+	w->trap_found = w->pass_found = w->triplet_found = w->own_found = 0;
+	for (int i = 0; i < WHICH_N; i++)
 		if (want[i])
 			f->waiting++;
 	if (counters)
 		counters->fetches++;
-	for (int i = 0; i < 3 && !err; i++) {
+	for (int i = 0; i < WHICH_N && !err; i++) {
 		const char *argv[2 + STORE_REDIS_NCLIENT];
 		char key[STORE_REDIS_KEY_MAX];
 		const char *const *names = i == TRIPLET
@@ -226,7 +231,7 @@ store_redis_fetch(struct rconn *c, const char *prefix, struct grey_records *w,
 		              : store_redis_client_key(
 		                        prefix,
 		                        i == TRAP ? STORE_TRAP : STORE_PASS,
-		                        i == TRAP ? &w->trap_key : &w->pass_key,
+		                        i == PASS ? &w->pass_key : &w->trap_key,
 		                        key);
 		if (err < 0)
 			break;

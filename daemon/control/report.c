@@ -152,7 +152,7 @@ funnel_rows(const struct report *r, struct funnel_row *rows)
 					"passed by STARTTLS",
 					r->passed_other};
 	rows[n++] = (struct funnel_row){"tls_greylisted",
-					"greylisted at STARTTLS (networks)",
+					"greylisted at STARTTLS (addresses)",
 					r->k.tls_greylisted};
 	rows[n++] = (struct funnel_row){"passed_trusted",
 					"passed at once (DNS signals)",

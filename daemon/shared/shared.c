@@ -138,6 +138,7 @@ on_fetched(struct grey_records *w, int err, void *ctx)
 		/* Redis away: decided from nothing but the passes known
 		 * here (see shared.h). */
 		w->trap_found = w->pass_found = w->triplet_found = 0;
+		w->own_found = 0;
 		sh->k.from_nothing++;
 		if (w->want_pass &&
 		    shared_passes_find(sh->passes, &w->pass_key, f->now,
@@ -145,6 +146,10 @@ on_fetched(struct grey_records *w, int err, void *ctx)
 			w->pass_found = STORE_FOUND;
 			sh->k.from_known++;
 		}
+		if (w->want_own &&
+		    shared_passes_find(sh->passes, &w->trap_key, f->now,
+		                       pass_ttl_sec, &w->own))
+			w->own_found = STORE_FOUND;
 	} else if (w->want_pass &&
 	           (w->pass_found != STORE_FOUND || w->pass.expires <= f->now)) {
 		/* A pass known here that the store lacks (emptied, or not

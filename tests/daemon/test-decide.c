@@ -281,12 +281,12 @@ test_log_lines(void)
 	log_capture_expect("action=pass, reason=retry-passed, client=198.51.100.7, "
 	             "key=198.51.100.0/24, helo=c.test, sender=alice@a.test, "
 	             "recipient=bob@example.org, delay=300, ttl=86400\n");
-	/* a STARTTLS: its network, no sender to say */
+	/* a STARTTLS: its address (issue 56), no sender to say */
 	tls.client.family = AF_INET;
 	inet_pton(AF_INET, "203.0.113.5", tls.client.bytes);
 	CHECK_INT(decider_decide(rig.decider, &tls, &d), 0);
 	log_capture_expect("action=greylist, reason=new, "
-	             "client=203.0.113.5, key=203.0.113.0/24, helo=tls.test, "
+	             "client=203.0.113.5, key=203.0.113.5/32, helo=tls.test, "
 	             "at=starttls, delay=300\n");
 	/* a greytrap */
 	d = decider_rig_attempt(&rig, "192.0.2.66", "spam@x.test",

@@ -102,6 +102,14 @@ run() { # HANDOFF TLS_PASS
 	[ "$2" != greylist ] ||
 		wait_for 5 eval 'ggctl report --json | jq -e ".delay.passes == 1" >/dev/null' ||
 		fail "$what: report's delay: $(ggctl report --json | jq -c .delay)"
+	# ... passed by its address alone (issue 56: a STARTTLS from a
+	# neighbour passed a snowshoe block's /24s)
+	if [ "$2" = greylist ]; then
+		nsx gw nft list set inet greygate trust4 | grep -q "203\.0\.113\.10 " ||
+			fail "$what: 203.0.113.10 is not in trust4: $(nsx gw nft list set inet greygate trust4)"
+		! nsx gw nft list set inet greygate pass4 | grep -q "203\.0\.113\.0/24" ||
+			fail "$what: its /24 was passed: $(nsx gw nft list set inet greygate pass4)"
+	fi
 	kill "$GG_PID"
 	wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "$what: greygated did not stop"
 	kill "$dump"
@@ -115,12 +123,12 @@ run() { # HANDOFF TLS_PASS
 	out=$(python3 "$here/../lib/clear-envelope.py" "$cap") ||
 		{ echo "$out"; fail "$what: the envelope crossed in the clear after STARTTLS"; }
 	if [ "$2" = greylist ]; then
-		# Greylisted at STARTTLS by its network, passed by the
+		# Greylisted at STARTTLS by its address, passed by its
 		# STARTTLS after the delay: never at once.
 		runlog=$(tail -n +$((log0 + 1)) "$GG_LOG")
-		grep -q "action=greylist, reason=new, client=203.0.113.10, key=203.0.113.0/24, helo=.*, at=starttls, delay=2" <<<"$runlog" ||
+		grep -q "action=greylist, reason=new, client=203.0.113.10, key=203.0.113.10/32, helo=.*, at=starttls, delay=2" <<<"$runlog" ||
 			{ echo "$runlog" | tail; fail "$what: the first STARTTLS was not greylisted"; }
-		grep -q "action=pass, reason=starttls-retry, client=203.0.113.10, key=203.0.113.0/24" <<<"$runlog" ||
+		grep -q "action=pass, reason=starttls-retry, client=203.0.113.10, key=203.0.113.10/32" <<<"$runlog" ||
 			{ echo "$runlog" | tail; fail "$what: no pass by the STARTTLS after the delay"; }
 		! grep -q "action=pass, reason=starttls," <<<"$runlog" || fail "$what: passed at its first STARTTLS"
 	fi

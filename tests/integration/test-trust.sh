@@ -157,6 +157,18 @@ set_of trust4 | grep -Eq "203\.0\.113\.10 timeout 1d" ||
 ! set_of pass4 | grep -q "203.0.113.0" || fail "its /24 was passed: $(set_of pass4)"
 echo "ok: a provider-style sender (its customer's record includes the provider's, the provider's FCrDNS name): delivered on its first attempt, 203.0.113.10 alone in trust4 for 1d"
 
+# --- its next message takes the fast path, and is seen there: the sensor
+# hears trust4's clients and the decision finds the address's own pass
+# (issue 56: neither did; the report counted no session of theirs) ---
+OUT_FROM=alice@customer.test out_send "provider-2"
+wait_for 30 mail_delivered mx "provider-2" ||
+	{ tail -n 20 "$GG_LOG" "$(postfix_log out)"; fail "provider-2 was not delivered"; }
+wait_for 10 eval 'ggctl report --json | jq -e ".funnel.fastpath_sessions >= 1 and .funnel.fastpath_deliveries >= 1" >/dev/null' ||
+	fail "the trusted client's fast path went unseen: $(ggctl report --json | jq -c .funnel)"
+[ "$(grep -c "client=203.0.113.10," "$GG_LOG")" = 1 ] ||
+	fail "its second message met the tarpit: $(grep "client=203.0.113.10," "$GG_LOG")"
+echo "ok: its second message on the fast path, heard and counted (a session, a delivery)"
+
 # --- its neighbour, no PTR: greylisted (issue 56: it went to the MTA on
 # its first attempt, its /24 passed by the other's trust) ---
 greylisted 203.0.113.77 "bot@lazy.test" "fcrdns:no-ptr;spf:pass:lazy.test"
