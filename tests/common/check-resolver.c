@@ -5,6 +5,11 @@
  * and nsd's PIDs, which this stops and continues to see timeouts.
  *
  *   check-resolver SERVER[:PORT] NSD_PID...
+ *   check-resolver --spf-cases FILE SERVER[:PORT]
+ *
+ * The second runs a table of SPF cases (tests/data/spf-rfc7208.cases,
+ * by tests/integration/test-spf-rfc7208.sh) and says each that
+ * disagrees; it fails if any does.
  *
  * (nsd answers from a process of its own: every one is stopped.)
  *
@@ -718,12 +723,71 @@ test_cache_bound(void)
 	res = shared;
 }
 
+/* --- a table of SPF cases: SECTION CLIENT SENDER HELO RESULT WHAT --- */
+
+static int
+run_spf_cases(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	unsigned n = 0, agree = 0;
+
+	if (!f) {
+		perror(path);
+		return 1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char section[16], ip[64], sender[256], helo[256], want[16];
+		struct spf_answer a;
+		int what = 0;
+
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "%15s %63s %255s %255s %15s %n", section, ip,
+		           sender, helo, want, &what) != 5) {
+			fprintf(stderr, "%s: unreadable: %s", path, line);
+			fclose(f);
+			return 1;
+		}
+		line[strcspn(line, "\n")] = 0;
+		a = spf_of(ip, strcmp(sender, "-") ? sender : "", helo, 10000);
+		n++;
+		if (!strcmp(spf_result_name(a.result), want)) {
+			agree++;
+			printf("ok %-5s %s\n", section, line + what);
+		} else {
+			printf("DISAGREES %-5s %s: %s %s: %s (%s), want %s\n",
+			       section, line + what, ip, sender,
+			       spf_result_name(a.result), a.why, want);
+		}
+	}
+	fclose(f);
+	printf("%u of %u cases agree\n", agree, n);
+	return n && agree == n ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct resolver_config cfg = {.timeout_ms = 300, .tries = 2};
 	char err[256];
 
+	if (argc == 4 && !strcmp(argv[1], "--spf-cases")) {
+		int r;
+
+		loop = loop_new(timesrc_system());
+		CHECK(loop);
+		cfg.servers = server = argv[3];
+		res = resolver_new(loop, &cfg, err, sizeof(err));
+		if (!res) {
+			fprintf(stderr, "resolver_new: %s\n", err);
+			return 1;
+		}
+		r = run_spf_cases(argv[2]);
+		resolver_free(res);
+		loop_free(loop);
+		return r;
+	}
 	if (argc < 3) {
 		fprintf(stderr, "usage: check-resolver SERVER[:PORT] NSD_PID...\n");
 		return 2;
