@@ -105,10 +105,13 @@ run() { # HANDOFF TLS_PASS
 	# ... passed by its address alone (issue 56: a STARTTLS from a
 	# neighbour passed a snowshoe block's /24s)
 	if [ "$2" = greylist ]; then
-		nsx gw nft list set inet greygate trust4 | grep -q "203\.0\.113\.10 " ||
-			fail "$what: 203.0.113.10 is not in trust4: $(nsx gw nft list set inet greygate trust4)"
-		! nsx gw nft list set inet greygate pass4 | grep -q "203\.0\.113\.0/24" ||
-			fail "$what: its /24 was passed: $(nsx gw nft list set inet greygate pass4)"
+		# (listed first: grep -q leaving early would fail nft's
+		# pipe under pipefail)
+		sets=$(nsx gw nft list set inet greygate trust4; nsx gw nft list set inet greygate pass4)
+		grep -q "203\.0\.113\.10 " <<<"$sets" ||
+			fail "$what: 203.0.113.10 is not in trust4: $sets"
+		! grep -q "203\.0\.113\.0/24" <<<"$sets" ||
+			fail "$what: its /24 was passed: $sets"
 	fi
 	kill "$GG_PID"
 	wait_for 10 eval '! kill -0 "$GG_PID" 2>/dev/null' || fail "$what: greygated did not stop"
