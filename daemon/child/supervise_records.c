@@ -86,6 +86,10 @@ struct pending_attempt {
 	struct ipc_attempt at;
 	unsigned child; /* the child that asked (sup->child_starts): session
 	                   ids start again with each */
+	int64_t arrived; /* when it was asked: the attempt's time, however
+	                    long its signals take (issue 57: a first attempt
+	                    decided after the budget was 1.5 s late, and the
+	                    report's delay as much short) */
 	/* a pass waiting for auto's probe of the MTA (handoff.h) */
 	struct tarpit_verdict v;
 	struct handoff_waiter waiter;
@@ -217,6 +221,7 @@ on_signals_ready(void *ctx, const struct session_signals *ss)
 		return;
 	}
 	ipc_attempt_view(&p->at, &si->ends, &a);
+	a.now = p->arrived;
 	signals_apply(ss, &a, text);
 	decider_decide_async(sup->links.decider, &a, true, on_attempt_decided,
 	                     p);
@@ -240,6 +245,7 @@ on_attempt(struct supervisor *sup, const struct ipc_attempt *at,
 	p->sup = sup;
 	p->at = *at;
 	p->child = sup->child_starts;
+	p->arrived = loop_wall_sec(sup->links.loop);
 	/* (auto without an address: the MTA is where clients go) */
 	handoff_learn_destination(sup->links.handoff, &si->ends);
 	/* With [signals] lookups: decided once they are known, or their
@@ -254,6 +260,7 @@ on_attempt(struct supervisor *sup, const struct ipc_attempt *at,
 	    signals_when_connected(si->attached, on_signals_ready, p) == 0)
 		return;
 	ipc_attempt_view(&p->at, &si->ends, &a);
+	a.now = p->arrived;
 	decider_decide_async(sup->links.decider, &a, true, on_attempt_decided,
 	                     p);
 }

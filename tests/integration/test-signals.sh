@@ -435,6 +435,28 @@ wait_for 10 logged "DNS answers again" || fail "DNS answering again was not noti
 [ "$(ggctl status --json | jq .dns.silent)" = 0 ] || fail "status once back: $(ggctl status --json | jq -c .dns)"
 echo "ok: DNS that stays away is noticed after 5 timeouts in a row, then decided without waiting (session of $took_ms ms, the line says dns:silent; status and metrics say it), and noticed back"
 
+# --- an attempt whose lookups take the budget is timed by its arrival,
+# not by its decision 1.5 s later (issue 57: the triplet's first sight
+# and the report's delay were that much late and short) ---
+reload_edited 's/^budget = 300ms$/budget = 1500ms/'
+kill -STOP "${nsd_pids[@]}"
+SMTP_SENDER=erin@arrival.sender.test try 203.0.113.12 >/dev/null
+kill -CONT "${nsd_pids[@]}"
+wait_for 5 eval "grep -F 'action=greylist, reason=new, client=203.0.113.12,' '$GG_LOG' | grep -qF 'sender=erin@arrival.sender.test,'" ||
+	fail "erin's attempt was not greylisted: $(grep "sender=erin@" "$GG_LOG")"
+line=$(grep -F "sender=erin@arrival.sender.test," "$GG_LOG" | head -n 1)
+# (its sender's domain never asked before: the budget decided)
+grep -qF "spf:late" <<<"$line" || fail "erin's decision did not wait its budget: $line"
+decided=$(date -u -d "${line%% *}" +%s)
+seen=$(ggctl list grey --json | jq -r '.[] | select(.sender == "erin@arrival.sender.test") | .first_seen')
+seen=$(date -u -d "$seen" +%s)
+# (the decision came 1.5 s after the connection: its second is past the
+# arrival's)
+[ "$seen" -lt "$decided" ] ||
+	fail "the triplet's first sight is its decision's ($seen, decided at ${line%% *}): $line"
+reload_edited 's/^budget = 1500ms$/budget = 300ms/'
+echo "ok: an attempt decided once its 1.5 s budget was spent is kept as first seen when it came (second $seen), not when decided (${line%% *})"
+
 # (six trusted: 203.0.113.10, its IPv6, .18, .19, .14 and .20 at STARTTLS)
 ggctl metrics | grep -x 'greygate_decisions_total{action="pass",reason="trusted"} 6' >/dev/null ||
 	fail "metrics: $(ggctl metrics | grep trusted)"
