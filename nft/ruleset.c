@@ -25,7 +25,8 @@
  *     to greygated (daemon/handoff_route.c).
  *   chains sensor_in (filter, prerouting) and sensor_out (filter,
  *     postrouting), when the sensor hears NFLOG:
- *       tcp dport SMTP [iifname IFACE] ip saddr @allow4 log group G accept
+ *       tcp dport SMTP iifname IFACE (or != lo) ip saddr @allow4 log
+ *       group G accept
  *       (and @trust4, @pass4, ip6 and the v6 sets; out: sport,
  *       oifname, daddr)
  */
@@ -71,8 +72,8 @@ set_comment(const struct nftset_config *cfg, enum nftset_kind kind,
 			 family == AF_INET ? cfg->pass_prefix4
 					   : cfg->pass_prefix6);
 	else if (kind == NFTSET_TRUST)
-		snprintf(buf, len, "greygate: clients passed alone, trusted by "
-				   "their DNS");
+		snprintf(buf, len, "greygate: clients passed alone (trusted "
+				   "by their DNS, or by their STARTTLS)");
 	else
 		snprintf(buf, len, "greygate: clients that hit a greytrap");
 }
@@ -323,6 +324,9 @@ put_sensor_rules(struct nft_batch *b, const struct nftset_config *cfg)
 	const size_t nkinds = sizeof(kinds) / sizeof(kinds[0]);
 	static const int families[] = {AF_INET, AF_INET6};
 	char name[IFNAMSIZ] = {0};
+	/* (greygated's own connections to a local MTA, its probe among
+	 * them, go over loopback: never a client's fast path, issue 57) */
+	static const char loopback[IFNAMSIZ] = "lo";
 	struct nftnl_rule *r;
 	int rc;
 
@@ -340,13 +344,15 @@ put_sensor_rules(struct nft_batch *b, const struct nftset_config *cfg)
 				                     : "sensor_out");
 				if (r) {
 					nft_add_tcp_port(r, !in, cfg->smtp_port);
-					if (name[0]) {
-						nft_add_meta(r,
-						         in ? NFT_META_IIFNAME
-						            : NFT_META_OIFNAME);
+					nft_add_meta(r, in ? NFT_META_IIFNAME
+					                   : NFT_META_OIFNAME);
+					if (name[0])
 						nft_add_cmp(r, NFT_CMP_EQ, name,
 						        sizeof(name));
-					}
+					else
+						nft_add_cmp(r, NFT_CMP_NEQ,
+						        loopback,
+						        sizeof(loopback));
 					nft_add_addr_in(r, cfg, kinds[k],
 					            families[f], in);
 					nft_add_log(r, cfg->sensor_group);

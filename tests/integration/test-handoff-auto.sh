@@ -91,6 +91,12 @@ wait_for 25 eval 'auto | jq -e .ready >/dev/null' || fail "auto did not see the 
 grep -q "hand-off: the MTA at 203.0.113.1:25 offers STARTTLS" "$GG_LOG" || fail "the MTA's EHLO was not read"
 ggctl status | grep -q "^hand-off:  auto: the MTA at 203.0.113.1:25 answers: " ||
 	fail "status text: $(ggctl status | grep hand-off)"
+# The probe went from this host's 203.0.113.1, inside the network passed
+# above: greygated's own connection, not a client's fast-path session
+# (issue 57: counted as one). (the child's figures come up each second)
+sleep 2
+fp=$(ggctl status --json | jq .decisions.fastpath_sessions)
+[ "$fp" = 0 ] || fail "greygated's probe of the MTA was counted as $fp fast-path session(s)"
 ggctl forget 203.0.113.10 >/dev/null
 out_send "auto-$NETNS_RUN"
 sent_by_the_pass "auto" mx "auto-$NETNS_RUN" 203.0.113.10 203.0.113.10
