@@ -150,6 +150,12 @@ on_fetched(struct grey_records *w, int err, void *ctx)
 		    shared_passes_find(sh->passes, &w->trap_key, f->now,
 		                       pass_ttl_sec, &w->own))
 			w->own_found = STORE_FOUND;
+		/* ... and the triplets greylisted here: a retry that
+		 * comes back here passes (issue 57) */
+		if (w->want_triplet &&
+		    shared_waiting_find(sh->greylisted, &w->triplet_key,
+		                        w->sender, w->rcpt, &w->triplet))
+			w->triplet_found = STORE_FOUND;
 	} else if (w->want_pass &&
 	           (w->pass_found != STORE_FOUND || w->pass.expires <= f->now)) {
 		/* A pass known here that the store lacks (emptied, or not

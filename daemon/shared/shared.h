@@ -7,11 +7,12 @@
  * sets (the stream), and the sets rebuilt from the keys when the stream
  * cannot tell what was missed.
  *
- * Redis trouble is not mail trouble: while Redis does not answer, an
- * attempt is decided from nothing but the passes known here (a new
- * client is greylisted; a passed one is in the kernel's sets and never
- * asks, or asks through the policy door and is found among every
- * gateway's passes this gateway keeps in memory), what was decided
+ * Redis trouble is not mail trouble: while Redis does not answer (or
+ * this gateway yields), an attempt is decided from nothing but the
+ * passes known here and the triplets it greylisted lately (a new client
+ * is greylisted, and its retry here passes; a passed one is in the
+ * kernel's sets and never asks, or asks through the policy door and is
+ * found among every gateway's passes this gateway keeps in memory), what was decided
  * waits in memory (bounded) and is written when Redis is back; it is
  * said once, then every minute. */
 #ifndef GREYGATE_SHARED_H

@@ -2,7 +2,7 @@
 /* The triplets greylisted here lately (see shared_waiting.h): a ring of
  * SHARED_WAITING_MAX slots, each one allocation holding the record and
  * its two addresses. Written at each first sight or early retry, read
- * only when the store comes back emptied. */
+ * when the store comes back emptied, and searched while it is away. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +90,25 @@ shared_waiting_put(struct shared_waiting *w, const struct grey_client *key,
 	w->slot[w->next] = k;
 	w->next = (w->next + 1) % w->max;
 	return 0;
+}
+
+bool
+shared_waiting_find(const struct shared_waiting *w,
+                    const struct grey_client *key, const char *sender,
+                    const char *rcpt, struct store_triplet *t)
+{
+	size_t ls = strlen(sender) + 1;
+
+	for (size_t i = 1; i <= w->max; i++) {
+		const struct kept *k = w->slot[(w->next + w->max - i) % w->max];
+
+		if (k && !memcmp(&k->key, key, sizeof(*key)) &&
+		    !strcmp(k->text, sender) && !strcmp(k->text + ls, rcpt)) {
+			*t = k->t;
+			return true;
+		}
+	}
+	return false;
 }
 
 int

@@ -10,6 +10,7 @@
 #ifndef GREYGATE_SHARED_WAITING_H
 #define GREYGATE_SHARED_WAITING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,15 @@ struct shared_waiting_triplet {
  * then the array). Return: 0 or -ENOMEM. */
 int shared_waiting_list(const struct shared_waiting *w, int64_t since,
                         struct shared_waiting_triplet ***out, size_t *n);
+
+/* shared_waiting_find - the latest record kept of the triplet (key,
+ * sender, recipient), into *t: what this gateway decides from while the
+ * shared store is away or it yields (issue 57: each retry there was a
+ * first sight, so mail whose retries all reached it never passed). One
+ * pass over the ring, newest first: only then. Return: true if kept. */
+bool shared_waiting_find(const struct shared_waiting *w,
+                         const struct grey_client *key, const char *sender,
+                         const char *rcpt, struct store_triplet *t);
 
 /* shared_waiting_count - how many are kept. */
 size_t shared_waiting_count(const struct shared_waiting *w);

@@ -24,6 +24,44 @@ free_list(struct shared_waiting_triplet **list, size_t n)
 	free(list);
 }
 
+/* What a gateway decides from while the store is away or it yields: the
+ * latest record of the triplet asked, no other's (issue 57). */
+static void
+test_found_latest_of_its_own(void)
+{
+	struct shared_waiting *w = shared_waiting_new(4);
+	struct grey_client a = net("198.51.100.0/24"), b = net("203.0.113.0/24");
+	struct store_triplet t;
+
+	CHECK(w);
+	CHECK(!shared_waiting_find(w, &a, "s@x.test", "r@y.test", &t));
+	CHECK_INT(shared_waiting_put(w, &a, "s@x.test", "r@y.test",
+	                             &(struct store_triplet){T0, T0, 1, 0}), 0);
+	CHECK_INT(shared_waiting_put(w, &b, "s@x.test", "r@y.test",
+	                             &(struct store_triplet){T0 + 1, T0 + 1, 1, 0}),
+	          0);
+	/* its early retry: the latest record is the one found */
+	CHECK_INT(shared_waiting_put(w, &a, "s@x.test", "r@y.test",
+	                             &(struct store_triplet){T0, T0 + 2, 2, 0}), 0);
+	CHECK(shared_waiting_find(w, &a, "s@x.test", "r@y.test", &t));
+	CHECK_INT(t.first_seen, T0);
+	CHECK_INT(t.last_seen, T0 + 2);
+	CHECK_INT(t.attempts, 2);
+	CHECK(shared_waiting_find(w, &b, "s@x.test", "r@y.test", &t));
+	CHECK_INT(t.first_seen, T0 + 1);
+	/* another sender, another recipient, a prefix of one: not it */
+	CHECK(!shared_waiting_find(w, &a, "s@x.tes", "r@y.test", &t));
+	CHECK(!shared_waiting_find(w, &a, "s@x.test", "q@y.test", &t));
+	CHECK(!shared_waiting_find(w, &a, "", "r@y.test", &t));
+	/* pushed out of the ring: gone */
+	for (int i = 0; i < 4; i++)
+		CHECK_INT(shared_waiting_put(w, &b, "o@x.test", "r@y.test",
+		                             &(struct store_triplet){T0, T0, 1, 0}),
+		          0);
+	CHECK(!shared_waiting_find(w, &a, "s@x.test", "r@y.test", &t));
+	shared_waiting_free(w);
+}
+
 static void
 test_listed_oldest_first_after_the_cut(void)
 {
@@ -124,6 +162,7 @@ test_memory(void)
 int
 main(void)
 {
+	RUN(test_found_latest_of_its_own);
 	RUN(test_listed_oldest_first_after_the_cut);
 	RUN(test_the_oldest_go_first);
 	RUN(test_memory);

@@ -132,6 +132,19 @@ ggctl mx3 metrics | grep -x "greygate_shared_settings_disagree 1" >/dev/null ||
 ggctl mx1 metrics | grep -x "greygate_shared_settings_disagree 0" >/dev/null ||
 	fail "mx1 says it disagrees"
 echo "ok: the newcomer that wrote delay 5 into the emptied store yields; mx1 and mx2 run on with delay 1"
+# The yielding gateway writes nothing, but greylists from what it
+# greylisted itself: a retry after its delay (5 s) passes there (issue
+# 57: each was reason=new, and mail whose retries all reached it never
+# passed). (Redis away is the same path: decided from what is known here.)
+yielder=2001:db8:78::1
+[[ "$(ask_door mx3 $yielder)" == action=DEFER_IF_PERMIT* ]] || fail "the yielding gateway did not greylist a new client"
+sleep 5.5
+reply=$(ask_door mx3 $yielder)
+[[ "$reply" != action=DEFER_IF_PERMIT* ]] ||
+	fail "the yielding gateway's retry after its delay was greylisted again: $reply; $(grep "client_address=$yielder" "$(gg_log mx3)")"
+[ "$(grep -c "action=greylist, reason=new, client_address=$yielder," "$(gg_log mx3)")" = 1 ] ||
+	fail "the yielding gateway saw the triplet new more than once: $(grep "client_address=$yielder" "$(gg_log mx3)")"
+echo "ok: the yielding gateway greylists from its own: a retry after its delay passes there ($reply)"
 for gw in mx1 mx2; do
 	wait_for 5 logged $gw "store: Redis at redis://" ||
 		fail "$gw said nothing of the emptied Redis"
