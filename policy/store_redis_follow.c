@@ -235,7 +235,12 @@ on_created(struct redisReply *r, void *ctx)
 	if (!r || refused(f, r))
 		return;
 	now = r->type == REDIS_REPLY_STRING ? r->str : "-";
-	emptied = !first_start && strcmp(now, f->created) != 0;
+	/* (settings first written since it last looked: the site's first,
+	 * not an emptying; issue 57: a follower that started before the
+	 * first gateway agreed said "emptied" at its first reconnection,
+	 * after Redis was merely stopped) */
+	emptied = !first_start && strcmp(f->created, "-") != 0 &&
+	          strcmp(now, f->created) != 0;
 	snprintf(f->created, sizeof(f->created), "%s", now);
 	if (f->fresh)
 		f->gap("no entry applied yet", f->ctx);

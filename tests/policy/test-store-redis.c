@@ -642,6 +642,43 @@ test_follow_tells_an_emptied_redis(void)
 	store_redis_follow_free(f);
 }
 
+/* A follower that started before the first gateway wrote the settings,
+ * reconnecting later (as after Redis was stopped a while): nothing was
+ * emptied, nothing missed (issue 57: "Redis was emptied and written
+ * anew since", and the sets rebuilt). */
+static void
+test_follow_first_settings_are_no_emptying(void)
+{
+	const char *flush[] = {"FLUSHALL"};
+	const char *kill_others[] = {"CLIENT", "KILL", "SKIPME", "yes",
+	                             "TYPE",   "normal"};
+	const char *good[] = {"XADD",         "gg:stream", "*",
+	                      "kind",         "pass",      "key",
+	                      "192.0.2.0/24", "expires",   "1800000000",
+	                      "by",           "mx2"};
+	struct rconn_config rc = {.unix_path = server.sock,
+	                          .password = REDIS_TEST_PASSWORD,
+	                          .timeout_ms = 300};
+	struct store_redis_follow *f;
+	struct grey_config cfg;
+
+	grey_config_defaults(&cfg);
+	redis(1, flush);
+	f = follow_empty_store(&rc);
+	CHECK_INT(agree(&cfg, "mx1"), 0);
+	redis(11, good);
+	LOOP_UNTIL(loop, events == 1, 3000);
+	CHECK_INT(events, 1);
+	redis(6, kill_others);
+	/* (reconnected: its next entry comes) */
+	redis(11, good);
+	LOOP_UNTIL(loop, events == 2, 4000);
+	CHECK_INT(events, 2);
+	CHECK_INT(gaps, 1);
+	CHECK_STR(last_gap, "no entry applied yet");
+	store_redis_follow_free(f);
+}
+
 /* --- run-time allow entries, for every gateway --- */
 
 static bool allow_written;
@@ -1323,6 +1360,7 @@ main(void)
 	RUN(test_agreement_error_reply_is_asked_again);
 	RUN(test_follow_the_stream);
 	RUN(test_follow_tells_an_emptied_redis);
+	RUN(test_follow_first_settings_are_no_emptying);
 	RUN(test_allow_entries);
 	RUN(test_forget);
 	RUN(test_report_figures);
