@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hash_table.h"
 #include "loop.h"
 #include "tarpit.h"
 
@@ -22,7 +23,7 @@ struct gate;
 
 struct conn {
 	struct tarpit *tp;
-	struct conn *hash_next;
+	struct hash_node by_addr; /* in the table by client address */
 	struct conn *id_next; /* in the table by session id */
 	uint64_t id;          /* the session's id */
 	uint32_t question;    /* its last question's number */
@@ -79,8 +80,10 @@ struct tarpit {
 	bool listen_stutter[LISTEN_MAX];
 	size_t nlisten;
 	struct loop_timer backoff; /* re-enables accept after EMFILE */
-	struct conn **buckets;
-	size_t nbuckets; /* power of two */
+	/* the connections by client address: keyed (a client choosing its
+	 * IPv6 addresses chose collisions in the unseeded one, issue 58) */
+	struct hash_table by_addr;
+	size_t nbuckets; /* of ids: a power of two */
 	struct recent recent[RECENT_MAX];
 	size_t recent_next;
 	struct tarpit_counters counters;
@@ -90,7 +93,8 @@ struct tarpit {
 	sensor_event_fn *joined_event; /* a handed session's later RCPTs */
 	void *joined_event_ctx;
 	uint64_t next_id;
-	struct conn **ids;   /* nbuckets chains by session id */
+	struct conn **ids;   /* nbuckets chains by session id (counted up
+	                        here: nobody chooses them) */
 	struct conn *joined; /* handed to the MTA: a list (join_next) */
 };
 

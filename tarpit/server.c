@@ -7,6 +7,7 @@
  * not worth a buffer. */
 #include <errno.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,15 +48,17 @@ tarpit_config_defaults(struct tarpit_config *cfg)
 	cfg->stutter_ms = 1000;
 }
 
-static size_t
+static uint64_t
 addr_hash(const struct tarpit *tp, int family, const uint8_t *addr)
 {
-	size_t n = family == AF_INET ? 4 : 16;
-	uint32_t h = 2166136261u;
+	return hash_table_hash(&tp->by_addr, addr, family == AF_INET ? 4 : 16);
+}
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ addr[i]) * 16777619u;
-	return h & (tp->nbuckets - 1);
+static struct conn *
+conn_of_addr(const struct hash_node *n)
+{
+	return n ? (struct conn *)((char *)n - offsetof(struct conn, by_addr))
+	         : NULL;
 }
 
 static bool
@@ -82,10 +85,8 @@ tarpit_new(const struct tarpit_config *cfg, struct loop *loop)
 		n *= 2;
 	tp->nbuckets = n;
 	loop_timer_init(&tp->backoff, on_backoff_over, tp);
-	tp->buckets = calloc(n, sizeof(*tp->buckets));
 	tp->ids = calloc(n, sizeof(*tp->ids));
-	if (!tp->buckets || !tp->ids) {
-		free(tp->buckets);
+	if (!tp->ids || hash_table_init(&tp->by_addr, n) < 0) {
 		free(tp->ids);
 		free(tp);
 		return NULL;
@@ -135,12 +136,8 @@ void
 conn_close(struct conn *c)
 {
 	struct tarpit *tp = c->tp;
-	struct conn **pp = &tp->buckets[addr_hash(tp, c->family, c->addr)];
 
-	while (*pp && *pp != c)
-		pp = &(*pp)->hash_next;
-	if (*pp)
-		*pp = c->hash_next;
+	hash_table_remove(&tp->by_addr, &c->by_addr);
 	unlink_id(c);
 	if (tp->asker.closed)
 		tp->asker.closed(c->id, -1, tp->asker.ctx);
@@ -215,15 +212,15 @@ tarpit_free(struct tarpit *tp)
 {
 	if (!tp)
 		return;
-	for (size_t i = 0; i < tp->nbuckets; i++)
-		while (tp->buckets[i])
-			conn_close(tp->buckets[i]);
+	for (size_t i = 0; i <= tp->by_addr.mask; i++)
+		while (tp->by_addr.buckets[i])
+			conn_close(conn_of_addr(tp->by_addr.buckets[i]));
 	for (size_t i = 0; i < tp->nlisten; i++) {
 		loop_del_fd(tp->loop, tp->listen_fd[i]);
 		close(tp->listen_fd[i]);
 	}
 	loop_timer_cancel(tp->loop, &tp->backoff);
-	free(tp->buckets);
+	hash_table_free(&tp->by_addr);
 	free(tp->ids);
 	free(tp);
 }
@@ -235,8 +232,9 @@ tarpit_holds(const struct tarpit *tp, int family, const uint8_t *addr,
 	uint64_t now = loop_now_ms(tp->loop);
 
 	for (const struct conn *c =
-		     tp->buckets[addr_hash(tp, family, addr)];
-	     c; c = c->hash_next)
+		     conn_of_addr(hash_table_chain(&tp->by_addr,
+		                                   addr_hash(tp, family, addr)));
+	     c; c = conn_of_addr(c->by_addr.next))
 		if (c->family == family && c->port == port &&
 		    same_addr(family, c->addr, addr))
 			return true;
@@ -348,8 +346,9 @@ enter_stress(struct tarpit *tp)
 		 "idle, %u ms a session, until %u are left",
 		 tp->counters.open, idle_ms(tp), session_ms(tp),
 		 tp->cfg.stress_low);
-	for (size_t i = 0; i < tp->nbuckets; i++)
-		for (struct conn *c = tp->buckets[i]; c; c = c->hash_next) {
+	for (size_t i = 0; i <= tp->by_addr.mask; i++)
+		for (struct conn *c = conn_of_addr(tp->by_addr.buckets[i]); c;
+		     c = conn_of_addr(c->by_addr.next)) {
 			if (c->join)
 				continue;
 			if (c->idle_due_ms > idle)
@@ -786,8 +785,10 @@ conns_from(const struct tarpit *tp, int family, const uint8_t *addr)
 {
 	unsigned n = 0;
 
-	for (const struct conn *c = tp->buckets[addr_hash(tp, family, addr)];
-	     c; c = c->hash_next)
+	for (const struct conn *c =
+		     conn_of_addr(hash_table_chain(&tp->by_addr,
+		                                   addr_hash(tp, family, addr)));
+	     c; c = conn_of_addr(c->by_addr.next))
 		n += !c->join && c->family == family &&
 		     same_addr(family, c->addr, addr);
 	return n;
@@ -810,7 +811,6 @@ conn_start(struct tarpit *tp, int fd, const struct sockaddr_storage *ss,
 	char banner[TARPIT_REPLY_MAX];
 	struct conn *c;
 	uint64_t now = loop_now_ms(tp->loop);
-	size_t h;
 
 	if (tp->counters.open >= tp->cfg.max_conns) {
 		refuse_busy(tp, fd);
@@ -853,9 +853,8 @@ conn_start(struct tarpit *tp, int fd, const struct sockaddr_storage *ss,
 		close(fd);
 		return;
 	}
-	h = addr_hash(tp, c->family, c->addr);
-	c->hash_next = tp->buckets[h];
-	tp->buckets[h] = c;
+	hash_table_add(&tp->by_addr, &c->by_addr,
+	               addr_hash(tp, c->family, c->addr));
 	c->id_next = *id_bucket(tp, c->id);
 	*id_bucket(tp, c->id) = c;
 	tp->counters.open++;
@@ -888,11 +887,11 @@ tarpit_drain(struct tarpit *tp)
 	}
 	tp->nlisten = 0;
 	loop_timer_cancel(tp->loop, &tp->backoff);
-	for (size_t i = 0; i < tp->nbuckets; i++) {
-		struct conn *c = tp->buckets[i], *next;
+	for (size_t i = 0; i <= tp->by_addr.mask; i++) {
+		struct conn *c = conn_of_addr(tp->by_addr.buckets[i]), *next;
 
 		for (; c; c = next) {
-			next = c->hash_next;
+			next = conn_of_addr(c->by_addr.next);
 			if (c->join || c->timer.fn == on_linger_over)
 				continue; /* handed, or closing already */
 			/* Whole, a stutter's too: this is its end. */
