@@ -1,26 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The resolver's cache (dns_cache.h): a chained hash table over
- * (type, lower-case name) and a list from the most to the least recently
- * used, which is where the bound takes from. */
+/* The resolver's cache (dns_cache.h): the keyed hash table over (type,
+ * lower-case name) (names are what clients invent: issue 58) and a list
+ * from the most to the least recently used, which is where the bound
+ * takes from. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dns_cache.h"
+#include "hash_table.h"
 
 struct entry {
-	struct entry *next_in_bucket;
+	struct hash_node node; /* (first: an entry is its node) */
 	struct entry *newer, *older; /* the use list */
-	uint64_t hash, expires_ms;
+	uint64_t expires_ms;
 	size_t bytes; /* what it holds (entry_bytes) */
 	struct dns_answer answer;
 	char name[]; /* lower case */
 };
 
 struct dns_cache {
-	struct entry **buckets;
-	size_t nbuckets; /* a power of two */
+	struct hash_table table;
 	size_t count, max;
 	size_t bytes, bytes_max;
 	struct entry *newest, *oldest;
@@ -46,15 +47,18 @@ lower(char ch)
 	return ch >= 'A' && ch <= 'Z' ? (char)(ch + 32) : ch;
 }
 
-/* FNV-1a over the type and the name in lower case. */
+/* The type and the name in lower case, keyed (past DNS_NAME_MAX the
+ * rest is compared only). */
 static uint64_t
-hash_of(enum dns_type type, const char *name)
+hash_of(const struct dns_cache *c, enum dns_type type, const char *name)
 {
-	uint64_t h = 14695981039346656037ull ^ (uint64_t)type;
+	char key[DNS_NAME_MAX + 1];
+	size_t n = 0;
 
-	for (; *name; name++)
-		h = (h ^ (unsigned char)lower(*name)) * 1099511628211ull;
-	return h;
+	key[n++] = (char)type;
+	for (; *name && n < sizeof(key); name++)
+		key[n++] = lower(*name);
+	return hash_table_hash(&c->table, key, n);
 }
 
 static bool
@@ -74,11 +78,7 @@ dns_cache_new(size_t max, size_t bytes_max)
 		return NULL;
 	c->max = max ? max : 1;
 	c->bytes_max = bytes_max;
-	c->nbuckets = 64;
-	while (c->nbuckets < c->max && c->nbuckets < ((size_t)1 << 24))
-		c->nbuckets <<= 1;
-	c->buckets = calloc(c->nbuckets, sizeof(*c->buckets));
-	if (!c->buckets) {
+	if (hash_table_init(&c->table, c->max < 1024 ? c->max : 1024) < 0) {
 		free(c);
 		return NULL;
 	}
@@ -111,25 +111,25 @@ link_newest(struct dns_cache *c, struct entry *e)
 		c->oldest = e;
 }
 
-static struct entry **
-slot_of(struct dns_cache *c, enum dns_type type, const char *name,
-        uint64_t hash)
+static struct entry *
+find(struct dns_cache *c, enum dns_type type, const char *name,
+     uint64_t hash)
 {
-	struct entry **at = &c->buckets[hash & (c->nbuckets - 1)];
+	for (struct hash_node *n = hash_table_chain(&c->table, hash); n;
+	     n = n->next) {
+		struct entry *e = (struct entry *)n;
 
-	for (; *at; at = &(*at)->next_in_bucket)
-		if ((*at)->hash == hash && (*at)->answer.type == type &&
-		    same_name((*at)->name, name))
-			break;
-	return at;
+		if (n->hash == hash && e->answer.type == type &&
+		    same_name(e->name, name))
+			return e;
+	}
+	return NULL;
 }
 
 static void
-drop(struct dns_cache *c, struct entry **at)
+drop(struct dns_cache *c, struct entry *e)
 {
-	struct entry *e = *at;
-
-	*at = e->next_in_bucket;
+	hash_table_remove(&c->table, &e->node);
 	unlink_use(c, e);
 	dns_answer_clear(&e->answer);
 	c->bytes -= e->bytes;
@@ -141,39 +141,35 @@ const struct dns_answer *
 dns_cache_get(struct dns_cache *c, enum dns_type type, const char *name,
               uint64_t now_ms)
 {
-	struct entry **at = slot_of(c, type, name, hash_of(type, name));
+	struct entry *e = find(c, type, name, hash_of(c, type, name));
 
-	if (!*at)
+	if (!e)
 		return NULL;
-	if ((*at)->expires_ms <= now_ms) {
-		drop(c, at);
+	if (e->expires_ms <= now_ms) {
+		drop(c, e);
 		return NULL;
 	}
-	unlink_use(c, *at);
-	link_newest(c, *at);
-	return &(*at)->answer;
+	unlink_use(c, e);
+	link_newest(c, e);
+	return &e->answer;
 }
 
 int
 dns_cache_put(struct dns_cache *c, const char *name, const struct dns_answer *a,
               uint32_t ttl_max, uint64_t now_ms)
 {
-	uint64_t hash = hash_of(a->type, name);
-	struct entry **at = slot_of(c, a->type, name, hash);
+	uint64_t hash = hash_of(c, a->type, name);
+	struct entry *e = find(c, a->type, name, hash);
 	size_t len = strlen(name), bytes = entry_bytes(name, a);
-	struct entry *e;
 
-	if (*at)
-		drop(c, at);
+	if (e)
+		drop(c, e);
 	if (a->ttl == 0 || bytes > c->bytes_max ||
 	    (a->status != DNS_OK && a->status != DNS_NODATA &&
 	     a->status != DNS_NXDOMAIN))
 		return 0;
-	while (c->count >= c->max || c->bytes + bytes > c->bytes_max) {
-		struct entry *old = c->oldest;
-
-		drop(c, slot_of(c, old->answer.type, old->name, old->hash));
-	}
+	while (c->count >= c->max || c->bytes + bytes > c->bytes_max)
+		drop(c, c->oldest);
 	e = calloc(1, sizeof(*e) + len + 1);
 	if (!e)
 		return -ENOMEM;
@@ -183,14 +179,11 @@ dns_cache_put(struct dns_cache *c, const char *name, const struct dns_answer *a,
 		free(e);
 		return -ENOMEM;
 	}
-	e->hash = hash;
 	e->bytes = bytes;
 	c->bytes += bytes;
 	e->expires_ms =
 	        now_ms + (uint64_t)(a->ttl < ttl_max ? a->ttl : ttl_max) * 1000;
-	at = &c->buckets[hash & (c->nbuckets - 1)];
-	e->next_in_bucket = *at;
-	*at = e;
+	hash_table_add(&c->table, &e->node, hash);
 	link_newest(c, e);
 	c->count++;
 	return 0;
@@ -213,11 +206,8 @@ dns_cache_free(struct dns_cache *c)
 {
 	if (!c)
 		return;
-	while (c->oldest) {
-		struct entry *e = c->oldest;
-
-		drop(c, slot_of(c, e->answer.type, e->name, e->hash));
-	}
-	free(c->buckets);
+	while (c->oldest)
+		drop(c, c->oldest);
+	hash_table_free(&c->table);
 	free(c);
 }
