@@ -13,6 +13,7 @@
 #include "accept_pause.h"
 #include "config.h"
 #include "decision_port.h"
+#include "hash_table.h"
 #include "loop.h"
 #include "policy_door.h"
 #include "policy_lists.h"
@@ -26,12 +27,10 @@
 /* A peer's share of the connections (issue 57: counted anew for every
  * connection at each eviction, 940 ms at 8,000 connections). */
 struct door_peer {
-	struct door_peer *next; /* its hash bucket's */
-	size_t n;               /* connections it holds */
+	struct hash_node node; /* (first) in door->peers, by its address */
+	size_t n;              /* connections it holds */
 	char ip[INET6_ADDRSTRLEN];
 };
-
-#define DOOR_PEER_BUCKETS 256
 
 struct door_conn {
 	struct policy_door *door;
@@ -75,7 +74,7 @@ struct policy_door {
 	struct signals *signals;    /* NULL: no lookups */
 	struct door_conn **conns;
 	size_t nconns, conns_cap;
-	struct door_peer *peers[DOOR_PEER_BUCKETS]; /* by peer_ip */
+	struct hash_table peers; /* door_peer by peer_ip, keyed */
 	struct policy_door_stats stats;
 };
 

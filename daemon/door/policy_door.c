@@ -539,8 +539,13 @@ policy_door_open(struct loop *loop, const struct config *cfg,
 	door->cfg = cfg;
 	door->decide = *decide;
 	door->fd = -1;
+	if (hash_table_init(&door->peers, 64) < 0) {
+		free(door);
+		return -ENOMEM;
+	}
 	r = load_lists(door, err);
 	if (r < 0) {
+		hash_table_free(&door->peers);
 		free(door);
 		return r;
 	}
@@ -579,6 +584,7 @@ fail:
 	if (door->unix_path[0])
 		unlink(door->unix_path);
 	policy_lists_free(door->lists);
+	hash_table_free(&door->peers);
 	free(door);
 	return r;
 }
@@ -604,6 +610,7 @@ policy_door_close(struct policy_door *door)
 	if (door->unix_path[0])
 		unlink(door->unix_path);
 	policy_lists_free(door->lists);
+	hash_table_free(&door->peers);
 	free(door);
 }
 

@@ -17,24 +17,17 @@
 #include "log.h"
 #include "policy_door-int.h"
 
-static struct door_peer **
-peer_bucket(struct policy_door *door, const char *ip)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *ip; ip++)
-		h = (h ^ (uint8_t)*ip) * 16777619u;
-	return &door->peers[h % DOOR_PEER_BUCKETS];
-}
-
 /* ip's share, one more connection (NULL: no memory). */
 static struct door_peer *
 peer_take(struct policy_door *door, const char *ip)
 {
-	struct door_peer **b = peer_bucket(door, ip), *p;
+	uint64_t h = hash_table_hash(&door->peers, ip, strlen(ip));
+	struct door_peer *p;
 
-	for (p = *b; p; p = p->next)
-		if (!strcmp(p->ip, ip)) {
+	for (struct hash_node *n = hash_table_chain(&door->peers, h); n;
+	     n = n->next)
+		if (n->hash == h && !strcmp(((struct door_peer *)n)->ip, ip)) {
+			p = (struct door_peer *)n;
 			p->n++;
 			return p;
 		}
@@ -43,8 +36,7 @@ peer_take(struct policy_door *door, const char *ip)
 		return NULL;
 	snprintf(p->ip, sizeof(p->ip), "%s", ip);
 	p->n = 1;
-	p->next = *b;
-	*b = p;
+	hash_table_add(&door->peers, &p->node, h);
 	return p;
 }
 
@@ -52,13 +44,9 @@ peer_take(struct policy_door *door, const char *ip)
 static void
 peer_drop(struct policy_door *door, struct door_peer *p)
 {
-	struct door_peer **at;
-
 	if (--p->n)
 		return;
-	for (at = peer_bucket(door, p->ip); *at != p; at = &(*at)->next)
-		;
-	*at = p->next;
+	hash_table_remove(&door->peers, &p->node);
 	free(p);
 }
 
@@ -169,10 +157,14 @@ evict_one(struct policy_door *door)
 	struct door_conn *idle = NULL, *slow = NULL;
 	const struct door_peer *heaviest = NULL;
 
-	for (size_t b = 0; b < DOOR_PEER_BUCKETS; b++)
-		for (const struct door_peer *p = door->peers[b]; p; p = p->next)
+	for (size_t b = 0; b <= door->peers.mask; b++)
+		for (const struct hash_node *n = door->peers.buckets[b]; n;
+		     n = n->next) {
+			const struct door_peer *p = (const struct door_peer *)n;
+
 			if (!heaviest || p->n > heaviest->n)
 				heaviest = p;
+		}
 	for (size_t i = 0; i < door->nconns; i++) {
 		struct door_conn *c = door->conns[i];
 
