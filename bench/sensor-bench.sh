@@ -12,6 +12,8 @@
 # least disturbed. Peak memory from one more run under /usr/bin/time. Run as root from the top of
 # the tree after a build (meson setup build && meson compile -C build):
 #   bench/sensor-bench.sh [PACKETS]
+# With GREYGATE_REF_BUILD set to another build (of an earlier commit),
+# its greygate-sniff runs in the same turns, as the reference.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packets=${1:-1000000}
@@ -53,8 +55,13 @@ cmds=("$build/bench/pcap-floor $cap"
 	"$build/bench/pcap-floor -b 1048576 $cap"
 	"$build/tools/greygate-sniff -r $cap")
 best=("" "" "")
+if [ -n "${GREYGATE_REF_BUILD:-}" ]; then
+	names+=("greygate-sniff -r, reference build")
+	cmds+=("$GREYGATE_REF_BUILD/tools/greygate-sniff -r $cap")
+	best+=("")
+fi
 for _ in 1 2 3 4 5 6 7 8 9; do
-	for i in 0 1 2; do
+	for i in "${!cmds[@]}"; do
 		# shellcheck disable=SC2086 # the commands are word lists
 		t=$(time_one ${cmds[i]})
 		if [ -z "${best[i]}" ] || awk "BEGIN{exit !($t < ${best[i]})}"; then
@@ -64,7 +71,7 @@ for _ in 1 2 3 4 5 6 7 8 9; do
 done
 echo "capture: $cap ($packets packets, $sessions sessions)"
 printf '%-44s %8s %12s %11s %9s\n' "" seconds packets/s sessions/s "RSS KiB"
-for i in 0 1 2; do
+for i in "${!cmds[@]}"; do
 	# shellcheck disable=SC2086
 	row "${names[i]}" "${best[i]}" "$(rss_of ${cmds[i]})"
 done

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* greygate's one hash table (issue 58): intrusive (a node in each
- * entry, no allocation an entry), chained, its hash SipHash-2-4 under a
+ * entry, no allocation an entry), chained, its hash SipHash-1-3 under a
  * key drawn when the table is made, so that a client choosing what it
  * sends (its IPv6 addresses, the names it invents) cannot choose
  * collisions; it doubles its buckets as it fills (a failure to grow

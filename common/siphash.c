@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* SipHash-2-4, written from the paper's description (section 2): four
  * 64-bit words of state, two rounds a message block, four to finish. */
+#include <endian.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/random.h>
@@ -17,11 +18,10 @@ rotl(uint64_t x, unsigned b)
 static uint64_t
 le64(const uint8_t *p)
 {
-	uint64_t v = 0;
+	uint64_t v;
 
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
 }
 
 struct siphash_key
@@ -71,15 +71,17 @@ rounds(struct state *s, int n)
 }
 
 static void
-absorb(struct state *s, uint64_t m)
+absorb(struct state *s, uint64_t m, int c)
 {
 	s->v3 ^= m;
-	rounds(s, 2);
+	rounds(s, c);
 	s->v0 ^= m;
 }
 
-uint64_t
-siphash24(const struct siphash_key *key, const void *data, size_t len)
+/* SipHash-c-d: c rounds a block, d to finish. */
+static uint64_t
+sip(const struct siphash_key *key, const void *data, size_t len, int c,
+    int d)
 {
 	const uint8_t *p = data;
 	struct state s = {key->k0 ^ 0x736f6d6570736575ull,
@@ -90,12 +92,24 @@ siphash24(const struct siphash_key *key, const void *data, size_t len)
 	size_t whole = len & ~(size_t)7;
 
 	for (size_t i = 0; i < whole; i += 8)
-		absorb(&s, le64(p + i));
+		absorb(&s, le64(p + i), c);
 	/* the rest, and the length's low byte in the top one */
 	memcpy(last, p + whole, len - whole);
 	last[7] = (uint8_t)len;
-	absorb(&s, le64(last));
+	absorb(&s, le64(last), c);
 	s.v2 ^= 0xff;
-	rounds(&s, 4);
+	rounds(&s, d);
 	return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
+}
+
+uint64_t
+siphash24(const struct siphash_key *key, const void *data, size_t len)
+{
+	return sip(key, data, len, 2, 4);
+}
+
+uint64_t
+siphash13(const struct siphash_key *key, const void *data, size_t len)
+{
+	return sip(key, data, len, 1, 3);
 }

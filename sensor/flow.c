@@ -8,10 +8,9 @@
 #include <pcap/dlt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
-#include <time.h>
 
+#include "hash_table.h"
 #include "sensor.h"
 
 #define VLAN_MAX 3    /* stacked 802.1Q / QinQ tags walked */
@@ -36,15 +35,13 @@ struct dir {
 	size_t held_bytes;
 };
 
-/* The bucket table grows with the flows open (one bucket a flow), not
- * with max_flows: a table sized for the cap is megabytes that every
- * packet's lookup misses the cache on. */
+/* The table grows with the flows open (one bucket a flow), not with
+ * max_flows: a table sized for the cap is megabytes that every packet's
+ * lookup misses the cache on. */
 #define FLOW_BUCKETS_MIN 256
-#define FLOW_BUCKETS_MAX (1u << 22)
 
 struct flow {
-	struct flow *hash_next;
-	uint64_t hash; /* flow_hash before masking: no rehash to grow */
+	struct hash_node node; /* (first) in sensor->flows */
 	struct flow *lru_prev, *lru_next;
 	struct sensor *sensor;
 	uint8_t family;
@@ -68,9 +65,7 @@ struct sensor {
 	void *ctx;
 	sensor_tarpit_fn *tarpit;
 	void *tarpit_ctx;
-	struct flow **buckets;
-	size_t nbuckets;
-	uint64_t hash_seed;
+	struct hash_table flows; /* by their four ends, keyed */
 	struct flow *lru_head, *lru_tail; /* head: least recently seen */
 	size_t nflows;
 	size_t held_total;
@@ -93,21 +88,6 @@ struct segment {
 #define TCP_SYN 0x02
 #define TCP_RST 0x04
 
-static uint64_t
-random_seed(const void *salt)
-{
-	uint64_t seed;
-	struct timespec now;
-
-	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == sizeof(seed))
-		return seed;
-	/* No entropy yet (early boot): the address and the clock still
-	 * differ from run to run. */
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)(uintptr_t)salt ^ (uint64_t)now.tv_nsec << 20 ^
-	       (uint64_t)now.tv_sec;
-}
-
 void
 sensor_config_defaults(struct sensor_config *cfg)
 {
@@ -129,10 +109,7 @@ sensor_new(const struct sensor_config *cfg, sensor_event_fn *fn, void *ctx)
 	s->cfg = *cfg;
 	s->fn = fn;
 	s->ctx = ctx;
-	s->nbuckets = FLOW_BUCKETS_MIN;
-	s->hash_seed = random_seed(s);
-	s->buckets = calloc(s->nbuckets, sizeof(*s->buckets));
-	if (!s->buckets) {
+	if (hash_table_init(&s->flows, FLOW_BUCKETS_MIN) < 0) {
 		free(s);
 		return NULL;
 	}
@@ -158,55 +135,23 @@ addr_len(uint8_t family)
 	return family == AF_INET ? 4 : 16;
 }
 
-/* A word at a time with a random seed: this runs for every packet, and a
- * flood from chosen addresses and ports should not be able to aim at one
- * bucket. */
+/* Keyed: this runs for every packet, and a flood from chosen addresses
+ * and ports must not be able to aim at one bucket. */
 static uint64_t
 flow_hash(const struct sensor *s, uint8_t family, const uint8_t *client,
 	  uint16_t cport, const uint8_t *server, uint16_t sport)
 {
-	const uint64_t mul = 0x9e3779b97f4a7c15ull;
-	uint64_t h = s->hash_seed ^ family;
-	size_t n = addr_len(family);
+	uint8_t key[1 + 16 + 16 + 2 + 2];
+	size_t n = addr_len(family), at = 0;
 
-	for (size_t i = 0; i < n; i += 4) {
-		uint32_t a, b;
-
-		memcpy(&a, client + i, 4);
-		memcpy(&b, server + i, 4);
-		h = (h ^ a ^ (uint64_t)b << 32) * mul;
-	}
-	h = (h ^ cport ^ (uint64_t)sport << 16) * mul;
-	return h ^ h >> 32;
-}
-
-static struct flow **
-flow_bucket(struct sensor *s, uint64_t hash)
-{
-	return &s->buckets[hash & (s->nbuckets - 1)];
-}
-
-/* Doubles the bucket table; on no memory the old one serves on. */
-static void
-buckets_grow(struct sensor *s)
-{
-	size_t n = s->nbuckets * 2;
-	struct flow **b = calloc(n, sizeof(*b));
-
-	if (!b)
-		return;
-	for (size_t i = 0; i < s->nbuckets; i++) {
-		struct flow *f = s->buckets[i], *next;
-
-		for (; f; f = next) {
-			next = f->hash_next;
-			f->hash_next = b[f->hash & (n - 1)];
-			b[f->hash & (n - 1)] = f;
-		}
-	}
-	free(s->buckets);
-	s->buckets = b;
-	s->nbuckets = n;
+	key[at++] = family;
+	memcpy(key + at, client, n);
+	at += n;
+	memcpy(key + at, server, n);
+	at += n;
+	memcpy(key + at, &cport, 2);
+	memcpy(key + at + 2, &sport, 2);
+	return hash_table_hash(&s->flows, key, at + 4);
 }
 
 /* Same address? With the length known at compile time, no call. */
@@ -325,12 +270,7 @@ dir_release(struct sensor *s, struct dir *d)
 static void
 flow_end(struct sensor *s, struct flow *f, bool report)
 {
-	struct flow **pp = flow_bucket(s, f->hash);
-
-	while (*pp && *pp != f)
-		pp = &(*pp)->hash_next;
-	if (*pp)
-		*pp = f->hash_next;
+	hash_table_remove(&s->flows, &f->node);
 	lru_unlink(s, f);
 	/* Pending RCPTs are reported (reply 0) before the close. */
 	s->quiet = !report || f->skip;
@@ -355,10 +295,12 @@ flow_find(struct sensor *s, const struct segment *seg, bool to_server)
 	uint16_t sport = to_server ? seg->dport : seg->sport;
 	size_t n = addr_len(seg->family);
 	uint64_t h = flow_hash(s, seg->family, client, cport, server, sport);
-	struct flow *f, **bucket;
+	struct flow *f;
 
-	for (f = *flow_bucket(s, h); f; f = f->hash_next)
-		if (f->family == seg->family && f->client_port == cport &&
+	for (f = (struct flow *)hash_table_chain(&s->flows, h); f;
+	     f = (struct flow *)f->node.next)
+		if (f->node.hash == h && f->family == seg->family &&
+		    f->client_port == cport &&
 		    f->server_port == sport &&
 		    addr_eq(f->family, f->client, client) &&
 		    addr_eq(f->family, f->server, server))
@@ -383,12 +325,7 @@ flow_find(struct sensor *s, const struct segment *seg, bool to_server)
 	f->client_port = cport;
 	f->server_port = sport;
 	f->from_start = (seg->flags & TCP_SYN) && to_server;
-	if (s->nflows >= s->nbuckets && s->nbuckets < FLOW_BUCKETS_MAX)
-		buckets_grow(s);
-	f->hash = h;
-	bucket = flow_bucket(s, h);
-	f->hash_next = *bucket;
-	*bucket = f;
+	hash_table_add(&s->flows, &f->node, h);
 	lru_append(s, f);
 	s->nflows++;
 	s->counters.flows_open = s->nflows;
@@ -858,6 +795,6 @@ sensor_free(struct sensor *s)
 		return;
 	while (s->lru_head)
 		flow_end(s, s->lru_head, false);
-	free(s->buckets);
+	hash_table_free(&s->flows);
 	free(s);
 }
