@@ -5,9 +5,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-
 #include "seen_table.h"
+#include "siphash.h"
 
 /* Slots looked at for one key: the table stays fast when full. */
 #define PROBE 8
@@ -19,7 +18,8 @@ struct slot {
 };
 
 struct seen_table {
-	uint64_t seed; /* so that nobody can aim at one chain of slots */
+	struct siphash_key key; /* so that nobody can aim at one run of
+	                           slots (the tables' hash, issue 58) */
 	uint32_t window_sec;
 	size_t nslots;
 	struct slot slots[];
@@ -37,9 +37,7 @@ seen_table_new(size_t slots, uint32_t window_sec)
 		return NULL;
 	t->nslots = slots;
 	t->window_sec = window_sec;
-	if (getrandom(&t->seed, sizeof(t->seed), GRND_NONBLOCK) !=
-	    (ssize_t)sizeof(t->seed))
-		t->seed = (uint64_t)(uintptr_t)t;
+	t->key = siphash_key_random();
 	return t;
 }
 
@@ -55,15 +53,10 @@ seen_table_set_window(struct seen_table *t, uint32_t window_sec)
 	t->window_sec = window_sec;
 }
 
-/* FNV-1a over the key, from the seed. */
 static size_t
 home(const struct seen_table *t, const uint8_t *key)
 {
-	uint64_t h = 14695981039346656037ull ^ t->seed;
-
-	for (size_t i = 0; i < SEEN_KEY_LEN; i++)
-		h = (h ^ key[i]) * 1099511628211ull;
-	return (size_t)(h % t->nslots);
+	return (size_t)(siphash13(&t->key, key, SEEN_KEY_LEN) % t->nslots);
 }
 
 static bool
