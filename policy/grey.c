@@ -712,7 +712,7 @@ triplet_step(struct grey *grey, int64_t now, enum grey_path path,
 	int64_t age = w->triplet_found == STORE_FOUND ? now - t->first_seen
 						      : -1;
 
-	/* A network's STARTTLS is counted apart: the report's triplets
+	/* An address's STARTTLS is counted apart: the report's triplets
 	 * are its RCPTs'. */
 	bool tls = passed == GREY_REASON_STARTTLS_RETRY;
 
@@ -1020,10 +1020,10 @@ on_starttls(struct grey *grey, const struct grey_attempt *a,
 		grey->counters.tls_handed++;
 		return;
 	}
-	/* Greylist: the network's STARTTLS is a triplet of its own; the
-	 * session ends unanswered until a STARTTLS after the delay, which
-	 * passes (and with the hand-off is delivered, in TLS). A bot that
-	 * says STARTTLS once and never retries passes nothing. */
+	/* Greylist: the address's STARTTLS is a triplet of its own; the
+	 * session ends unanswered until its STARTTLS after the delay, which
+	 * passes the address (and with the hand-off is delivered, in TLS).
+	 * A bot that says STARTTLS once and never retries passes nothing. */
 	if (grey->cfg.tls_greylist) {
 		uint32_t delay = attempt_delay(grey, a);
 

@@ -425,7 +425,7 @@ config_check_together(struct config_checking *st, config_warn_fn *warn,
 			      "tls_pass = no with the hand-off on would "
 			      "deliver the passing attempt in the clear where "
 			      "the MTA offers STARTTLS: choose tls_pass = "
-			      "greylist (the default: greylisted by network at "
+			      "greylist (the default: greylisted by address at "
 			      "STARTTLS, handed over in TLS), strict (the MTA "
 			      "asks the policy door: [policy] listen, mta_asks = "
 			      "yes), yes (passed at STARTTLS, bots too), or "

@@ -274,7 +274,7 @@ test_handoff(void)
 	CHECK_STR(why(), ":4: tls_pass = no with the hand-off on would deliver "
 	                 "the passing attempt in the clear where the MTA "
 	                 "offers STARTTLS: choose tls_pass = greylist (the "
-	                 "default: greylisted by network at STARTTLS, handed "
+	                 "default: greylisted by address at STARTTLS, handed "
 	                 "over in TLS), strict (the MTA asks the policy door: "
 	                 "[policy] listen, mta_asks = yes), yes (passed at "
 	                 "STARTTLS, bots too), or [handoff] mode = off");

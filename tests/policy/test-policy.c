@@ -880,8 +880,8 @@ test_starttls_snowshoe(void)
 	teardown();
 }
 
-/* tls_pass = greylist (the default): a network's STARTTLS is greylisted
- * as a triplet of its own; a STARTTLS from it after the delay passes it
+/* tls_pass = greylist (the default): an address's STARTTLS is greylisted
+ * as a triplet of its own; its STARTTLS after the delay passes it alone
  * (with the hand-off, delivered then: the delay counted); one that never
  * comes back passes nothing. */
 static void
