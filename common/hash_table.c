@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "hash_table.h"
+#include "invariant.h"
 
 #define BUCKETS_MIN 16
 
@@ -27,6 +28,9 @@ hash_table_init(struct hash_table *t, size_t n)
 void
 hash_table_free(struct hash_table *t)
 {
+	/* (its entries are gone first: one left is a leak, or a pointer
+	 * into freed memory later) */
+	INVARIANT(t->count == 0);
 	free(t->buckets);
 	t->buckets = NULL;
 	t->mask = t->count = 0;

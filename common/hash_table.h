@@ -37,7 +37,7 @@ struct hash_table {
 int hash_table_init(struct hash_table *t, size_t n);
 
 /* hash_table_free - its buckets (its entries are the caller's: it
- * must be empty, or the caller has let go of them all). */
+ * must be empty; one left breaks an invariant, invariant.h). */
 void hash_table_free(struct hash_table *t);
 
 /* hash_table_hash - the hash of key[0..len) in t. */

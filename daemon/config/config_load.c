@@ -9,8 +9,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <ini.h>
-#include <net/if.h>
-#include <inttypes.h>
 #include <netinet/in.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -23,6 +21,7 @@
 #include "config.h"
 #include "config_check.h"
 #include "config_keys.h"
+#include "config_set.h"
 #include "config_value.h"
 #include "dnsbl.h"
 #include "log.h"
@@ -218,120 +217,6 @@ config_rdns_patterns_shipped(const struct config *cfg)
 	return !strcmp(cfg->signals.rdns_patterns, shipped);
 }
 
-/* Is every byte of text in the set allowed for the key's type? */
-static bool
-text_ok(enum key_type type, const char *text)
-{
-	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-		switch (type) {
-		case K_NAME:
-			if (!isalnum(*p) && !strchr("_-.", *p))
-				return false;
-			break;
-		case K_IFACE:
-		case K_HOST:
-		case K_PATH:
-			if (!isgraph(*p))
-				return false;
-			break;
-		default:
-			if (!isprint(*p))
-				return false;
-		}
-	}
-	return true;
-}
-
-static int
-set_text(const struct key *k, char *dst, const char *v, const char **why)
-{
-	size_t len = strlen(v);
-
-	*why = k->type == K_PATH    ? "want an absolute path"
-	       : k->type == K_NAME  ? "want a name of letters, digits, '_', "
-				      "'-' and '.'"
-	       : k->type == K_IFACE ? "want an interface name, or any"
-	       : k->type == K_HOST  ? "want a host name (no blanks)"
-				    : "want printable text";
-	if (len < k->min || !text_ok(k->type, v) ||
-	    (k->type == K_PATH && v[0] != '/' && (v[0] || k->min)) ||
-	    (k->type == K_NAME && !isalpha((unsigned char)v[0])) ||
-	    (k->type == K_IFACE && len >= IFNAMSIZ))
-		return -EINVAL;
-	if (len >= k->size) {
-		*why = "too long";
-		return -ENAMETOOLONG;
-	}
-	memcpy(dst, v, len + 1);
-	return 0;
-}
-
-static int
-set_number(const struct key *k, void *dst, const char *v, const char **why)
-{
-	unsigned long long n = 0;
-	int r;
-
-	switch (k->type) {
-	case K_SEC: {
-		uint32_t sec = 0;
-
-		*why = "want a duration: seconds, or a number with s, m, h or d";
-		r = config_parse_duration(v, &sec);
-		n = sec;
-		break;
-	}
-	case K_MS:
-		*why = "want a duration: ms, or seconds, or a number with s, m, "
-		       "h or d";
-		r = config_parse_ms(v, &n);
-		break;
-	case K_BYTES:
-		*why = "want a size: bytes, or a number with k or m";
-		r = config_parse_bytes(v, &n);
-		break;
-	default:
-		*why = "want a whole number (decimal digits)";
-		r = config_parse_decimal(v, strlen(v), UINT64_MAX, &n);
-	}
-	if (r == -EINVAL)
-		return r;
-	if (r < 0 || n < k->min || n > k->max) {
-		static char range[96];
-
-		/* Durations and sizes name their range in their own units. */
-		if (k->type == K_SEC)
-			snprintf(range, sizeof(range),
-				 "out of range (%" PRIu64 "s to %" PRIu64 "s)",
-				 k->min, k->max);
-		else if (k->type == K_MS)
-			snprintf(range, sizeof(range),
-				 "out of range (%" PRIu64 "ms to %" PRIu64 "s)",
-				 k->min, k->max / 1000);
-		else if (k->type == K_BYTES)
-			snprintf(range, sizeof(range),
-				 "out of range (%" PRIu64 "k to %" PRIu64 "m)",
-				 k->min >> 10, k->max >> 20);
-		else
-			snprintf(range, sizeof(range),
-				 "out of range (%" PRIu64 " to %" PRIu64 ")",
-				 k->min, k->max);
-		*why = range;
-		return -ERANGE;
-	}
-	switch (k->size) {
-	case 1:
-		*(uint8_t *)dst = (uint8_t)n;
-		break;
-	case 2:
-		*(uint16_t *)dst = (uint16_t)n;
-		break;
-	default:
-		*(uint32_t *)dst = (uint32_t)n;
-	}
-	return 0;
-}
-
 static const struct key *
 find_key(const char *section, const char *name)
 {
@@ -356,7 +241,7 @@ set_key(struct load_state *st, const struct key *k, const char *v,
 	case K_HOST:
 	case K_CAPS:
 	case K_TEXT:
-		return set_text(k, dst, v, why);
+		return config_set_text(k, dst, v, why);
 	case K_BOOL:
 		*why = "want yes or no";
 		return config_parse_bool(v, (bool *)dst);
@@ -403,7 +288,7 @@ set_key(struct load_state *st, const struct key *k, const char *v,
 
 		*why = "want an IPv4 or IPv6 address: 127.0.0.2, ::1";
 		return config_parse_address(v, &ss) < 0 ? -EINVAL
-						 : set_text(k, dst, v, why);
+						 : config_set_text(k, dst, v, why);
 	}
 	case K_LISTEN: {
 		struct policy_config check;
@@ -411,7 +296,7 @@ set_key(struct load_state *st, const struct key *k, const char *v,
 		*why = "want inet:127.0.0.1:10023, inet:[::1]:10023 or "
 		       "unix:/an/absolute/path (or nothing: off)";
 		return config_parse_listen(v, &check) < 0 ? -EINVAL
-						   : set_text(k, dst, v, why);
+						   : config_set_text(k, dst, v, why);
 	}
 	case K_DNSBL: {
 		static char msg[200];
@@ -421,14 +306,14 @@ set_key(struct load_state *st, const struct key *k, const char *v,
 			*why = msg;
 			return -EINVAL;
 		}
-		return set_text(k, dst, v, why);
+		return config_set_text(k, dst, v, why);
 	}
 	case K_STORE: {
 		struct store_url check;
 
 		return store_url_parse(v, &check, why) < 0
 		               ? -EINVAL
-		               : set_text(k, dst, v, why);
+		               : config_set_text(k, dst, v, why);
 	}
 	case K_ENDPOINT: {
 		struct handoff_config check;
@@ -436,7 +321,7 @@ set_key(struct load_state *st, const struct key *k, const char *v,
 		*why = "want an address and a port: 127.0.0.1:10025, "
 		       "[::1]:10025";
 		return config_parse_endpoint(v, &check) < 0 ? -EINVAL
-						     : set_text(k, dst, v, why);
+						     : config_set_text(k, dst, v, why);
 	}
 	case K_LIST: {
 		int *n = (int *)((char *)st->cfg + k->count_off);
@@ -447,7 +332,7 @@ set_key(struct load_state *st, const struct key *k, const char *v,
 		return config_parse_list(v, (char(*)[GREY_ADDR_MAX])dst, n, why);
 	}
 	default:
-		return set_number(k, dst, v, why);
+		return config_set_number(k, dst, v, why);
 	}
 }
 

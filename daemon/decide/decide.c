@@ -16,6 +16,7 @@
 
 #include "decide.h"
 #include "grey_store.h"
+#include "invariant.h"
 #include "log.h"
 
 /* The store commits by store_commit_due's rule: a kill -9 loses at most
@@ -492,7 +493,7 @@ decider_decide_async(struct decider *dc, struct grey_attempt *a, bool log,
 		 * answer would come to a record gone with this call. */
 		log_warnx("store %s: a fetch did not complete inline",
 		          grey_store_name(dc->records));
-		abort();
+		UNREACHABLE("an inline store's fetch left pending");
 	}
 	return heap;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "invariant.h"
 #include "policy_proto.h"
 
 /* The attribute names read, and where each goes; a name is compared
@@ -188,9 +189,10 @@ policy_answer_format(const struct policy_answer *a, char *out)
 		put_text(&o, date);
 		break;
 	case POLICY_DUNNO:
-	default:
 		put_text(&o, "action=DUNNO");
 		break;
+	default:
+		UNREACHABLE("a verdict out of enum policy_verdict");
 	}
 	memcpy(out + o.len, "\n\n", 3);
 	return o.len + 2;
