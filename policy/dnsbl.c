@@ -8,6 +8,7 @@
 
 #include "dns_answer.h"
 #include "dnsbl.h"
+#include "strbuf.h"
 
 /* A number of at most max, digits only. */
 static bool
@@ -226,14 +227,15 @@ on_zone(const struct dns_answer *a, bool cached, void *ctx)
 		}
 	if (a->status == DNS_OK) {
 		for (size_t i = 0; i < a->n; i++) {
-			size_t used = strlen(c->answer.listed);
+			struct strbuf b;
 
 			if (!dnsbl_site_takes(s, a->rec[i].addr))
 				continue;
 			c->answer.score += s->weight;
-			snprintf(c->answer.listed + used,
-			         sizeof(c->answer.listed) - used, "%s%s(%+d)",
-			         used ? "," : "", s->zone, s->weight);
+			strbuf_continue(&b, c->answer.listed,
+			                sizeof(c->answer.listed));
+			strbuf_add(&b, "%s%s(%+d)", b.len ? "," : "", s->zone,
+			           s->weight);
 			break; /* a zone counts once */
 		}
 	} else if (a->status != DNS_NXDOMAIN && a->status != DNS_NODATA) {

@@ -17,6 +17,7 @@
 #include "decide.h"
 #include "grey_store.h"
 #include "invariant.h"
+#include "strbuf.h"
 #include "log.h"
 
 /* The store commits by store_commit_due's rule: a kill -9 loses at most
@@ -237,19 +238,17 @@ log_decision(const struct decider *dc, const struct grey_attempt *a,
              const struct grey_decision *d)
 {
 	const struct config *cfg = dc->cfg;
-	char ip[INET6_ADDRSTRLEN], key[64], sig[GREY_SIGNALS_MAX + 64] = "";
+	char ip[INET6_ADDRSTRLEN], key[64], sig[GREY_SIGNALS_MAX + 64];
+	struct strbuf b;
 	/* Before any transaction: no sender, no recipient to say. */
 	bool tls = a->kind != GREY_ATTEMPT_RCPT;
 
 	inet_ntop(a->client.family, a->client.bytes, ip, sizeof(ip));
+	strbuf_init(&b, sig, sizeof(sig));
 	if (a->signals && a->signals[0])
-		snprintf(sig, sizeof(sig), ", signals=%s", a->signals);
-	if (d->unknown_rcpts) {
-		size_t n = strlen(sig);
-
-		snprintf(sig + n, sizeof(sig) - n, ", unknown_recipients=%u",
-		         d->unknown_rcpts);
-	}
+		strbuf_add(&b, ", signals=%s", a->signals);
+	if (d->unknown_rcpts)
+		strbuf_add(&b, ", unknown_recipients=%u", d->unknown_rcpts);
 	grey_client_format(&d->client, key, sizeof(key));
 	switch (d->action) {
 	case GREY_GREYLIST:

@@ -33,6 +33,7 @@
 #endif
 
 #include "policy_door-int.h"
+#include "strbuf.h"
 
 /* One line in postgrey's shape: "action=A, reason=R[, extra],
  * client_name=..., client_address=..., sender=..., recipient=..." with
@@ -42,7 +43,7 @@ log_action(const struct policy_request *req, const char *action,
            const char *reason, const char *extra)
 {
 	char line[1024];
-	size_t n = 0;
+	struct strbuf b;
 	const struct {
 		const char *name, *value;
 	} attrs[] = {{"client_name", req->client_name},
@@ -52,14 +53,12 @@ log_action(const struct policy_request *req, const char *action,
 
 	if (!log_is_shown(LOG_LEVEL_INFO))
 		return;
-	n += (size_t)snprintf(line, sizeof(line), "action=%s, reason=%s%s%s",
-	                      action, reason, extra ? ", " : "",
-	                      extra ? extra : "");
-	for (size_t i = 0; i < 4 && n < sizeof(line); i++)
+	strbuf_init(&b, line, sizeof(line));
+	strbuf_add(&b, "action=%s, reason=%s%s%s", action, reason,
+	           extra ? ", " : "", extra ? extra : "");
+	for (size_t i = 0; i < 4; i++)
 		if (attrs[i].value && attrs[i].value[0])
-			n += (size_t)snprintf(line + n, sizeof(line) - n,
-			                      ", %s=%s", attrs[i].name,
-			                      attrs[i].value);
+			strbuf_add(&b, ", %s=%s", attrs[i].name, attrs[i].value);
 	log_info("%s", line);
 }
 

@@ -21,6 +21,7 @@
 #include "spf_check.h"
 #include "resolver.h"
 #include "signals.h"
+#include "strbuf.h"
 #include "trust.h"
 
 struct signals {
@@ -537,63 +538,58 @@ signals_text(const struct session_signals *ss, const struct trust_facts *f,
 {
 	const struct fcrdns_answer *fa = &ss->fcrdns;
 	const struct spf_answer *spf = &ss->spf_answer;
-	size_t n;
+	struct strbuf b;
 
-#define SAY(...)                                                          \
-	do {                                                              \
-		n = strlen(buf);                                          \
-		if (n < GREY_SIGNALS_MAX)                                 \
-			snprintf(buf + n, GREY_SIGNALS_MAX - n, __VA_ARGS__); \
-	} while (0)
-	buf[0] = 0;
+	strbuf_init(&b, buf, GREY_SIGNALS_MAX);
 	if (!ss->known)
-		SAY("fcrdns:late");
+		strbuf_add(&b, "fcrdns:late");
 	else if (fa->result == FCRDNS_CONFIRMED ||
 	         fa->result == FCRDNS_UNCONFIRMED)
-		SAY("fcrdns:%s:%.200s;rdns:%s", fcrdns_result_name(fa->result),
-		    fa->name, ss->dynamic ? "dynamic" : "plain");
+		strbuf_add(&b, "fcrdns:%s:%.200s;rdns:%s",
+		           fcrdns_result_name(fa->result), fa->name,
+		           ss->dynamic ? "dynamic" : "plain");
 	else
-		SAY("fcrdns:%s", fcrdns_result_name(fa->result));
+		strbuf_add(&b, "fcrdns:%s", fcrdns_result_name(fa->result));
 	if (f->tls && !ss->ptr_domain[0])
-		SAY(";spf:unseen");
+		strbuf_add(&b, ";spf:unseen");
 	else if (f->tls && !ss->spf_known)
-		SAY(";ptr-spf:late");
+		strbuf_add(&b, ";ptr-spf:late");
 	else if (f->tls)
-		SAY(";ptr-spf:%s:%.120s", spf_result_name(spf->result),
-		    ss->ptr_domain);
+		strbuf_add(&b, ";ptr-spf:%s:%.120s",
+		           spf_result_name(spf->result), ss->ptr_domain);
 	else if (!ss->spf_known)
-		SAY(";spf:late");
+		strbuf_add(&b, ";spf:late");
 	else if (spf->domain[0])
-		SAY(";spf:%s:%.120s", spf_result_name(spf->result), spf->domain);
+		strbuf_add(&b, ";spf:%s:%.120s", spf_result_name(spf->result),
+		           spf->domain);
 	else
-		SAY(";spf:%s", spf_result_name(spf->result));
+		strbuf_add(&b, ";spf:%s", spf_result_name(spf->result));
 	if (f->lists && !ss->dnsbl_known)
-		SAY(";dnsbl:late");
+		strbuf_add(&b, ";dnsbl:late");
 	else if (f->lists && ss->dnsbl_answer.listed[0])
-		SAY(";dnsbl:%s", ss->dnsbl_answer.listed);
+		strbuf_add(&b, ";dnsbl:%s", ss->dnsbl_answer.listed);
 	if (!f->helo_valid)
-		SAY(";helo:bad");
+		strbuf_add(&b, ";helo:bad");
 	/* the sender's domain: said when it takes no mail, or when that
 	 * could not be known */
 	if (!f->tls && ss->sd_domain[0] &&
 	    (!ss->sd_known || ss->sd_result != SENDER_DOMAIN_MAIL))
-		SAY(";sender-domain:%s:%.120s",
-		    ss->sd_known ? sender_domain_result_name(ss->sd_result)
-		                 : "late",
-		    ss->sd_domain);
+		strbuf_add(&b, ";sender-domain:%s:%.120s",
+		           ss->sd_known ? sender_domain_result_name(ss->sd_result)
+		                        : "late",
+		           ss->sd_domain);
 	/* what kept trust away where all else would have given it (issue
 	 * 56's rules) */
 	if (v->why == TRUST_WHY_LISTS_SILENT || v->why == TRUST_WHY_SPF_ALL ||
 	    v->why == TRUST_WHY_SPF_WIDE || v->why == TRUST_WHY_UNRELATED)
-		SAY(";untrusted:%s", trust_why_name(v->why));
+		strbuf_add(&b, ";untrusted:%s", trust_why_name(v->why));
 	if (v->suspicious)
-		SAY(";suspicious");
+		strbuf_add(&b, ";suspicious");
 	if (v->pooled)
-		SAY(";pooled");
+		strbuf_add(&b, ";pooled");
 	/* (decided without waiting: no DNS server answers, issue 57) */
 	if (resolver_silent(ss->s->resolver))
-		SAY(";dns:silent");
-#undef SAY
+		strbuf_add(&b, ";dns:silent");
 }
 
 void
