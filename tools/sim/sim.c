@@ -13,19 +13,9 @@
 
 #include "dns_answer.h"
 #include "dns_cache.h"
-#include "sim.h"
+#include "sim-int.h"
 
 #define DAY 86400
-
-struct msg {
-	int64_t first;     /* first attempt (virtual epoch s) */
-	uint32_t cls, idx; /* class, and number within it */
-	uint32_t attempt;  /* attempts made */
-	uint32_t net;      /* SAME and ROTATE: the net in use */
-	bool tls;          /* says STARTTLS when offered */
-	bool met_tarpit;   /* an attempt of it met the tarpit */
-	struct grey_addr addr; /* SAME: the address */
-};
 
 struct event {
 	int64_t at;
@@ -229,206 +219,6 @@ keep_delay(uint32_t **delays, uint64_t *n, size_t *cap, uint32_t delay)
 	return 0;
 }
 
-/* A draw in 0..99 from bytes and a salt: the same every time for the
- * same address or message (a client's DNS does not change within the
- * month, nor a message's sender). */
-static uint32_t
-draw(const void *p, size_t n, uint64_t salt)
-{
-	const unsigned char *b = p;
-	uint64_t h = 1469598103934665603ull ^ salt; /* FNV-1a */
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211ull;
-	return (uint32_t)(h % 100);
-}
-
-/* What DNS says of a client of a class, and of a message's sender, as
- * the class's shares draw it. */
-struct sim_view {
-	bool modelled;  /* the class says what DNS would (fcrdns set) */
-	bool confirmed; /* a forward-confirmed, plain-looking PTR name */
-	bool dynamic;   /* a dynamic-looking one */
-	bool aligned;   /* the name of the passing record's domain */
-	bool listed;    /* listed by the config's DNS block lists */
-	bool silent;    /* ... which did not answer for it */
-	bool spf_pass;  /* the sender's domain's SPF passes the client */
-	bool spf_fail;  /* ... fails it */
-	bool no_mail;   /* the sender's domain takes no mail */
-};
-
-static struct sim_view
-view_of(const struct sim_workload *w, const struct sim_class *c,
-        const struct sim_signals *sig, int32_t fcrdns, int32_t dynamic,
-        const struct grey_addr *a, const struct msg *m)
-{
-	struct sim_view v = {.modelled = sig->lookups && fcrdns >= 0};
-	uint32_t ptr = draw(a->bytes, 16, 0);
-	uint32_t id[2] = {m->cls, m->idx};
-
-	if (!v.modelled)
-		return v;
-	/* (one draw: the shares add up, FCrDNS first) */
-	v.confirmed = ptr < (uint32_t)fcrdns;
-	v.dynamic = !v.confirmed && ptr < (uint32_t)(fcrdns + dynamic);
-	v.aligned = draw(a->bytes, 16, 5) < (uint32_t)c->aligned;
-	v.listed = sig->dnsbl && draw(a->bytes, 16, 1) < (uint32_t)c->listed;
-	v.silent = sig->dnsbl && draw(a->bytes, 16, 6) < (uint32_t)w->dnsbl_silent;
-	v.spf_fail = draw(id, sizeof(id), 2) < (uint32_t)c->spf_fail;
-	v.spf_pass = !v.spf_fail && draw(id, sizeof(id), 7) < (uint32_t)c->spf_pass;
-	v.no_mail = sig->sender_domain &&
-	            draw(id, sizeof(id), 3) < (uint32_t)c->no_mail;
-	return v;
-}
-
-/* The view as greygated's signals would find it (policy/trust.h): the
- * model's names stand for organizational domains ("ptr.example": the
- * PTR name's, "sender.example": the sender's, the same when aligned). */
-static struct trust_facts
-facts_of(const struct sim_class *c, const struct sim_signals *sig,
-         const struct sim_view *v, const struct grey_attempt *at)
-{
-	static const uint8_t free_bits[] = {[SIM_SPF_NARROW] = 8,
-	                                    [SIM_SPF_WIDE] = 24,
-	                                    [SIM_SPF_ALL] = 32};
-	bool tls = at->kind == GREY_ATTEMPT_STARTTLS;
-	const char *ptr_org = v->confirmed || v->dynamic ? "ptr.example" : "";
-	/* the passing record's: the PTR name's own when aligned */
-	const char *record_org = v->aligned ? ptr_org : "sender.example";
-
-	return (struct trust_facts){
-	        .tls = tls,
-	        .family = at->client.family,
-	        .ptr_known = true,
-	        /* (a dynamic-looking name is forward-confirmed in the model:
-	         * only its shape counts against it, as in greygated) */
-	        .fcrdns = v->confirmed || v->dynamic ? FCRDNS_CONFIRMED
-	                                             : FCRDNS_NO_PTR,
-	        .dynamic = v->dynamic,
-	        .ptr_org = ptr_org,
-	        .lists = sig->dnsbl,
-	        .lists_known = true,
-	        .lists_complete = !v->silent,
-	        .list_score = v->listed && !v->silent
-	                              ? (int)sig->rules.dnsbl_threshold
-	                              : 0,
-	        /* (at STARTTLS the PTR name's domain's SPF: the model takes
-	         * it to pass as the class's senders' does, by the same term,
-	         * when the name is aligned) */
-	        .spf = {.known = true,
-	                .result = v->spf_fail   ? SPF_FAIL
-	                          : v->spf_pass ? SPF_PASS
-	                                        : SPF_NONE,
-	                .domain_org = tls ? ptr_org : "sender.example",
-	                .own_domain = !tls,
-	                .matched = v->spf_pass || v->spf_fail,
-	                .mechanism = v->spf_fail || c->spf_by == SIM_SPF_ALL
-	                                     ? SPF_ALL
-	                                     : SPF_IP4,
-	                .free_bits = v->spf_fail ? 32 : free_bits[c->spf_by],
-	                .match_org = record_org},
-	        .helo_valid = true,
-	        .sender_domain_known = sig->sender_domain,
-	        .sender_domain = v->no_mail ? SENDER_DOMAIN_NONE
-	                                    : SENDER_DOMAIN_MAIL,
-	};
-}
-
-/* What the signals say of a client of c at an attempt (with lookups), by
- * greygated's own judgement (policy/trust.c): trusted (passed now),
- * suspicious (a longer delay), pooled, or refused at RCPT (SPF fail, a
- * sender's domain without mail, when the settings say). */
-static void
-apply_signals(const struct sim_class *c, const struct sim_signals *sig,
-	      const struct sim_view *v, struct grey_attempt *at)
-{
-	struct trust_facts f;
-	struct trust_verdict verdict;
-
-	if (!v->modelled)
-		return;
-	f = facts_of(c, sig, v, at);
-	if (f.tls && !v->aligned) /* (no SPF to ask of the PTR's domain) */
-		f.spf.known = false;
-	trust_judge(&sig->rules, &f, &verdict);
-	at->trusted = verdict.trusted;
-	at->delay_sec = verdict.delay_sec;
-	at->refuse_spf = verdict.refuse_spf;
-	at->refuse_sender = verdict.refuse_sender;
-	at->pooled = verdict.pooled;
-}
-
-/* --- what greygated's resolver would ask (with lookups) --- */
-
-/* Every answer kept an hour (a common TTL: big providers' SPF records
- * say 5 minutes, many PTRs a day), "no such" 15 minutes (the resolver's
- * bound on negative TTLs). */
-#define SIM_DNS_TTL 3600
-#define SIM_DNS_NEGATIVE_TTL 900
-
-/* The questions, through the resolver's own cache in the month's time:
- * asked (sent to a server) or answered from the cache. */
-struct sim_dns {
-	struct dns_cache *cache;
-	uint64_t asked, cached;
-};
-
-static void
-dns_ask(struct sim_dns *dns, enum dns_type type, const char *name,
-        bool exists, int64_t now)
-{
-	struct dns_answer a = {
-	        .status = exists ? DNS_OK : DNS_NXDOMAIN,
-	        .type = type,
-	        .ttl = exists ? SIM_DNS_TTL : SIM_DNS_NEGATIVE_TTL};
-	uint64_t now_ms = (uint64_t)(now - SIM_EPOCH) * 1000;
-
-	if (dns_cache_get(dns->cache, type, name, now_ms)) {
-		dns->cached++;
-		return;
-	}
-	dns->asked++;
-	(void)dns_cache_put(dns->cache, name, &a, SIM_DNS_TTL, now_ms);
-}
-
-/* A session's questions at the tarpit, as signals.c asks them: the PTR
- * from its start, and the name's address when it has one (the model:
- * a confirmed client's name is its own); at its first RCPT, the sender
- * domain's SPF record and its MX; at STARTTLS, a confirmed client's
- * name's domain's SPF (with trust = fcrdns+spf). (SPF's includes and
- * DNS lists are not modelled: one TXT a domain, no lists, the
- * default.) */
-static void
-dns_session(struct sim_dns *dns, const struct sim_signals *sig,
-            const struct sim_class *c, const struct grey_addr *a,
-            const struct sim_view *v, bool tls, const char *from,
-            int64_t now)
-{
-	char reverse[DNS_REVERSE_MAX], name[DNS_REVERSE_MAX + 8];
-	const char *domain = strchr(from, '@');
-	/* (the model: a dynamic-looking name is its own, as a confirmed
-	 * one; no PTR and a name not resolving back are one share, asked
-	 * as no PTR) */
-	bool named = v->confirmed || v->dynamic;
-
-	dns_reverse_name(a->family, a->bytes, reverse);
-	dns_ask(dns, DNS_PTR, reverse, named, now);
-	if (named) {
-		snprintf(name, sizeof(name), "h.%s", reverse);
-		dns_ask(dns, a->family == AF_INET ? DNS_A : DNS_AAAA, name,
-		        true, now);
-	}
-	if (tls) {
-		if (v->confirmed && sig->rules.mode == TRUST_MODE_FCRDNS_SPF)
-			dns_ask(dns, DNS_TXT, c->name, true, now);
-		return;
-	}
-	if (domain) {
-		dns_ask(dns, DNS_TXT, domain + 1, true, now);
-		dns_ask(dns, DNS_MX, domain + 1, !v->no_mail, now);
-	}
-}
-
 /* What one session came to. */
 enum sim_outcome {
 	SIM_NOT_YET,    /* greylisted (or trapped): it may retry */
@@ -454,7 +244,7 @@ attempt(const struct sim_workload *w, const struct sim_class *c,
 	int r;
 
 	pick_client(c, m, &a);
-	v = view_of(w, c, sig, fcrdns, dynamic, &a, m);
+	v = sim_view_of(w, c, sig, fcrdns, dynamic, &a, m);
 	fast = passed(store, cfg, &a, now);
 	m->met_tarpit |= !fast;
 	if (c->verp)
@@ -464,7 +254,7 @@ attempt(const struct sim_workload *w, const struct sim_class *c,
 		snprintf(from, sizeof(from), "user%u@%s.example",
 			 m->idx % c->senders, c->name);
 	if (!fast && v.modelled)
-		dns_session(dns, sig, c, &a, &v,
+		sim_dns_session(dns, sig, c, &a, &v,
 		            m->tls && (cfg->tls_pass || cfg->tls_strict ||
 		                       cfg->tls_greylist),
 		            from, now);
@@ -474,7 +264,7 @@ attempt(const struct sim_workload *w, const struct sim_class *c,
 					   .now = now, .client = a, .helo = "",
 					   .path = GREY_PATH_TARPIT};
 
-		apply_signals(c, sig, &v, &tls);
+		sim_apply_signals(c, sig, &v, &tls);
 		r = grey_decide(grey, &tls, &d);
 		if (r < 0)
 			return r;
@@ -505,13 +295,13 @@ attempt(const struct sim_workload *w, const struct sim_class *c,
 
 		/* (an unknown one is the same at every retry) */
 		snprintf(to, sizeof(to), "%s%u@example.org",
-			 draw(which, sizeof(which), 4) < (uint32_t)c->unknown_rcpt
+			 sim_draw(which, sizeof(which), 4) < (uint32_t)c->unknown_rcpt
 				 ? "nobody"
 				 : "user",
 			 (m->idx * 7 + i) % c->rcpt_pool);
 		/* (on the fast path only its pooling counts: the triplet
 		 * its delivery notes) */
-		apply_signals(c, sig, &v, &rcpt);
+		sim_apply_signals(c, sig, &v, &rcpt);
 		r = grey_decide(grey, &rcpt, &d);
 		if (r < 0)
 			return r;
