@@ -1,28 +1,46 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""No source file of greygated's services is over 700 lines (issue 30:
-daemon/ split by service, "no file over ~700 lines"). Prints each one
-over and fails; run by meson as the unit test 'file-lengths'. (metrics.c
-once grew to 704 unseen.)"""
+"""No product source file is over 700 lines (issue 30: daemon/ split by
+service, "no file over ~700 lines"; issue 58: every product folder).
+Prints each one over and fails; run by meson as the unit test
+'file-lengths'. (metrics.c once grew to 704 unseen.) A file named in
+WAITING is over for a reason the issue that splits it gives, and fails
+once it is within the bound (then take it out)."""
 import os
 import sys
 
 MOST = 700
+FOLDERS = ("common", "daemon", "nft", "policy", "sensor", "tarpit", "tools")
+WAITING = {
+    # the base calls up into its phases: handed from phase to phase,
+    # it splits (issue 58, "a tarpit session is handed from phase to
+    # phase")
+    "tarpit/server.c": "issue 58: the tarpit's phases",
+}
 
 
 def main(top):
-    over = []
-    for here, _, files in sorted(os.walk(os.path.join(top, "daemon"))):
-        for f in sorted(files):
-            if f.endswith((".c", ".h")):
+    over, stale = [], []
+    for folder in FOLDERS:
+        for here, _, files in sorted(os.walk(os.path.join(top, folder))):
+            for f in sorted(files):
+                if not f.endswith((".c", ".h")):
+                    continue
                 path = os.path.join(here, f)
+                rel = os.path.relpath(path, top)
                 with open(path, encoding="utf-8") as src:
                     n = sum(1 for _ in src)
-                if n > MOST:
-                    over.append((n, os.path.relpath(path, top)))
+                if n > MOST and rel not in WAITING:
+                    over.append((n, rel))
+                elif n <= MOST and rel in WAITING:
+                    stale.append(rel)
     for n, path in over:
         print(f"{path}: {n} lines, more than {MOST}")
-    return 1 if over else 0
+    for path in stale:
+        print(f"{path}: within {MOST} lines now: take it out of WAITING")
+    for path, why in WAITING.items():
+        print(f"(waiting: {path}, {why})")
+    return 1 if over or stale else 0
 
 
 if __name__ == "__main__":
