@@ -341,3 +341,16 @@ dns_reverse_name(int family, const uint8_t *addr, char *out)
 	dns_address_labels(family, addr, true, out);
 	strcat(out, family == AF_INET ? ".in-addr.arpa" : ".ip6.arpa");
 }
+
+size_t
+dns_question_key(enum dns_type type, const char *name,
+                 char key[DNS_NAME_MAX + 1])
+{
+	size_t n = 0;
+
+	key[n++] = (char)type;
+	for (; *name && n < DNS_NAME_MAX + 1; name++)
+		key[n++] = *name >= 'A' && *name <= 'Z' ? (char)(*name + 32)
+		                                        : *name;
+	return n;
+}

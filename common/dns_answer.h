@@ -80,6 +80,11 @@ int dns_answer_read(const unsigned char *msg, size_t len, enum dns_type type,
  * 4.5). */
 bool dns_txt_is_spf(const char *txt, size_t len);
 
+/* dns_question_key - a question's key for a hash table: its type, then
+ * the name in lower case (cut at DNS_NAME_MAX). Return: its length. */
+size_t dns_question_key(enum dns_type type, const char *name,
+                        char key[DNS_NAME_MAX + 1]);
+
 /* dns_answer_clear - the texts freed; out holds nothing after. */
 void dns_answer_clear(struct dns_answer *a);
 

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The resolver's cache (dns_cache.h): the keyed hash table over (type,
- * lower-case name) (names are what clients invent: issue 58) and a list
- * from the most to the least recently used, which is where the bound
- * takes from. */
+ * lower-case name) (names are what clients invent: issue 58) and the use
+ * list, least recently used first, which is where the bound takes from. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -10,10 +9,11 @@
 
 #include "dns_cache.h"
 #include "hash_table.h"
+#include "list.h"
 
 struct entry {
 	struct hash_node node; /* (first: an entry is its node) */
-	struct entry *newer, *older; /* the use list */
+	struct list_node use;  /* in the use list */
 	uint64_t expires_ms;
 	size_t bytes; /* what it holds (entry_bytes) */
 	struct dns_answer answer;
@@ -24,7 +24,7 @@ struct dns_cache {
 	struct hash_table table;
 	size_t count, max;
 	size_t bytes, bytes_max;
-	struct entry *newest, *oldest;
+	struct list uses; /* the least recently used first */
 };
 
 /* What an answer under name holds: its entry and name, and each record's
@@ -53,12 +53,8 @@ static uint64_t
 hash_of(const struct dns_cache *c, enum dns_type type, const char *name)
 {
 	char key[DNS_NAME_MAX + 1];
-	size_t n = 0;
 
-	key[n++] = (char)type;
-	for (; *name && n < sizeof(key); name++)
-		key[n++] = lower(*name);
-	return hash_table_hash(&c->table, key, n);
+	return hash_table_hash(&c->table, key, dns_question_key(type, name, key));
 }
 
 static bool
@@ -82,33 +78,17 @@ dns_cache_new(size_t max, size_t bytes_max)
 		free(c);
 		return NULL;
 	}
+	list_init(&c->uses);
 	return c;
 }
 
-static void
-unlink_use(struct dns_cache *c, struct entry *e)
+/* The least recently used entry, NULL if none. */
+static struct entry *
+oldest(const struct dns_cache *c)
 {
-	if (e->newer)
-		e->newer->older = e->older;
-	else
-		c->newest = e->older;
-	if (e->older)
-		e->older->newer = e->newer;
-	else
-		c->oldest = e->newer;
-	e->newer = e->older = NULL;
-}
+	struct list_node *n = list_front(&c->uses);
 
-static void
-link_newest(struct dns_cache *c, struct entry *e)
-{
-	e->older = c->newest;
-	e->newer = NULL;
-	if (c->newest)
-		c->newest->newer = e;
-	c->newest = e;
-	if (!c->oldest)
-		c->oldest = e;
+	return n ? LIST_ENTRY(n, struct entry, use) : NULL;
 }
 
 static struct entry *
@@ -130,7 +110,7 @@ static void
 drop(struct dns_cache *c, struct entry *e)
 {
 	hash_table_remove(&c->table, &e->node);
-	unlink_use(c, e);
+	list_remove(&e->use);
 	dns_answer_clear(&e->answer);
 	c->bytes -= e->bytes;
 	free(e);
@@ -149,8 +129,8 @@ dns_cache_get(struct dns_cache *c, enum dns_type type, const char *name,
 		drop(c, e);
 		return NULL;
 	}
-	unlink_use(c, e);
-	link_newest(c, e);
+	list_remove(&e->use);
+	list_push_back(&c->uses, &e->use);
 	return &e->answer;
 }
 
@@ -169,7 +149,7 @@ dns_cache_put(struct dns_cache *c, const char *name, const struct dns_answer *a,
 	     a->status != DNS_NXDOMAIN))
 		return 0;
 	while (c->count >= c->max || c->bytes + bytes > c->bytes_max)
-		drop(c, c->oldest);
+		drop(c, oldest(c));
 	e = calloc(1, sizeof(*e) + len + 1);
 	if (!e)
 		return -ENOMEM;
@@ -184,7 +164,7 @@ dns_cache_put(struct dns_cache *c, const char *name, const struct dns_answer *a,
 	e->expires_ms =
 	        now_ms + (uint64_t)(a->ttl < ttl_max ? a->ttl : ttl_max) * 1000;
 	hash_table_add(&c->table, &e->node, hash);
-	link_newest(c, e);
+	list_push_back(&c->uses, &e->use);
 	c->count++;
 	return 0;
 }
@@ -206,8 +186,8 @@ dns_cache_free(struct dns_cache *c)
 {
 	if (!c)
 		return;
-	while (c->oldest)
-		drop(c, c->oldest);
+	while (!list_empty(&c->uses))
+		drop(c, oldest(c));
 	hash_table_free(&c->table);
 	free(c);
 }

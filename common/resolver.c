@@ -11,13 +11,14 @@
 #include <sys/epoll.h>
 
 #include "dns_cache.h"
+#include "hash_table.h"
 #include "log.h"
 #include "resolver.h"
 
 /* One question in flight, and who waits for its answer. */
 struct pending {
+	struct hash_node node; /* (first) in r->pending, by its question */
 	struct resolver *r;
-	struct pending *prev, *next; /* the resolver's */
 	struct resolver_query *waiters;
 	enum dns_type type;
 	bool asking;   /* inside ares_query: an answer now waits in early */
@@ -40,7 +41,9 @@ struct resolver {
 	struct dns_cache *cache;
 	struct resolver_config cfg;
 	struct loop_timer timer;
-	struct pending *pending;
+	struct hash_table pending; /* the questions in flight: one each,
+	                              keyed (names are what clients
+	                              invent, issue 58) */
 	struct resolver_counters n;
 	unsigned timeouts_in_row; /* questions no server answered, in a row */
 	bool said_unwatched; /* a socket the loop could not watch, said once */
@@ -111,14 +114,7 @@ on_socket_state(void *ctx, ares_socket_t fd, int readable, int writable)
 static void
 unlink_pending(struct pending *p)
 {
-	struct resolver *r = p->r;
-
-	if (p->prev)
-		p->prev->next = p->next;
-	else
-		r->pending = p->next;
-	if (p->next)
-		p->next->prev = p->prev;
+	hash_table_remove(&p->r->pending, &p->node);
 }
 
 /* Everyone waiting is told (a waiter may cancel another meanwhile: it is
@@ -241,12 +237,27 @@ on_answer(void *ctx, int status, int timeouts, unsigned char *abuf, int alen)
 	dns_answer_clear(&a);
 }
 
-static struct pending *
-in_flight(struct resolver *r, enum dns_type type, const char *name)
+static uint64_t
+question_hash(const struct resolver *r, enum dns_type type, const char *name)
 {
-	for (struct pending *p = r->pending; p; p = p->next)
-		if (p->type == type && !p->delivering && !strcasecmp(p->name, name))
+	char key[DNS_NAME_MAX + 1];
+
+	return hash_table_hash(&r->pending, key,
+	                       dns_question_key(type, name, key));
+}
+
+static struct pending *
+in_flight(struct resolver *r, enum dns_type type, const char *name,
+          uint64_t h)
+{
+	for (struct hash_node *n = hash_table_chain(&r->pending, h); n;
+	     n = n->next) {
+		struct pending *p = (struct pending *)n;
+
+		if (n->hash == h && p->type == type && !p->delivering &&
+		    !strcasecmp(p->name, name))
 			return p;
+	}
 	return NULL;
 }
 
@@ -257,6 +268,7 @@ resolver_ask(struct resolver *r, const char *name, enum dns_type type,
 	const struct dns_answer *kept;
 	struct resolver_query *q;
 	struct pending *p;
+	uint64_t h;
 
 	*out = NULL;
 	kept = dns_cache_get(r->cache, type, name, loop_now_ms(r->loop));
@@ -270,7 +282,8 @@ resolver_ask(struct resolver *r, const char *name, enum dns_type type,
 		return -ENOMEM;
 	q->fn = fn;
 	q->ctx = ctx;
-	p = in_flight(r, type, name);
+	h = question_hash(r, type, name);
+	p = in_flight(r, type, name, h);
 	if (p) {
 		r->n.joined++;
 		q->p = p;
@@ -289,10 +302,7 @@ resolver_ask(struct resolver *r, const char *name, enum dns_type type,
 	p->type = type;
 	p->waiters = q;
 	q->p = p;
-	p->next = r->pending;
-	if (r->pending)
-		r->pending->prev = p;
-	r->pending = p;
+	hash_table_add(&r->pending, &p->node, h);
 	r->n.asked++;
 	p->asking = true;
 	ares_query(r->channel, name, 1 /* IN */, (int)type, on_answer, p);
@@ -364,8 +374,9 @@ resolver_new(struct loop *loop, const struct resolver_config *cfg, char *err,
 		r->cfg.negative_ttl_max = 900;
 	loop_timer_init(&r->timer, on_timer, r);
 	r->cache = dns_cache_new(r->cfg.cache_max, r->cfg.cache_bytes_max);
-	if (!r->cache) {
+	if (!r->cache || hash_table_init(&r->pending, 64) < 0) {
 		snprintf(err, len, "out of memory");
+		dns_cache_free(r->cache);
 		free(r);
 		return NULL;
 	}
@@ -383,6 +394,7 @@ resolver_new(struct loop *loop, const struct resolver_config *cfg, char *err,
 	if (rc != ARES_SUCCESS) {
 		snprintf(err, len, "c-ares: %s", ares_strerror(rc));
 		dns_cache_free(r->cache);
+		hash_table_free(&r->pending);
 		free(r);
 		return NULL;
 	}
@@ -405,6 +417,7 @@ resolver_free(struct resolver *r)
 	ares_destroy(r->channel); /* each question in flight: EDESTRUCTION */
 	loop_timer_cancel(r->loop, &r->timer);
 	dns_cache_free(r->cache);
+	hash_table_free(&r->pending);
 	free(r);
 }
 

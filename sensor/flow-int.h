@@ -10,6 +10,7 @@
 #include <sys/time.h>
 
 #include "hash_table.h"
+#include "list.h"
 #include "sensor.h"
 
 struct flow;
@@ -21,7 +22,7 @@ struct sensor {
 	sensor_tarpit_fn *tarpit;
 	void *tarpit_ctx;
 	struct hash_table flows; /* by their four ends, keyed */
-	struct flow *lru_head, *lru_tail; /* head: least recently seen */
+	struct list lru; /* the flows, least recently seen first */
 	size_t nflows;
 	size_t held_total;
 	bool quiet; /* flows ending without events (sensor_free) */

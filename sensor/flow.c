@@ -33,7 +33,7 @@ struct dir {
 
 struct flow {
 	struct hash_node node; /* (first) in sensor->flows */
-	struct flow *lru_prev, *lru_next;
+	struct list_node lru; /* in sensor->lru */
 	struct sensor *sensor;
 	uint8_t family;
 	uint8_t client[16], server[16];
@@ -75,6 +75,7 @@ sensor_new(const struct sensor_config *cfg, sensor_event_fn *fn, void *ctx)
 		free(s);
 		return NULL;
 	}
+	list_init(&s->lru);
 	return s;
 }
 
@@ -190,30 +191,22 @@ on_conv_event(enum sensor_event_type type, int reply, const char *helo,
 
 /* --- the flow table --- */
 
-static void
-lru_unlink(struct sensor *s, struct flow *f)
+/* The flow seen longest ago, NULL if none. */
+static struct flow *
+lru_first(const struct sensor *s)
 {
-	if (f->lru_prev)
-		f->lru_prev->lru_next = f->lru_next;
-	else
-		s->lru_head = f->lru_next;
-	if (f->lru_next)
-		f->lru_next->lru_prev = f->lru_prev;
-	else
-		s->lru_tail = f->lru_prev;
-	f->lru_prev = f->lru_next = NULL;
+	struct list_node *n = list_front(&s->lru);
+
+	return n ? LIST_ENTRY(n, struct flow, lru) : NULL;
 }
 
-static void
-lru_append(struct sensor *s, struct flow *f)
+/* The flow seen after f, NULL if none. */
+static struct flow *
+lru_after(const struct sensor *s, const struct flow *f)
 {
-	f->lru_prev = s->lru_tail;
-	f->lru_next = NULL;
-	if (s->lru_tail)
-		s->lru_tail->lru_next = f;
-	else
-		s->lru_head = f;
-	s->lru_tail = f;
+	struct list_node *n = list_next(&s->lru, &f->lru);
+
+	return n ? LIST_ENTRY(n, struct flow, lru) : NULL;
 }
 
 static void
@@ -233,7 +226,7 @@ static void
 flow_end(struct sensor *s, struct flow *f, bool report)
 {
 	hash_table_remove(&s->flows, &f->node);
-	lru_unlink(s, f);
+	list_remove(&f->lru);
 	/* Pending RCPTs are reported (reply 0) before the close. */
 	s->quiet = !report || f->skip;
 	if (f->conv)
@@ -273,9 +266,9 @@ flow_find(struct sensor *s, const struct segment *seg, bool to_server)
 	if ((seg->flags & (TCP_RST | TCP_FIN)) ||
 	    (!(seg->flags & TCP_SYN) && seg->len == 0))
 		return NULL;
-	if (s->nflows >= s->cfg.max_flows && s->lru_head) {
+	if (s->nflows >= s->cfg.max_flows && lru_first(s)) {
 		s->counters.flows_evicted++;
-		flow_end(s, s->lru_head, true);
+		flow_end(s, lru_first(s), true);
 	}
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -288,7 +281,7 @@ flow_find(struct sensor *s, const struct segment *seg, bool to_server)
 	f->server_port = sport;
 	f->from_start = (seg->flags & TCP_SYN) && to_server;
 	hash_table_add(&s->flows, &f->node, h);
-	lru_append(s, f);
+	list_push_back(&s->lru, &f->lru);
 	s->nflows++;
 	s->counters.flows_open = s->nflows;
 	s->counters.flows++;
@@ -473,8 +466,8 @@ sensor_on_segment(struct sensor *s, const struct timeval *ts,
 	 * last.tv_sec): moving a flow once a second, not for every packet,
 	 * spares touching its two neighbours' cache lines each time. */
 	if (ts->tv_sec != f->last.tv_sec) {
-		lru_unlink(s, f);
-		lru_append(s, f);
+		list_remove(&f->lru);
+		list_push_back(&s->lru, &f->lru);
 	}
 	f->last = *ts;
 	d = to_server ? 0 : 1;
@@ -494,10 +487,10 @@ sensor_on_segment(struct sensor *s, const struct timeval *ts,
 		return;
 	}
 	/* Over the global cap: give back the oldest flows' buffers. */
-	while (s->held_total > s->cfg.max_total_bytes && s->lru_head &&
-	       s->lru_head != f) {
+	while (s->held_total > s->cfg.max_total_bytes && lru_first(s) &&
+	       lru_first(s) != f) {
 		s->counters.flows_evicted++;
-		flow_end(s, s->lru_head, true);
+		flow_end(s, lru_first(s), true);
 	}
 }
 
@@ -506,18 +499,18 @@ sensor_expire(struct sensor *s, int64_t now_sec)
 {
 	struct flow *f, *next;
 
-	while (s->lru_head &&
-	       s->lru_head->last.tv_sec + (int64_t)s->cfg.idle_timeout_sec <
+	while (lru_first(s) &&
+	       lru_first(s)->last.tv_sec + (int64_t)s->cfg.idle_timeout_sec <
 		       now_sec)
-		flow_end(s, s->lru_head, true);
+		flow_end(s, lru_first(s), true);
 	/* A tarpit flow is over once silent a while, even if the capture
 	 * lost its FINs in a burst. So is one whose banner was never seen
 	 * (a server speaks first: lost in a burst too): were it still
 	 * talking, its next segment starts it again mid-session. */
-	for (f = s->lru_head;
+	for (f = lru_first(s);
 	     f && f->last.tv_sec + SENSOR_TARPIT_FLOW_IDLE_SEC < now_sec;
 	     f = next) {
-		next = f->lru_next;
+		next = lru_after(s, f);
 		if (f->skip || (s->tarpit && !f->path_known))
 			flow_end(s, f, true);
 	}
@@ -526,8 +519,8 @@ sensor_expire(struct sensor *s, int64_t now_sec)
 void
 sensor_finish(struct sensor *s)
 {
-	while (s->lru_head)
-		flow_end(s, s->lru_head, true);
+	while (lru_first(s))
+		flow_end(s, lru_first(s), true);
 }
 
 void
@@ -535,8 +528,8 @@ sensor_free(struct sensor *s)
 {
 	if (!s)
 		return;
-	while (s->lru_head)
-		flow_end(s, s->lru_head, false);
+	while (lru_first(s))
+		flow_end(s, lru_first(s), false);
 	hash_table_free(&s->flows);
 	free(s);
 }

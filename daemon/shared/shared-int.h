@@ -7,6 +7,7 @@
 #include "allow.h"
 #include "config.h"
 #include "grey_store.h"
+#include "list.h"
 #include "loop.h"
 #include "redis_loop.h"
 #include "shared.h"
@@ -61,7 +62,7 @@ struct shared {
 	int64_t down_since, down_said; /* epoch seconds, 0: up */
 	struct loop_timer minute;
 	/* fetches under way (close tells each it is cancelled) */
-	struct shared_fetch *fetches;
+	struct list fetches; /* of struct shared_fetch */
 	size_t in_flight;
 	/* writes waiting for Redis, or for room in the window, oldest
 	 * first; writes sent and not yet answered */

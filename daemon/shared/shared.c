@@ -33,7 +33,7 @@
 /* A fetch under way: the decider's records, and whom to tell. */
 struct shared_fetch {
 	struct shared *sh;
-	struct shared_fetch *prev, *next;
+	struct list_node under_way; /* in sh->fetches */
 	struct grey_records *w;
 	int64_t now;
 	grey_store_fetched_fn *done;
@@ -99,15 +99,8 @@ on_minute(struct loop *loop, struct loop_timer *t, void *ctx)
 static void
 unlink_fetch(struct shared_fetch *f)
 {
-	struct shared *sh = f->sh;
-
-	if (f->prev)
-		f->prev->next = f->next;
-	else
-		sh->fetches = f->next;
-	if (f->next)
-		f->next->prev = f->prev;
-	sh->in_flight--;
+	list_remove(&f->under_way);
+	f->sh->in_flight--;
 }
 
 /* The decider is told, once; the fetch is over. */
@@ -191,10 +184,7 @@ redis_fetch(struct grey_store *s, struct grey_records *w, int64_t now,
 	f->now = now;
 	f->done = done;
 	f->ctx = ctx;
-	f->next = sh->fetches;
-	if (f->next)
-		f->next->prev = f;
-	sh->fetches = f;
+	list_push_back(&sh->fetches, &f->under_way);
 	sh->in_flight++;
 	/* Not agreed yet (or away): from nothing, at once. */
 	r = sh->agreed ? store_redis_fetch(sh->c, SHARED_PREFIX, w, &sh->bad,
@@ -376,6 +366,7 @@ shared_open(struct loop *loop, const struct config *cfg,
 	sh->loop = loop;
 	sh->cfg = cfg;
 	sh->allow = *allow;
+	list_init(&sh->fetches);
 	ss->base.ops = &redis_ops;
 	ss->base.settings_agreed = true;
 	ss->sh = sh;
@@ -445,8 +436,10 @@ shared_close(struct shared *sh)
 	/* What waits fails (-ECANCELED to its caller) as the connection
 	 * goes. */
 	rconn_free(sh->c);
-	while (sh->fetches)
-		finish(sh->fetches, -ECANCELED);
+	while (!list_empty(&sh->fetches))
+		finish(LIST_ENTRY(list_front(&sh->fetches), struct shared_fetch,
+		                  under_way),
+		       -ECANCELED);
 	if (sh->nwaiting)
 		log_warnx("store: %zu decision(s) not written: Redis was away "
 		          "(their senders are greylisted again, nothing is "
