@@ -183,8 +183,19 @@ on_hup(struct loop *loop, int signo, void *ctx)
 	gateway_reload(ctx, err);
 }
 
-int
-main(int argc, char **argv)
+/* What the command line asked for. */
+struct start {
+	const char *path;
+	bool path_given, foreground, check, dry_run;
+	const char *store_copy; /* --store-copy URL */
+	int level;              /* --log-level, or -1 */
+	struct replay_opts replay;
+};
+
+/* The command line read into st. Return: -1 (refused, said: exit 2),
+ * 0 (go on), or 1 (done: --version, --keys, --help). */
+static int
+read_args(int argc, char **argv, struct start *st)
 {
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'},
@@ -202,186 +213,166 @@ main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	static struct config cfg;
-	const char *path = CONFIG_DEFAULT_PATH;
-	struct replay_opts replay = {0};
-	bool foreground = false, check = false, path_given = false;
-	bool dry_run = false;
-	const char *store_copy = NULL;
-	int level = -1, c, code;
-	struct gateway *gw;
-	struct loop *loop;
-	char err[512] = "";
+	int c;
 
-	/* The unprivileged child, started by greygated itself (child.h). It
-	 * ends at once, the kernel closing all it holds: what would run at
-	 * exit may not under its seccomp filter (a sanitizer's build checks
-	 * for leaks there, by ptrace: every child of such a build ended by
-	 * SIGSYS). */
-	if (argc == 2 && !strcmp(argv[1], "--child"))
-		syscall(SYS_exit_group, child_main());
-	/* The metrics listener, started by greygated too (metrics_http.h). */
-	if (argc == 3 && !strcmp(argv[1], "--metrics-http"))
-		return metrics_http_main(argv[2]);
+	*st = (struct start){.path = CONFIG_DEFAULT_PATH, .level = -1};
 	while ((c = getopt_long(argc, argv, "c:fCl:Vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
-			replay.file = optarg;
+			st->replay.file = optarg;
 			break;
 		case 'n':
-			dry_run = true;
+			st->dry_run = true;
 			break;
 		case 'e':
 			if (strcmp(optarg, "json") != 0) {
 				fprintf(stderr, "greygated: --events: only "
 						"json is known\n");
-				return 2;
+				return -1;
 			}
-			replay.output = REPLAY_EVENTS_JSON;
+			st->replay.output = REPLAY_EVENTS_JSON;
 			break;
 		case 'j':
-			if (replay.output != REPLAY_EVENTS_JSON)
-				replay.output = REPLAY_REPORT_JSON;
+			if (st->replay.output != REPLAY_EVENTS_JSON)
+				st->replay.output = REPLAY_REPORT_JSON;
 			break;
 		case 's':
-			replay.svg = optarg;
+			st->replay.svg = optarg;
 			break;
 		case 'c':
-			path = optarg;
-			path_given = true;
+			st->path = optarg;
+			st->path_given = true;
 			break;
 		case 'f':
-			foreground = true;
+			st->foreground = true;
 			break;
 		case 'C':
-			check = true;
+			st->check = true;
 			break;
 		case 'l':
-			level = log_level_parse(optarg);
-			if (level < 0) {
+			st->level = log_level_parse(optarg);
+			if (st->level < 0) {
 				fprintf(stderr, "greygated: bad log level "
 						"'%s'\n", optarg);
-				return 2;
+				return -1;
 			}
 			break;
 		case 'V':
 			printf("greygated %s (%s)\n", GREYGATE_VERSION,
 			       build_features);
-			return 0;
+			return 1;
 		case 'K':
 			config_list_keys(stdout);
-			return 0;
+			return 1;
 		case 'S':
-			store_copy = optarg;
+			st->store_copy = optarg;
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			return 1;
 		default:
 			usage(stderr);
-			return 2;
+			return -1;
 		}
 	}
 	if (optind != argc) {
 		usage(stderr);
-		return 2;
+		return -1;
 	}
-	if (!replay.file && (replay.output || replay.svg)) {
+	if (!st->replay.file && (st->replay.output || st->replay.svg)) {
 		fprintf(stderr, "greygated: --json, --events and --svg are for "
 				"--replay\n");
-		return 2;
+		return -1;
 	}
-	if (!replay.file != !dry_run) {
+	if (!st->replay.file != !st->dry_run) {
 		fprintf(stderr, "greygated: --replay FILE and --dry-run go "
 				"together (a replay never touches the "
 				"kernel)\n");
-		return 2;
+		return -1;
 	}
-	config_defaults(&cfg);
-	config_warnings_now = check;
-	if (config_load(&cfg, path, !path_given, warn_config, (void *)path,
-			err) < 0 ||
-	    (!replay.file && config_check_system(&cfg, err) < 0)) {
-		fprintf(stderr, "greygated: %s\n", err);
-		return 2;
-	}
-	if (config_resolve_auto(&cfg, err) < 0) {
-		fprintf(stderr, "greygated: %s\n", err);
-		return 2;
-	}
-	/* [greylist] privacy's key: checked here, read (or made) at start
-	 * by the gateway once its store's folder is there; a replay reads
-	 * it; a copy moves the store's keys as they are, hashed or not */
-	if ((check || replay.file) && cfg.grey.privacy) {
-		char key_path[256];
-		bool made;
-		int r = config_privacy_key(&cfg, false, &made, key_path, err);
+	return 0;
+}
 
-		if (r == -ENOENT && check) {
-			printf("greygated: [greylist] privacy: %s does not exist "
-			       "yet: greygated makes it at start (copy it to "
-			       "every gateway sharing a store)\n",
-			       key_path);
-		} else if (r < 0) {
-			fprintf(stderr, "greygated: [greylist] privacy: %s\n",
-			        err);
-			return 2;
-		} else if (check) {
-			char fp[PRIVACY_FINGERPRINT_SIZE];
+/* [greylist] privacy's key: checked here (--check-config, --replay);
+ * read (or made) at start by the gateway once its store's folder is
+ * there; a copy moves the store's keys as they are, hashed or not.
+ * Return: 0, or -1 (said). */
+static int
+check_privacy_key(struct config *cfg, const struct start *st, char *err)
+{
+	char key_path[256];
+	bool made;
+	int r;
 
-			privacy_fingerprint(cfg.grey.privacy_key, fp);
-			printf("greygated: [greylist] privacy: senders and "
-			       "recipients stored as keyed hashes (key %s, "
-			       "fingerprint %s)\n",
-			       key_path, fp);
-		}
-	}
-	if (store_copy) {
-		log_init("greygated", false, LOG_LEVEL_WARN);
-		say_config_warnings();
-		return copy_store_main(&cfg, store_copy);
-	}
-	if (check) {
-		if (fit_fd_limit(&cfg, true, warn_config, (void *)path) < 0) {
-			fprintf(stderr, "greygated: %s: file descriptors: too "
-			        "few for the policy door\n", path);
-			return 2;
-		}
-		if (check_policy_lists(&cfg, err) < 0) {
-			fprintf(stderr, "greygated: [policy] %s\n", err);
-			return 2;
-		}
-		if (cfg.handoff.setting == HANDOFF_TRANSPARENT)
-			printf("greygated: [handoff] mode = transparent needs "
-			       "CAP_NET_ADMIN (root), policy routing by mark "
-			       "and port, IP_TRANSPARENT and nft route chains "
-			       "with ct mark (policy routing found here; "
-			       "the rest is tried at start); greygated adds "
-			       "ip rule fwmark 0x%x "
-			       "ipproto tcp sport %u lookup %u at start and "
-			       "removes it at exit\n",
-			       cfg.handoff.mark, cfg.nft.smtp_port,
-			       cfg.handoff.route_table);
-		if (cfg.handoff.setting == HANDOFF_AUTO)
-			printf("greygated: [handoff] mode = auto: %s%s\n",
-			       cfg.handoff.auto_on ? "" : "off: ",
-			       cfg.handoff.auto_why);
-		printf("greygated: %s: ok\n", path);
+	if (!(st->check || st->replay.file) || !cfg->grey.privacy)
 		return 0;
-	}
-	if (level >= 0)
-		cfg.log_level = level;
-	if (replay.file) {
-		log_init("greygated", false, LOG_LEVEL_WARN);
-		say_config_warnings();
-		return replay_run(&cfg, &replay);
-	}
-	/* In the foreground, logs go to stderr; otherwise to syslog (mail). */
-	log_init("greygated", !foreground,
-		 (enum log_level)cfg.log_level);
-	say_config_warnings();
+	r = config_privacy_key(cfg, false, &made, key_path, err);
+	if (r == -ENOENT && st->check) {
+		printf("greygated: [greylist] privacy: %s does not exist "
+		       "yet: greygated makes it at start (copy it to "
+		       "every gateway sharing a store)\n",
+		       key_path);
+	} else if (r < 0) {
+		fprintf(stderr, "greygated: [greylist] privacy: %s\n", err);
+		return -1;
+	} else if (st->check) {
+		char fp[PRIVACY_FINGERPRINT_SIZE];
 
-	if (fit_fd_limit(&cfg, false, say_fd_limit, NULL) < 0) {
+		privacy_fingerprint(cfg->grey.privacy_key, fp);
+		printf("greygated: [greylist] privacy: senders and "
+		       "recipients stored as keyed hashes (key %s, "
+		       "fingerprint %s)\n",
+		       key_path, fp);
+	}
+	return 0;
+}
+
+/* --check-config: what start would refuse, refused; what it will do,
+ * said. Return: the exit status. */
+static int
+run_check(struct config *cfg, const struct start *st, char *err)
+{
+	if (fit_fd_limit(cfg, true, warn_config, (void *)st->path) < 0) {
+		fprintf(stderr, "greygated: %s: file descriptors: too "
+		        "few for the policy door\n", st->path);
+		return 2;
+	}
+	if (check_policy_lists(cfg, err) < 0) {
+		fprintf(stderr, "greygated: [policy] %s\n", err);
+		return 2;
+	}
+	if (cfg->handoff.setting == HANDOFF_TRANSPARENT)
+		printf("greygated: [handoff] mode = transparent needs "
+		       "CAP_NET_ADMIN (root), policy routing by mark "
+		       "and port, IP_TRANSPARENT and nft route chains "
+		       "with ct mark (policy routing found here; "
+		       "the rest is tried at start); greygated adds "
+		       "ip rule fwmark 0x%x "
+		       "ipproto tcp sport %u lookup %u at start and "
+		       "removes it at exit\n",
+		       cfg->handoff.mark, cfg->nft.smtp_port,
+		       cfg->handoff.route_table);
+	if (cfg->handoff.setting == HANDOFF_AUTO)
+		printf("greygated: [handoff] mode = auto: %s%s\n",
+		       cfg->handoff.auto_on ? "" : "off: ",
+		       cfg->handoff.auto_why);
+	printf("greygated: %s: ok\n", st->path);
+	return 0;
+}
+
+/* The gateway (or the policy door alone), until a stop signal. Return:
+ * the exit status. */
+static int
+run_gateway(struct config *cfg, const struct start *st, char *err)
+{
+	struct gateway *gw;
+	struct loop *loop;
+	int code;
+
+	/* In the foreground, logs go to stderr; otherwise to syslog (mail). */
+	log_init("greygated", !st->foreground, (enum log_level)cfg->log_level);
+	say_config_warnings();
+	if (fit_fd_limit(cfg, false, say_fd_limit, NULL) < 0) {
 		log_warnx("cannot start: file descriptors: too few for the "
 		          "policy door (RLIMIT_NOFILE)");
 		return 2;
@@ -393,37 +384,89 @@ main(int argc, char **argv)
 	    loop_add_signal(loop, SIGINT, on_stop_signal, NULL) < 0)
 		fatalx("cannot watch signals");
 	signal(SIGPIPE, SIG_IGN);
-	if (gateway_open(&cfg, loop, &gw, err) < 0) {
+	if (gateway_open(cfg, loop, &gw, err) < 0) {
 		log_warnx("cannot start: %s", err);
 		loop_free(loop);
 		return 2;
 	}
 	loop_add_signal(loop, SIGHUP, on_hup, gw);
 	/* Everything is open: keep only what running needs. */
-	if (privs_drop_parent(cfg.gateway) < 0)
+	if (privs_drop_parent(cfg->gateway) < 0)
 		log_warn("cannot drop capabilities (running with all of "
 			 "root's)");
 	/* (once up: a refusal to start stays one line) */
-	if (cfg.handoff.setting == HANDOFF_AUTO && cfg.handoff.auto_on)
-		log_info("hand-off: auto: %s", cfg.handoff.auto_why);
-	else if (cfg.handoff.setting == HANDOFF_AUTO && cfg.gateway)
+	if (cfg->handoff.setting == HANDOFF_AUTO && cfg->handoff.auto_on)
+		log_info("hand-off: auto: %s", cfg->handoff.auto_why);
+	else if (cfg->handoff.setting == HANDOFF_AUTO && cfg->gateway)
 		log_warnx("hand-off: auto: off: %s; a passing attempt hears "
-			  "451 and retries", cfg.handoff.auto_why);
-	if (cfg.gateway)
+			  "451 and retries", cfg->handoff.auto_why);
+	if (cfg->gateway)
 		log_info("greygated %s up: capturing on %s (ring %u KiB), "
 			 "tarpit on port %u, table inet %s, delay %us",
-			 GREYGATE_VERSION, cfg.interface,
-			 cfg.capture_buffer / 1024, cfg.nft.tarpit_port,
-			 cfg.table, cfg.grey.delay_sec);
+			 GREYGATE_VERSION, cfg->interface,
+			 cfg->capture_buffer / 1024, cfg->nft.tarpit_port,
+			 cfg->table, cfg->grey.delay_sec);
 	else
 		log_info("greygated %s up: the policy door alone on %s (no "
 			 "capture, no table, no tarpit), delay %us",
-			 GREYGATE_VERSION, cfg.policy.listen,
-			 cfg.grey.delay_sec);
+			 GREYGATE_VERSION, cfg->policy.listen,
+			 cfg->grey.delay_sec);
 	privs_notify_ready();
 	code = loop_run(loop);
 	gateway_close(gw);
 	loop_free(loop);
 	log_info("stopped");
 	return code < 0 ? 1 : code;
+}
+
+/* A short dispatch by mode (issue 58): the child and the metrics
+ * listener (greygated starts them itself), then the admin's: a copy of
+ * the store, a check of the settings, a replay, the gateway. */
+int
+main(int argc, char **argv)
+{
+	static struct config cfg;
+	struct start st;
+	char err[512] = "";
+	int r;
+
+	/* The unprivileged child, started by greygated itself (child.h). It
+	 * ends at once, the kernel closing all it holds: what would run at
+	 * exit may not under its seccomp filter (a sanitizer's build checks
+	 * for leaks there, by ptrace: every child of such a build ended by
+	 * SIGSYS). */
+	if (argc == 2 && !strcmp(argv[1], "--child"))
+		syscall(SYS_exit_group, child_main());
+	/* The metrics listener, started by greygated too (metrics_http.h). */
+	if (argc == 3 && !strcmp(argv[1], "--metrics-http"))
+		return metrics_http_main(argv[2]);
+	r = read_args(argc, argv, &st);
+	if (r != 0)
+		return r < 0 ? 2 : 0;
+	config_defaults(&cfg);
+	config_warnings_now = st.check;
+	if (config_load(&cfg, st.path, !st.path_given, warn_config,
+	                (void *)st.path, err) < 0 ||
+	    (!st.replay.file && config_check_system(&cfg, err) < 0) ||
+	    config_resolve_auto(&cfg, err) < 0) {
+		fprintf(stderr, "greygated: %s\n", err);
+		return 2;
+	}
+	if (check_privacy_key(&cfg, &st, err) < 0)
+		return 2;
+	if (st.store_copy) {
+		log_init("greygated", false, LOG_LEVEL_WARN);
+		say_config_warnings();
+		return copy_store_main(&cfg, st.store_copy);
+	}
+	if (st.check)
+		return run_check(&cfg, &st, err);
+	if (st.level >= 0)
+		cfg.log_level = st.level;
+	if (st.replay.file) {
+		log_init("greygated", false, LOG_LEVEL_WARN);
+		say_config_warnings();
+		return replay_run(&cfg, &st.replay);
+	}
+	return run_gateway(&cfg, &st, err);
 }
