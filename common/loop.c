@@ -38,6 +38,10 @@ struct loop {
 	size_t nfds_alloc;
 	struct sig_slot sigs[LOOP_NSIG];
 	struct loop_timer *timers; /* the heap's root: the one due first */
+	struct hook {
+		loop_hook_fn *fn;
+		void *ctx;
+	} hooks[LOOP_HOOKS_MAX];
 	bool quit;
 	int quit_code;
 };
@@ -363,10 +367,33 @@ wait_budget_ms(struct loop *loop, int max_wait_ms)
 }
 
 int
+loop_before_wait(struct loop *loop, loop_hook_fn *fn, void *ctx)
+{
+	for (size_t i = 0; i < LOOP_HOOKS_MAX; i++)
+		if (!loop->hooks[i].fn) {
+			loop->hooks[i] = (struct hook){fn, ctx};
+			return 0;
+		}
+	return -ENOSPC;
+}
+
+void
+loop_before_wait_stop(struct loop *loop, loop_hook_fn *fn, void *ctx)
+{
+	for (size_t i = 0; i < LOOP_HOOKS_MAX; i++)
+		if (loop->hooks[i].fn == fn && loop->hooks[i].ctx == ctx)
+			loop->hooks[i] = (struct hook){NULL, NULL};
+}
+
+int
 loop_run_once(struct loop *loop, int max_wait_ms)
 {
 	struct epoll_event evs[LOOP_BATCH];
 	int n, ran = fire_due_timers(loop);
+
+	for (size_t i = 0; i < LOOP_HOOKS_MAX; i++)
+		if (loop->hooks[i].fn)
+			loop->hooks[i].fn(loop->hooks[i].ctx);
 
 	n = epoll_wait(loop->epfd, evs, LOOP_BATCH,
 		       ran ? 0 : wait_budget_ms(loop, max_wait_ms));

@@ -19,6 +19,8 @@ typedef void loop_fd_fn(struct loop *loop, int fd, uint32_t events, void *ctx);
 typedef void loop_signal_fn(struct loop *loop, int signo, void *ctx);
 typedef void loop_timer_fn(struct loop *loop, struct loop_timer *timer,
 			   void *ctx);
+/* Called before the loop waits: what the turn queued goes out now. */
+typedef void loop_hook_fn(void *ctx);
 
 /* A timer lives inside its owner's struct; the loop only points at it
  * (the timers waiting are linked through themselves: nothing is
@@ -88,12 +90,26 @@ uint64_t loop_now_ms(const struct loop *loop);
 int64_t loop_wall_sec(const struct loop *loop);
 
 /*
- * loop_run_once - fire due timers, wait for events at most max_wait_ms
+ * loop_run_once - fire due timers, run the hooks (loop_before_wait),
+ * wait for events at most max_wait_ms
  * (less if a timer is due sooner; -1 waits for the next event or timer),
  * dispatch them, fire timers that became due.
  * Return: number of callbacks run, or -errno from epoll_wait.
  */
 int loop_run_once(struct loop *loop, int max_wait_ms);
+
+/* Hooks run before each wait, at most this many. */
+#define LOOP_HOOKS_MAX 4
+
+/*
+ * loop_before_wait - fn(ctx) runs each time before the loop waits for
+ * events (issue 58: the sets send what a turn queued, whoever queued
+ * it). Return: 0, or -ENOSPC (LOOP_HOOKS_MAX already).
+ */
+int loop_before_wait(struct loop *loop, loop_hook_fn *fn, void *ctx);
+
+/* loop_before_wait_stop - fn(ctx) no longer runs. */
+void loop_before_wait_stop(struct loop *loop, loop_hook_fn *fn, void *ctx);
 
 /* loop_run - run turns until loop_quit. Return: the code given to
  * loop_quit, or -errno if waiting failed. */

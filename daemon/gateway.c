@@ -30,6 +30,7 @@
 #include "metrics_http.h"
 #include "policy_door.h"
 #include "resolver.h"
+#include "nftset_commit.h"
 #include "shared.h"
 #include "signals.h"
 #include "site_report.h"
@@ -310,7 +311,12 @@ open_gateway(struct gateway *gw, char *err)
 			 nftset_explain(r));
 		return r;
 	}
-	decider_use_sets(gw->decider, gw->nft);
+	/* (what a turn queued goes out before the loop waits) */
+	r = nftset_commit_before_wait(gw->loop, gw->nft);
+	if (r < 0) {
+		snprintf(err, 512, "nft: the sets' commit: %s", strerror(-r));
+		return r;
+	}
 	r = handoff_route_open(gw->handoff, err);
 	if (r < 0 && gw->cfg->handoff.setting == HANDOFF_AUTO) {
 		/* auto: the hand-off off, not the gateway */
@@ -478,7 +484,10 @@ gateway_close(struct gateway *gw)
 	allow_lists_close(gw->allow);
 	handoff_route_close(gw->handoff);
 	handoff_state_free(gw->handoff);
-	decider_use_sets(gw->decider, NULL);
+	if (gw->nft) {
+		nftset_commit_now(gw->nft); /* (what is queued, not lost) */
+		nftset_commit_before_wait_stop(gw->loop, gw->nft);
+	}
 	nftset_close(gw->nft);
 	gw->nft = NULL;
 	/* (the figures saved, the store synced, its last snapshot) */
@@ -588,7 +597,7 @@ gateway_figures(struct gateway *gw, struct metrics_snapshot *s)
 	s->handoff_ready = handoff_ready(gw->handoff);
 	handoff_get_counts(gw->handoff, &s->handoffs_started,
 	                   &s->handoffs_failed);
-	s->set_changes_failed = decider_set_changes_failed(gw->decider);
+	s->set_changes_failed = nftset_changes_failed(gw->nft);
 	grey_store_get_status(gw->records, &s->shared);
 	s->shared_up = s->shared.up;
 	s->shared_disagreed = s->shared.disagreed;

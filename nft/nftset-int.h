@@ -32,6 +32,7 @@ struct nftset {
 	struct op *ops;
 	size_t nops, ops_alloc;
 	uint64_t batches;
+	uint64_t changes_failed; /* nftset_note_failed */
 	/* the pass sets' elements of a persistent table taken back, as
 	 * they were before its rebuild emptied them (nftset_kept_passes) */
 	struct nftset_elem *kept;

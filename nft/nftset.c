@@ -425,6 +425,18 @@ nftset_flush(struct nftset *nft, enum nftset_kind kind)
 	return queue_op(nft, &op);
 }
 
+uint64_t
+nftset_note_failed(struct nftset *nft, uint64_t n)
+{
+	return nft->changes_failed += n;
+}
+
+uint64_t
+nftset_changes_failed(const struct nftset *nft)
+{
+	return nft ? nft->changes_failed : 0;
+}
+
 size_t
 nftset_queued(const struct nftset *nft)
 {

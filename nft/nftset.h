@@ -89,6 +89,14 @@ MUST_CHECK int nftset_flush(struct nftset *nft, enum nftset_kind kind);
 /* nftset_queued - operations waiting for nftset_commit. */
 size_t nftset_queued(const struct nftset *nft);
 
+/* nftset_note_failed - n more changes that will not reach the kernel
+ * (refused when queued, at the commit, or not sent). Return: how many
+ * so far, since nftset_open. */
+uint64_t nftset_note_failed(struct nftset *nft, uint64_t n);
+
+/* nftset_changes_failed - how many so far (NULL: 0). */
+uint64_t nftset_changes_failed(const struct nftset *nft);
+
 /* Told about each queued operation the kernel refused (a pass or trap
  * key as the range of its prefix). */
 typedef void nftset_fail_fn(enum nftset_kind kind,

@@ -11,6 +11,7 @@
 #include "allow_lists.h"
 #include "grey_store.h"
 #include "log.h"
+#include "nftset_commit.h"
 
 /* The allow lists as they are now. */
 struct allow_lists {
@@ -132,8 +133,8 @@ allow_lists_reload(struct allow_lists *al)
 	}
 	if (al->links.nft &&
 	    (r = nftset_flush(al->links.nft, NFTSET_ALLOW)) < 0)
-		decider_set_failed(al->links.decider, "allow",
-		                   "the allow sets' old entries", r);
+		nftset_failed(al->links.nft, "allow",
+		            "the allow sets' old entries", r);
 	for (size_t i = 0; i < n && al->links.nft; i++) {
 		char text[IP_RANGE_TEXT_MAX];
 
@@ -144,11 +145,11 @@ allow_lists_reload(struct allow_lists *al)
 		                : 0,
 		        ranges[i].comment);
 		if (r < 0)
-			decider_set_failed(
-			        al->links.decider, "allow",
-			        ip_range_format(&ranges[i].range, text), r);
+			nftset_failed(al->links.nft, "allow",
+			            ip_range_format(&ranges[i].range, text), r);
 	}
-	decider_commit(al->links.decider);
+	/* (at once: at start the loop has not turned yet) */
+	nftset_commit_now(al->links.nft);
 	free(al->ranges);
 	al->ranges = ranges;
 	al->nallow = n;

@@ -16,6 +16,8 @@
 #include "commands-int.h"
 #include "grey_store.h"
 #include "log.h"
+#include "follow_sets.h"
+#include "nftset_commit.h"
 
 struct release {
 	const struct command_links *links;
@@ -210,16 +212,18 @@ command_forget(const struct command_links *links, const char *client,
 	if (one) {
 		int t;
 
-		decider_prefix_of(&given, &p);
+		sets_prefix_of(&given, &p);
 		if (links->nft &&
 		    ((t = nftset_del(links->nft, NFTSET_TRAP, &p)) < 0 ||
 		     (nftset_pass_kind(links->nft, &p) == NFTSET_TRUST &&
 		      (t = nftset_del(links->nft, NFTSET_TRUST, &p)) < 0)))
-			decider_set_failed(links->decider, "forget", client, t);
+			nftset_failed(links->nft, "forget", client, t);
 	}
-	decider_prefix_of(&key, &p);
+	sets_prefix_of(&key, &p);
 	if (links->nft && (d = nftset_del(links->nft, NFTSET_PASS, &p)) < 0)
-		decider_set_failed(links->decider, "forget", key_out, d);
+		nftset_failed(links->nft, "forget", key_out, d);
+	/* (at once: the answer says it is done) */
+	nftset_commit_now(links->nft);
 	decider_commit_sync(links->decider);
 	if (r != GREY_STORE_UNDER_WAY)
 		log_info("action=forget, client=%s, key=%s, records=%d", client,

@@ -27,20 +27,18 @@
 /* The decider's own state. */
 struct decider {
 	/* what it decides with (borrowed): its clock, the settings, the
-	 * LMDB file it commits, the greylist's records (whichever store),
-	 * the sets it commits (NULL: none) */
+	 * LMDB file it commits, the greylist's records (whichever store);
+	 * no sets: they commit what its listener queues (nftset_commit.h) */
 	struct loop *loop;
 	const struct config *cfg;
 	struct store *store;
 	struct grey_store *records;
-	struct nftset *nft;
 	struct grey *grey; /* the greylist's decision, its lists and
 			      counters (policy/grey.c) */
 	struct gateway_decision *starting; /* a decision being fetched in
 					      this call (done inline?) */
 	uint64_t store_committed_ms; /* the last commit, loop ms */
 	bool must_commit; /* a pass or trap waits: commit it this turn */
-	uint64_t set_changes_failed; /* that did not reach the kernel */
 	struct decider_fetch_latency fetch; /* the store's, each decision */
 	/* who acts on each decision (the nft sets: follow_sets.c) */
 	struct decider_listener listeners[DECIDER_LISTENERS_MAX];
@@ -100,12 +98,6 @@ decider_use_records(struct decider *d, struct grey_store *records)
 	d->records = records;
 }
 
-void
-decider_use_sets(struct decider *d, struct nftset *nft)
-{
-	d->nft = nft;
-}
-
 struct grey *
 decider_grey(const struct decider *d)
 {
@@ -119,85 +111,14 @@ decider_commit_sync(struct decider *d)
 	decider_commit(d);
 }
 
-uint64_t
-decider_set_changes_failed(const struct decider *d)
-{
-	return d->set_changes_failed;
-}
-
-void
-decider_prefix_of(const struct grey_client *c, struct nftset_prefix *p)
-{
-	p->family = c->family;
-	p->prefix = c->prefix;
-	memcpy(p->bytes, c->bytes, 16);
-}
-
-/* What a client sees when a change of the kind's set does not reach the
- * kernel. */
-static const char *
-consequence(const char *what)
-{
-	if (!strcmp(what, "pass"))
-		return "it meets the tarpit again until one of its attempts "
-		       "puts it back";
-	if (!strcmp(what, "trap"))
-		return "it is greylisted, not trapped, until it is trapped "
-		       "again";
-	if (!strcmp(what, "forget"))
-		return "it stays passed until its element times out";
-	return "that network is greylisted until the next reload or "
-	       "allow puts it back";
-}
-
-void
-decider_set_failed(struct decider *d, const char *what, const char *key,
-                   int err)
-{
-	if (++d->set_changes_failed % 100 != 1)
-		return;
-	log_warnx("nft: %s of %s did not reach the kernel's set (%s): %s "
-	          "(%" PRIu64 " set change(s) failed so far)",
-	          what, key, strerror(-err), consequence(what),
-	          d->set_changes_failed);
-}
-
-static void
-on_nft_refused(enum nftset_kind kind, const struct ip_range *range, int err,
-               void *ctx)
-{
-	char text[IP_RANGE_TEXT_MAX];
-
-	decider_set_failed(ctx,
-	                   kind == NFTSET_PASS    ? "pass"
-	                   : kind == NFTSET_TRAP  ? "trap"
-	                   : kind == NFTSET_TRUST ? "trusted pass"
-	                                          : "allow",
-	                   ip_range_format(range, text), err);
-}
-
-/* Sends the queued set changes now (a pass must reach the kernel at
- * once); commits the store when enough waits or time passed, or when
- * force is set. */
+/* Commits the store when enough waits or time passed, or when force is
+ * set. (The sets send their own: nftset_commit.h.) */
 static void
 commit_now(struct decider *d, bool force)
 {
 	uint64_t now = loop_now_ms(d->loop);
 	int r;
 
-	if (d->nft && nftset_queued(d->nft)) {
-		size_t queued = nftset_queued(d->nft);
-
-		r = nftset_commit(d->nft, on_nft_refused, d);
-		if (r < 0) {
-			d->set_changes_failed += queued;
-			log_warnx("nft: %zu set change(s) not sent (%s): the "
-			          "passed clients among them meet the tarpit "
-			          "again until one of their attempts puts them "
-			          "back",
-			          queued, strerror(-r));
-		}
-	}
 	if (d->store &&
 	    store_commit_due(store_pending(d->store), force, d->must_commit,
 	                     now, d->store_committed_ms,
@@ -346,7 +267,8 @@ decider_decided(struct decider *dc, const struct grey_attempt *a,
                 const struct grey_decision *d, bool log)
 {
 	apply(dc, a, d);
-	/* A pass reaches the kernel in the same turn it is decided. */
+	/* (the store's commit when due; a pass reaches the kernel in the
+	 * same turn, before the loop waits: nftset_commit.h) */
 	decider_commit_turn(dc);
 	if (log)
 		log_decision(dc, a, d);

@@ -2,9 +2,9 @@
 /* The decider: greygated's decision service (decide.c). An attempt in;
  * greygated's own clock decides it over the greylist's records; the
  * decision goes to the store, to the listeners (the nft sets) and one
- * postgrey-style log line. It owns the commit of both: the sets' queue at
- * once, the store when a pass or trap waits. Made with what it decides
- * with (its links), nothing of the gateway's beyond them. */
+ * postgrey-style log line. It owns the store's commit (when a pass or
+ * trap waits); the sets own theirs (nftset_commit.h). Made with what it
+ * decides with (its links), nothing of the gateway's beyond them. */
 #ifndef GREYGATE_DECIDE_H
 #define GREYGATE_DECIDE_H
 
@@ -15,7 +15,6 @@
 #include "decision_port.h"
 #include "policy.h"
 #include "loop.h"
-#include "nftset.h"
 #include "store_lmdb.h"
 #include "tarpit.h"
 
@@ -38,9 +37,6 @@ void decider_close(struct decider *d);
  * them (borrowed; NULL: none, before it is open or after it is freed). */
 void decider_use_records(struct decider *d, struct grey_store *records);
 
-/* decider_use_sets - the nft sets whose queued changes each turn's
- * commit sends (borrowed; NULL: none, as without a gateway). */
-void decider_use_sets(struct decider *d, struct nftset *nft);
 
 /* decider_grey - the greylist: its lists, counters and settings, for
  * those who report them or change them (allow lists, exempt recipients
@@ -100,12 +96,6 @@ void decider_verdict_of(const struct decider *d, int r,
                         const struct grey_decision *dec,
                         struct tarpit_verdict *v);
 
-/* decider_set_failed - a set change that will not reach the kernel:
- * counted, and said (the first, then every hundredth) with what the
- * client sees: what ("pass", "trap", "forget", "allow"), key (the
- * client's key or network), err (-errno). */
-void decider_set_failed(struct decider *d, const char *what, const char *key,
-                        int err);
 
 /* How long the store took to give a decision its records (from the
  * fetch to the records: LMDB within the call, Redis a round trip), as a
@@ -122,19 +112,12 @@ struct decider_fetch_latency {
 const struct decider_fetch_latency *
 decider_fetch_latency(const struct decider *d);
 
-/* decider_set_changes_failed - set changes that did not reach the
- * kernel (decider_set_failed), since the decider was made. */
-uint64_t decider_set_changes_failed(const struct decider *d);
-
-/* decider_commit - send queued set changes and commit the store now;
- * _sync: and the store synced to disk; _turn: send queued set changes
- * now, commit the store if a pass or trap waits, or enough writes or
- * time piled up. */
+/* decider_commit - commit the store now; _sync: and synced to disk;
+ * _turn: commit it if a pass or trap waits, or enough writes or time
+ * piled up. */
 void decider_commit(struct decider *d);
 void decider_commit_sync(struct decider *d);
 void decider_commit_turn(struct decider *d);
 
-/* decider_prefix_of - a client key as the sets' prefix. */
-void decider_prefix_of(const struct grey_client *c, struct nftset_prefix *p);
 
 #endif

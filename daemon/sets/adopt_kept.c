@@ -16,6 +16,7 @@
 #include "follow_sets.h"
 #include "grey_store.h"
 #include "log.h"
+#include "nftset_commit.h"
 #include "nftset.h"
 
 /* Fetches under way at once (a shared store's own bound is higher). */
@@ -48,6 +49,7 @@ finish(struct adoption *a)
 
 	if (!a->cancelled) {
 		/* (the sets, and the store at once) */
+		nftset_commit_now(l->nft);
 		decider_commit(l->decider);
 		log_info("nft: %zu passed client(s) the kept table held and "
 		         "%s lacked were written back into it (their last "
@@ -74,9 +76,8 @@ hold(struct adoption *a, const struct nftset_elem *e)
 		struct grey_client c = {.family = p.family, .prefix = p.prefix};
 
 		memcpy(c.bytes, p.bytes, sizeof(c.bytes));
-		decider_set_failed(a->links.decider, "pass",
-		                   grey_client_format(&c, text, sizeof(text)),
-		                   r);
+		nftset_failed(a->links.nft, "pass",
+		            grey_client_format(&c, text, sizeof(text)), r);
 	}
 }
 

@@ -16,10 +16,19 @@
 #include "follow_sets.h"
 #include "grey_store.h"
 #include "log.h"
+#include "nftset_commit.h"
 
 struct sets_follower {
 	struct set_links links;
 };
+
+void
+sets_prefix_of(const struct grey_client *c, struct nftset_prefix *p)
+{
+	p->family = c->family;
+	p->prefix = c->prefix;
+	memcpy(p->bytes, c->bytes, 16);
+}
 
 static int64_t
 now_of(void *ctx)
@@ -41,7 +50,7 @@ hold_from(struct sets_follower *f, bool trap, const struct grey_client *key,
 
 	if (expires <= now || !f->links.nft)
 		return 0;
-	decider_prefix_of(key, &p);
+	sets_prefix_of(key, &p);
 	r = nftset_add(f->links.nft,
 	               trap ? NFTSET_TRAP : nftset_pass_kind(f->links.nft, &p), &p,
 	               (uint64_t)(expires - now) * 1000,
@@ -51,9 +60,8 @@ hold_from(struct sets_follower *f, bool trap, const struct grey_client *key,
 		 * another client_prefix, or another gateway's settings) */
 		char text[64];
 
-		decider_set_failed(f->links.decider, trap ? "trap" : "pass",
-		                   grey_client_format(key, text, sizeof(text)),
-		                   r);
+		nftset_failed(f->links.nft, trap ? "trap" : "pass",
+		            grey_client_format(key, text, sizeof(text)), r);
 		return 0;
 	}
 	return 1;
@@ -70,14 +78,20 @@ hold(void *ctx, bool trap, const struct grey_client *key, int64_t expires)
 /* The decider's listener: a pass, a refresh (or one already passed,
  * yet here: the kernel lost it, its timeout ran out first, or a race)
  * or a trap goes to the kernel with the time it has left at the
- * attempt's clock. */
+ * attempt's clock, at once: in the set before the client hears its
+ * verdict (the rest of a turn's changes go before the loop waits). */
 static void
 decided(void *ctx, const struct grey_attempt *a, const struct grey_decision *d)
 {
+	struct sets_follower *f = ctx;
+	int held = 0;
+
 	if (d->action == GREY_PASS || d->action == GREY_REFRESH)
-		(void)hold_from(ctx, false, &d->client, d->expires, a->now);
+		held = hold_from(f, false, &d->client, d->expires, a->now);
 	else if (d->action == GREY_TRAP)
-		(void)hold_from(ctx, true, &d->client, d->expires, a->now);
+		held = hold_from(f, true, &d->client, d->expires, a->now);
+	if (held)
+		nftset_commit_now(f->links.nft);
 }
 
 static void
@@ -91,7 +105,7 @@ forgot(void *ctx, bool trap, const struct grey_client *key)
 	if (!f->links.nft)
 		return;
 	/* (deleting what is not there is not an error) */
-	decider_prefix_of(key, &p);
+	sets_prefix_of(key, &p);
 	r = nftset_del(f->links.nft,
 	               trap ? NFTSET_TRAP : nftset_pass_kind(f->links.nft, &p),
 	               &p);
@@ -100,10 +114,8 @@ forgot(void *ctx, bool trap, const struct grey_client *key)
 	    nftset_pass_kind(f->links.nft, &p) == NFTSET_TRUST)
 		r = nftset_del(f->links.nft, NFTSET_TRUST, &p);
 	if (r < 0)
-		decider_set_failed(f->links.decider, "forget",
-		                   grey_client_format(key, text, sizeof(text)),
-		                   r);
-	decider_commit_turn(f->links.decider);
+		nftset_failed(f->links.nft, "forget",
+		            grey_client_format(key, text, sizeof(text)), r);
 }
 
 /* As greygatectl allow would have made it here. */
@@ -146,7 +158,7 @@ commit(void *ctx)
 {
 	struct sets_follower *f = ctx;
 
-	decider_commit_turn(f->links.decider);
+	nftset_commit_now(f->links.nft);
 }
 
 static void

@@ -33,6 +33,9 @@ struct set_links {
  * same, to be freed). */
 int sets_follow_store(const struct set_links *l, struct sets_follower **out);
 
+/* sets_prefix_of - a client key as the sets' prefix. */
+void sets_prefix_of(const struct grey_client *c, struct nftset_prefix *p);
+
 /* sets_follower_free - NULL is fine. */
 void sets_follower_free(struct sets_follower *f);
 

@@ -292,6 +292,37 @@ test_many_timers(void)
 	loop_free(loop);
 }
 
+static void
+count_hook(void *ctx)
+{
+	(*(int *)ctx)++;
+}
+
+/* A hook runs before each wait, with what the turn did before it; stopped,
+ * it runs no more; there is room for LOOP_HOOKS_MAX. */
+static void
+test_before_wait_hooks(void)
+{
+	struct loop *loop = loop_new(timesrc_system());
+	int a = 0, b = 0;
+
+	CHECK(loop);
+	CHECK_INT(loop_before_wait(loop, count_hook, &a), 0);
+	CHECK_INT(loop_before_wait(loop, count_hook, &b), 0);
+	for (int i = 0; i < 3; i++)
+		CHECK(loop_run_once(loop, 0) >= 0);
+	CHECK_INT(a, 3);
+	CHECK_INT(b, 3);
+	loop_before_wait_stop(loop, count_hook, &a);
+	CHECK(loop_run_once(loop, 0) >= 0);
+	CHECK_INT(a, 3);
+	CHECK_INT(b, 4);
+	for (int i = 1; i < LOOP_HOOKS_MAX; i++)
+		CHECK_INT(loop_before_wait(loop, count_hook, &a), 0);
+	CHECK_INT(loop_before_wait(loop, count_hook, &a), -ENOSPC);
+	loop_free(loop);
+}
+
 int
 main(void)
 {
@@ -302,5 +333,6 @@ main(void)
 	RUN(test_signal_ends_run);
 	RUN(test_fake_clock);
 	RUN(test_many_timers);
+	RUN(test_before_wait_hooks);
 	return 0;
 }

@@ -305,31 +305,6 @@ test_log_lines(void)
 	teardown();
 }
 
-/* A set change that does not reach the kernel is counted every time,
- * said the first time and every hundredth, with what the client sees. */
-static void
-test_set_failures_said(void)
-{
-	setup();
-	log_capture_start();
-	for (int i = 0; i < 250; i++)
-		decider_set_failed(rig.decider, "pass", "198.51.100.0/24",
-		                   -ENOBUFS);
-	CHECK_INT(decider_set_changes_failed(rig.decider), 250);
-	log_capture_expect("nft: pass of 198.51.100.0/24 did not reach the kernel's "
-	             "set (No buffer space available): it meets the tarpit "
-	             "again until one of its attempts puts it back (1 set "
-	             "change(s) failed so far)");
-	log_capture_expect("(101 set change(s) failed so far)");
-	log_capture_expect("(201 set change(s) failed so far)");
-	CHECK(!strstr(log_capture_text(), "(2 set change(s)"));
-	decider_set_failed(rig.decider, "trap", "192.0.2.66", -EIO);
-	decider_set_failed(rig.decider, "forget", "192.0.2.66", -EIO);
-	CHECK_INT(decider_set_changes_failed(rig.decider), 252);
-	log_capture_stop();
-	teardown();
-}
-
 /* The store's writes wait for store_commit_interval: at the default a
  * pass is committed at once; with five minutes (a router's flash) the
  * pass waits with the rest until five minutes passed since the last
@@ -380,6 +355,5 @@ main(void)
 	RUN(test_fast_path_visits);
 	RUN(test_listeners_hear_each_decision);
 	RUN(test_log_lines);
-	RUN(test_set_failures_said);
 	return 0;
 }

@@ -5,6 +5,7 @@
  * at the start (said in one line); a run-time allow entry made at one
  * gateway reaches the other's lists and decisions, and so does its
  * removal. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "log.h"
 #include "log_capture.h"
 #include "redis_server.h"
+#include "nftset_commit.h"
 
 static struct redis_server server;
 
@@ -122,10 +124,37 @@ test_allow_entries_follow(void)
 	redis_server_stop(&server);
 }
 
+/* A set change that does not reach the kernel is said the first time and
+ * every hundredth, with what the client sees (the sets own their commit
+ * and its failures, issue 58: the decider counted them). */
+static void
+test_set_failures_said(void)
+{
+	log_capture_start();
+	for (uint64_t i = 1; i <= 250; i++)
+		nftset_say_failed(i, "pass", "198.51.100.0/24", -ENOBUFS);
+	log_capture_expect("nft: pass of 198.51.100.0/24 did not reach the kernel's "
+	             "set (No buffer space available): it meets the tarpit "
+	             "again until one of its attempts puts it back (1 set "
+	             "change(s) failed so far)");
+	log_capture_expect("(101 set change(s) failed so far)");
+	log_capture_expect("(201 set change(s) failed so far)");
+	CHECK(!strstr(log_capture_text(), "(2 set change(s)"));
+	nftset_say_failed(301, "trap", "192.0.2.66", -EIO);
+	log_capture_expect("it is greylisted, not trapped, until it is trapped again");
+	nftset_say_failed(401, "forget", "192.0.2.66", -EIO);
+	log_capture_expect("it stays passed until its element times out");
+	/* (no sets: nothing counted, nothing said) */
+	nftset_failed(NULL, "pass", "192.0.2.1", -EIO);
+	CHECK(!strstr(log_capture_text(), "192.0.2.1 "));
+	log_capture_stop();
+}
+
 int
 main(void)
 {
 	log_init("test-follow-sets", false, LOG_LEVEL_INFO);
 	RUN(test_allow_entries_follow);
+	RUN(test_set_failures_said);
 	return 0;
 }
