@@ -519,6 +519,29 @@ on_gap(const char *why, void *ctx)
 	snprintf(last_gap, sizeof(last_gap), "%s", why);
 }
 
+/* Every other connection dropped (as a Redis stopped a while does): the
+ * follower meets its end and connects again. */
+static void
+drop_other_connections(void)
+{
+	const char *kill_others[] = {"CLIENT", "KILL", "SKIPME", "yes",
+	                             "TYPE",   "normal"};
+
+	redis(6, kill_others);
+}
+
+/* One pass on the stream, as mx2 writes it. */
+static void
+pass_entry(void)
+{
+	const char *good[] = {"XADD",         "gg:stream", "*",
+	                      "kind",         "pass",      "key",
+	                      "192.0.2.0/24", "expires",   "1800000000",
+	                      "by",           "mx2"};
+
+	redis(11, good);
+}
+
 /* A follower of a store emptied first, told of the gap of its start. */
 static struct store_redis_follow *
 follow_empty_store(const struct rconn_config *rc)
@@ -550,10 +573,6 @@ test_follow_the_stream(void)
 	const char *bad[] = {"XADD",           "gg:stream", "*",
 	                     "kind",           "pass",      "key",
 	                     "not-an-address", "expires",   "1"};
-	const char *good[] = {"XADD",         "gg:stream", "*",
-	                      "kind",         "pass",      "key",
-	                      "192.0.2.0/24", "expires",   "1800000000",
-	                      "by",           "mx2"};
 	const char *trim[] = {"XTRIM", "gg:stream", "MAXLEN", "0"};
 	uint64_t sent;
 	char id[48];
@@ -561,7 +580,7 @@ test_follow_the_stream(void)
 	f = follow_empty_store(&rc);
 	redis(9, bad);
 	sent = loop_now_ms(loop);
-	redis(11, good);
+	pass_entry();
 	LOOP_UNTIL(loop, events == 1, 3000);
 	CHECK_INT(events, 1);
 	CHECK(loop_now_ms(loop) - sent < 1000);
@@ -573,7 +592,7 @@ test_follow_the_stream(void)
 
 	/* Away meanwhile: two more entries, then the stream trimmed to
 	 * nothing (as MAXLEN does to a gateway away for long). */
-	redis(11, good);
+	pass_entry();
 	redis(4, trim);
 	gaps = 0;
 	f = store_redis_follow_new(loop, &rc, "gg:", id, on_event, on_gap,
@@ -584,7 +603,7 @@ test_follow_the_stream(void)
 	CHECK_STR(last_gap,
 	          "the stream is empty: trimmed to nothing, or a new Redis");
 	/* What comes after, comes. */
-	redis(11, good);
+	pass_entry();
 	LOOP_UNTIL(loop, events == 2, 3000);
 	CHECK_INT(events, 2);
 	store_redis_follow_free(f);
@@ -608,8 +627,6 @@ test_follow_tells_an_emptied_redis(void)
 {
 	const char *flush[] = {"FLUSHALL"};
 	const char *del[] = {"DEL", "gg:config"};
-	const char *kill_others[] = {"CLIENT", "KILL", "SKIPME", "yes",
-	                             "TYPE",   "normal"};
 	struct rconn_config rc = {.unix_path = server.sock,
 	                          .password = REDIS_TEST_PASSWORD,
 	                          .timeout_ms = 300};
@@ -628,14 +645,14 @@ test_follow_tells_an_emptied_redis(void)
 	/* Emptied and agreed anew while it was away. */
 	redis(2, del);
 	CHECK_INT(agree(&cfg, "mx2"), 0);
-	redis(6, kill_others);
+	drop_other_connections();
 	LOOP_UNTIL(loop, gaps == 2, 4000);
 	CHECK_INT(gaps, 2);
 	CHECK_STR(last_gap, "Redis was emptied and written anew since (its "
 	                    "settings are new)");
 	/* Emptied, nobody back yet. */
 	redis(2, del);
-	redis(6, kill_others);
+	drop_other_connections();
 	LOOP_UNTIL(loop, gaps == 3, 4000);
 	CHECK_INT(gaps, 3);
 	CHECK_STR(last_gap, "Redis was emptied (its settings are gone too)");
@@ -649,13 +666,6 @@ test_follow_tells_an_emptied_redis(void)
 static void
 test_follow_first_settings_are_no_emptying(void)
 {
-	const char *flush[] = {"FLUSHALL"};
-	const char *kill_others[] = {"CLIENT", "KILL", "SKIPME", "yes",
-	                             "TYPE",   "normal"};
-	const char *good[] = {"XADD",         "gg:stream", "*",
-	                      "kind",         "pass",      "key",
-	                      "192.0.2.0/24", "expires",   "1800000000",
-	                      "by",           "mx2"};
 	struct rconn_config rc = {.unix_path = server.sock,
 	                          .password = REDIS_TEST_PASSWORD,
 	                          .timeout_ms = 300};
@@ -663,15 +673,14 @@ test_follow_first_settings_are_no_emptying(void)
 	struct grey_config cfg;
 
 	grey_config_defaults(&cfg);
-	redis(1, flush);
 	f = follow_empty_store(&rc);
 	CHECK_INT(agree(&cfg, "mx1"), 0);
-	redis(11, good);
+	pass_entry();
 	LOOP_UNTIL(loop, events == 1, 3000);
 	CHECK_INT(events, 1);
-	redis(6, kill_others);
+	drop_other_connections();
 	/* (reconnected: its next entry comes) */
-	redis(11, good);
+	pass_entry();
 	LOOP_UNTIL(loop, events == 2, 4000);
 	CHECK_INT(events, 2);
 	CHECK_INT(gaps, 1);
