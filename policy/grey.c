@@ -382,15 +382,12 @@ on_starttls(struct grey *grey, const struct grey_attempt *a,
 
 	if (a->path == GREY_PATH_FAST) {
 		struct store_triplet *t = &w->triplet;
-		bool retried = w->triplet_found == STORE_FOUND &&
-		               t->attempts >= 2;
-		bool awaited = retried &&
+		bool awaited = w->triplet_found == STORE_FOUND &&
 		               t->awaiting == STORE_AWAITING_DELIVERY;
 
 		/* Counted: what follows is hidden from the sensor. (An
-		 * address passed by its own STARTTLS retry has no network
-		 * pass: its retried STARTTLS triplet says it passed.) */
-		if (!w->want_pass || !(grey_live_pass(now, w) || retried))
+		 * address passed alone has its own pass: own_pass_first.) */
+		if (!w->want_pass || !grey_live_pass(now, w))
 			return;
 		grey->counters.fastpath_tls++;
 		/* The address passed by its STARTTLS without the hand-off
@@ -505,9 +502,9 @@ grey_records_prepare(const struct grey *grey, const struct grey_attempt *a,
 	case GREY_ATTEMPT_STARTTLS:
 		if (a->path == GREY_PATH_FAST) {
 			w->want_pass = true;
-			/* (its own STARTTLS triplet: it passed by it, and
-			 * without the hand-off awaits this delivery) */
-			if (grey->cfg.tls_greylist) {
+			/* (its own STARTTLS triplet, awaiting this delivery
+			 * when it passed without the hand-off) */
+			if (grey->cfg.tls_greylist && !grey->cfg.handoff) {
 				w->want_triplet = true;
 				memcpy(w->rcpt, GREY_STARTTLS_RCPT,
 				       sizeof(GREY_STARTTLS_RCPT));
