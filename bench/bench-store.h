@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "store.h"
 
 static inline void
 bench_store_flush(struct store *store)

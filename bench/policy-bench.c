@@ -27,6 +27,7 @@
 #include "bench-store.h"
 #include "load-samples.h"
 #include "policy.h"
+#include "store.h"
 
 #define T0 1700000000LL
 #define MONTH (30 * 86400)
@@ -213,7 +214,7 @@ run_policy(const struct event *evs, size_t n, const char *base,
 		exit(1);
 	}
 	grey_config_defaults(&cfg);
-	grey = grey_new(&cfg, store);
+	grey = grey_new(&cfg);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (size_t i = 0; i < n; i++) {
 		const struct event *e = &evs[i];
@@ -229,7 +230,7 @@ run_policy(const struct event *evs, size_t n, const char *base,
 			.path = e->fast ? GREY_PATH_FAST : GREY_PATH_TARPIT,
 			.reply = e->fast ? 250 : 451};
 
-		if (grey_decide(grey, &at, &d) < 0) {
+		if (store_decide(store, grey, &at, &d) < 0) {
 			fprintf(stderr, "policy-bench: store error\n");
 			exit(1);
 		}

@@ -244,7 +244,7 @@ main(int argc, char **argv)
 	mem0 = used_memory(rc);
 	run.loop = loop_new(timesrc_system());
 	run.c = rconn_new(run.loop, &cfg, NULL, NULL);
-	run.grey = grey_new(&gc, NULL);
+	run.grey = grey_new(&gc);
 	run.evs = evs;
 	run.n = n;
 	while (!rconn_up(run.c))
@@ -303,14 +303,14 @@ main(int argc, char **argv)
 		return 1;
 	}
 	grey_free(run.grey);
-	run.grey = grey_new(&gc, store);
+	run.grey = grey_new(&gc);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (size_t i = 0; i < n; i++) {
 		char sender[40], rcpt[32];
 		struct grey_attempt a = attempt_of(&evs[i], sender, rcpt);
 		struct grey_decision d;
 
-		grey_decide(run.grey, &a, &d);
+		store_decide(store, run.grey, &a, &d);
 		if (d.action == GREY_PASS &&
 		    d.reason == GREY_REASON_RETRY_PASSED)
 			lmdb_passes++;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* greygated --store-copy to-redis|to-lmdb: the greylist moved between
  * this gateway's LMDB store (store_dir) and the shared Redis (store),
- * once, with greygated stopped (policy/store_copy.h does the moving),
+ * once, with greygated stopped (store/store_copy.h does the moving),
  * and the run-time allow list (store_dir's allow-runtime.txt, or the
  * PREFIXallow: keys).
  * The keys are agreed first, as a gateway's start would: a copy into a

@@ -136,7 +136,7 @@ open_policy(struct gateway *gw, char *err)
 	int restored = 0;
 
 	/* (the privacy key may be among what a snapshot gives back) */
-	if (r < 0 || (r = restored = store_snapshot_restore(cfg, err)) < 0 ||
+	if (r < 0 || (r = restored = store_snapshot_restore(cfg->store_dir, &cfg->store_snapshot, err)) < 0 ||
 	    (r = open_privacy(gw->cfg, err)) < 0)
 		return r;
 	r = store_open(cfg->store_dir, cfg->store_move_aside, &gw->store);
@@ -455,6 +455,7 @@ gateway_reload(struct gateway *gw, char *err)
 	}
 	allow_lists_reload(gw->allow);
 	policy_door_reload(gw->policy_door);
+	housekeeping_reconfigure(gw->hk, &cfg->store_snapshot);
 	if (r == CONFIG_CHILD_CHANGED && cfg->gateway) {
 		log_info("reload: tarpit or sensor settings changed: a new "
 			 "child takes over (the one before finishes the "

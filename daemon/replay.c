@@ -17,6 +17,7 @@
 
 struct replay {
 	const struct replay_opts *o;
+	struct store *store; /* a throw-away one */
 	struct grey *grey;
 	int64_t first, last; /* packet time span */
 	int store_errors;
@@ -61,7 +62,7 @@ on_event(const struct sensor_event *ev, void *ctx)
 	 * an unproven client came to the tarpit (which offers STARTTLS when
 	 * tls_pass is not no). */
 	a.path = GREY_PATH_UNKNOWN;
-	if (grey_decide(rp->grey, &a, &d) < 0) {
+	if (store_decide(rp->store, rp->grey, &a, &d) < 0) {
 		rp->store_errors++;
 		return;
 	}
@@ -105,7 +106,8 @@ replay_run(const struct config *cfg, const struct replay_opts *o)
 	/* The greylist lives in a throw-away store: nothing of a replay
 	 * reaches the real one. */
 	r = store_open_temp(&store);
-	rp.grey = r == 0 ? grey_new(&cfg->grey, store) : NULL;
+	rp.store = store;
+	rp.grey = r == 0 ? grey_new(&cfg->grey) : NULL;
 	sensor = rp.grey ? sensor_new(&cfg->sensor, on_event, &rp) : NULL;
 	if (!sensor) {
 		fprintf(stderr, "greygated: replay: cannot set up: %s\n",

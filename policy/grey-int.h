@@ -20,7 +20,6 @@ struct str_list {
 
 struct grey {
 	struct grey_config cfg;
-	struct store *store;
 	struct ip_range *allow; /* sorted, not overlapping */
 	size_t allow_len;
 	struct str_list exempt; /* "postmaster@" matches any domain */

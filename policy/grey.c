@@ -10,7 +10,6 @@
 #include <sys/socket.h>
 
 #include "grey-int.h"
-#include "grey_store.h"
 
 /* Messages (a sender and a recipient) waiting, kept at most (48 bytes
  * each): past that, the one seen longest ago is forgotten, and its delay
@@ -38,7 +37,7 @@ grey_config_defaults(struct grey_config *cfg)
 }
 
 struct grey *
-grey_new(const struct grey_config *cfg, struct store *store)
+grey_new(const struct grey_config *cfg)
 {
 	struct grey *grey = calloc(1, sizeof(*grey));
 
@@ -57,7 +56,6 @@ grey_new(const struct grey_config *cfg, struct store *store)
 		return NULL;
 	}
 	grey->cfg = *cfg;
-	grey->store = store;
 	return grey;
 }
 
@@ -560,23 +558,4 @@ grey_decide_records(struct grey *grey, const struct grey_attempt *a,
 		return 0;
 	}
 	return -EINVAL;
-}
-
-/* --- the decision on this grey's own store --- */
-
-int
-grey_decide(struct grey *grey, const struct grey_attempt *a,
-	    struct grey_decision *out)
-{
-	struct grey_records w;
-	int r;
-
-	grey_records_prepare(grey, a, &w);
-	r = grey_store_lmdb_read(grey->store, &w);
-	if (r < 0) {
-		memset(out, 0, sizeof(*out));
-		return r;
-	}
-	r = grey_decide_records(grey, a, &w, out);
-	return r < 0 ? r : grey_store_lmdb_write(grey->store, &w);
 }

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "grey-int.h"
-#include "grey_store.h"
 
 /* --- the delays to delivery --- */
 
@@ -137,7 +136,6 @@ grey_message_done(struct grey *grey, const struct grey_records *w)
  * first version wrote). */
 #define STATS_HEAD_LEN 24
 #define STATS_VERSION 1u
-#define STATS_KEY "stats"
 #define NCOUNTERS (sizeof(struct grey_counters) / sizeof(uint64_t))
 
 static void
@@ -230,43 +228,16 @@ grey_stats_free(struct grey_stats *s)
 	s->ndelays = 0;
 }
 
-int
-grey_stats_save(struct grey *grey, int64_t since)
+void
+grey_stats_add(struct grey *grey, const struct grey_stats *saved)
 {
-	void *rec;
-	size_t len;
-	int r = grey_stats_encode(grey, since, &rec, &len);
-
-	if (r < 0)
-		return r;
-	r = store_put_meta(grey->store, STATS_KEY, rec, len);
-	free(rec);
-	return r;
-}
-
-int
-grey_stats_load(struct grey *grey, int64_t *since)
-{
-	struct grey_stats saved;
 	uint64_t *counters = (uint64_t *)&grey->counters;
-	const uint64_t *add = (const uint64_t *)&saved.counters;
-	void *rec;
-	size_t len;
-	int r = store_get_meta(grey->store, STATS_KEY, &rec, &len);
+	const uint64_t *add = (const uint64_t *)&saved->counters;
 
-	if (r != STORE_FOUND)
-		return r;
-	r = grey_stats_decode(rec, len, &saved);
-	free(rec);
-	if (r < 0)
-		return r;
 	for (size_t i = 0; i < NCOUNTERS; i++)
 		counters[i] += add[i];
-	for (size_t i = 0; i < saved.ndelays; i++)
-		keep_delay(grey, saved.delays[i]);
-	*since = saved.since;
-	grey_stats_free(&saved);
-	return STORE_FOUND;
+	for (size_t i = 0; i < saved->ndelays; i++)
+		keep_delay(grey, saved->delays[i]);
 }
 
 void

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The policy core: triplet normalisation, the greylist state machine, the
- * static allow list, and the store it keeps its state in (LMDB). It knows
- * nothing of packets or netlink; time always comes in as an argument. */
+ * static allow list, and the records it decides from (store/ keeps them:
+ * LMDB, Redis, memory). It knows nothing of packets, netlink nor of the
+ * store; time always comes in as an argument. */
 #ifndef GREYGATE_POLICY_H
 #define GREYGATE_POLICY_H
 
@@ -171,9 +172,7 @@ struct grey_counters {
 	                                   domain takes no mail */
 };
 
-/* --- the store: the policy's persistent state --- */
-
-struct store;
+/* --- the records an attempt reads and writes (store/ keeps them) --- */
 
 /* A triplet's record. */
 struct store_triplet {
@@ -197,206 +196,9 @@ struct store_client {
 
 enum store_table { STORE_PASS = 0, STORE_TRAP = 1 };
 
-/* Return values of the store_get_* functions. */
+/* A record read and there (the store's get functions' value, and each
+ * record's _found in struct grey_records). */
 #define STORE_FOUND 1
-
-/*
- * store_open - open (or create) the store in directory dir.
- * @dir: an existing directory; the store keeps data.mdb and lock.mdb there
- * @move_aside: if the file is damaged or of an unknown schema, rename it to
- *   data.mdb.bad-<time> and start empty instead of failing
- * @out: the store, owned by the caller (store_close)
- * The file is checked before anything relies on it: an empty file, one
- * shorter than its header says, or one with a page that points outside
- * it is damaged (store_open_why says how), never a crash.
- * Return: 0; -EPROTO for an unknown schema version or a damaged file
- * (with move_aside false); other -errno.
- */
-int store_open(const char *dir, bool move_aside, struct store **out);
-
-/* store_open_sized - store_open with a first map of map_bytes (it grows
- * as the data does; tests start it small). */
-int store_open_sized(const char *dir, bool move_aside, size_t map_bytes,
-		     struct store **out);
-
-/* store_open_why - why the last store_open found the file damaged, or
- * what it set aside ("" if nothing). */
-const char *store_open_why(void);
-
-/* What the store did that its owner should know (and log). */
-struct store_counters {
-	uint64_t map_bytes;    /* the map's size now */
-	uint64_t used_bytes;   /* the file's pages in use */
-	uint64_t map_grown;    /* times the map was made larger */
-	uint64_t replayed;     /* failed transactions redone: nothing lost */
-	uint64_t write_errors; /* writes or commits that failed for good */
-	uint64_t reads;        /* records asked for */
-	uint64_t writes;       /* records written or removed */
-};
-
-/* store_get_counters - since store_open. */
-const struct store_counters *store_get_counters(struct store *store);
-
-/* store_open_temp - a throw-away store in a new folder under /tmp, for a
- * replay or a simulation; store_close removes it. Return: 0 or -errno. */
-int store_open_temp(struct store **out);
-
-/* store_close - commit what is pending (a store_open_temp one: drop it)
- * and close; NULL is fine. */
-void store_close(struct store *store);
-
-/* store_flush - commit the writes made since the last flush. Committed
- * writes survive the process being killed, not yet a crash of the machine.
- * A write or commit that fails (the map full, the transaction too big, a
- * passing error) is not lost: the store keeps every write since the last
- * commit, and redoes them in a new transaction (the map grown first if it
- * was full) at once or at the next flush.
- * Return: 0 or -errno (the writes are kept for the next try). */
-MUST_CHECK int store_flush(struct store *store);
-
-/* store_sync - flush, then wait until everything committed is on disk
- * (one fsync): it now survives a crash of the machine too.
- * Return: 0 or -errno. */
-MUST_CHECK int store_sync(struct store *store);
-
-/* store_pending - writes not yet flushed. */
-size_t store_pending(const struct store *store);
-
-/* store_copy_start - a compacted copy of the store as last committed
- * (its free pages left out), written into fd and put on disk (fsync) by a
- * thread of its own, so that the caller's loop goes on meanwhile: a
- * snapshot of a store kept on tmpfs. The store stays usable; a write that
- * needs a larger map waits for the copy first.
- * Return: 0 (started), -EBUSY (one is being written), or -errno. */
-int store_copy_start(struct store *store, int fd);
-
-/* store_copy_over - no copy is being written (the last one is over). */
-bool store_copy_over(const struct store *store);
-
-/* store_copy_wait - waits for the copy (at once when it is over).
- * Return: its result: 0, or -errno (0 if none was started). */
-int store_copy_wait(struct store *store);
-
-/* store_generation - the last committed transaction's number: unchanged,
- * nothing was written since (0 if it cannot be read). */
-uint64_t store_generation(struct store *store);
-
-/* greygated commits the store this often by default, and at once when a
- * pass or a trap waits; past this many waiting writes, always. */
-#define STORE_COMMIT_DEFAULT_MS 200
-#define STORE_COMMIT_PENDING 10000
-
-/*
- * store_commit_due - greygated's rule (and the simulator's, to measure
- * it) for when the pending writes are committed.
- * @force: now (greygated stops, an admin's change)
- * @urgent: a pass or a trap is among them: at once with the default
- *          interval; with a longer one (store_commit_interval, to spare a
- *          router's flash) it waits like the rest, the kernel's sets
- *          holding it meanwhile (a crash loses at most the interval: a
- *          client passed in it meets the tarpit once more, and its retry
- *          passes it again)
- * @now_ms, @last_ms: now and the last commit, on one clock
- */
-static inline bool
-store_commit_due(size_t pending, bool force, bool urgent, uint64_t now_ms,
-                 uint64_t last_ms, uint32_t interval_ms)
-{
-	if (!pending)
-		return false;
-	return force || pending >= STORE_COMMIT_PENDING ||
-	       now_ms - last_ms >= interval_ms ||
-	       (urgent && interval_ms <= STORE_COMMIT_DEFAULT_MS);
-}
-
-/* store_get_triplet - Return: STORE_FOUND, 0 if absent, or -errno. */
-int store_get_triplet(struct store *store, const struct grey_client *client,
-		      const char *sender, const char *rcpt,
-		      struct store_triplet *out);
-MUST_CHECK int store_put_triplet(struct store *store, const struct grey_client *client,
-		      const char *sender, const char *rcpt,
-		      const struct store_triplet *rec);
-
-/* store_get_client - a pass or trap record. Return: STORE_FOUND, 0, -errno */
-int store_get_client(struct store *store, enum store_table table,
-		     const struct grey_client *client, struct store_client *out);
-MUST_CHECK int store_put_client(struct store *store, enum store_table table,
-		     const struct grey_client *client,
-		     const struct store_client *rec);
-/* store_del_client - Return: STORE_FOUND if it was there, 0, or -errno. */
-MUST_CHECK int store_del_client(struct store *store, enum store_table table,
-		     const struct grey_client *client);
-
-/* Where a walk stopped, for the next to go on from (zeroed: the start). */
-struct store_pos {
-	uint8_t key[512];
-	size_t len;
-	bool started, done;
-};
-
-/* Called for each live client; return non-zero to stop. */
-typedef int store_client_fn(const struct grey_client *client,
-			    const struct store_client *rec, void *ctx);
-/* store_each_client - walk a table's records with expires > now.
- * Return: 0, the callback's non-zero value, or -errno. */
-int store_each_client(struct store *store, enum store_table table,
-		      int64_t now, store_client_fn *fn, void *ctx);
-/* store_each_client_from - the same, at most max records from pos on
- * (pos->done once the end is reached). Return: as store_each_client. */
-int store_each_client_from(struct store *store, enum store_table table,
-			   int64_t now, struct store_pos *pos, size_t max,
-			   store_client_fn *fn, void *ctx);
-
-/* Called for each triplet; return non-zero to stop. */
-typedef int store_triplet_fn(const struct grey_client *client,
-			     const char *sender, const char *rcpt,
-			     const struct store_triplet *rec, void *ctx);
-/* store_each_triplet - walk every triplet record, expired or not, in key
- * order (grouped by client). Return: 0, the callback's value, or -errno. */
-int store_each_triplet(struct store *store, store_triplet_fn *fn, void *ctx);
-/* store_each_triplet_from - the same, at most max records from pos on. */
-int store_each_triplet_from(struct store *store, struct store_pos *pos,
-			    size_t max, store_triplet_fn *fn, void *ctx);
-
-/* store_forget_client - delete the client key's pass, trap and every
- * triplet of it. Return: records deleted, or -errno. */
-MUST_CHECK int store_forget_client(struct store *store,
-			const struct grey_client *client);
-
-/* What store_purge deleted, by table (added to). */
-struct store_purged {
-	uint64_t triplets; /* unseen for triplet_ttl_sec */
-	uint64_t passes;   /* past their end */
-	uint64_t traps;    /* past their end */
-};
-
-/*
- * store_purge - delete at most max expired records: triplets older than
- * triplet_ttl_sec since last seen, clients whose expires <= now.
- * @purged: what was deleted, added to its counts (NULL: not told)
- * Return: number deleted (0 when nothing is left to purge), or -errno.
- */
-MUST_CHECK int store_purge(struct store *store, int64_t now, uint32_t triplet_ttl_sec,
-		size_t max, struct store_purged *purged);
-
-/* store_get_meta - a named record of any size other than the schema
- * stamp ("schema" is refused), copied to *out (malloc'd; the caller
- * frees). Return: STORE_FOUND, 0 if absent, or -errno. */
-int store_get_meta(struct store *store, const char *name, void **out,
-		   size_t *len);
-/* store_put_meta - write a named record (committed with the next flush).
- * Return: 0 or -errno. */
-MUST_CHECK int store_put_meta(struct store *store, const char *name, const void *val,
-		   size_t len);
-
-/* store_count - records in a table (triplets: table -1). */
-size_t store_count(struct store *store, int table);
-
-/* store_count_clients - pass or trap records of one family (AF_INET or
- * AF_INET6), live or expired but not yet purged: kept as a count, never
- * a walk. */
-size_t store_count_clients(const struct store *store, enum store_table table,
-			   int family);
 
 /* --- the greylist --- */
 
@@ -406,12 +208,12 @@ struct grey;
 void grey_config_defaults(struct grey_config *cfg);
 
 /*
- * grey_new - a greylist over store.
+ * grey_new - a greylist: the decision over the records it is given (the
+ * store, in store/, reads and writes them).
  * @cfg: copied
- * @store: borrowed; must outlive the greylist
  * Return: the greylist, or NULL (ENOMEM).
  */
-struct grey *grey_new(const struct grey_config *cfg, struct store *store);
+struct grey *grey_new(const struct grey_config *cfg);
 void grey_free(struct grey *grey);
 
 /* grey_allow_set - the allow list, replacing the one before: n ranges
@@ -489,16 +291,8 @@ struct grey_attempt {
 	bool pooled;
 };
 
-/*
- * grey_decide - the decision on one attempt: greylist, pass, refresh,
- * trap, allowed or nothing, with the store updated to match.
- * Return: 0 or -errno (from the store).
- */
-int grey_decide(struct grey *grey, const struct grey_attempt *a,
-		struct grey_decision *out);
-
 /* The records one attempt is decided from, and what the decision writes
- * back. grey_decide reads and writes them in grey's own store; a store
+ * back. store_decide (store/) reads and writes them in LMDB; a store
  * shared by several gateways can fetch them in one round trip and write
  * the changes at once, around the same decision (grey_decide_records
  * does no I/O). */
@@ -550,12 +344,7 @@ int grey_decide_records(struct grey *grey, const struct grey_attempt *a,
  * delays, the most recent, are saved. */
 #define GREY_DELAYS_SAVED (1u << 16)
 
-/* grey_stats_save - write the counters and the latest delays, with since
- * (when counting began), to the store (committed with its next flush).
- * Return: 0 or -errno. */
-int grey_stats_save(struct grey *grey, int64_t since);
-
-/* The report's figures as one record (what grey_stats_save writes; on a
+/* The report's figures as one record (what store_save_stats writes; on a
  * shared store also each gateway's share of the site's report). */
 struct grey_stats {
 	int64_t since; /* when counting began */
@@ -577,17 +366,15 @@ int grey_stats_encode(const struct grey *grey, int64_t since, void **rec,
 int grey_stats_decode(const void *rec, size_t len, struct grey_stats *out);
 void grey_stats_free(struct grey_stats *s);
 
-/* grey_stats_load - take the counters and delays a grey_stats_save left
- * (adding to what this greylist counted so far) and *since.
- * Return: STORE_FOUND, 0 if none were saved, -EPROTO for a record this
- * version cannot read, or -errno. */
-int grey_stats_load(struct grey *grey, int64_t *since);
+/* grey_stats_add - add saved figures (grey_stats_decode's) to what this
+ * greylist counted so far. */
+void grey_stats_add(struct grey *grey, const struct grey_stats *saved);
 
 /* grey_stats_reset - counting starts again from zero. */
 void grey_stats_reset(struct grey *grey);
 
 /* grey_get_counters - the counters since counting began (grey_new, the
- * saved ones grey_stats_load took, or grey_stats_reset). */
+ * saved ones grey_stats_add took, or grey_stats_reset). */
 const struct grey_counters *grey_get_counters(const struct grey *grey);
 
 /* The most recent passes by retry keep their delay to delivery (first

@@ -264,7 +264,7 @@ run(const struct config *cfg, struct sim_workload *w, const char *wpath,
 		fprintf(stderr, "greygate-sim: store: %s\n", strerror(-r));
 		return 2;
 	}
-	grey = grey_new(&cfg->grey, store);
+	grey = grey_new(&cfg->grey);
 	if (!grey) {
 		store_close(store);
 		return 2;
@@ -283,7 +283,7 @@ run(const struct config *cfg, struct sim_workload *w, const char *wpath,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = sim_run(w, &cfg->grey, handoff, &sig, grey, store,
 	            cfg->store_commit_ms,
-	            cfg->store_snapshot_dir[0] ? cfg->store_snapshot_ms : 0,
+	            cfg->store_snapshot.dir[0] ? cfg->store_snapshot.interval_ms : 0,
 	            &st);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (r < 0) {

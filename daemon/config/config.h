@@ -11,6 +11,7 @@
 #include "nftset.h"
 #include "policy.h"
 #include "sensor.h"
+#include "store_snapshot.h"
 #include "store_url.h"
 #include "tarpit.h"
 
@@ -144,9 +145,8 @@ struct config {
 	bool store_move_aside; /* unreadable store: move aside, start empty */
 	uint32_t store_commit_ms; /* the LMDB store writes at most this often
 				     (store_commit_due) */
-	char store_snapshot_dir[256]; /* "": none; else store_dir (tmpfs)
-					 copied there (store_snapshot.h) */
-	uint32_t store_snapshot_ms;   /* ... this often, and at stop */
+	struct store_snapshot_config store_snapshot; /* store_snapshot_dir and
+						  _interval (store_snapshot.h) */
 	char store[300];       /* "lmdb", or a Redis URL (store_url.h) */
 	struct store_url store_url; /* ... parsed */
 	char store_password_file[256]; /* Redis's password, root's alone */

@@ -305,14 +305,14 @@ config_check_together(struct config_checking *st, config_warn_fn *warn,
 	if (!GG_WITH_POLICY_DOOR && c->policy.listen[0])
 		return refuse(st, "listen", NULL, "[policy] listen: %s",
 		              BUILD_LACKS("policy_door"));
-	if (c->store_snapshot_dir[0] &&
-	    folders_nest(c->store_snapshot_dir, c->store_dir))
+	if (c->store_snapshot.dir[0] &&
+	    folders_nest(c->store_snapshot.dir, c->store_dir))
 		return refuse(st, "store_snapshot_dir", "store_dir",
 			      "store_snapshot_dir %s and store_dir %s are one "
 			      "folder or one holds the other: the snapshot "
 			      "belongs on the disk that keeps it across a "
 			      "reboot, store_dir on tmpfs",
-			      c->store_snapshot_dir, c->store_dir);
+			      c->store_snapshot.dir, c->store_dir);
 	if (c->store_url.redis && c->store_url.user[0] &&
 	    !c->store_password_file[0])
 		return refuse(st, "store", NULL,

@@ -79,7 +79,7 @@ config_defaults(struct config *cfg)
 	cfg->trap_port = 2526;
 	cfg->nft.exempt_mark = 0;
 	cfg->store_commit_ms = STORE_COMMIT_DEFAULT_MS;
-	cfg->store_snapshot_ms = 6 * 3600000;
+	cfg->store_snapshot.interval_ms = 6 * 3600000;
 	snprintf(cfg->exempt[0], GREY_ADDR_MAX, "postmaster@");
 	snprintf(cfg->exempt[1], GREY_ADDR_MAX, "abuse@");
 	cfg->nexempt = 2;

@@ -81,7 +81,7 @@ int
 decider_open(struct decider *d, struct store *store)
 {
 	d->store = store;
-	d->grey = grey_new(&d->cfg->grey, store);
+	d->grey = grey_new(&d->cfg->grey);
 	return d->grey ? 0 : -ENOMEM;
 }
 

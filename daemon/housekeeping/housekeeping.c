@@ -46,7 +46,7 @@ struct housekeeping {
 static void
 restore_stats(struct housekeeping *hk)
 {
-	int r = grey_stats_load(decider_grey(hk->links.decider),
+	int r = store_load_stats(hk->links.store, decider_grey(hk->links.decider),
 	                        &hk->stats_since);
 
 	if (r == STORE_FOUND) {
@@ -83,7 +83,8 @@ save_stats(struct housekeeping *hk)
 		                        hk->stats_since, changed);
 	if (!changed)
 		return false;
-	if (grey_stats_save(decider_grey(hk->links.decider), hk->stats_since) <
+	if (store_save_stats(hk->links.store, decider_grey(hk->links.decider),
+	                     hk->stats_since) <
 	    0) {
 		log_warnx("report: cannot save its figures to the store");
 		return false;
@@ -105,7 +106,7 @@ housekeeping_stats_reset(struct housekeeping *hk)
 	                             grey_get_counters(grey));
 	grey_stats_reset(grey);
 	hk->stats_since = loop_wall_sec(hk->links.loop);
-	if (grey_stats_save(grey, hk->stats_since) < 0)
+	if (store_save_stats(hk->links.store, grey, hk->stats_since) < 0)
 		log_warnx("report: cannot save its figures to the store");
 	hk->stats_saved = *grey_get_counters(grey);
 	if (hk->records) /* (between _start and _stop) */
@@ -214,7 +215,8 @@ housekeeping_open(const struct housekeeping_links *l, bool store_restored)
 		return NULL;
 	hk->links = *l;
 	errno = 0;
-	hk->snapshot = store_snapshot_start(l->loop, l->cfg, l->store,
+	hk->snapshot = store_snapshot_start(l->loop, l->cfg->store_dir,
+	                                    &l->cfg->store_snapshot, l->store,
 	                                    store_restored);
 	if (!hk->snapshot && errno) {
 		free(hk);
@@ -274,6 +276,13 @@ const struct store_snapshot_counters *
 housekeeping_snapshots(const struct housekeeping *hk)
 {
 	return hk ? store_snapshot_get_counters(hk->snapshot) : NULL;
+}
+
+void
+housekeeping_reconfigure(struct housekeeping *hk,
+                         const struct store_snapshot_config *snapshot)
+{
+	store_snapshot_reconfigure(hk->snapshot, snapshot);
 }
 
 int64_t

@@ -57,6 +57,11 @@ void housekeeping_close(struct housekeeping *hk);
 const struct store_snapshot_counters *
 housekeeping_snapshots(const struct housekeeping *hk);
 
+/* housekeeping_reconfigure - a reload's settings of its own: the store's
+ * snapshot interval. */
+void housekeeping_reconfigure(struct housekeeping *hk,
+                              const struct store_snapshot_config *snapshot);
+
 /* housekeeping_stats_since - when the report's counting began. */
 int64_t housekeeping_stats_since(const struct housekeeping *hk);
 

@@ -101,7 +101,7 @@ metrics_status_text(const struct snapshot *s, FILE *out)
 	}
 	if (s->snapshot_on) {
 		fprintf(out, "\nsnapshot:  to %s every %" PRIu32 " s: ",
-		        cfg->store_snapshot_dir, cfg->store_snapshot_ms / 1000);
+		        cfg->store_snapshot.dir, cfg->store_snapshot.interval_ms / 1000);
 		text_figures(s, "store_snapshot", out);
 		if (s->snapshots.last_taken)
 			fprintf(out, "; the last at %s",
@@ -208,7 +208,7 @@ metrics_status_json(const struct snapshot *s, FILE *out)
 	}
 	if (s->snapshot_on) {
 		fputs("},\"store_snapshot\":{\"dir\":", out);
-		json_put_string(out, cfg->store_snapshot_dir);
+		json_put_string(out, cfg->store_snapshot.dir);
 		json_figures(s, "store_snapshot", false, out);
 	}
 	if (s->shared.remote) {

@@ -115,7 +115,7 @@ test_settings_that_stop_all_mail(void)
 	CHECK_INT(load("[gateway]\nstore_dir = /run/gg\n"
 	               "store_snapshot_dir = /etc/gg\n"
 	               "store_snapshot_interval = 15m\n"), 0);
-	CHECK_INT(cfg.store_snapshot_ms, 900000);
+	CHECK_INT(cfg.store_snapshot.interval_ms, 900000);
 	CHECK_INT(load("[gateway]\nstore_dir = /run/gg\n"
 	               "store_snapshot_dir = /run/ggsnap\n"), 0);
 	CHECK(load("[gateway]\nstore_snapshot_interval = 10s\n") < 0);

@@ -180,17 +180,17 @@ test_allow_entries_end(void)
 static void
 test_last_snapshot_at_close(void)
 {
-	char *snap = rig.cfg.store_snapshot_dir, file[300];
+	char *snap = rig.cfg.store_snapshot.dir, file[300];
 	struct stat st;
 
 	setup();
 	CHECK(housekeeping_snapshots(hk) == NULL); /* (none asked for) */
 	housekeeping_stop(hk);
 	housekeeping_close(hk);
-	CHECK(snprintf(snap, sizeof(rig.cfg.store_snapshot_dir), "%s/snapshot",
-	               rig.dir) < (int)sizeof(rig.cfg.store_snapshot_dir));
+	CHECK(snprintf(snap, sizeof(rig.cfg.store_snapshot.dir), "%s/snapshot",
+	               rig.dir) < (int)sizeof(rig.cfg.store_snapshot.dir));
 	CHECK(mkdir(snap, 0700) == 0);
-	rig.cfg.store_snapshot_ms = 3600 * 1000;
+	rig.cfg.store_snapshot.interval_ms = 3600 * 1000;
 	open_hk();
 	CHECK(housekeeping_snapshots(hk) != NULL);
 	CHECK_INT(housekeeping_snapshots(hk)->taken, 0);

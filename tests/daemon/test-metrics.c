@@ -268,9 +268,9 @@ test_snapshots(void)
 	char *text, *json, *prom;
 
 	snapshot_of(&s);
-	snprintf(c.store_snapshot_dir, sizeof(c.store_snapshot_dir),
+	snprintf(c.store_snapshot.dir, sizeof(c.store_snapshot.dir),
 	         "/etc/greygate/store");
-	c.store_snapshot_ms = 6 * 3600000;
+	c.store_snapshot.interval_ms = 6 * 3600000;
 	s.cfg = &c;
 	s.snapshot_on = true;
 	s.snapshots = (struct store_snapshot_counters){

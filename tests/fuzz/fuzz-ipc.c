@@ -20,6 +20,7 @@
 #include "attempt.h"
 #include "ipc.h"
 #include "policy.h"
+#include "store.h"
 
 /* Descriptors a record may carry: connections the "tarpit" accepted, the
  * other end of one, a unix socket, the listener. */
@@ -42,7 +43,7 @@ setup(void)
 	if (store_open_temp(&store) < 0)
 		abort();
 	grey_config_defaults(&cfg);
-	grey = grey_new(&cfg, store);
+	grey = grey_new(&cfg);
 	if (listener < 0 || bind(listener, (struct sockaddr *)&sin, len) < 0 ||
 	    listen(listener, 8) < 0 ||
 	    getsockname(listener, (struct sockaddr *)&sin, &len) < 0)
@@ -150,7 +151,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			ipc_attempt_view(&rec.u.attempt, &up.session->ends, &a);
 			a.now = 1700000000;
-			grey_decide(grey, &a, &d);
+			store_decide(store, grey, &a, &d);
 			/* Half the questions are answered. */
 			if (rec.u.attempt.question & 1)
 				ipc_answered(s, rec.u.attempt.session);
@@ -159,7 +160,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (ev.path != SENSOR_PATH_FAST)
 				abort();
 			if (attempt_of_event(&ev, 1700000000, &a))
-				grey_decide(grey, &a, &d);
+				store_decide(store, grey, &a, &d);
 		}
 	}
 	sessions_free(s);

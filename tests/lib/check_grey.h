@@ -5,6 +5,7 @@
 
 #include "check.h"
 #include "policy.h"
+#include "store.h"
 
 /* net - a client key from its CIDR text ("198.51.100.0/24"), checked. */
 static inline struct grey_client

@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "policy.h"
+#include "store.h"
 
 #define T0 1700000000LL
 
@@ -25,7 +26,7 @@ setup(void)
 	CHECK(mkdtemp(tmpdir));
 	CHECK_INT(store_open(tmpdir, false, &store), 0);
 	grey_config_defaults(&cfg);
-	grey = grey_new(&cfg, store);
+	grey = grey_new(&cfg);
 	CHECK(grey);
 }
 
@@ -37,7 +38,7 @@ setup_handoff(void)
 	setup();
 	grey_free(grey);
 	cfg.handoff = true;
-	grey = grey_new(&cfg, store);
+	grey = grey_new(&cfg);
 	CHECK(grey);
 }
 
@@ -51,7 +52,7 @@ tls_mode(bool pass, bool greylist, bool strict)
 	cfg.tls_pass = pass;
 	cfg.tls_greylist = greylist;
 	cfg.tls_strict = strict;
-	grey = grey_new(&cfg, store);
+	grey = grey_new(&cfg);
 	CHECK(grey);
 }
 
@@ -90,7 +91,7 @@ rcpt_at(int64_t now, const char *client, const char *from, const char *to,
 				 .sender = from, .rcpt = to, .path = path,
 				 .reply = reply};
 
-	CHECK_INT(grey_decide(grey, &a, &d), 0);
+	CHECK_INT(store_decide(store, grey, &a, &d), 0);
 	return d;
 }
 
@@ -101,7 +102,7 @@ starttls(int64_t now, const struct grey_addr *client, enum grey_path path,
 	struct grey_attempt a = {.kind = GREY_ATTEMPT_STARTTLS, .now = now,
 				 .client = *client, .path = path};
 
-	return grey_decide(grey, &a, d);
+	return store_decide(store, grey, &a, d);
 }
 
 static struct grey_decision
@@ -135,7 +136,7 @@ signalled(int64_t now, const char *client, bool trusted, uint32_t delay_sec)
 				 .path = GREY_PATH_TARPIT, .reply = 451,
 				 .trusted = trusted, .delay_sec = delay_sec};
 
-	CHECK_INT(grey_decide(grey, &a, &d), 0);
+	CHECK_INT(store_decide(store, grey, &a, &d), 0);
 	return d;
 }
 
@@ -192,7 +193,7 @@ test_own_pass_seen(void)
 	d = asked(T0 + 61, "198.51.100.8", "x@x.test", "y@y.test");
 	CHECK_INT(d.action, GREY_GREYLIST);
 	visit.now = T0 + 120;
-	CHECK_INT(grey_decide(grey, &visit, &d), 0);
+	CHECK_INT(store_decide(store, grey, &visit, &d), 0);
 	CHECK_INT(grey_get_counters(grey)->fastpath_sessions, 1);
 	/* past its day, judged again: greylisted as anyone */
 	d = asked(T0 + 86400, "198.51.100.7", "x@x.test", "z@y.test");
@@ -454,7 +455,7 @@ test_policy_door_path(void)
 	 * that asks the door) */
 	grey_free(grey);
 	cfg.handoff = true;
-	grey = grey_new(&cfg, store);
+	grey = grey_new(&cfg);
 	CHECK_INT(grey_exempt_add(grey, "postmaster@"), 0);
 	d = tarpit(T0, "2001:db8:9::1", "eve@e.test", "postmaster@b.test");
 	CHECK_INT(d.action, GREY_ALLOWED);
@@ -588,7 +589,7 @@ pooled_at(int64_t now, const char *client, const char *from, bool pooled)
 				 .path = GREY_PATH_TARPIT, .reply = 451,
 				 .pooled = pooled};
 
-	CHECK_INT(grey_decide(grey, &a, &d), 0);
+	CHECK_INT(store_decide(store, grey, &a, &d), 0);
 	return d;
 }
 
@@ -653,7 +654,7 @@ test_ipv6_slash64_and_full_address_option(void)
 	grey_free(grey);
 	cfg.prefix4 = 32;
 	cfg.prefix6 = 128;
-	grey = grey_new(&cfg, store);
+	grey = grey_new(&cfg);
 	d = tarpit(T0, "198.51.100.7", "a@a.test", "b@b.test");
 	CHECK_STR(key_of(&d), "198.51.100.7/32");
 	d = tarpit(T0 + 300, "198.51.100.8", "a@a.test", "b@b.test");
@@ -959,18 +960,18 @@ test_starttls_greylisted(void)
 					 .trusted = true};
 		uint64_t trusted = grey_get_counters(grey)->passed_trusted;
 
-		CHECK_INT(grey_decide(grey, &t, &d), 0);
+		CHECK_INT(store_decide(store, grey, &t, &d), 0);
 		CHECK_INT(d.action, GREY_PASS);
 		CHECK_INT(d.reason, GREY_REASON_TRUSTED);
 		CHECK_INT(grey_get_counters(grey)->passed_trusted, trusted + 1);
 		t.client = ip("198.51.110.7");
 		t.trusted = false;
 		t.delay_sec = 900;
-		CHECK_INT(grey_decide(grey, &t, &d), 0);
+		CHECK_INT(store_decide(store, grey, &t, &d), 0);
 		CHECK_INT(d.action, GREY_GREYLIST);
 		CHECK_INT(d.wait_sec, 900);
 		t.now = T0 + 300;
-		CHECK_INT(grey_decide(grey, &t, &d), 0);
+		CHECK_INT(store_decide(store, grey, &t, &d), 0);
 		CHECK_INT(d.reason, GREY_REASON_EARLY_RETRY);
 	}
 	teardown();
@@ -1191,13 +1192,13 @@ test_stats_saved_and_restored(void)
 	setup_handoff();
 	passes(3, T0);
 	before = *grey_get_counters(grey);
-	CHECK_INT(grey_stats_save(grey, T0 - 60), 0);
+	CHECK_INT(store_save_stats(store, grey, T0 - 60), 0);
 	CHECK_INT(store_flush(store), 0);
 	grey_free(grey);
-	grey = grey_new(&cfg, store);
+	grey = grey_new(&cfg);
 	CHECK(grey);
 	CHECK_INT(grey_get_counters(grey)->attempts, 0);
-	CHECK_INT(grey_stats_load(grey, &since), STORE_FOUND);
+	CHECK_INT(store_load_stats(store, grey, &since), STORE_FOUND);
 	CHECK_INT(since, T0 - 60);
 	CHECK(memcmp(grey_get_counters(grey), &before, sizeof(before)) == 0);
 	d = grey_get_pass_delays(grey, &n);
@@ -1221,7 +1222,7 @@ test_stats_saved_and_restored(void)
 	CHECK_INT(store_put_meta(store, "schema", "x", 1), -EINVAL);
 	/* a record this version cannot read is refused, not trusted */
 	CHECK_INT(store_put_meta(store, "stats", "GGSTxxxx", 8), 0);
-	CHECK_INT(grey_stats_load(grey, &since), -EPROTO);
+	CHECK_INT(store_load_stats(store, grey, &since), -EPROTO);
 	teardown();
 }
 
@@ -1277,11 +1278,11 @@ test_stats_save_keeps_the_latest_delays(void)
 
 	setup_handoff();
 	passes(total, T0);
-	CHECK_INT(grey_stats_save(grey, T0), 0);
+	CHECK_INT(store_save_stats(store, grey, T0), 0);
 	grey_free(grey);
-	grey = grey_new(&cfg, store);
+	grey = grey_new(&cfg);
 	CHECK(grey);
-	CHECK_INT(grey_stats_load(grey, &since), STORE_FOUND);
+	CHECK_INT(store_load_stats(store, grey, &since), STORE_FOUND);
 	d = grey_get_pass_delays(grey, &n);
 	CHECK_INT(n, GREY_DELAYS_SAVED);
 	CHECK_INT(d[0], 300 + 10);
@@ -1307,7 +1308,7 @@ test_decision_from_records_alone(void)
 				 .path = GREY_PATH_TARPIT, .reply = 451};
 
 	grey_config_defaults(&cfg);
-	bare = grey_new(&cfg, NULL); /* any store I/O would crash */
+	bare = grey_new(&cfg); /* any store I/O would crash */
 	CHECK(bare);
 	grey_records_prepare(bare, &a, &w);
 	CHECK(w.want_trap && w.want_pass && w.want_triplet);

@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "policy.h"
+#include "store.h"
 #include "privacy.h"
 
 #define T0 1700000000LL
@@ -129,7 +130,7 @@ rcpt(int64_t now, const char *client, const char *from, const char *to,
 
 	CHECK_INT(inet_pton(AF_INET, client, a.client.bytes), 1);
 	a.client.family = AF_INET;
-	CHECK_INT(grey_decide(grey, &a, &d), 0);
+	CHECK_INT(store_decide(store, grey, &a, &d), 0);
 	return d;
 }
 
@@ -157,7 +158,7 @@ test_greylist_under_privacy(void)
 	grey_config_defaults(&cfg);
 	cfg.privacy = true;
 	key_0_to_31(cfg.privacy_key);
-	grey = grey_new(&cfg, store);
+	grey = grey_new(&cfg);
 	CHECK(grey);
 	CHECK_INT(grey_exempt_add(grey, "postmaster@"), 0);
 	CHECK_INT(grey_trap_add(grey, "trap@b.test"), 0);

@@ -15,7 +15,7 @@ import sys
 
 from circles import circles
 
-FOLDERS = ["common", "daemon", "nft", "policy", "sensor", "tarpit", "tools"]
+FOLDERS = ["common", "daemon", "nft", "policy", "sensor", "store", "tarpit", "tools"]
 WAITING = {
     # a session is handed from phase to phase (issue 58): the base no
     # longer calls up into them

@@ -10,7 +10,7 @@ import os
 import sys
 
 MOST = 700
-FOLDERS = ("common", "daemon", "nft", "policy", "sensor", "tarpit", "tools")
+FOLDERS = ("common", "daemon", "nft", "policy", "sensor", "store", "tarpit", "tools")
 WAITING = {
     # the base calls up into its phases: handed from phase to phase,
     # it splits (issue 58, "a tarpit session is handed from phase to

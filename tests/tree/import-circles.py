@@ -14,7 +14,7 @@ import sys
 
 from circles import circles
 
-FOLDERS = ["common", "daemon", "nft", "policy", "sensor", "tarpit", "tools"]
+FOLDERS = ["common", "daemon", "nft", "policy", "sensor", "store", "tarpit", "tools"]
 
 
 def module(path):

@@ -265,7 +265,7 @@ attempt(const struct sim_workload *w, const struct sim_class *c,
 					   .path = GREY_PATH_TARPIT};
 
 		sim_apply_signals(c, sig, &v, &tls);
-		r = grey_decide(grey, &tls, &d);
+		r = store_decide(store, grey, &tls, &d);
 		if (r < 0)
 			return r;
 		/* Handed at STARTTLS: TLS with the MTA, delivered. */
@@ -302,7 +302,7 @@ attempt(const struct sim_workload *w, const struct sim_class *c,
 		/* (on the fast path only its pooling counts: the triplet
 		 * its delivery notes) */
 		sim_apply_signals(c, sig, &v, &rcpt);
-		r = grey_decide(grey, &rcpt, &d);
+		r = store_decide(store, grey, &rcpt, &d);
 		if (r < 0)
 			return r;
 		/* A recipient that does not exist: that one refused (with

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "policy.h"
+#include "store.h"
 #include "trust.h"
 
 #define SIM_CLASSES_MAX 32

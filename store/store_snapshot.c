@@ -37,7 +37,8 @@
 
 struct store_snapshot {
 	struct loop *loop;
-	const struct config *cfg;
+	char store_dir[256];
+	struct store_snapshot_config cfg; /* its own (a reload: reconfigure) */
 	struct store *store;
 	struct loop_timer timer;
 	int fd;                  /* the copy underway, or -1 */
@@ -272,25 +273,26 @@ open_folder(const char *dir, char *err)
 }
 
 int
-store_snapshot_restore(const struct config *cfg, char *err)
+store_snapshot_restore(const char *store_dir,
+                       const struct store_snapshot_config *cfg, char *err)
 {
-	const char *snap = cfg->store_snapshot_dir;
+	const char *snap = cfg->dir;
 	struct stat st;
 	char when[32];
 	int from, to, r;
 
 	if (!snap[0]) {
-		if (on_tmpfs(cfg->store_dir))
+		if (on_tmpfs(store_dir))
 			log_warnx("store_dir %s is on tmpfs and no "
 			          "store_snapshot_dir is set: the greylist and "
 			          "its passes are lost at every reboot",
-			          cfg->store_dir);
+			          store_dir);
 		return 0;
 	}
-	if (!on_tmpfs(cfg->store_dir))
+	if (!on_tmpfs(store_dir))
 		log_info("store_dir %s is not on tmpfs: its snapshots in %s "
 		         "add writes rather than spare them",
-		         cfg->store_dir, snap);
+		         store_dir, snap);
 	r = store_folder_check(snap, err);
 	if (r < 0)
 		return r;
@@ -299,7 +301,7 @@ store_snapshot_restore(const struct config *cfg, char *err)
 		          "is lost with the store at every reboot (it belongs "
 		          "on flash or disk)",
 		          snap);
-	if ((to = open_folder(cfg->store_dir, err)) < 0)
+	if ((to = open_folder(store_dir, err)) < 0)
 		return to;
 	if (fstatat(to, STORE_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
 	    errno != ENOENT) {
@@ -313,7 +315,7 @@ store_snapshot_restore(const struct config *cfg, char *err)
 	if (fstatat(from, STORE_FILE, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		log_info("store: %s holds no snapshot yet: the greylist starts "
 		         "empty, its first snapshot in %" PRIu32 " s",
-		         snap, cfg->store_snapshot_ms / 1000);
+		         snap, cfg->interval_ms / 1000);
 		r = 0;
 		goto out;
 	}
@@ -321,17 +323,17 @@ store_snapshot_restore(const struct config *cfg, char *err)
 	if (r < 0) {
 		snprintf(err, 512, "store %.200s: restoring the snapshot "
 		         "%.200s/" STORE_FILE ": %s",
-		         cfg->store_dir, snap, strerror(-r));
+		         store_dir, snap, strerror(-r));
 		goto out;
 	}
-	r = copy_files(from, to, false, cfg->store_dir, err);
+	r = copy_files(from, to, false, store_dir, err);
 	if (r < 0)
 		goto out;
 	log_info("store: restored from the snapshot in %s, taken %s (%lld "
 	         "KiB, and %d other file(s)): %s held no store (emptied by "
 	         "a reboot?)",
 	         snap, fmt_utc((int64_t)st.st_mtime, when),
-	         (long long)st.st_size / 1024, r, cfg->store_dir);
+	         (long long)st.st_size / 1024, r, store_dir);
 	r = 1;
 out:
 	close(from);
@@ -350,7 +352,7 @@ arm(struct store_snapshot *s, uint64_t in_ms)
 static int
 finish(struct store_snapshot *s, int r)
 {
-	const char *dir = s->cfg->store_snapshot_dir;
+	const char *dir = s->cfg.dir;
 	char err[512] = "", when[32];
 	struct stat st;
 	int snap_fd, own_fd = -1;
@@ -365,7 +367,7 @@ finish(struct store_snapshot *s, int r)
 		r = -errno;
 	if (r && !err[0])
 		snprintf(err, 512, "%s/%s: %s", dir, STORE_FILE, strerror(-r));
-	if (!r && (own_fd = open_folder(s->cfg->store_dir, err)) < 0)
+	if (!r && (own_fd = open_folder(s->store_dir, err)) < 0)
 		r = own_fd;
 	if (!r) {
 		int n = copy_files(own_fd, snap_fd, true, dir, err);
@@ -413,14 +415,14 @@ finish(struct store_snapshot *s, int r)
 static int
 begin(struct store_snapshot *s)
 {
-	const char *dir = s->cfg->store_snapshot_dir;
+	const char *dir = s->cfg.dir;
 	char path[300];
 	int r;
 
 	s->generation_now = store_generation(s->store);
 	if (s->taken_once && s->generation_now == s->generation) {
 		char err[512];
-		int own = open_folder(s->cfg->store_dir, err);
+		int own = open_folder(s->store_dir, err);
 		int snap = own < 0 ? own : open_folder(dir, err);
 
 		r = snap < 0 ? snap : copy_files(own, snap, true, dir, err);
@@ -472,30 +474,44 @@ on_timer(struct loop *loop, struct loop_timer *timer, void *ctx)
 		arm(s, SNAPSHOT_POLL_MS);
 		return;
 	}
-	arm(s, s->cfg->store_snapshot_ms);
+	arm(s, s->cfg.interval_ms);
 }
 
 struct store_snapshot *
-store_snapshot_start(struct loop *loop, const struct config *cfg,
+store_snapshot_start(struct loop *loop, const char *store_dir,
+                     const struct store_snapshot_config *cfg,
                      struct store *store, bool restored)
 {
 	struct store_snapshot *s;
 
 	errno = 0;
-	if (!cfg->store_snapshot_dir[0])
+	if (!cfg->dir[0])
 		return NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
 	s->loop = loop;
-	s->cfg = cfg;
+	snprintf(s->store_dir, sizeof(s->store_dir), "%s", store_dir);
+	s->cfg = *cfg;
 	s->store = store;
 	s->fd = -1;
 	s->taken_once = restored;
 	s->generation = store_generation(store);
 	loop_timer_init(&s->timer, on_timer, s);
-	arm(s, cfg->store_snapshot_ms);
+	arm(s, cfg->interval_ms);
 	return s;
+}
+
+void
+store_snapshot_reconfigure(struct store_snapshot *snap,
+                           const struct store_snapshot_config *cfg)
+{
+	/* (the folder needs a restart: only the interval changes) */
+	if (!snap || snap->cfg.interval_ms == cfg->interval_ms)
+		return;
+	snap->cfg.interval_ms = cfg->interval_ms;
+	if (snap->fd < 0) /* (else the copy underway re-arms it) */
+		arm(snap, cfg->interval_ms);
 }
 
 int

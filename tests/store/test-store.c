@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "policy.h"
+#include "store.h"
 
 #define T0 1700000000LL
 

@@ -62,7 +62,7 @@ test_refresh_interval_holds(void)
 
 	CHECK(p);
 	grey_config_defaults(&cfg); /* refresh_interval: an hour */
-	bare = grey_new(&cfg, NULL);
+	bare = grey_new(&cfg);
 	CHECK(bare);
 	a.client.family = AF_INET;
 	memcpy(a.client.bytes, (uint8_t[]){198, 51, 100, 7}, 4);

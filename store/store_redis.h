@@ -23,6 +23,7 @@
 #include "must_check.h"
 
 #include "policy.h"
+#include "store.h"
 
 struct loop;
 struct rconn;

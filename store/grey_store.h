@@ -21,6 +21,7 @@
 
 #include "must_check.h"
 #include "policy.h"
+#include "store.h"
 
 struct grey_store;
 struct grey_store_walk;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The greylist's store interface (policy/grey_store.h), the same story
+/* The greylist's store interface (store/grey_store.h), the same story
  * told to each backend through greygated's decider (decider_decide_async):
  * LMDB, memory, and a real redis-server through greygated's shared-store
  * glue (tests/lib/redis_server.h: a unix socket, no network). Every

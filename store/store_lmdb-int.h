@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "policy.h"
+#include "store.h"
 #include "store_lmdb.h"
 
 #define STORE_SCHEMA 1u

@@ -12,11 +12,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
 #include "loop.h"
 #include "policy.h"
+#include "store.h"
 
 struct store_snapshot;
+
+/* Its part of the config ([gateway] store_snapshot_dir and
+ * store_snapshot_interval). */
+struct store_snapshot_config {
+	char dir[256];        /* "": none; else store_dir (tmpfs) copied
+				 there */
+	uint32_t interval_ms; /* ... this often, and at stop */
+};
 
 /* store_folder_check - dir (made if missing, 0700) is a folder of this
  * process's user, writable by nobody else, not a link. Return: 0, or
@@ -30,20 +38,29 @@ int store_folder_check(const char *dir, char *err);
  * without a snapshot (lost at every reboot). Return: 1 (restored), 0
  * (nothing to restore, or store_dir's own store is there: newer), or
  * -errno with err (512 bytes) set: greygated does not start. */
-int store_snapshot_restore(const struct config *cfg, char *err);
+int store_snapshot_restore(const char *store_dir,
+                           const struct store_snapshot_config *cfg,
+                           char *err);
 
-/* store_snapshot_start - snapshots every cfg->store_snapshot_ms (read
- * anew each time: a reload changes it) of the open store, each written
+/* store_snapshot_start - snapshots every cfg->interval_ms (copied:
+ * store_snapshot_reconfigure changes it at a reload) of the open store, each written
  * by the store's own thread while the loop goes on, when something was
  * written since the last (restored: the store is the snapshot's, as
  * store_snapshot_restore left it, so a greygated that stops again at
  * once, respawned in a loop, writes nothing). All borrowed.
- * Return: NULL when cfg sets no store_snapshot_dir, or on ENOMEM (errno
- * says which: 0 for none). */
+ * Return: NULL when cfg sets no dir, or on ENOMEM (errno says which: 0
+ * for none). */
 struct store_snapshot *store_snapshot_start(struct loop *loop,
-                                            const struct config *cfg,
+                                            const char *store_dir,
+                                            const struct store_snapshot_config *cfg,
                                             struct store *store,
                                             bool restored);
+
+/* store_snapshot_reconfigure - a reload's interval: the next snapshot
+ * that long from now (or from the end of the one underway); the folder
+ * stays (it needs a restart). NULL is fine: none kept. */
+void store_snapshot_reconfigure(struct store_snapshot *snap,
+                                const struct store_snapshot_config *cfg);
 
 /* store_snapshot_close - at stop, after the store's last sync: the
  * snapshot underway waited for, the last one taken now, freed (NULL is

@@ -4,7 +4,7 @@
  * them. While Redis does not answer, a passed client that asks (through
  * the policy door, where no kernel set stands before it) is still
  * decided as passed from them. In memory only (79 bytes a pass:
- * tests/daemon/test-shared-passes.c measures it). */
+ * tests/store/test-shared-passes.c measures it). */
 #ifndef GREYGATE_SHARED_PASSES_H
 #define GREYGATE_SHARED_PASSES_H
 

@@ -17,7 +17,7 @@
 #include "policy.h"
 
 /* Triplets kept, at most (about 120 bytes each with typical
- * addresses: tests/daemon/test-shared-waiting.c). */
+ * addresses: tests/store/test-shared-waiting.c). */
 #define SHARED_WAITING_MAX 8192u
 
 struct shared_waiting;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "policy.h"
+#include "store.h"
 
 struct loop;
 struct rconn;

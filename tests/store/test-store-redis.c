@@ -122,7 +122,7 @@ test_fetch_and_decide(void)
 	uint64_t sent;
 
 	grey_config_defaults(&cfg);
-	bare = grey_new(&cfg, NULL);
+	bare = grey_new(&cfg);
 	CHECK(bare);
 	/* Nothing there: a first sight (the trap, the network's pass, the
 	 * address's own pass, the triplet). */
@@ -204,7 +204,7 @@ test_bad_records_are_absent(void)
 	struct store_redis_counters k = {0};
 
 	grey_config_defaults(&cfg);
-	bare = grey_new(&cfg, NULL);
+	bare = grey_new(&cfg);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
 		const char *del[] = {"DEL", "gg:pass:198.51.100.0/24"};
 
@@ -319,8 +319,8 @@ test_two_gateways(void)
 	CHECK(rconn_up(mx2));
 	redis(1, flush);
 	grey_config_defaults(&cfg);
-	g1 = grey_new(&cfg, NULL);
-	g2 = grey_new(&cfg, NULL);
+	g1 = grey_new(&cfg);
+	g2 = grey_new(&cfg);
 	/* The now of the test's Redis is real time: the records' ends too,
 	 * so that their expiry is in the future. */
 	a1 = rcpt(time(NULL));
@@ -1152,7 +1152,7 @@ test_copy_both_ways(void)
 	                            walked at all) */
 	CHECK_INT(n.failed, 0);
 	/* What a gateway on Redis now decides from: the same records. */
-	bare = grey_new(&cfg, NULL);
+	bare = grey_new(&cfg);
 	grey_records_prepare(bare, &a, &w);
 	CHECK_INT(fetch(&w, NULL), 0);
 	CHECK_INT(w.triplet_found, STORE_FOUND);
@@ -1214,7 +1214,7 @@ test_server_stopped(void)
 	struct grey_records w;
 
 	grey_config_defaults(&cfg);
-	bare = grey_new(&cfg, NULL);
+	bare = grey_new(&cfg);
 	grey_records_prepare(bare, &a, &w);
 	kill(server.pid, SIGSTOP);
 	CHECK_INT(fetch(&w, NULL), -EIO);
@@ -1270,7 +1270,7 @@ test_writes_by_sha(void)
 	redis(2, forget_scripts);
 	redis(2, reset);
 	grey_config_defaults(&cfg);
-	g = grey_new(&cfg, NULL);
+	g = grey_new(&cfg);
 	CHECK(g);
 	for (int i = 0; i < 20; i++) {
 		struct grey_attempt a = rcpt(now);

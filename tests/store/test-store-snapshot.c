@@ -26,7 +26,8 @@
 #define INTERVAL_MS 60000
 
 static struct timesrc_fake clock_;
-static struct config cfg;
+static char store_dir[256];
+static struct store_snapshot_config cfg;
 static struct loop *loop;
 static char top[64];
 
@@ -128,11 +129,11 @@ setup(void)
 	snprintf(top, sizeof(top), "/tmp/gg-snapshot-XXXXXX");
 	CHECK(mkdtemp(top));
 	memset(&cfg, 0, sizeof(cfg));
-	snprintf(cfg.store_dir, sizeof(cfg.store_dir), "%s/store", top);
-	snprintf(cfg.store_snapshot_dir, sizeof(cfg.store_snapshot_dir),
+	snprintf(store_dir, sizeof(store_dir), "%s/store", top);
+	snprintf(cfg.dir, sizeof(cfg.dir),
 	         "%s/flash", top);
-	cfg.store_snapshot_ms = INTERVAL_MS;
-	CHECK(mkdir(cfg.store_dir, 0700) == 0);
+	cfg.interval_ms = INTERVAL_MS;
+	CHECK(mkdir(store_dir, 0700) == 0);
 	log_capture_start();
 }
 
@@ -154,7 +155,7 @@ reboot(void)
 	char cmd[600];
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s && mkdir -m 700 %s",
-	         cfg.store_dir, cfg.store_dir);
+	         store_dir, store_dir);
 	CHECK(system(cmd) == 0);
 }
 
@@ -164,17 +165,17 @@ test_taken_restored(void)
 	struct store *store;
 	struct store_snapshot *snap;
 	char err[512] = "", path[512];
-	const char *flash = cfg.store_snapshot_dir;
+	const char *flash = cfg.dir;
 	ino_t first;
 
 	setup();
-	CHECK_INT(store_snapshot_restore(&cfg, err), 0);
+	CHECK_INT(store_snapshot_restore(store_dir, &cfg, err), 0);
 	log_capture_expect("holds no snapshot yet: the greylist starts empty");
-	CHECK_INT(store_open(cfg.store_dir, false, &store), 0);
-	write_text(cfg.store_dir, "allow-runtime.txt", "198.51.100.0/24 0 x\n");
-	write_text(cfg.store_dir, "privacy.key", "key\n");
+	CHECK_INT(store_open(store_dir, false, &store), 0);
+	write_text(store_dir, "allow-runtime.txt", "198.51.100.0/24 0 x\n");
+	write_text(store_dir, "privacy.key", "key\n");
 	pass(store, 1);
-	CHECK((snap = store_snapshot_start(loop, &cfg, store, false)));
+	CHECK((snap = store_snapshot_start(loop, store_dir, &cfg, store, false)));
 
 	run_for(snap, INTERVAL_MS);
 	CHECK_INT(store_snapshot_get_counters(snap)->taken, 1);
@@ -194,8 +195,8 @@ test_taken_restored(void)
 
 	/* Written since: at the stop, the last one has it. */
 	pass(store, 2);
-	write_text(cfg.store_dir, "privacy.key", "key 2\n");
-	path_of(path, cfg.store_dir, "allow-runtime.txt");
+	write_text(store_dir, "privacy.key", "key 2\n");
+	path_of(path, store_dir, "allow-runtime.txt");
 	CHECK(unlink(path) == 0);
 	CHECK_INT(store_snapshot_close(snap), 0);
 	store_close(store);
@@ -205,15 +206,15 @@ test_taken_restored(void)
 	first = inode_of(flash, "data.mdb");
 
 	reboot();
-	CHECK_INT(store_snapshot_restore(&cfg, err), 1);
+	CHECK_INT(store_snapshot_restore(store_dir, &cfg, err), 1);
 	log_capture_expect("store: restored from the snapshot in ");
-	CHECK_INT(passes_in(cfg.store_dir), 2);
-	CHECK_STR(read_text(cfg.store_dir, "privacy.key"), "key 2\n");
+	CHECK_INT(passes_in(store_dir), 2);
+	CHECK_STR(read_text(store_dir, "privacy.key"), "key 2\n");
 
 	/* Restored and stopped again at once (respawned in a loop): the
 	 * snapshot is the store, nothing is written. */
-	CHECK_INT(store_open(cfg.store_dir, false, &store), 0);
-	CHECK((snap = store_snapshot_start(loop, &cfg, store, true)));
+	CHECK_INT(store_open(store_dir, false, &store), 0);
+	CHECK((snap = store_snapshot_start(loop, store_dir, &cfg, store, true)));
 	CHECK_INT(store_snapshot_close(snap), 0);
 	store_close(store);
 	CHECK(inode_of(flash, "data.mdb") == first);
@@ -222,11 +223,11 @@ test_taken_restored(void)
 	       "store_dir gets it all back\n");
 
 	/* A store_dir with its own store keeps it (it is the newer). */
-	CHECK_INT(store_open(cfg.store_dir, false, &store), 0);
+	CHECK_INT(store_open(store_dir, false, &store), 0);
 	pass(store, 3);
 	store_close(store);
-	CHECK_INT(store_snapshot_restore(&cfg, err), 0);
-	CHECK_INT(passes_in(cfg.store_dir), 3);
+	CHECK_INT(store_snapshot_restore(store_dir, &cfg, err), 0);
+	CHECK_INT(passes_in(store_dir), 3);
 	printf("ok: a store_dir with its own store keeps it\n");
 	teardown();
 }
@@ -240,24 +241,24 @@ test_failure_keeps_the_one_before(void)
 	ino_t before;
 
 	setup();
-	CHECK_INT(store_snapshot_restore(&cfg, err), 0);
-	CHECK_INT(store_open(cfg.store_dir, false, &store), 0);
+	CHECK_INT(store_snapshot_restore(store_dir, &cfg, err), 0);
+	CHECK_INT(store_open(store_dir, false, &store), 0);
 	pass(store, 1);
-	CHECK((snap = store_snapshot_start(loop, &cfg, store, false)));
+	CHECK((snap = store_snapshot_start(loop, store_dir, &cfg, store, false)));
 	run_for(snap, INTERVAL_MS);
-	before = inode_of(cfg.store_snapshot_dir, "data.mdb");
+	before = inode_of(cfg.dir, "data.mdb");
 	CHECK(before);
 
 	/* The copy cannot be opened: a folder where its file goes. */
-	path_of(path, cfg.store_snapshot_dir, ".data.mdb.new");
+	path_of(path, cfg.dir, ".data.mdb.new");
 	CHECK(mkdir(path, 0700) == 0);
 	pass(store, 2);
 	run_for(snap, INTERVAL_MS);
 	CHECK_INT(store_snapshot_get_counters(snap)->failed, 1);
 	log_capture_expect("failed");
 	log_capture_expect("the one taken before stays");
-	CHECK(inode_of(cfg.store_snapshot_dir, "data.mdb") == before);
-	CHECK_INT(passes_in(cfg.store_snapshot_dir), 1);
+	CHECK(inode_of(cfg.dir, "data.mdb") == before);
+	CHECK_INT(passes_in(cfg.dir), 1);
 
 	/* The next one, the way clear again, has it. */
 	CHECK(rmdir(path) == 0);
@@ -265,7 +266,7 @@ test_failure_keeps_the_one_before(void)
 	CHECK_INT(store_snapshot_get_counters(snap)->taken, 2);
 	CHECK_INT(store_snapshot_close(snap), 0);
 	store_close(store);
-	CHECK_INT(passes_in(cfg.store_snapshot_dir), 2);
+	CHECK_INT(passes_in(cfg.dir), 2);
 	printf("ok: a failed snapshot is said, the one before stays whole, "
 	       "the next one is taken\n");
 	teardown();
@@ -277,12 +278,53 @@ test_folder_refused(void)
 	char err[512] = "";
 
 	setup();
-	CHECK(mkdir(cfg.store_snapshot_dir, 0700) == 0);
-	CHECK(chmod(cfg.store_snapshot_dir, 0777) == 0);
-	CHECK_INT(store_snapshot_restore(&cfg, err), -EPERM);
+	CHECK(mkdir(cfg.dir, 0700) == 0);
+	CHECK(chmod(cfg.dir, 0777) == 0);
+	CHECK_INT(store_snapshot_restore(store_dir, &cfg, err), -EPERM);
 	CHECK(strstr(err, "writable by nobody else"));
 	printf("ok: a snapshot folder others may write to is refused: %s\n",
 	       err);
+	teardown();
+}
+
+/* A reload's interval (store_snapshot_reconfigure) counts from the
+ * reload: its own copy of the settings, not the file's rewritten in
+ * place under it. */
+static void
+test_reconfigured_interval(void)
+{
+	struct store_snapshot_config longer;
+	struct store *store;
+	struct store_snapshot *snap;
+	const struct store_snapshot_counters *c;
+	char err[512] = "";
+
+	setup();
+	CHECK_INT(store_snapshot_restore(store_dir, &cfg, err), 0);
+	log_capture_expect("holds no snapshot yet: the greylist starts empty");
+	CHECK_INT(store_open(store_dir, false, &store), 0);
+	pass(store, 1);
+	CHECK((snap = store_snapshot_start(loop, store_dir, &cfg, store, false)));
+	longer = cfg;
+	longer.interval_ms = 3 * INTERVAL_MS;
+	cfg.interval_ms = 1; /* (what it was given was copied) */
+	store_snapshot_reconfigure(snap, &longer);
+	c = store_snapshot_get_counters(snap);
+	timesrc_fake_advance_ms(&clock_, 2 * INTERVAL_MS);
+	for (int i = 0; i < 20; i++) { /* (a copy begun would end in these) */
+		struct timespec pause = {0, 10 * 1000 * 1000};
+
+		loop_run_once(loop, 0);
+		nanosleep(&pause, NULL);
+		timesrc_fake_advance_ms(&clock_, 1000);
+	}
+	CHECK_INT(c->taken + c->failed + c->skipped, 0);
+	run_for(snap, INTERVAL_MS);
+	CHECK_INT(store_snapshot_get_counters(snap)->taken, 1);
+	log_capture_expect("store: snapshot written to ");
+	CHECK_INT(store_snapshot_close(snap), 0);
+	store_close(store);
+	printf("ok: a reloaded interval counts from the reload\n");
 	teardown();
 }
 
@@ -292,6 +334,7 @@ main(void)
 	test_taken_restored();
 	test_failure_keeps_the_one_before();
 	test_folder_refused();
+	test_reconfigured_interval();
 	printf("PASS\n");
 	return 0;
 }
