@@ -1308,7 +1308,7 @@ test_decision_from_records_alone(void)
 				 .path = GREY_PATH_TARPIT, .reply = 451};
 
 	grey_config_defaults(&cfg);
-	bare = grey_new(&cfg); /* any store I/O would crash */
+	bare = grey_new(&cfg); /* (no store: it can do no I/O) */
 	CHECK(bare);
 	grey_records_prepare(bare, &a, &w);
 	CHECK(w.want_trap && w.want_pass && w.want_triplet);
