@@ -33,292 +33,16 @@
 #include <strings.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
-#include "internal.h"
+#include "gate-int.h"
 #include "log.h"
-#include "smtp_command.h"
 #include "smtp_line.h"
 #include "smtp_reply.h"
 
-/* Each way's buffer: the client's bytes not yet taken, the MTA's not yet
- * written. */
-#define GATE_BUF 65536
-/* The MTA's reply being read (EHLO's is the longest). */
-#define GATE_REPLY_MAX 4096
-
-enum gate_step {
-	G_COMMAND, /* the client's next command is taken */
-	G_VERDICT, /* greygated is asked about a RCPT */
-	G_REPLY,   /* the MTA is to answer what was passed on */
-	G_BODY,    /* DATA's body passes, to its end-of-data line */
-	G_CHUNK,   /* a BDAT chunk passes, by its count */
-	G_SKIP,    /* a refused BDAT's chunk is dropped, by its count */
-};
-
-/* What the MTA is answering. */
-enum gate_sent {
-	SENT_OTHER,
-	SENT_MAIL,
-	SENT_RCPT,
-	SENT_DATA,
-	SENT_BODY, /* the end of DATA's body */
-	SENT_CHUNK,
-	SENT_LAST_CHUNK,
-	SENT_RESET, /* RSET, HELO, EHLO: the transaction ends */
-	SENT_QUIT,
-};
-
-/* Where a body is, for its end: CR LF "." CR LF, or any of its bare-LF
- * or bare-CR forms. */
-enum eod_state {
-	EOD_LINE_START, /* after a CR or LF (and at the body's start) */
-	EOD_MID,        /* within a line */
-	EOD_DOT,        /* a dot that began a line */
-	EOD_DOT_CR,     /* ... and a CR after it: an LF may follow */
-};
-
-struct gate {
-	int mta; /* the join's connection to the MTA (borrowed) */
-	enum gate_step step;
-	enum gate_sent sent;
-	enum eod_state eod;
-	bool in_mail;    /* the MTA took a MAIL of this transaction */
-	bool discarding; /* within a command line too long to take */
-	bool client_eof; /* the client said no more */
-	bool client_unwatched; /* ... and the loop no longer watches it */
-	bool chunking;   /* the MTA offered CHUNKING */
-	bool rcpt_taken; /* the MTA took a RCPT of this transaction */
-	uint16_t asks;
-	bool body_ends;  /* the body's (or chunk's) end is within ready */
-	uint64_t chunk_left;
-	char sender[SMTP_PATH_MAX + 1]; /* MAIL's path, until the MTA
-					   takes it */
-	/* in[in_off, in_len): the client's bytes not yet taken; the first
-	 * ready of them are the body's, read for its end already */
-	size_t in_off, in_len, ready;
-	size_t out_len, out_off, reply_len;
-	char in[GATE_BUF];
-	char out[GATE_BUF];
-	char reply[GATE_REPLY_MAX];
-};
-
-/* A reply of the gate's own. Return: false (c closed: the client is
- * gone). */
-static bool
-say(struct conn *c, const char *text)
-{
-	if (conn_send(c, text, strlen(text)))
-		return true;
-	conn_close(c);
-	return false;
-}
-
-/* The line goes to the MTA, whose answer is awaited. */
-static void
-pass_on(struct gate *g, const char *line, size_t len, enum gate_sent sent)
-{
-	memcpy(g->out + g->out_len, line, len);
-	memcpy(g->out + g->out_len + len, "\r\n", 2);
-	g->out_len += len + 2;
-	g->sent = sent;
-	g->step = G_REPLY;
-}
-
-/* The line written from the parse goes to the MTA; a command that cannot
- * be written is answered here with refusal. Return: false (c closed). */
-static bool
-pass_rebuilt(struct conn *c, const struct smtp_command *cmd,
-	     enum gate_sent sent, const char *refusal)
-{
-	char line[SMTP_REBUILT_MAX + 1];
-	size_t n = smtp_command_rebuild(cmd, line);
-
-	if (!n)
-		return say(c, refusal);
-	pass_on(c->gate, line, n, sent);
-	return true;
-}
-
-static bool
-answer_held(struct conn *c, const struct tarpit_verdict *v)
-{
-	char out[TARPIT_REPLY_MAX];
-	size_t n = tarpit_rcpt_held_reply(&c->dlg, v, c->rcpt ? c->rcpt : "",
-					  out);
-
-	c->gate->step = G_COMMAND;
-	if (conn_send(c, out, n))
-		return true;
-	conn_close(c);
-	return false;
-}
-
-/* A RCPT: greygated is asked, as at the tarpit; the MTA hears it only on
- * a pass (gate_verdict). */
-static bool
-ask_rcpt(struct conn *c, const struct smtp_command *cmd)
-{
-	struct gate *g = c->gate;
-	char line[SMTP_REBUILT_MAX + 1];
-	size_t len;
-
-	if (!g->in_mail)
-		return say(c, "503 5.5.1 Error: need MAIL command\r\n");
-	if (cmd->path_status == SMTP_PATH_SYNTAX)
-		return say(c, "501 5.5.4 Syntax: RCPT TO:<address>\r\n");
-	if (cmd->path_status != SMTP_PATH_OK || cmd->path_len == 0)
-		return say(c, "501 5.1.3 Bad recipient address syntax\r\n");
-	if (g->asks >= TARPIT_ASKS_MAX)
-		return say(c, "452 4.5.3 Error: too many recipients\r\n");
-	len = smtp_command_rebuild(cmd, line);
-	if (!len)
-		return say(c, "555 5.5.4 Unsupported option\r\n");
-	free(c->rcpt);
-	free(c->rcpt_line);
-	c->rcpt = strndup(cmd->path, cmd->path_len);
-	c->rcpt_line = strndup(line, len);
-	if (!c->rcpt || !c->rcpt_line)
-		return answer_held(c, NULL);
-	g->asks++;
-	c->dlg.asking = TARPIT_ASK_RCPT;
-	if (conn_ask(c) < 0) {
-		c->dlg.asking = TARPIT_ASK_NONE;
-		return answer_held(c, NULL);
-	}
-	g->step = G_VERDICT;
-	return true;
-}
-
-/* A BDAT: passed on with its chunk only where the MTA takes the chunk as
- * data; elsewhere answered here and its chunk dropped. Return: false (c
- * closed). */
-static bool
-bdat(struct conn *c, const struct smtp_command *cmd)
-{
-	struct gate *g = c->gate;
-	const char *refusal = NULL;
-
-	if (!cmd->bdat_ok) {
-		say(c, "421 4.7.0 Error: bad BDAT size\r\n");
-		conn_close_gently(c);
-		return false;
-	}
-	if (!g->chunking)
-		refusal = "502 5.5.1 Error: command not recognized\r\n";
-	else if (!g->in_mail)
-		refusal = "503 5.5.1 Error: need MAIL command\r\n";
-	else if (!g->rcpt_taken)
-		refusal = "554 5.5.1 Error: no valid recipients\r\n";
-	g->chunk_left = cmd->bdat_size;
-	if (refusal) {
-		if (g->chunk_left)
-			g->step = G_SKIP;
-		return say(c, refusal);
-	}
-	if (!pass_rebuilt(c, cmd, cmd->bdat_last ? SENT_LAST_CHUNK : SENT_CHUNK,
-			  "501 5.5.4 Syntax error in parameters\r\n"))
-		return false;
-	if (g->chunk_left)
-		g->step = G_CHUNK;
-	return true;
-}
-
-/* One command line of the client's. Return: false (c closed). */
-static bool
-command(struct conn *c, const char *line, size_t len)
-{
-	struct gate *g = c->gate;
-	struct smtp_command cmd;
-
-	smtp_command_parse(line, len, &cmd);
-	switch (cmd.verb) {
-	case SMTP_VERB_RCPT:
-		return ask_rcpt(c, &cmd);
-	case SMTP_VERB_STARTTLS:
-		return say(c, "454 4.7.0 TLS not available due to temporary "
-			      "reason\r\n");
-	case SMTP_VERB_MAIL:
-		if (cmd.path_status == SMTP_PATH_SYNTAX)
-			return say(c, "501 5.5.4 Syntax: MAIL FROM:<address>\r\n");
-		if (cmd.path_status != SMTP_PATH_OK)
-			return say(c, "501 5.1.7 Bad sender address syntax\r\n");
-		g->sender[0] = 0;
-		if (cmd.path_len < sizeof(g->sender)) {
-			memcpy(g->sender, cmd.path, cmd.path_len);
-			g->sender[cmd.path_len] = 0;
-		}
-		return pass_rebuilt(c, &cmd, SENT_MAIL,
-				    "555 5.5.4 Unsupported option\r\n");
-	case SMTP_VERB_DATA:
-		return pass_rebuilt(c, &cmd, SENT_DATA,
-				    "501 5.5.4 Syntax: DATA\r\n");
-	case SMTP_VERB_BDAT:
-		return bdat(c, &cmd);
-	case SMTP_VERB_HELO:
-	case SMTP_VERB_EHLO:
-		free(c->helo);
-		c->helo = malloc(SMTP_HELO_NAME_MAX + 1);
-		if (c->helo)
-			smtp_printable_copy(c->helo, SMTP_HELO_NAME_MAX + 1,
-					    cmd.helo, cmd.helo_len);
-		return pass_rebuilt(c, &cmd, SENT_RESET,
-				    "501 5.5.4 Syntax: EHLO hostname\r\n");
-	case SMTP_VERB_RSET:
-		return pass_rebuilt(c, &cmd, SENT_RESET,
-				    "501 5.5.4 Syntax: RSET\r\n");
-	case SMTP_VERB_NOOP:
-		return pass_rebuilt(c, &cmd, SENT_OTHER,
-				    "501 5.5.4 Syntax: NOOP\r\n");
-	case SMTP_VERB_QUIT:
-		return pass_rebuilt(c, &cmd, SENT_QUIT,
-				    "501 5.5.4 Syntax: QUIT\r\n");
-	default:
-		/* (XCLIENT and XFORWARD too: the MTA trusts them from
-		 * greygate's own connection) */
-		return say(c, "502 5.5.2 Error: command not recognized\r\n");
-	}
-}
-
-/* What the MTA's answer to what was passed on changes. Return: false (c
- * closed). */
-static bool
-answered(struct conn *c, int code)
-{
-	struct gate *g = c->gate;
-
-	g->step = G_COMMAND;
-	switch (g->sent) {
-	case SENT_MAIL:
-		if (code / 100 == 2) {
-			g->in_mail = true;
-			g->rcpt_taken = false;
-			free(c->sender);
-			c->sender = strdup(g->sender);
-		}
-		break;
-	case SENT_RCPT:
-		if (code / 100 == 2)
-			g->rcpt_taken = true;
-		break;
-	case SENT_DATA:
-		if (code == 354) {
-			g->step = G_BODY;
-			g->eod = EOD_LINE_START;
-		}
-		break;
-	case SENT_BODY:
-	case SENT_LAST_CHUNK:
-	case SENT_RESET:
-		g->in_mail = g->rcpt_taken = false;
-		break;
-	case SENT_QUIT:
-		conn_close_gently(c);
-		return false;
-	default:
-		break;
-	}
-	return true;
-}
+static const struct conn_phase gate_phase;
+static void on_mta(struct loop *loop, int fd, uint32_t events, void *ctx);
+static void verdict(struct conn *c, const struct tarpit_verdict *v);
 
 /* How many of the n bytes at p are the body's, up to and with its end if
  * it is among them (*ended). A line of one dot ends the body whether CR,
@@ -456,9 +180,9 @@ take_command(struct conn *c, bool *progress)
 	*progress = true;
 	if (g->discarding || len > SMTP_LINE_MAX) {
 		g->discarding = false;
-		ok = say(c, "500 5.5.0 Error: line too long\r\n");
+		ok = gate_say(c, "500 5.5.0 Error: line too long\r\n");
 	} else {
-		ok = command(c, line, len);
+		ok = gate_command(c, line, len);
 	}
 	if (ok)
 		g->in_off += took;
@@ -484,7 +208,7 @@ take_replies(struct conn *c, bool *progress)
 		memmove(g->reply, g->reply + n, g->reply_len - n);
 		g->reply_len -= n;
 		*progress = true;
-		if (awaited && !answered(c, code))
+		if (awaited && !gate_answered(c, code))
 			return false;
 	}
 	if (g->reply_len == sizeof(g->reply)) {
@@ -612,6 +336,16 @@ run(struct conn *c)
 					    : c->idle_due_ms);
 }
 
+/* The MTA's connection: its answers, room to write. */
+static void
+on_mta(struct loop *loop, int fd, uint32_t events, void *ctx)
+{
+	(void)loop;
+	(void)fd;
+	(void)events;
+	run(ctx);
+}
+
 void
 gate_start(struct conn *c, int mta_fd, const char *mta_said, size_t len,
 	   bool chunking, bool rcpt_taken)
@@ -625,6 +359,7 @@ gate_start(struct conn *c, int mta_fd, const char *mta_said, size_t len,
 		return;
 	}
 	c->gate = g;
+	g->under = c->phase;
 	g->mta = mta_fd;
 	/* the transaction the replay began: its RCPT was the exempt one */
 	g->in_mail = true;
@@ -636,23 +371,33 @@ gate_start(struct conn *c, int mta_fd, const char *mta_said, size_t len,
 		memcpy(g->in, c->in, c->in_len);
 	g->in_len = c->in_len;
 	c->in_len = 0;
+	/* The session, its timer and the MTA's answers are the gate's. */
+	conn_enter(c, &gate_phase);
+	loop_del_fd(c->tp->loop, mta_fd);
+	if (loop_add_fd(c->tp->loop, mta_fd, EPOLLIN, on_mta, c) < 0) {
+		log_warnx("gated hand-off: cannot watch the MTA; the session "
+		          "ends");
+		conn_close(c);
+		return;
+	}
 	run(c);
 }
 
-void
-gate_on_event(struct conn *c)
+static void
+on_client(struct conn *c, uint32_t events)
 {
+	(void)events; /* (run reads and writes what it can) */
 	run(c);
 }
 
-void
-gate_on_timer(struct conn *c)
+static void
+on_timer(struct conn *c)
 {
 	uint64_t now = loop_now_ms(c->tp->loop);
 
 	if (c->gate->step == G_VERDICT && now >= c->verdict_due_ms) {
 		c->tp->counters.verdicts_late++;
-		gate_verdict(c, NULL);
+		verdict(c, NULL);
 		return;
 	}
 	if (now >= c->idle_due_ms) {
@@ -662,21 +407,55 @@ gate_on_timer(struct conn *c)
 	run(c);
 }
 
-void
-gate_verdict(struct conn *c, const struct tarpit_verdict *v)
+/* greygated's answer to the gated RCPT (v NULL: none came in time):
+ * passed on to the MTA, or answered here. */
+static void
+verdict(struct conn *c, const struct tarpit_verdict *v)
 {
 	struct gate *g = c->gate;
 
 	c->dlg.asking = TARPIT_ASK_NONE;
 	if (v && v->action == TARPIT_PASS && c->rcpt_line)
-		pass_on(g, c->rcpt_line, strlen(c->rcpt_line), SENT_RCPT);
-	else if (!answer_held(c, v))
+		gate_pass_on(g, c->rcpt_line, strlen(c->rcpt_line), SENT_RCPT);
+	else if (!gate_answer_held(c, v))
 		return;
 	run(c);
 }
 
-void
-gate_free(struct gate *g)
+static void
+on_verdict(struct conn *c, const struct tarpit_verdict *v)
 {
-	free(g);
+	/* (a session handed already is never handed again) */
+	if (v->handoff_fd >= 0) {
+		close(v->handoff_fd);
+		c->tp->counters.handoffs_unjoined++;
+	}
+	verdict(c, v);
 }
+
+/* The gate, then the join under it (the MTA's connection is its). */
+static void
+on_end(struct conn *c)
+{
+	const struct conn_phase *under = c->gate->under;
+
+	free(c->gate);
+	c->gate = NULL;
+	under->on_end(c);
+}
+
+static bool
+holds(const struct conn *c, int family, const uint8_t *addr, uint16_t port)
+{
+	return c->gate->under->holds(c, family, addr, port);
+}
+
+static const struct conn_phase gate_phase = {
+	.name = "gate",
+	.handed = true,
+	.on_client = on_client,
+	.on_timer = on_timer,
+	.on_verdict = on_verdict,
+	.on_end = on_end,
+	.holds = holds,
+};

@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Inside tarpit/ only: a connection's state and the tarpit's, shared by
- * the server (server.c) and the hand-off's replay and join (join.c). */
+ * the server (server.c) and the phases a session is handed through
+ * (issue 58, as postscreen hands one from state to state): the tarpit's
+ * own SMTP talk (talk.c), the hand-off's replay and join (join.c), and
+ * the gate of a session handed unpassed (gate.c). The server owns the
+ * connection, its socket and timer, and dispatches their events, and
+ * greygated's verdicts, to the phase the session is in: it never names
+ * one. A phase hands the session on to the next (conn_enter). */
 #ifndef GREYGATE_TARPIT_INTERNAL_H
 #define GREYGATE_TARPIT_INTERNAL_H
 
@@ -8,14 +14,46 @@
 #include <stdint.h>
 
 #include "hash_table.h"
+#include "list.h"
 #include "loop.h"
 #include "tarpit.h"
 
 #define RECENT_MAX 1024 /* closed connections remembered */
 #define LISTEN_MAX 8
 
+struct conn;
 struct join;
 struct gate;
+
+/* A phase of a session: what it does with the session's events. */
+struct conn_phase {
+	const char *name;
+	/* the session is the MTA's now (a hand-off): out of the tarpit's
+	 * counts, caps, stress and drain */
+	bool handed;
+	/* the session's first words (the first phase's: the banner) */
+	void (*on_start)(struct conn *c);
+	/* the client's socket (readable, or whatever the phase asked for
+	 * with loop_mod_fd) */
+	void (*on_client)(struct conn *c, uint32_t events);
+	/* the session's timer (the phase arms it) */
+	void (*on_timer)(struct conn *c);
+	/* greygated's verdict to the question the session asked
+	 * (c->question; never a late one). NULL: the phase asks none, a
+	 * verdict is stale there. */
+	void (*on_verdict)(struct conn *c, const struct tarpit_verdict *v);
+	/* the tarpit is stressed: its deadlines brought to these (NULL:
+	 * none of the tarpit's apply) */
+	void (*on_stress)(struct conn *c, uint64_t idle_due_ms,
+	                  uint64_t session_due_ms);
+	/* the session ends, or closes gently: free what the phase holds,
+	 * its own descriptors out of the loop (NULL: nothing held) */
+	void (*on_end)(struct conn *c);
+	/* is this endpoint the phase's own (its connection to the MTA, a
+	 * flow the sensor must leave alone)? (NULL: none) */
+	bool (*holds)(const struct conn *c, int family, const uint8_t *addr,
+	              uint16_t port);
+};
 
 /* A session handed to the MTA, silent this long (both ways), is closed:
  * the MTA's own timeouts are shorter. */
@@ -42,6 +80,10 @@ struct conn {
 	char *sender;          /* its path */
 	char *rcpt;            /* the recipient asked about */
 	char *rcpt_line;       /* ... its RCPT line */
+	/* the phase it is in (NULL: closing, conn_close_gently) */
+	const struct conn_phase *phase;
+	struct list_node handed_node; /* in tp->handed, while phase->handed */
+	/* the phases' own state, read by them alone */
 	struct join *join;     /* handed to the MTA (join.c), or NULL */
 	struct gate *gate;     /* ... and policed there (gate.c), or NULL */
 	uint64_t next_byte_ms; /* stutter: when the next byte goes */
@@ -95,57 +137,61 @@ struct tarpit {
 	uint64_t next_id;
 	struct conn **ids;   /* nbuckets chains by session id (counted up
 	                        here: nobody chooses them) */
-	struct conn *joined; /* handed to the MTA: a list (join_next) */
+	struct list handed;  /* sessions in a handed phase (handed_node) */
 };
 
-/* server.c */
+/* server.c: the base every phase uses */
+
+/* conn_enter - c is in phase from now on: its events, timer and
+ * verdicts go there (the timer is not armed: the phase arms it). */
+void conn_enter(struct conn *c, const struct conn_phase *phase);
 void conn_close(struct conn *c);
 /* conn_close_gently - close c once what was sent to it went out: our end
  * is shut, what the client still sends is read and dropped until it
  * closes too (or a few seconds), so that the kernel never resets the
  * connection before the client read our last reply (a close with unread
- * input sends a reset, and drops what was not yet delivered). A hand-off
+ * input sends a reset, and drops what was not yet delivered). The phase
  * it is in ends first. */
 void conn_close_gently(struct conn *c);
 /* conn_room - c->in made if it is not yet. Return: false (no memory). */
 bool conn_room(struct conn *c);
+/* conn_send - a reply whole or not at all. Return: false: the client is
+ * gone or is not reading. */
 bool conn_send(struct conn *c, const char *buf, size_t len);
-void conn_arm_timer(struct conn *c);
 /* conn_ask - asks greygated what c->dlg.asking says, about c->helo,
  * c->sender and c->rcpt (a new question number). Return: 0 (the verdict
- * is to come by tarpit_verdict, by c->verdict_due_ms), or -1 (it could
- * not be asked). */
+ * is to come to the phase's on_verdict, by c->verdict_due_ms), or -1 (it
+ * could not be asked). */
 int conn_ask(struct conn *c);
+/* conn_idle_ms, conn_session_ms - the tarpit's timeouts as they stand
+ * now (shorter while stressed). */
+uint32_t conn_idle_ms(const struct tarpit *tp);
+uint32_t conn_session_ms(const struct tarpit *tp);
+/* tarpit_remember_closed - a connection of the tarpit's, or a hand-off's
+ * to the MTA, that just closed: tarpit_holds says yes to it for a few
+ * seconds more (the capture may be behind). @addr: 4 or 16 bytes. */
+void tarpit_remember_closed(struct tarpit *tp, int family, const uint8_t *addr,
+			    uint16_t port);
+
+/* talk.c: the tarpit's own SMTP dialogue (dialogue.c's, on the socket),
+ * every session's first phase: the server's conn_start enters it and
+ * calls its on_start. */
+extern const struct conn_phase talk_phase;
 
 /* join.c: hand the session to the MTA on fd (greeted: its greeting was
  * read already); the client hears the MTA's answer to the command that
  * asked, then the two are joined. On failure the client hears the plain
  * deferral and the connection ends. fd is the join's (closed by it). */
 void join_begin(struct conn *c, int fd, bool greeted, bool gated);
-/* tarpit_remember_closed - a connection of the tarpit's, or a hand-off's
- * to the MTA, that just closed: tarpit_holds says yes to it for a few
- * seconds more (the capture may be behind). @addr: 4 or 16 bytes. */
-void tarpit_remember_closed(struct tarpit *tp, int family, const uint8_t *addr,
-			    uint16_t port);
-/* join_end - free what a joined connection holds (conn_close calls). */
-void join_end(struct conn *c);
-/* join_holds - is this endpoint the local end of a hand-off's connection
- * to the MTA (a flow the sensor must leave alone)? */
-bool join_holds(const struct tarpit *tp, int family, const uint8_t *addr,
-                uint16_t port);
 
 /* gate.c: a handed session of a client not passed (join_begin's gated),
  * once the replay is over: started with what the MTA said after its last
  * answer (mta_said), whether its EHLO offered CHUNKING, whether it took
- * the replayed RCPT, and the client's bytes in c->in; the join's events
- * and timer go to it from then on. */
+ * the replayed RCPT, and the client's bytes in c->in; the session's
+ * events, its timer and the MTA's connection are the gate's from then on
+ * (the join's phase, under, still owns that connection and ends with
+ * it). */
 void gate_start(struct conn *c, int mta_fd, const char *mta_said, size_t len,
 		bool chunking, bool rcpt_taken);
-void gate_on_event(struct conn *c);
-void gate_on_timer(struct conn *c);
-/* gate_verdict - greygated's answer to the gated RCPT (v NULL: none came
- * in time): passed on to the MTA, or answered here. */
-void gate_verdict(struct conn *c, const struct tarpit_verdict *v);
-void gate_free(struct gate *g);
 
 #endif

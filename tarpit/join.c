@@ -60,7 +60,6 @@ struct pipe_buf {
 
 struct join {
 	struct conn *c;
-	struct conn *join_next; /* in the tarpit's joined list */
 	int fd;                 /* to the MTA */
 	enum join_step step;
 	bool starttls; /* the asked command was STARTTLS */
@@ -83,6 +82,13 @@ struct join {
 
 static void join_fail(struct conn *c, const char *why);
 
+/* Joined: its idle time only, no tarpit deadline. */
+static void
+arm_idle(struct conn *c)
+{
+	loop_timer_arm(c->tp->loop, &c->timer, c->idle_due_ms);
+}
+
 /* The client's address, for the log (a static buffer). */
 static const char *
 client_text(const struct conn *c)
@@ -92,6 +98,7 @@ client_text(const struct conn *c)
 	return inet_ntop(c->family, c->addr, text, sizeof(text)) ? text : "?";
 }
 static void pump(struct conn *c);
+static const struct conn_phase join_phase;
 
 /* The command the replay is at, sent whole (it is short, and the MTA has
  * just answered the one before). */
@@ -376,7 +383,7 @@ pump(struct conn *c)
 	      (j->down.eof || j->down.len >= JOIN_BUF ? 0 : EPOLLIN) |
 		      (j->up.len > j->up.off ? EPOLLOUT : 0));
 	c->idle_due_ms = loop_now_ms(c->tp->loop) + JOIN_IDLE_MS;
-	conn_arm_timer(c);
+	arm_idle(c);
 }
 
 static void
@@ -386,10 +393,6 @@ on_mta(struct loop *loop, int fd, uint32_t events, void *ctx)
 	struct join *j = c->join;
 	ssize_t n;
 
-	if (c->gate) {
-		gate_on_event(c);
-		return;
-	}
 	if (j->step == J_JOINED) {
 		if (events & (EPOLLERR | EPOLLHUP))
 			j->mta_hup = true;
@@ -414,15 +417,12 @@ on_mta(struct loop *loop, int fd, uint32_t events, void *ctx)
  * reading stops when that is full); a hang-up ends it all. Once joined:
  * the pump. */
 static void
-on_client(struct loop *loop, int fd, uint32_t events, void *ctx)
+on_client(struct conn *c, uint32_t events)
 {
-	struct conn *c = ctx;
+	struct loop *loop = c->tp->loop;
+	int fd = c->fd;
 	ssize_t n;
 
-	if (c->gate) {
-		gate_on_event(c);
-		return;
-	}
 	if (c->join->step == J_JOINED) {
 		if (events & (EPOLLERR | EPOLLHUP))
 			c->join->client_hup = true;
@@ -453,19 +453,13 @@ on_client(struct loop *loop, int fd, uint32_t events, void *ctx)
 }
 
 static void
-on_timer(struct loop *loop, struct loop_timer *t, void *ctx)
+on_timer(struct conn *c)
 {
-	struct conn *c = ctx;
-
-	if (c->gate) {
-		gate_on_timer(c);
-		return;
-	}
 	if (c->join->step == J_JOINED) {
-		if (loop_now_ms(loop) >= c->idle_due_ms)
+		if (loop_now_ms(c->tp->loop) >= c->idle_due_ms)
 			conn_close(c);
 		else
-			conn_arm_timer(c);
+			arm_idle(c);
 		return;
 	}
 	join_fail(c, "the MTA did not answer in time");
@@ -546,13 +540,10 @@ join_begin(struct conn *c, int fd, bool greeted, bool gated)
 			j->local_port = ntohs(in6->sin6_port);
 		}
 	}
-	j->join_next = tp->joined;
-	tp->joined = c;
 	/* The client and the MTA are the join's now, and so is the clock. */
-	loop_del_fd(tp->loop, c->fd);
+	conn_enter(c, &join_phase);
 	loop_timer_cancel(tp->loop, &c->timer);
-	loop_timer_init(&c->timer, on_timer, c);
-	if (loop_add_fd(tp->loop, c->fd, EPOLLIN, on_client, c) < 0 ||
+	if (loop_mod_fd(tp->loop, c->fd, EPOLLIN) < 0 ||
 	    loop_add_fd(tp->loop, fd, EPOLLIN, on_mta, c) < 0) {
 		join_fail(c, "cannot watch the connections");
 		return;
@@ -565,19 +556,12 @@ join_begin(struct conn *c, int fd, bool greeted, bool gated)
 		join_fail(c, "the replay could not be sent");
 }
 
-void
-join_end(struct conn *c)
+static void
+on_end(struct conn *c)
 {
 	struct join *j = c->join;
 	struct tarpit *tp = c->tp;
-	struct conn **pp = &tp->joined;
 
-	if (!j)
-		return;
-	while (*pp && *pp != c)
-		pp = &(*pp)->join->join_next;
-	if (*pp)
-		*pp = j->join_next;
 	if (j->step == J_JOINED) {
 		tp->counters.joined_open--;
 		tp->counters.open++; /* conn_close takes it off again */
@@ -587,8 +571,6 @@ join_end(struct conn *c)
 		 * the MTA's answer). */
 		tp->counters.handoffs_abandoned++;
 	}
-	gate_free(c->gate);
-	c->gate = NULL;
 	/* (its RCPTs still unanswered are told, reply 0) */
 	smtp_conv_free(j->watch);
 	j->watch = NULL;
@@ -607,25 +589,23 @@ join_end(struct conn *c)
 	c->join = NULL;
 }
 
-bool
-join_holds(const struct tarpit *tp, int family, const uint8_t *addr,
-           uint16_t port)
+/* Its connection to the MTA is greygate's own, not the fast path. */
+static bool
+holds(const struct conn *c, int family, const uint8_t *addr, uint16_t port)
 {
-	for (const struct conn *c = tp->joined; c; c = c->join->join_next)
-		if (c->join->local_family == family &&
-		    c->join->local_port == port &&
-		    memcmp(c->join->local, addr, family == AF_INET ? 4 : 16) ==
-		            0)
-			return true;
-	return false;
+	const struct join *j = c->join;
+
+	return j->local_family == family && j->local_port == port &&
+	       memcmp(j->local, addr, family == AF_INET ? 4 : 16) == 0;
 }
 
-size_t
-tarpit_handed_open(const struct tarpit *tp)
-{
-	size_t n = 0;
-
-	for (const struct conn *c = tp->joined; c; c = c->join->join_next)
-		n++;
-	return n;
-}
+/* The hand-off: the replay, then the join (or the gate, gate.c). A
+ * verdict is stale here: a session handed is never handed again. */
+static const struct conn_phase join_phase = {
+	.name = "join",
+	.handed = true,
+	.on_client = on_client,
+	.on_timer = on_timer,
+	.on_end = on_end,
+	.holds = holds,
+};

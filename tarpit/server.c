@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The tarpit server: listeners, connections with a fixed-size state each
  * (and what the client said, once it said it), timeouts, connection
- * caps, questions to greygated and their verdicts, and the table of held
- * connections that the sensor asks (by client address and port). Replies
- * are written straight to the socket: a client that does not read them is
- * not worth a buffer. */
+ * caps, questions to greygated, and the table of held connections that
+ * the sensor asks (by client address and port). A connection's events,
+ * timer and verdicts go to the phase its session is in (internal.h):
+ * the server names none but the first. Replies are written straight to
+ * the socket: a client that does not read them is not worth a buffer. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <stddef.h>
@@ -85,6 +86,7 @@ tarpit_new(const struct tarpit_config *cfg, struct loop *loop)
 		n *= 2;
 	tp->nbuckets = n;
 	loop_timer_init(&tp->backoff, on_backoff_over, tp);
+	list_init(&tp->handed);
 	tp->ids = calloc(n, sizeof(*tp->ids));
 	if (!tp->ids || hash_table_init(&tp->by_addr, n) < 0) {
 		free(tp->ids);
@@ -132,6 +134,65 @@ tarpit_remember_closed(struct tarpit *tp, int family, const uint8_t *addr,
 	memcpy(r->addr, addr, family == AF_INET ? 4 : 16);
 }
 
+/* The phase's end: what it holds freed; the session in none (closing). */
+static void
+phase_end(struct conn *c)
+{
+	const struct conn_phase *p = c->phase;
+
+	if (!p)
+		return;
+	if (p->on_end)
+		p->on_end(c);
+	if (p->handed)
+		list_remove(&c->handed_node);
+	c->phase = NULL;
+}
+
+void
+conn_enter(struct conn *c, const struct conn_phase *phase)
+{
+	bool was_handed = c->phase && c->phase->handed;
+
+	if (phase->handed && !was_handed)
+		list_push_back(&c->tp->handed, &c->handed_node);
+	else if (!phase->handed && was_handed)
+		list_remove(&c->handed_node);
+	c->phase = phase;
+}
+
+size_t
+tarpit_handed_open(const struct tarpit *tp)
+{
+	size_t n = 0;
+
+	for (const struct list_node *i = list_front(&tp->handed); i;
+	     i = list_next(&tp->handed, i))
+		n++;
+	return n;
+}
+
+/* The session's socket and timer: to its phase. */
+static void
+on_conn_event(struct loop *loop, int fd, uint32_t events, void *ctx)
+{
+	struct conn *c = ctx;
+
+	(void)loop;
+	(void)fd;
+	c->phase->on_client(c, events);
+}
+
+static void
+on_conn_timer(struct loop *loop, struct loop_timer *timer, void *ctx)
+{
+	struct conn *c = ctx;
+
+	(void)loop;
+	(void)timer;
+	c->phase->on_timer(c);
+}
+
 void
 conn_close(struct conn *c)
 {
@@ -141,7 +202,7 @@ conn_close(struct conn *c)
 	unlink_id(c);
 	if (tp->asker.closed)
 		tp->asker.closed(c->id, -1, tp->asker.ctx);
-	join_end(c);
+	phase_end(c);
 	free(c->helo);
 	free(c->helo_line);
 	free(c->mail);
@@ -195,7 +256,7 @@ conn_close_gently(struct conn *c)
 {
 	struct loop *loop = c->tp->loop;
 
-	join_end(c);
+	phase_end(c);
 	shutdown(c->fd, SHUT_WR);
 	loop_del_fd(loop, c->fd);
 	loop_timer_cancel(loop, &c->timer);
@@ -240,8 +301,13 @@ tarpit_holds(const struct tarpit *tp, int family, const uint8_t *addr,
 			return true;
 	/* The hand-offs' own connections to the MTA (on port 25 with
 	 * XCLIENT) are not the fast path either. */
-	if (join_holds(tp, family, addr, port))
-		return true;
+	for (const struct list_node *i = list_front(&tp->handed); i;
+	     i = list_next(&tp->handed, i)) {
+		const struct conn *c = LIST_ENTRY(i, struct conn, handed_node);
+
+		if (c->phase->holds && c->phase->holds(c, family, addr, port))
+			return true;
+	}
 	for (size_t i = 0; i < RECENT_MAX; i++) {
 		const struct recent *r = &tp->recent[i];
 
@@ -274,6 +340,7 @@ send_reply(int fd, const char *buf, size_t len)
 	return n == (ssize_t)len;
 }
 
+
 bool
 conn_room(struct conn *c)
 {
@@ -288,26 +355,6 @@ conn_send(struct conn *c, const char *buf, size_t len)
 	return send_reply(c->fd, buf, len);
 }
 
-/* The client's turn: it has idle_due to speak. Ours: the next byte of a
- * stutter is due, or a verdict (or our plain answer without one). The
- * session's deadline holds either way. */
-void
-conn_arm_timer(struct conn *c)
-{
-	uint64_t turn = c->out ? c->next_byte_ms
-			: c->dlg.asking ? c->verdict_due_ms
-					: c->idle_due_ms;
-
-	/* Joined: its idle time only, no tarpit deadline. */
-	if (c->join) {
-		loop_timer_arm(c->tp->loop, &c->timer, c->idle_due_ms);
-		return;
-	}
-
-	loop_timer_arm(c->tp->loop, &c->timer,
-		       turn < c->session_due_ms ? turn : c->session_due_ms);
-}
-
 /* A timeout as it stands now: the stress value while stressed, if it is
  * the shorter. */
 static uint32_t
@@ -316,15 +363,15 @@ timeout_now(const struct tarpit *tp, uint32_t normal, uint32_t stress)
 	return tp->counters.stressed && stress < normal ? stress : normal;
 }
 
-static uint32_t
-idle_ms(const struct tarpit *tp)
+uint32_t
+conn_idle_ms(const struct tarpit *tp)
 {
 	return timeout_now(tp, tp->cfg.idle_timeout_ms,
 			   tp->cfg.stress_idle_timeout_ms);
 }
 
-static uint32_t
-session_ms(const struct tarpit *tp)
+uint32_t
+conn_session_ms(const struct tarpit *tp)
 {
 	return timeout_now(tp, tp->cfg.session_timeout_ms,
 			   tp->cfg.stress_session_timeout_ms);
@@ -340,165 +387,17 @@ enter_stress(struct tarpit *tp)
 
 	tp->counters.stressed = 1;
 	tp->counters.stress_entered++;
-	idle = now + idle_ms(tp);
-	session = now + session_ms(tp);
+	idle = now + conn_idle_ms(tp);
+	session = now + conn_session_ms(tp);
 	log_info("tarpit: stress: %u connections open; timeouts now %u ms "
 		 "idle, %u ms a session, until %u are left",
-		 tp->counters.open, idle_ms(tp), session_ms(tp),
+		 tp->counters.open, conn_idle_ms(tp), conn_session_ms(tp),
 		 tp->cfg.stress_low);
 	for (size_t i = 0; i <= tp->by_addr.mask; i++)
 		for (struct conn *c = conn_of_addr(tp->by_addr.buckets[i]); c;
-		     c = conn_of_addr(c->by_addr.next)) {
-			if (c->join)
-				continue;
-			if (c->idle_due_ms > idle)
-				c->idle_due_ms = idle;
-			if (c->session_due_ms > session)
-				c->session_due_ms = session;
-			conn_arm_timer(c);
-		}
-}
-
-enum reply_result { REPLY_SENT, REPLY_PAUSED, REPLY_CLOSED };
-
-static int conn_process(struct conn *c);
-
-/* A reply: written at once, or on a stutter connection queued to go out a
- * byte at a time while the client's further commands wait. */
-static enum reply_result
-conn_reply(struct conn *c, const char *buf, size_t len, bool close_after)
-{
-	if (!c->stutter || len == 0) {
-		if (!send_reply(c->fd, buf, len) || close_after) {
-			conn_close(c);
-			return REPLY_CLOSED;
-		}
-		return REPLY_SENT;
-	}
-	c->out = malloc(len);
-	if (!c->out) {
-		conn_close(c);
-		return REPLY_CLOSED;
-	}
-	memcpy(c->out, buf, len);
-	c->out_len = (uint16_t)len;
-	c->out_off = 0;
-	c->close_after = close_after;
-	c->next_byte_ms = loop_now_ms(c->tp->loop);
-	loop_mod_fd(c->tp->loop, c->fd, 0);
-	conn_arm_timer(c);
-	return REPLY_PAUSED;
-}
-
-/* One byte of a stutter; the client's turn again after the last. */
-static void
-stutter_step(struct conn *c)
-{
-	uint64_t now = loop_now_ms(c->tp->loop);
-	ssize_t n = send(c->fd, c->out + c->out_off, 1,
-			 MSG_NOSIGNAL | MSG_DONTWAIT);
-
-	if (n != 1) {
-		conn_close(c);
-		return;
-	}
-	if (++c->out_off < c->out_len) {
-		c->next_byte_ms = now + c->tp->cfg.stutter_ms;
-		conn_arm_timer(c);
-		return;
-	}
-	free(c->out);
-	c->out = NULL;
-	if (c->close_after) {
-		conn_close(c);
-		return;
-	}
-	c->idle_due_ms = now + idle_ms(c->tp);
-	loop_mod_fd(c->tp->loop, c->fd, EPOLLIN);
-	/* Commands that came while we spoke (PIPELINING) are answered now. */
-	if (conn_process(c) >= 0)
-		conn_arm_timer(c);
-}
-
-static void answer_verdict(struct conn *c, const struct tarpit_verdict *v);
-
-static void
-on_conn_timer(struct loop *loop, struct loop_timer *timer, void *ctx)
-{
-	struct conn *c = ctx;
-	char buf[128];
-	size_t n;
-
-	if (c->out && loop_now_ms(loop) < c->session_due_ms) {
-		stutter_step(c);
-		return;
-	}
-	/* No verdict in time: the plain deferral, and the session goes on. */
-	if (c->dlg.asking && loop_now_ms(loop) < c->session_due_ms) {
-		c->tp->counters.verdicts_late++;
-		answer_verdict(c, NULL);
-		return;
-	}
-	n = (size_t)snprintf(buf, sizeof(buf),
-			     "421 4.4.2 %s Error: timeout exceeded\r\n",
-			     c->tp->cfg.hostname);
-	send_reply(c->fd, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
-	c->tp->counters.timeouts++;
-	conn_close(c);
-}
-
-/* The line a hand-off's replay is to send for the client's line: written
- * from its parse, never the client's bytes (NULL: none can be, or no
- * memory; the replay then fails and the client hears 451). */
-static char *
-rebuilt_line(const char *line, size_t len)
-{
-	char out[SMTP_REBUILT_MAX + 1];
-	struct smtp_command cmd;
-
-	smtp_command_parse(line, len, &cmd);
-	return smtp_command_rebuild(&cmd, out) ? strdup(out) : NULL;
-}
-
-/* Keeps what the line said that a question will need. */
-static void
-keep_said(struct conn *c, const char *line, size_t len)
-{
-	const struct tarpit_dialogue *d = &c->dlg;
-
-	switch (d->said) {
-	case TARPIT_SAID_HELO:
-		free(c->helo);
-		free(c->helo_line);
-		/* the name as the sensor keeps it too: printable bytes, at
-		 * most SMTP_HELO_NAME_MAX of them */
-		c->helo = malloc(SMTP_HELO_NAME_MAX + 1);
-		if (c->helo)
-			smtp_printable_copy(c->helo, SMTP_HELO_NAME_MAX + 1,
-					    d->arg, d->arg_len);
-		c->helo_line = rebuilt_line(line, len);
-		/* HELO/EHLO ends the transaction too */
-		__attribute__((fallthrough));
-	case TARPIT_SAID_RESET:
-		free(c->mail);
-		free(c->sender);
-		c->mail = c->sender = NULL;
-		break;
-	case TARPIT_SAID_MAIL:
-		free(c->mail);
-		free(c->sender);
-		c->mail = rebuilt_line(line, len);
-		c->sender = strndup(d->arg, d->arg_len);
-		break;
-	case TARPIT_SAID_RCPT:
-		free(c->rcpt);
-		free(c->rcpt_line);
-		c->rcpt = strndup(d->arg, d->arg_len);
-		c->rcpt_line = rebuilt_line(line, len);
-		break;
-	default:
-		break;
-	}
+		     c = conn_of_addr(c->by_addr.next))
+			if (c->phase && c->phase->on_stress)
+				c->phase->on_stress(c, idle, session);
 }
 
 /* Asks greygated about the command that asked. Return: 0 (the session
@@ -527,157 +426,19 @@ conn_ask(struct conn *c)
 	return 0;
 }
 
-/* Answers every complete line in the buffer, in order (PIPELINING),
- * until one waits: for its stutter to be spoken or its verdict to come.
- * Return: the lines answered or asked about, or -1 when the connection
- * was closed. */
-static int
-conn_process(struct conn *c)
-{
-	char out[TARPIT_REPLY_MAX];
-	size_t start = 0, out_len;
-	bool paused = false;
-	int lines = 0;
-
-	if (!c->in_len)
-		return 0;
-	while (start < c->in_len && !paused) {
-		const char *line = c->in + start;
-		size_t len,
-		        took = smtp_line_next(line, c->in_len - start, &len);
-		int r;
-
-		if (!took)
-			break;
-		start += took;
-		/* (a bare LF leaves room for one byte more: not taken) */
-		r = tarpit_dialogue_line(&c->dlg, line, len,
-		                         c->discarding || len > SMTP_LINE_MAX,
-		                         out, &out_len);
-		c->discarding = 0;
-		lines++;
-		keep_said(c, line, len);
-		if (c->dlg.rcpts && !c->reached_rcpt) {
-			c->reached_rcpt = 1;
-			c->tp->counters.reached_rcpt++;
-		}
-		if (r == TARPIT_ASK) {
-			if (conn_ask(c) == 0) {
-				paused = true;
-				continue;
-			}
-			r = tarpit_dialogue_verdict(&c->dlg, NULL,
-						    c->rcpt ? c->rcpt : "", out,
-						    &out_len);
-		}
-		if (out_len && out[0] == '5')
-			c->tp->counters.bad_commands++;
-		switch (conn_reply(c, out, out_len, r == TARPIT_CLOSE)) {
-		case REPLY_CLOSED:
-			return -1;
-		case REPLY_PAUSED:
-			paused = true;
-			break;
-		case REPLY_SENT:
-			break;
-		}
-		/* A BDAT chunk follows its command line: skip its bytes. */
-		if (c->dlg.skip_bytes) {
-			size_t skip = c->in_len - start < c->dlg.skip_bytes
-					      ? c->in_len - start
-					      : c->dlg.skip_bytes;
-
-			c->dlg.skip_bytes -= (uint32_t)skip;
-			start += skip;
-		}
-	}
-	memmove(c->in, c->in + start, c->in_len - start);
-	c->in_len = (uint16_t)(c->in_len - start);
-	if (c->in_len == TARPIT_LINE_MAX && !c->out && !c->dlg.asking) {
-		/* No CRLF within the limit: drop what we have and answer 500
-		 * when the line finally ends. */
-		c->in_len = 0;
-		c->discarding = 1;
-	}
-	if (!c->in_len) {
-		/* A session mostly waits with nothing unread: it holds no
-		 * buffer then (SMTP_LINE_MAX-sized, for 2,000 sessions). */
-		free(c->in);
-		c->in = NULL;
-	}
-	return lines;
-}
-
-/* The verdict (NULL: none came in time) answers the command that asked;
- * the lines that waited behind it come next. */
-static void
-answer_verdict(struct conn *c, const struct tarpit_verdict *v)
-{
-	struct tarpit *tp = c->tp;
-	char out[TARPIT_REPLY_MAX];
-	size_t len;
-	int r = tarpit_dialogue_verdict(&c->dlg, v, c->rcpt ? c->rcpt : "",
-					out, &len);
-
-	free(c->rcpt);
-	c->rcpt = NULL;
-	/* Ended unanswered (a STARTTLS not handed over): cleanly, whatever
-	 * the client still sends. */
-	if (r == TARPIT_CLOSE && !len) {
-		conn_close_gently(c);
-		return;
-	}
-	switch (conn_reply(c, out, len, r == TARPIT_CLOSE)) {
-	case REPLY_CLOSED:
-	case REPLY_PAUSED: /* the stutter goes on from there itself */
-		return;
-	case REPLY_SENT:
-		break;
-	}
-	c->idle_due_ms = loop_now_ms(tp->loop) + idle_ms(tp);
-	loop_mod_fd(tp->loop, c->fd, EPOLLIN);
-	if (conn_process(c) >= 0)
-		conn_arm_timer(c);
-}
-
-/* May this session be handed to the MTA? Not when the tarpit answered
- * 250 to a recipient of this transaction already (a null sender's, with
- * null_sender_at_data): the MTA would never hear of it, and the client
- * would think it delivered. Not past max_conns sessions handed and still
- * open (each holds two descriptors). */
-static bool
-handoff_fits(const struct conn *c)
-{
-	const struct tarpit_dialogue *d = &c->dlg;
-
-	if (d->asking == TARPIT_ASK_RCPT && d->null_sender &&
-	    c->tp->cfg.null_sender_at_data && d->rcpts > 1)
-		return false;
-	return c->tp->counters.joined_open < c->tp->cfg.max_conns;
-}
-
 int
 tarpit_verdict(struct tarpit *tp, uint64_t session, uint32_t question,
 	       const struct tarpit_verdict *v)
 {
 	struct conn *c = *id_bucket(tp, session);
-	struct tarpit_verdict plain;
 
 	while (c && c->id != session)
 		c = c->id_next;
 	/* (any verdict of the session, even one too late for its question) */
 	if (c && tp->asker.released_by_verdict)
 		c->socket_shared = 0;
-	if (c && c->gate && c->dlg.asking && c->question == question) {
-		/* (a session handed already is never handed again) */
-		if (v->handoff_fd >= 0) {
-			close(v->handoff_fd);
-			tp->counters.handoffs_unjoined++;
-		}
-		gate_verdict(c, v);
-		return 0;
-	}
-	if (!c || !c->dlg.asking || c->join || c->question != question) {
+	if (!c || !c->phase || !c->phase->on_verdict || !c->dlg.asking ||
+	    c->question != question) {
 		/* Every hand-off greygated began ends counted once (join.c):
 		 * this one's client left, or heard the plain answer. */
 		if (v->handoff_fd >= 0) {
@@ -689,18 +450,7 @@ tarpit_verdict(struct tarpit *tp, uint64_t session, uint32_t question,
 		}
 		return -ENOENT;
 	}
-	if (v->handoff_fd >= 0) {
-		if (handoff_fits(c)) {
-			join_begin(c, v->handoff_fd, v->greeted, v->gated);
-			return 0;
-		}
-		tp->counters.handoffs_unjoined++;
-		close(v->handoff_fd);
-		plain = *v;
-		plain.handoff_fd = -1;
-		v = &plain;
-	}
-	answer_verdict(c, v);
+	c->phase->on_verdict(c, v);
 	return 0;
 }
 
@@ -725,61 +475,6 @@ tarpit_set_joined_events(struct tarpit *tp, sensor_event_fn *fn, void *ctx)
 	tp->joined_event_ctx = ctx;
 }
 
-static void
-on_conn_ready(struct loop *loop, int fd, uint32_t events, void *ctx)
-{
-	struct conn *c = ctx;
-	char skipbuf[4096];
-	ssize_t n;
-	int lines;
-
-	/* Reset or gone: nothing more to say to it, whatever it left
-	 * unread (a stutter or a question paused reading). */
-	if (events & (EPOLLERR | EPOLLHUP)) {
-		conn_close(c);
-		return;
-	}
-	/* Paused with the buffer full: stop reading until it drains. */
-	if ((c->out || c->dlg.asking) && c->in_len == TARPIT_LINE_MAX) {
-		loop_mod_fd(loop, fd, 0);
-		return;
-	}
-	if (c->dlg.skip_bytes) {
-		size_t want = c->dlg.skip_bytes < sizeof(skipbuf)
-				      ? c->dlg.skip_bytes
-				      : sizeof(skipbuf);
-
-		n = recv(fd, skipbuf, want, MSG_DONTWAIT);
-		if (n > 0)
-			c->dlg.skip_bytes -= (uint32_t)n;
-	} else {
-		if (!conn_room(c)) {
-			conn_close(c);
-			return;
-		}
-		n = recv(fd, c->in + c->in_len, TARPIT_LINE_MAX - c->in_len,
-			 MSG_DONTWAIT);
-		if (n > 0)
-			c->in_len = (uint16_t)(c->in_len + n);
-	}
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n <= 0) {
-		conn_close(c);
-		return;
-	}
-	if (c->out || c->dlg.asking)
-		return;
-	lines = conn_process(c);
-	if (lines < 0)
-		return;
-	/* Only a complete command buys more time: a byte now and then
-	 * does not. */
-	if (lines > 0 && !c->dlg.asking)
-		c->idle_due_ms = loop_now_ms(loop) + idle_ms(c->tp);
-	conn_arm_timer(c);
-}
-
 static unsigned
 conns_from(const struct tarpit *tp, int family, const uint8_t *addr)
 {
@@ -789,7 +484,7 @@ conns_from(const struct tarpit *tp, int family, const uint8_t *addr)
 		     conn_of_addr(hash_table_chain(&tp->by_addr,
 		                                   addr_hash(tp, family, addr)));
 	     c; c = conn_of_addr(c->by_addr.next))
-		n += !c->join && c->family == family &&
+		n += !(c->phase && c->phase->handed) && c->family == family &&
 		     same_addr(family, c->addr, addr);
 	return n;
 }
@@ -808,7 +503,6 @@ static void
 conn_start(struct tarpit *tp, int fd, const struct sockaddr_storage *ss,
 	   bool stutter)
 {
-	char banner[TARPIT_REPLY_MAX];
 	struct conn *c;
 	uint64_t now = loop_now_ms(tp->loop);
 
@@ -841,14 +535,13 @@ conn_start(struct tarpit *tp, int fd, const struct sockaddr_storage *ss,
 		refuse_busy(tp, fd);
 		return;
 	}
-	tarpit_dialogue_init(&c->dlg, &tp->cfg);
-	c->dlg.ask = tp->asker.ask != NULL;
 	c->id = ++tp->next_id;
 	loop_timer_init(&c->timer, on_conn_timer, c);
 	c->stutter = stutter && tp->cfg.stutter_ms;
-	c->idle_due_ms = now + idle_ms(tp);
-	c->session_due_ms = now + session_ms(tp);
-	if (loop_add_fd(tp->loop, fd, EPOLLIN, on_conn_ready, c) < 0) {
+	c->idle_due_ms = now + conn_idle_ms(tp);
+	c->session_due_ms = now + conn_session_ms(tp);
+	conn_enter(c, &talk_phase);
+	if (loop_add_fd(tp->loop, fd, EPOLLIN, on_conn_event, c) < 0) {
 		free(c);
 		close(fd);
 		return;
@@ -868,11 +561,7 @@ conn_start(struct tarpit *tp, int fd, const struct sockaddr_storage *ss,
 	if (!tp->counters.stressed && tp->cfg.stress_high &&
 	    tp->counters.open >= tp->cfg.stress_high)
 		enter_stress(tp);
-	if (conn_reply(c, banner,
-		       tarpit_banner(&tp->cfg, banner, sizeof(banner)),
-		       false) == REPLY_CLOSED)
-		return;
-	conn_arm_timer(c);
+	c->phase->on_start(c);
 }
 
 size_t
@@ -892,8 +581,8 @@ tarpit_drain(struct tarpit *tp)
 
 		for (; c; c = next) {
 			next = conn_of_addr(c->by_addr.next);
-			if (c->join || c->timer.fn == on_linger_over)
-				continue; /* handed, or closing already */
+			if (!c->phase || c->phase->handed)
+				continue; /* closing already, or handed */
 			/* Whole, a stutter's too: this is its end. */
 			send_reply(c->fd, bye, sizeof(bye) - 1);
 			conn_close_gently(c);

@@ -16,12 +16,9 @@ import sys
 from circles import circles
 
 FOLDERS = ["common", "daemon", "nft", "policy", "sensor", "store", "tarpit", "tools"]
-WAITING = {
-    # a session is handed from phase to phase (issue 58): the base no
-    # longer calls up into them
-    frozenset({"tarpit/gate", "tarpit/join", "tarpit/server"}):
-        "issue 58: the tarpit's phases",
-}
+# (empty since 2026-12-08: the tarpit's session is handed from phase to
+# phase, issue 58, and its base calls none of them)
+WAITING = {}
 # Files built instead of others (never with them): their functions are
 # the others' names.
 ALTERNATIVES = {

@@ -11,12 +11,9 @@ import sys
 
 MOST = 700
 FOLDERS = ("common", "daemon", "nft", "policy", "sensor", "store", "tarpit", "tools")
-WAITING = {
-    # the base calls up into its phases: handed from phase to phase,
-    # it splits (issue 58, "a tarpit session is handed from phase to
-    # phase")
-    "tarpit/server.c": "issue 58: the tarpit's phases",
-}
+# (empty since 2026-12-08: tarpit/server.c split by the session's
+# phases, issue 58)
+WAITING = {}
 
 
 def main(top):
