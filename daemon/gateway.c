@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config_parts.h"
 #include "allow_lists.h"
 #include "commands.h"
 #include "decide.h"
@@ -132,11 +133,13 @@ static int
 open_policy(struct gateway *gw, char *err)
 {
 	const struct config *cfg = gw->cfg;
+	struct housekeeping_settings hk;
 	int r = store_folder_check(cfg->store_dir, err);
 	int restored = 0;
 
 	/* (the privacy key may be among what a snapshot gives back) */
-	if (r < 0 || (r = restored = store_snapshot_restore(cfg->store_dir, &cfg->store_snapshot, err)) < 0 ||
+	if (r < 0 || (r = restored = store_snapshot_restore(
+	                      cfg->store_dir, &cfg->store_snapshot, err)) < 0 ||
 	    (r = open_privacy(gw->cfg, err)) < 0)
 		return r;
 	r = store_open(cfg->store_dir, cfg->store_move_aside, &gw->store);
@@ -158,10 +161,11 @@ open_policy(struct gateway *gw, char *err)
 	r = decider_open(gw->decider, gw->store);
 	if (r < 0)
 		return r;
+	config_housekeeping_part(gw->cfg, &hk);
 	gw->hk = housekeeping_open(&(struct housekeeping_links){gw->loop,
-	                                   gw->cfg, gw->store, gw->decider,
+	                                   gw->store, gw->decider,
 	                                   gw->figures},
-	                           restored == 1);
+	                           &hk, restored == 1);
 	if (!gw->hk)
 		return -ENOMEM;
 	metrics_figures_begin(gw->figures,
@@ -351,6 +355,10 @@ gateway_open(struct config *cfg, struct loop *loop, struct gateway **out,
 {
 	struct gateway *gw = calloc(1, sizeof(*gw));
 	struct decision_port decide;
+	struct policy_door_settings door;
+	struct handoff_settings handoff;
+	struct decider_settings decider;
+	struct allow_settings allow;
 	struct handoff_child child;
 	int r;
 
@@ -359,8 +367,10 @@ gateway_open(struct config *cfg, struct loop *loop, struct gateway **out,
 	gw->cfg = cfg;
 	gw->loop = loop;
 	gw->figures = metrics_figures_new(loop_wall_sec(gw->loop));
-	gw->handoff = handoff_state_new(loop, cfg);
-	gw->decider = decider_new(loop, cfg);
+	config_handoff_part(cfg, &handoff);
+	gw->handoff = handoff_state_new(loop, &handoff);
+	config_decider_part(cfg, &decider);
+	gw->decider = decider_new(loop, &decider);
 	gw->sup = supervise_new(&(struct supervisor_links){
 	        loop, cfg, gw->decider, gw->handoff, gw->figures});
 	if (!gw->figures || !gw->handoff || !gw->sup || !gw->decider) {
@@ -379,8 +389,10 @@ gateway_open(struct config *cfg, struct loop *loop, struct gateway **out,
 	r = cfg->gateway ? open_gateway(gw, err) : 0;
 	if (r < 0)
 		goto fail;
-	gw->allow = allow_lists_open(&(struct allow_links){
-	        gw->loop, gw->cfg, gw->decider, gw->nft, gw->records});
+	config_allow_part(cfg, &allow);
+	gw->allow = allow_lists_open(&(struct allow_links){gw->loop,
+	                                     gw->decider, gw->nft, gw->records},
+	                             &allow);
 	if (!gw->allow) {
 		r = -ENOMEM;
 		goto fail;
@@ -389,12 +401,13 @@ gateway_open(struct config *cfg, struct loop *loop, struct gateway **out,
 	if (r < 0)
 		goto fail;
 	decide = decider_port(gw->decider);
-	r = signals_open(loop, cfg, &gw->signals, err);
+	r = signals_open(loop, &cfg->signals, cfg->policy.listen[0] != 0,
+	                 &gw->signals, err);
 	if (r < 0)
 		goto fail;
 	supervise_use_signals(gw->sup, gw->signals);
-	r = policy_door_open(gw->loop, gw->cfg, &decide, &gw->policy_door,
-			     err);
+	config_door_part(cfg, &door);
+	r = policy_door_open(gw->loop, &door, &decide, &gw->policy_door, err);
 	if (r < 0)
 		goto fail;
 	policy_door_use_signals(gw->policy_door, gw->signals);
@@ -434,6 +447,11 @@ int
 gateway_reload(struct gateway *gw, char *err)
 {
 	struct config *cfg = gw->cfg;
+	struct policy_door_settings door;
+	struct handoff_settings handoff;
+	struct decider_settings decider;
+	struct allow_settings allow;
+	struct housekeeping_settings hk;
 	int r = config_reload(cfg, gw->records->settings_agreed, err);
 
 	if (r < 0) {
@@ -441,7 +459,8 @@ gateway_reload(struct gateway *gw, char *err)
 		return r;
 	}
 	log_set_level((enum log_level)cfg->log_level);
-	grey_set_config(decider_grey(gw->decider), &cfg->grey);
+	config_decider_part(cfg, &decider);
+	decider_reconfigure(gw->decider, &decider);
 	grey_recipients_clear(decider_grey(gw->decider));
 	for (int i = 0; i < cfg->nexempt; i++)
 		grey_exempt_add(decider_grey(gw->decider), cfg->exempt[i]);
@@ -453,9 +472,16 @@ gateway_reload(struct gateway *gw, char *err)
 		if (load_valid_recipients(gw, why) < 0)
 			log_warnx("reload: %s (the recipients before stay)", why);
 	}
+	config_allow_part(cfg, &allow);
+	allow_lists_reconfigure(gw->allow, &allow);
 	allow_lists_reload(gw->allow);
-	policy_door_reload(gw->policy_door);
-	housekeeping_reconfigure(gw->hk, &cfg->store_snapshot);
+	config_door_part(cfg, &door);
+	policy_door_reload(gw->policy_door, &door);
+	config_housekeeping_part(cfg, &hk);
+	housekeeping_reconfigure(gw->hk, &hk);
+	signals_reconfigure(gw->signals, &cfg->signals);
+	config_handoff_part(cfg, &handoff);
+	handoff_reconfigure(gw->handoff, &handoff);
 	if (r == CONFIG_CHILD_CHANGED && cfg->gateway) {
 		log_info("reload: tarpit or sensor settings changed: a new "
 			 "child takes over (the one before finishes the "

@@ -65,7 +65,7 @@ metrics_listen_close(struct metrics_listener *m)
 #include "policy_lists.h"
 
 int
-policy_door_open(struct loop *loop, const struct config *cfg,
+policy_door_open(struct loop *loop, const struct policy_door_settings *cfg,
                  const struct decision_port *decide, struct policy_door **out,
                  char *err)
 {
@@ -82,7 +82,8 @@ policy_door_use_signals(struct policy_door *door, struct signals *signals)
 }
 
 int
-policy_door_reload(struct policy_door *door)
+policy_door_reload(struct policy_door *door,
+                   const struct policy_door_settings *s)
 {
 	return 0;
 }

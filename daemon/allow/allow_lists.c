@@ -16,6 +16,7 @@
 /* The allow lists as they are now. */
 struct allow_lists {
 	struct allow_links links; /* what they change (allow_lists.h) */
+	struct allow_settings cfg; /* its own (allow_lists_reconfigure) */
 	/* the merged ranges the kernel and the policy hold */
 	struct allow_range *ranges;
 	size_t nallow, files;
@@ -28,7 +29,8 @@ struct allow_lists {
 };
 
 struct allow_lists *
-allow_lists_open(const struct allow_links *links)
+allow_lists_open(const struct allow_links *links,
+                 const struct allow_settings *s)
 {
 	struct allow_lists *al = calloc(1, sizeof(*al));
 	int r;
@@ -36,13 +38,22 @@ allow_lists_open(const struct allow_links *links)
 	if (!al)
 		return NULL;
 	al->links = *links;
+	al->cfg = *s;
 	snprintf(al->runtime_path, sizeof(al->runtime_path),
-	         "%s/" ALLOW_RUNTIME_FILE, links->cfg->store_dir);
+	         "%s/" ALLOW_RUNTIME_FILE, s->store_dir);
 	r = allow_runtime_load(al->runtime_path, loop_wall_sec(links->loop),
 	                       &al->runtime, &al->nruntime);
 	if (r < 0)
 		log_warnx("allow: %s: %s", al->runtime_path, strerror(-r));
 	return al;
+}
+
+void
+allow_lists_reconfigure(struct allow_lists *al,
+                        const struct allow_settings *s)
+{
+	snprintf(al->cfg.allow_dir, sizeof(al->cfg.allow_dir), "%s",
+	         s->allow_dir);
 }
 
 void
@@ -104,7 +115,7 @@ allow_lists_reload(struct allow_lists *al)
 	int total, r;
 
 	allow_set_init(&set);
-	total = allow_set_load_dir(&set, al->links.cfg->allow_dir);
+	total = allow_set_load_dir(&set, al->cfg.allow_dir);
 	from_files = set.files;
 	allow_lists_expire(al, now);
 	for (size_t i = 0; i < al->nruntime; i++) {
@@ -157,7 +168,7 @@ allow_lists_reload(struct allow_lists *al)
 	al->generation++;
 	log_info("allow lists: %d entries from %zu files in %s, %zu from "
 	         "greygatectl: %zu ranges once merged",
-	         total, from_files, al->links.cfg->allow_dir, al->nruntime, n);
+	         total, from_files, al->cfg.allow_dir, al->nruntime, n);
 	return 0;
 }
 

@@ -11,7 +11,6 @@
 #include <stdint.h>
 
 #include "allow.h"
-#include "config.h"
 #include "decide.h"
 #include "loop.h"
 
@@ -23,17 +22,29 @@ struct grey_store;
  * other gateways hear run-time entries from. */
 struct allow_links {
 	struct loop *loop;
-	const struct config *cfg;
 	struct decider *decider;
 	struct nftset *nft;
 	struct grey_store *records;
 };
 
+/* The allow lists' part of the settings (config_allow_part). */
+struct allow_settings {
+	char allow_dir[256]; /* [gateway] allow_dir: the lists' files */
+	char store_dir[256]; /* [gateway] store_dir: the run-time entries */
+};
+
 /* allow_lists_open - the lists' state, with the run-time entries saved
  * in store_dir read (a file that cannot be read is said, and the list
  * starts empty); nothing in the policy or the sets until
- * allow_lists_reload. Return: NULL (ENOMEM). */
-struct allow_lists *allow_lists_open(const struct allow_links *links);
+ * allow_lists_reload. s copied (allow_lists_reconfigure brings a
+ * reload's). Return: NULL (ENOMEM). */
+struct allow_lists *allow_lists_open(const struct allow_links *links,
+                                     const struct allow_settings *s);
+
+/* allow_lists_reconfigure - a reload's settings: allow_dir, read by the
+ * next allow_lists_reload (store_dir needs a restart). */
+void allow_lists_reconfigure(struct allow_lists *al,
+                             const struct allow_settings *s);
 
 /* allow_lists_close - and freed (NULL is fine). */
 void allow_lists_close(struct allow_lists *al);

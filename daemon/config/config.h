@@ -10,7 +10,10 @@
 
 #include "nftset.h"
 #include "policy.h"
+#include "handoff_config.h"
+#include "policy_door_config.h"
 #include "sensor.h"
+#include "signals_config.h"
 #include "store_snapshot.h"
 #include "store_url.h"
 #include "tarpit.h"
@@ -19,33 +22,6 @@
 
 #define CONFIG_DEFAULT_PATH "/etc/greygate/greygate.conf"
 
-/* How a passing session is handed to the MTA (see handoff.h). */
-enum handoff_mode {
-	HANDOFF_OFF = 0,  /* the passing attempt is answered 451 too */
-	HANDOFF_PROXY_V2, /* a PROXY v2 header on the MTA's own listener */
-	HANDOFF_XCLIENT,  /* XCLIENT on the MTA's port (Postfix) */
-	HANDOFF_TRANSPARENT, /* from the client's own address (IP_TRANSPARENT)
-				to the MTA's ordinary port: no change there */
-	HANDOFF_AUTO /* a setting only (the default): transparent where the
-			kernel has what it needs, else off (mode says which,
-			config_resolve_auto) */
-};
-
-struct handoff_config {
-	uint8_t mode;            /* enum handoff_mode: the one in effect */
-	uint8_t setting;         /* ... as the file says it (auto too) */
-	bool auto_on;            /* auto: transparent (config_resolve_auto) */
-	char auto_why[200];      /* auto: why it is off, or on */
-	char address[80];        /* the MTA's hand-off address, as written */
-	struct sockaddr_storage addr; /* ... parsed */
-	socklen_t addr_len;
-	uint32_t timeout_ms;     /* connect and replay, at most */
-	char source[48];         /* where its connections come from, or "" */
-	struct sockaddr_storage source_addr; /* ... parsed */
-	uint32_t mark;           /* transparent: its sockets' mark */
-	uint32_t route_table;    /* transparent: the table that takes the
-				    MTA's answers back to them */
-};
 /* What a client saying STARTTLS at the tarpit gets ([greylist] tls_pass). */
 enum config_tls {
 	CONFIG_TLS_NO = 0,    /* 454: STARTTLS is not listed */
@@ -60,69 +36,6 @@ enum config_tls {
  * "transparent". */
 const char *config_handoff_mode_name(uint8_t mode);
 
-/* [signals] trust: which clients are passed at once. */
-enum signals_trust {
-	SIGNALS_TRUST_NO,         /* nobody: the signals are only logged */
-	SIGNALS_TRUST_FCRDNS,     /* FCrDNS, not dynamic-looking */
-	SIGNALS_TRUST_FCRDNS_SPF, /* that, and SPF pass for its sender */
-};
-
-/* [signals]: what DNS says of a client (issue 31), looked up by
- * greygated while the client talks. */
-struct signals_config {
-	bool lookups;          /* look up FCrDNS and the PTR's shape (no) */
-	char dns_servers[256]; /* "" (the system's) or c-ares's
-				  "ADDR[:PORT],..." */
-	uint32_t budget_ms;    /* a decision waits for them this long */
-	char rdns_patterns[256]; /* dynamic-looking PTR names ("": none) */
-	uint8_t trust;         /* enum signals_trust: who is passed at once */
-	uint32_t suspicious_delay_sec; /* SPF fail or softfail, DNSBL, a
-					  bad HELO, a sender's domain
-					  without mail: the delay (when
-					  longer than delay) */
-	bool suspect_without_fcrdns; /* no PTR, or one not resolving back:
-					suspicious too (no: greylisted as
-					anyone) */
-	bool suspect_dynamic_rdns; /* a dynamic-looking PTR name:
-				      suspicious too (no: never trusted,
-				      greylisted as anyone) */
-	bool refuse_spf_fail;     /* SPF fail: 550 at RCPT (no: suspicious) */
-	bool sender_domain;       /* ask whether MAIL FROM's domain takes
-	                             mail (MX, A, AAAA) (yes) */
-	bool refuse_unknown_sender_domain; /* ... it does not: 550 at RCPT
-	                                      (no: suspicious) */
-	bool pool_spf;            /* SPF pass for the sender's domain: its
-				     triplet keyed by that domain (yes) */
-	char dnsbl_sites[1024];   /* postscreen's syntax ("": none) */
-	uint32_t dnsbl_threshold; /* a score of this or more: suspicious */
-	uint32_t dnswl_threshold; /* of minus this or less: trusted (0:
-				     never) */
-	uint8_t trust_spf_widest; /* an SPF term naming a wider IPv4 net
-				     (IPv6: this plus 16) trusts nobody
-				     (15) */
-	uint32_t trust_ttl_sec;   /* a trusted client's pass: its address
-				     alone, this long, never refreshed
-				     (1 day) */
-};
-
-/* [policy]: the policy door (Postfix's check_policy_service). */
-struct policy_config {
-	char listen[128];          /* "", "inet:HOST:PORT" or "unix:PATH" */
-	struct sockaddr_storage addr; /* ... parsed (AF_UNIX for unix:) */
-	socklen_t addr_len;
-	char greylist_text[256];   /* after DEFER_IF_PERMIT; %s and %r */
-	bool x_greylist_header;    /* PREPEND X-Greylist on a passing retry */
-	bool test_time;            /* honour policy_test_time (tests only) */
-	bool mta_asks;             /* the MTA asks about every recipient */
-	bool signals;              /* each request's client looked up (with
-				      [signals] lookups) */
-	char whitelist_clients[256];    /* postgrey's file, or "" */
-	char whitelist_recipients[256]; /* postgrey's file, or "" */
-	uint32_t max_conns;        /* connections at once */
-	uint32_t idle_timeout_ms;  /* a connection quiet this long closes */
-	char socket_group[64];     /* unix:PATH's group (0660), "postfix" */
-	bool passes_gateway;       /* its passes are the gateway's too */
-};
 
 #define CONFIG_LIST_MAX 32
 #define CONFIG_CAPTURE_BUFFER_DEFAULT (8u << 20)
@@ -192,10 +105,6 @@ struct config {
 
 /* config_defaults - every key's default. */
 void config_defaults(struct config *cfg);
-
-/* config_rdns_patterns_shipped - is [signals] rdns_patterns the shipped
- * file's path (the default)? */
-bool config_rdns_patterns_shipped(const struct config *cfg);
 
 /* config_derive - the settings that follow from others (the mode in
  * effect among them), again: after config_resolve_auto. */

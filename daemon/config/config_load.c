@@ -126,17 +126,8 @@ config_defaults(struct config *cfg)
 	cfg->signals.trust_spf_widest = 15;
 	cfg->signals.trust_ttl_sec = 86400;
 	snprintf(cfg->signals.rdns_patterns, sizeof(cfg->signals.rdns_patterns),
-		 "%s/dynamic-rdns", GREYGATE_DATADIR);
+		 "%s", signals_patterns_shipped());
 	config_derive(cfg);
-}
-
-bool
-config_rdns_patterns_shipped(const struct config *cfg)
-{
-	char shipped[sizeof(cfg->signals.rdns_patterns)];
-
-	snprintf(shipped, sizeof(shipped), "%s/dynamic-rdns", GREYGATE_DATADIR);
-	return !strcmp(cfg->signals.rdns_patterns, shipped);
 }
 
 static const struct key *

@@ -30,7 +30,7 @@ struct decider {
 	 * LMDB file it commits, the greylist's records (whichever store);
 	 * no sets: they commit what its listener queues (nftset_commit.h) */
 	struct loop *loop;
-	const struct config *cfg;
+	struct decider_settings cfg; /* its own (decider_reconfigure) */
 	struct store *store;
 	struct grey_store *records;
 	struct grey *grey; /* the greylist's decision, its lists and
@@ -55,13 +55,13 @@ decider_listen(struct decider *d, const struct decider_listener *l)
 }
 
 struct decider *
-decider_new(struct loop *loop, const struct config *cfg)
+decider_new(struct loop *loop, const struct decider_settings *s)
 {
 	struct decider *d = calloc(1, sizeof(struct decider));
 
 	if (d) {
 		d->loop = loop;
-		d->cfg = cfg;
+		d->cfg = *s;
 		/* (the interval counts from the start, whatever the clock's
 		 * origin) */
 		d->store_committed_ms = loop_now_ms(loop);
@@ -81,8 +81,16 @@ int
 decider_open(struct decider *d, struct store *store)
 {
 	d->store = store;
-	d->grey = grey_new(&d->cfg->grey);
+	d->grey = grey_new(&d->cfg.grey);
 	return d->grey ? 0 : -ENOMEM;
+}
+
+void
+decider_reconfigure(struct decider *d, const struct decider_settings *s)
+{
+	d->cfg = *s;
+	if (d->grey)
+		grey_set_config(d->grey, &s->grey);
 }
 
 void
@@ -122,7 +130,7 @@ commit_now(struct decider *d, bool force)
 	if (d->store &&
 	    store_commit_due(store_pending(d->store), force, d->must_commit,
 	                     now, d->store_committed_ms,
-	                     d->cfg->store_commit_ms)) {
+	                     d->cfg.commit_ms)) {
 		d->store_committed_ms = now;
 		r = d->must_commit ? store_sync(d->store)
 		                   : store_flush(d->store);
@@ -147,7 +155,7 @@ decider_commit_turn(struct decider *d)
 /* A pass's time to live as decided (a trusted client's is its own,
  * issue 56); a pass no set holds (the door's own): pass_ttl. */
 static uint32_t
-pass_ttl_of(const struct config *cfg, const struct grey_attempt *a,
+pass_ttl_of(const struct decider_settings *cfg, const struct grey_attempt *a,
             const struct grey_decision *d)
 {
 	return d->expires > a->now ? (uint32_t)(d->expires - a->now)
@@ -158,7 +166,7 @@ static void
 log_decision(const struct decider *dc, const struct grey_attempt *a,
              const struct grey_decision *d)
 {
-	const struct config *cfg = dc->cfg;
+	const struct decider_settings *cfg = &dc->cfg;
 	char ip[INET6_ADDRSTRLEN], key[64], sig[GREY_SIGNALS_MAX + 64];
 	struct strbuf b;
 	/* Before any transaction: no sender, no recipient to say. */
@@ -229,7 +237,7 @@ log_decision(const struct decider *dc, const struct grey_attempt *a,
 			         "%s about the others)",
 			         grey_reason_name(d->reason), ip, a->helo,
 			         a->sender, a->rcpt,
-			         cfg->policy.mta_asks
+			         cfg->mta_asks
 			                 ? "the MTA asks the policy door"
 			                 : "the tarpit asks");
 		else
@@ -475,7 +483,7 @@ decider_verdict_of(const struct decider *dc, int r,
                    const struct grey_decision *d, struct tarpit_verdict *v)
 {
 	v->action = TARPIT_GREYLIST;
-	v->wait_sec = dc->cfg->grey.delay_sec;
+	v->wait_sec = dc->cfg.grey.delay_sec;
 	v->handoff_fd = -1;
 	v->greeted = false;
 	v->refused = 0;
@@ -495,7 +503,7 @@ decider_verdict_of(const struct decider *dc, int r,
 		/* An exempt recipient of a client not passed: handed over
 		 * gated, unless the MTA asks the door about the others. */
 		v->gated = d->reason == GREY_REASON_RECIPIENT_EXEMPT &&
-		           !dc->cfg->policy.mta_asks;
+		           !dc->cfg.mta_asks;
 		break;
 	case GREY_TRAP:
 		v->action = TARPIT_TRAP;

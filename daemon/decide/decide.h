@@ -11,20 +11,32 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
 #include "decision_port.h"
 #include "policy.h"
 #include "loop.h"
-#include "store_lmdb.h"
+#include "store.h"
 #include "tarpit.h"
 
 struct decider;
 struct grey_store;
 
-/* decider_new - a decider deciding by loop's clock with cfg (both
- * borrowed; cfg is rewritten in place at a reload). Return: NULL
+/* The decider's part of the settings (config_decider_part). */
+struct decider_settings {
+	struct grey_config grey; /* [greylist] */
+	bool mta_asks;           /* [policy] mta_asks: a STARTTLS handed
+				    over is the MTA's to greylist */
+	uint32_t commit_ms;      /* [gateway] store_commit_interval */
+};
+
+/* decider_new - a decider deciding by loop's clock (borrowed) with s
+ * (copied: decider_reconfigure brings a reload's). Return: NULL
  * (ENOMEM). decider_free: NULL is fine. */
-struct decider *decider_new(struct loop *loop, const struct config *cfg);
+struct decider *decider_new(struct loop *loop,
+                            const struct decider_settings *s);
+
+/* decider_reconfigure - a reload's settings, the greylist's with them,
+ * from the next decision on. */
+void decider_reconfigure(struct decider *d, const struct decider_settings *s);
 void decider_free(struct decider *d);
 
 /* decider_open - the greylist's decision (struct grey) over store, the

@@ -11,7 +11,6 @@
 #include <stdint.h>
 
 #include "accept_pause.h"
-#include "config.h"
 #include "decision_port.h"
 #include "hash_table.h"
 #include "loop.h"
@@ -65,7 +64,7 @@ struct door_conn {
 
 struct policy_door {
 	struct loop *loop;
-	const struct config *cfg; /* (changed in place at a reload) */
+	struct policy_door_settings cfg; /* its own (policy_door_reload) */
 	struct decision_port decide; /* who decides each request */
 	int fd;
 	struct accept_pause pause;

@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "accept_pause.h"
-#include "config.h"
 #include "decision_port.h"
 #include "loop.h"
 #include "log.h"
@@ -82,7 +81,7 @@ client_of(const char *text, struct grey_addr *addr)
 static int64_t
 decision_time(const struct policy_door *door, const struct policy_request *r)
 {
-	const struct config *cfg = door->cfg;
+	const struct policy_door_settings *cfg = &door->cfg;
 	char *end;
 	long long t;
 
@@ -139,7 +138,7 @@ look_up(struct door_conn *c)
 	struct sockaddr_storage client = {0};
 	const struct grey_attempt *a = &c->attempt;
 
-	if (!c->door->signals || !c->door->cfg->policy.signals)
+	if (!c->door->signals || !c->door->cfg.policy.signals)
 		return false;
 	if (a->client.family == AF_INET) {
 		struct sockaddr_in *in = (struct sockaddr_in *)&client;
@@ -170,7 +169,7 @@ static void
 decide_request(struct policy_door *door, struct door_conn *c,
                const struct policy_request *req, struct policy_answer *ans)
 {
-	const struct config *cfg = door->cfg;
+	const struct policy_door_settings *cfg = &door->cfg;
 	struct grey_attempt a = {0};
 
 	ans->verdict = POLICY_DUNNO;
@@ -241,14 +240,14 @@ static void
 answer_decision(struct door_conn *c, const struct policy_request *req,
                 struct policy_answer *ans, int r, const struct grey_decision *d)
 {
-	const struct config *cfg = c->door->cfg;
+	const struct policy_door_settings *cfg = &c->door->cfg;
 	char extra[64], sig[GREY_SIGNALS_MAX + 16];
 
 	if (r < 0) {
 		/* The store failed (logged): the plain deferral, as at the
 		 * tarpit; nothing is lost but a retry. */
 		ans->verdict = POLICY_DEFER;
-		ans->wait_sec = cfg->grey.delay_sec;
+		ans->wait_sec = cfg->delay_sec;
 		log_action(req, "greylist", "store failed", NULL);
 		return;
 	}
@@ -267,14 +266,14 @@ answer_decision(struct door_conn *c, const struct policy_request *req,
 		return;
 	case GREY_TRAP:
 		ans->verdict = POLICY_DEFER;
-		ans->wait_sec = cfg->grey.delay_sec;
+		ans->wait_sec = cfg->delay_sec;
 		log_action(req, "greylist", "trapped", NULL);
 		return;
 	case GREY_REFUSE:
 		/* (the tarpit's alone: the door's requests never are; the
 		 * MTA knows its recipients) */
 		ans->verdict = POLICY_DEFER;
-		ans->wait_sec = cfg->grey.delay_sec;
+		ans->wait_sec = cfg->delay_sec;
 		log_action(req, "greylist", "refused", NULL);
 		return;
 	case GREY_ALLOWED:
@@ -459,7 +458,7 @@ on_bad_line(const char *path, int line, const char *why, void *ctx)
 static int
 load_lists(struct policy_door *door, char *err)
 {
-	const struct policy_config *p = &door->cfg->policy;
+	const struct policy_config *p = &door->cfg.policy;
 	struct policy_lists *lists;
 	int r = policy_lists_load(p->whitelist_clients, p->whitelist_recipients,
 				  on_bad_line, NULL, &lists, err);
@@ -478,13 +477,15 @@ load_lists(struct policy_door *door, char *err)
 }
 
 int
-policy_door_reload(struct policy_door *door)
+policy_door_reload(struct policy_door *door,
+                   const struct policy_door_settings *s)
 {
 	char err[512];
 	int r;
 
 	if (!door)
 		return 0;
+	door->cfg = *s; /* (listen: a restart's, kept by the reload) */
 	r = load_lists(door, err);
 	if (r < 0)
 		log_warnx("policy: whitelists: %s (the lists in place stay)",
@@ -514,7 +515,7 @@ door_socket_access(const char *path, const char *group)
 }
 
 int
-policy_door_open(struct loop *loop, const struct config *cfg,
+policy_door_open(struct loop *loop, const struct policy_door_settings *cfg,
                  const struct decision_port *decide, struct policy_door **out,
                  char *err)
 {
@@ -535,7 +536,7 @@ policy_door_open(struct loop *loop, const struct config *cfg,
 	if (!door)
 		return -ENOMEM;
 	door->loop = loop;
-	door->cfg = cfg;
+	door->cfg = *cfg;
 	door->decide = *decide;
 	door->fd = -1;
 	if (hash_table_init(&door->peers, 64) < 0) {

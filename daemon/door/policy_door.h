@@ -7,7 +7,8 @@
 
 #include <stdint.h>
 
-struct config;
+#include "policy_door_config.h"
+
 struct decision_port;
 struct loop;
 struct policy_door;
@@ -29,16 +30,15 @@ struct policy_door_stats {
 };
 
 /*
- * policy_door_open - listen where cfg says ([policy] listen, read again
- * from cfg at each use: a reload changes it in place), each request
- * decided through decide (copied), and
- * answer there. A unix socket left by a dead greygated is replaced; it is
+ * policy_door_open - listen where s says ([policy] listen; s copied:
+ * policy_door_reload brings a reload's), each request decided through
+ * decide (copied), and answer there. A unix socket left by a dead greygated is replaced; it is
  * made 0666: who may reach it is its folder's business, as for Postfix's
  * own sockets.
  * Return: 0 (*out NULL when the door is off) or -errno with err set (512
  * bytes).
  */
-int policy_door_open(struct loop *loop, const struct config *cfg,
+int policy_door_open(struct loop *loop, const struct policy_door_settings *s,
 		     const struct decision_port *decide,
 		     struct policy_door **out, char *err);
 
@@ -51,9 +51,11 @@ struct signals;
 void policy_door_use_signals(struct policy_door *door,
                              struct signals *signals);
 
-/* policy_door_reload - read the whitelist files again (SIGHUP); on
+/* policy_door_reload - a reload's settings (copied: where it listens
+ * needs a restart), and the whitelist files read again (SIGHUP); on
  * error the lists in place stay. Return: 0 or -errno (logged). */
-int policy_door_reload(struct policy_door *door);
+int policy_door_reload(struct policy_door *door,
+                       const struct policy_door_settings *s);
 
 /* policy_door_close - close it and its connections (NULL: nothing). */
 void policy_door_close(struct policy_door *door);

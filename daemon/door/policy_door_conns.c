@@ -110,7 +110,7 @@ door_arm_timer(struct door_conn *c)
 		c->request_ms = 0;
 		c->active_ms = now;
 		loop_timer_arm(loop, &c->idle,
-		               now + c->door->cfg->policy.idle_timeout_ms);
+		               now + c->door->cfg.policy.idle_timeout_ms);
 		return;
 	}
 	if (!c->request_ms) {
@@ -190,7 +190,7 @@ void
 door_on_accept(struct loop *loop, int fd, uint32_t events, void *ctx)
 {
 	struct policy_door *door = ctx;
-	uint32_t max = door->cfg->policy.max_conns;
+	uint32_t max = door->cfg.policy.max_conns;
 	struct door_conn *c;
 	char peer[64], ip[INET6_ADDRSTRLEN];
 	int cfd = accept_pause_accept(&door->pause, NULL, NULL);

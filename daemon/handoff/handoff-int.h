@@ -10,10 +10,10 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "config.h"
 #include "handoff.h"
 #include "loop.h"
 #include "sessions.h"
+#include "tarpit.h"
 
 /* The MTA's replies greygated reads (greeting, EHLO, XCLIENT). */
 #define REPLY_MAX 4096
@@ -48,7 +48,7 @@ struct handoff {
  * MTA's EHLO as last asked, the transparent hand-off's way back. */
 struct handoff_state {
 	struct loop *loop;
-	const struct config *cfg; /* (changed in place at a reload) */
+	struct handoff_settings cfg; /* its own (handoff_reconfigure) */
 	struct handoff_child child; /* how verdicts and caps go down */
 	struct handoff *handoffs;
 	uint64_t handoffs_started, handoffs_failed;

@@ -16,7 +16,6 @@
 #include "handoff-int.h"
 #include "ipc.h"
 #include "log.h"
-#include "markroute.h"
 #include "smtp_reply.h"
 
 /* The MTA's EHLO is asked this often (what the tarpit's EHLO lists). */
@@ -25,15 +24,23 @@
 #define PROBE_AUTO_RETRY_MS (10 * 1000)
 
 struct handoff_state *
-handoff_state_new(struct loop *loop, const struct config *cfg)
+handoff_state_new(struct loop *loop, const struct handoff_settings *cfg)
 {
 	struct handoff_state *hs = calloc(1, sizeof(struct handoff_state));
 
 	if (hs) {
 		hs->loop = loop;
-		hs->cfg = cfg;
+		hs->cfg = *cfg;
 	}
 	return hs;
+}
+
+void
+handoff_reconfigure(struct handoff_state *hs,
+                    const struct handoff_settings *cfg)
+{
+	/* (the mode and the address need a restart: the reload kept them) */
+	hs->cfg = *cfg;
 }
 
 void
@@ -99,8 +106,8 @@ mta_where(const struct handoff_state *hs, char *buf)
 {
 	const struct sockaddr_storage *at = handoff_probe_address(hs);
 
-	if (hs->cfg->handoff.address[0] || !at)
-		return hs->cfg->handoff.address[0] ? hs->cfg->handoff.address
+	if (hs->cfg.handoff.address[0] || !at)
+		return hs->cfg.handoff.address[0] ? hs->cfg.handoff.address
 						   : "(not yet known)";
 	handoff_endpoint_text(at, buf, MTA_WHERE_MAX);
 	return buf;
@@ -130,7 +137,7 @@ learn_ehlo(struct handoff_state *hs, const char *in, size_t len)
 	char caps[sizeof(hs->mta_caps)], where[MTA_WHERE_MAX];
 	bool starttls;
 
-	handoff_common_caps(hs->cfg->capabilities, in, len, caps,
+	handoff_common_caps(hs->cfg.capabilities, in, len, caps,
 			    sizeof(caps), &starttls);
 	if (hs->mta_probe_failing)
 		log_info("hand-off: the MTA at %s answers again",
@@ -146,7 +153,7 @@ learn_ehlo(struct handoff_state *hs, const char *in, size_t len)
 		 "EHLO lists: %s%s",
 		 mta_where(hs, where), starttls ? "yes" : "no",
 		 caps[0] ? caps : "(nothing)",
-		 starttls && hs->cfg->tarpit.offer_starttls ? ", STARTTLS" : "");
+		 starttls && hs->cfg.offer_starttls ? ", STARTTLS" : "");
 	handoff_send_caps(hs);
 }
 
@@ -166,7 +173,7 @@ handoff_fill_caps(const struct handoff_state *hs, struct ipc_record *rec)
 	snprintf(rec->u.caps.capabilities, sizeof(rec->u.caps.capabilities),
 		 "%s", hs->mta_caps);
 	rec->u.caps.starttls =
-		hs->mta_starttls && hs->cfg->tarpit.offer_starttls;
+		hs->mta_starttls && hs->cfg.offer_starttls;
 }
 
 /* The verdict without a connection: the client hears the plain 451 and
@@ -297,7 +304,7 @@ on_replies(struct handoff *h)
 			if (code != 220)
 				goto refused;
 			len = snprintf(ehlo, sizeof(ehlo), "EHLO %s\r\n",
-			               h->hs->cfg->hostname);
+			               h->hs->cfg.hostname);
 			if (len <= 0 || !send_all(h, ehlo, (size_t)len)) {
 				fail(h, "cannot send EHLO");
 				return false;
@@ -361,14 +368,14 @@ handoff_on_mta(struct loop *loop, int fd, uint32_t events, void *ctx)
 			fail(h, strerror(err));
 			return;
 		}
-		if (h->hs->cfg->handoff.mode == HANDOFF_TRANSPARENT &&
+		if (h->hs->cfg.handoff.mode == HANDOFF_TRANSPARENT &&
 		    !h->probe) {
 			/* The MTA sees the client itself: its greeting is
 			 * the child's to read. */
 			finish(h, false);
 			return;
 		}
-		if (h->hs->cfg->handoff.mode == HANDOFF_PROXY_V2 && h->probe) {
+		if (h->hs->cfg.handoff.mode == HANDOFF_PROXY_V2 && h->probe) {
 			/* LOCAL: greygate itself asks, no client to tell. */
 			static const char local[16] = {
 				0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51,
@@ -378,7 +385,7 @@ handoff_on_mta(struct loop *loop, int fd, uint32_t events, void *ctx)
 				fail(h, "cannot send the PROXY header");
 				return;
 			}
-		} else if (h->hs->cfg->handoff.mode == HANDOFF_PROXY_V2) {
+		} else if (h->hs->cfg.handoff.mode == HANDOFF_PROXY_V2) {
 			size_t len = handoff_proxy_header(
 			        (struct sockaddr *)&h->client,
 			        (struct sockaddr *)&h->dst, header);
@@ -454,7 +461,7 @@ is_local_address(const struct sockaddr_storage *ss)
 static bool
 is_auto(const struct handoff_state *hs)
 {
-	return hs->cfg->handoff.setting == HANDOFF_AUTO;
+	return hs->cfg.handoff.setting == HANDOFF_AUTO;
 }
 
 /* Where the probe asks: the address, or auto's learnt one (NULL: not
@@ -462,8 +469,8 @@ is_auto(const struct handoff_state *hs)
 const struct sockaddr_storage *
 handoff_probe_address(const struct handoff_state *hs)
 {
-	if (hs->cfg->handoff.addr_len)
-		return &hs->cfg->handoff.addr;
+	if (hs->cfg.handoff.addr_len)
+		return &hs->cfg.handoff.addr;
 	return hs->mta_addr_learnt ? &hs->mta_addr : NULL;
 }
 
@@ -476,7 +483,7 @@ handoff_ready(const struct handoff_state *hs)
 bool
 handoff_probe_pending(const struct handoff_state *hs)
 {
-	if (!is_auto(hs) || hs->cfg->handoff.mode == HANDOFF_OFF ||
+	if (!is_auto(hs) || hs->cfg.handoff.mode == HANDOFF_OFF ||
 	    handoff_ready(hs))
 		return false;
 	for (const struct handoff *h = hs->handoffs; h; h = h->next)
@@ -528,7 +535,7 @@ on_probe_due(struct loop *loop, struct loop_timer *t, void *ctx)
 void
 handoff_probe_start(struct handoff_state *hs)
 {
-	if (hs->cfg->handoff.mode == HANDOFF_OFF)
+	if (hs->cfg.handoff.mode == HANDOFF_OFF)
 		return;
 	loop_timer_init(&hs->probe_timer, on_probe_due, hs);
 	hs->probing = true;
@@ -541,9 +548,9 @@ handoff_learn_destination(struct handoff_state *hs,
 {
 	char text[INET6_ADDRSTRLEN + 8];
 
-	if (!is_auto(hs) || hs->cfg->handoff.mode == HANDOFF_OFF ||
+	if (!is_auto(hs) || hs->cfg.handoff.mode == HANDOFF_OFF ||
 	    handoff_probe_address(hs) || !ends->dst.ss_family ||
-	    sockaddr_port(&ends->dst) != hs->cfg->nft.smtp_port)
+	    sockaddr_port(&ends->dst) != hs->cfg.smtp_port)
 		return;
 	/* Only an address of this host's: a client must not choose where
 	 * greygated connects (on a router, set address to the MTA's). The
@@ -592,73 +599,6 @@ handoff_auto_text(const struct handoff_state *hs, char *out, size_t len)
 			 text);
 	else
 		snprintf(out, len, "the MTA at %s answers", text);
-}
-
-static struct markroute_config
-route_config(const struct config *cfg)
-{
-	return (struct markroute_config){.mark = cfg->handoff.mark,
-	                                 .table = cfg->handoff.route_table,
-	                                 .sport = cfg->nft.smtp_port};
-}
-
-int
-handoff_route_open(struct handoff_state *hs, char *err)
-{
-	struct markroute_config rc = route_config(hs->cfg);
-	struct markroute_result res;
-	int r;
-
-	if (hs->cfg->handoff.mode != HANDOFF_TRANSPARENT)
-		return 0;
-	r = markroute_install(&rc, &res);
-	if (r < 0) {
-		snprintf(err, 512,
-		         "[handoff] mode = transparent: the policy route for "
-		         "the MTA's answers (ip rule fwmark 0x%x ipproto tcp "
-		         "sport %u lookup %u): %s",
-		         rc.mark, rc.sport, rc.table, markroute_explain(r));
-		return r;
-	}
-	hs->transparent_routed = true;
-	if (res.stale)
-		log_warnx("hand-off: removed %u policy rule%s (fwmark 0x%x, "
-		          "table %u) a greygated that did not stop cleanly "
-		          "left",
-		          res.stale, res.stale == 1 ? "" : "s", rc.mark,
-		          rc.table);
-	/* (said once greygated is up: a refusal to start stays one line) */
-	snprintf(hs->route_said, sizeof(hs->route_said),
-	         "hand-off: transparent: connections from each client's "
-	         "own address (mark 0x%x); the MTA's answers come back by "
-	         "ip rule fwmark 0x%x ipproto tcp sport %u lookup %u (IPv4%s)",
-	         rc.mark, rc.mark, rc.sport, rc.table,
-	         res.ipv6 ? " and IPv6" : " only: no IPv6 here");
-	return 0;
-}
-
-void
-handoff_say_route(struct handoff_state *hs)
-{
-	if (hs && hs->route_said[0])
-		log_info("%s", hs->route_said);
-}
-
-void
-handoff_route_close(struct handoff_state *hs)
-{
-	struct markroute_config rc = route_config(hs->cfg);
-	int r;
-
-	if (!hs->transparent_routed)
-		return;
-	hs->transparent_routed = false;
-	r = markroute_remove(&rc);
-	if (r < 0)
-		log_warnx("hand-off: the policy rule (fwmark 0x%x, table %u) "
-		          "could not be removed: %s (the next start removes "
-		          "it)",
-		          rc.mark, rc.table, strerror(-r));
 }
 
 /* Ends the hand-offs under way (of sessions, or probes too). */

@@ -17,9 +17,9 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "handoff_config.h"
 #include "must_check.h"
 
-struct config;
 struct ipc_record;
 struct loop;
 struct session_ends;
@@ -39,12 +39,17 @@ struct handoff_child {
 
 /* handoff_state_new, _free - greygated's hand-off side (the hand-offs
  * under way, the MTA's probe, the transparent route) over loop and cfg
- * (borrowed; a reload changes cfg in place), made before anything uses
- * it, freed after handoff_abort_all and handoff_route_close. _new: NULL
- * (ENOMEM); _free: NULL is fine. */
+ * (copied: handoff_reconfigure brings a reload's), made before anything
+ * uses it, freed after handoff_abort_all and handoff_route_close. _new:
+ * NULL (ENOMEM); _free: NULL is fine. */
 struct handoff_state;
 struct handoff_state *handoff_state_new(struct loop *loop,
-					const struct config *cfg);
+					const struct handoff_settings *cfg);
+
+/* handoff_reconfigure - a reload's settings (copied): the hostname and
+ * the EHLO list from the next hand-off and probe on. */
+void handoff_reconfigure(struct handoff_state *hs,
+                         const struct handoff_settings *cfg);
 void handoff_state_free(struct handoff_state *s);
 
 /* handoff_set_child - how it talks to the child (copied): before the

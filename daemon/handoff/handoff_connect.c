@@ -23,7 +23,7 @@
 void
 handoff_endpoints(struct handoff *h, const struct session_ends *ends)
 {
-	const struct handoff_config *hc = &h->hs->cfg->handoff;
+	const struct handoff_config *hc = &h->hs->cfg.handoff;
 	const void *addr;
 
 	h->client = ends->client;
@@ -90,7 +90,7 @@ handoff_endpoint_text(const struct sockaddr_storage *ss, char *out,
 static int
 bind_as_client(struct handoff *h)
 {
-	const struct handoff_config *hc = &h->hs->cfg->handoff;
+	const struct handoff_config *hc = &h->hs->cfg.handoff;
 	struct sockaddr_storage src = h->client;
 	socklen_t len = sockaddr_len(&src);
 	bool v4 = src.ss_family == AF_INET;
@@ -128,13 +128,13 @@ bind_as_client(struct handoff *h)
 static const struct sockaddr_storage *
 destination(const struct handoff *h)
 {
-	const struct handoff_config *hc = &h->hs->cfg->handoff;
+	const struct handoff_config *hc = &h->hs->cfg.handoff;
 
 	if (h->probe)
 		return handoff_probe_address(h->hs);
 	if (hc->mode != HANDOFF_TRANSPARENT || !sockaddr_port(&h->dst))
 		return &hc->addr;
-	if (sockaddr_port(&h->dst) != h->hs->cfg->nft.smtp_port)
+	if (sockaddr_port(&h->dst) != h->hs->cfg.smtp_port)
 		return NULL;
 	return &h->dst;
 }
@@ -146,7 +146,7 @@ destination(const struct handoff *h)
 static int
 not_on_tarpit_port(const struct handoff *h)
 {
-	const struct config *cfg = h->hs->cfg;
+	const struct handoff_settings *cfg = &h->hs->cfg;
 	struct sockaddr_storage got;
 	socklen_t len = sizeof(got);
 	uint16_t port;
@@ -154,8 +154,8 @@ not_on_tarpit_port(const struct handoff *h)
 	if (getsockname(h->fd, (struct sockaddr *)&got, &len) < 0)
 		return -errno;
 	port = sockaddr_port(&got);
-	return port == cfg->nft.tarpit_port ||
-			       (cfg->nft.trap_port && port == cfg->nft.trap_port)
+	return port == cfg->tarpit_port ||
+			       (cfg->trap_port && port == cfg->trap_port)
 		       ? -EADDRINUSE
 		       : 0;
 }
@@ -166,7 +166,7 @@ int
 handoff_open_connection(struct handoff *h)
 {
 	struct handoff_state *hs = h->hs;
-	const struct handoff_config *hc = &hs->cfg->handoff;
+	const struct handoff_config *hc = &hs->cfg.handoff;
 	const struct sockaddr_storage *to = destination(h);
 	char where[128];
 	int r;
@@ -175,7 +175,7 @@ handoff_open_connection(struct handoff *h)
 		snprintf(where, sizeof(where),
 			 "refused: the client was going to port %u, not to "
 			 "smtp_port %u (the port greygate redirects)",
-			 sockaddr_port(&h->dst), hs->cfg->nft.smtp_port);
+			 sockaddr_port(&h->dst), hs->cfg.smtp_port);
 		return not_started(h, where, EPERM);
 	}
 	if (hc->mode == HANDOFF_TRANSPARENT && !h->probe &&

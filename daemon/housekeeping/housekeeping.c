@@ -24,6 +24,7 @@
 
 struct housekeeping {
 	struct housekeeping_links links;
+	struct housekeeping_settings cfg; /* its own (_reconfigure) */
 	struct grey_store *records; /* between _start and _stop */
 	struct allow_lists *allow;  /* the same */
 	struct loop_timer timer;
@@ -161,7 +162,7 @@ say_purged(struct housekeeping *hk, int64_t now)
 	         " trap(s) past their end; %zu triplet(s), %zu pass(es) and "
 	         "%zu trap(s) kept",
 	         since, since[0] ? ": " : "", p->triplets,
-	         hk->links.cfg->grey.retry_window_sec, p->passes, p->traps,
+	         hk->cfg.triplet_ttl_sec, p->passes, p->traps,
 	         store_count(hk->links.store, -1),
 	         store_count(hk->links.store, STORE_PASS),
 	         store_count(hk->links.store, STORE_TRAP));
@@ -179,7 +180,7 @@ on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 	if (allow_lists_expire(hk->allow, now))
 		allow_lists_reload(hk->allow);
 	r = store_purge(hk->links.store, now,
-	                hk->links.cfg->grey.retry_window_sec, PURGE_BATCH,
+	                hk->cfg.triplet_ttl_sec, PURGE_BATCH,
 	                &hk->purged);
 	if (r < 0)
 		log_warnx("store: purging expired records: %s", strerror(-r));
@@ -207,16 +208,18 @@ on_housekeeping(struct loop *loop, struct loop_timer *t, void *ctx)
 }
 
 struct housekeeping *
-housekeeping_open(const struct housekeeping_links *l, bool store_restored)
+housekeeping_open(const struct housekeeping_links *l,
+                  const struct housekeeping_settings *s, bool store_restored)
 {
 	struct housekeeping *hk = calloc(1, sizeof(*hk));
 
 	if (!hk)
 		return NULL;
 	hk->links = *l;
+	hk->cfg = *s;
 	errno = 0;
-	hk->snapshot = store_snapshot_start(l->loop, l->cfg->store_dir,
-	                                    &l->cfg->store_snapshot, l->store,
+	hk->snapshot = store_snapshot_start(l->loop, s->store_dir,
+	                                    &s->snapshot, l->store,
 	                                    store_restored);
 	if (!hk->snapshot && errno) {
 		free(hk);
@@ -280,9 +283,10 @@ housekeeping_snapshots(const struct housekeeping *hk)
 
 void
 housekeeping_reconfigure(struct housekeeping *hk,
-                         const struct store_snapshot_config *snapshot)
+                         const struct housekeeping_settings *s)
 {
-	store_snapshot_reconfigure(hk->snapshot, snapshot);
+	hk->cfg = *s;
+	store_snapshot_reconfigure(hk->snapshot, &s->snapshot);
 }
 
 int64_t

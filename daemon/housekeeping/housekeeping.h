@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "allow_lists.h"
-#include "config.h"
+#include "store_snapshot.h"
 #include "decide.h"
 #include "loop.h"
 #include "metrics.h"
@@ -24,17 +24,27 @@ struct grey_store;
  * counters, the commit), the figures carried over restarts. */
 struct housekeeping_links {
 	struct loop *loop;
-	const struct config *cfg;
 	struct store *store;
 	struct decider *decider;
 	struct metrics_figures *figures;
 };
 
+/* Its part of the settings (config_housekeeping_part). */
+struct housekeeping_settings {
+	uint32_t triplet_ttl_sec; /* [greylist] retry_window: a triplet
+				     unseen this long is purged */
+	char store_dir[256];      /* [gateway] store_dir */
+	struct store_snapshot_config snapshot; /* store_snapshot_dir, _interval */
+};
+
 /* housekeeping_open - its state, with the report's figures saved before
  * a restart taken back (the decider's greylist open), and the store's
- * snapshots begun when cfg asks for them (store_restored: the store is
- * the snapshot store_snapshot_restore put back). Return: NULL (ENOMEM). */
+ * snapshots begun when s asks for them (s copied: housekeeping_reconfigure
+ * brings a reload's; store_restored: the store is the snapshot
+ * store_snapshot_restore put back). Return: NULL (ENOMEM). */
+
 struct housekeeping *housekeeping_open(const struct housekeeping_links *l,
+                                       const struct housekeeping_settings *s,
                                        bool store_restored);
 
 /* housekeeping_start - its timer armed; records (the greylist's store,
@@ -57,10 +67,10 @@ void housekeeping_close(struct housekeeping *hk);
 const struct store_snapshot_counters *
 housekeeping_snapshots(const struct housekeeping *hk);
 
-/* housekeeping_reconfigure - a reload's settings of its own: the store's
- * snapshot interval. */
+/* housekeeping_reconfigure - a reload's settings (copied): the purge's
+ * window, the store's snapshot interval. */
 void housekeeping_reconfigure(struct housekeeping *hk,
-                              const struct store_snapshot_config *snapshot);
+                              const struct housekeeping_settings *s);
 
 /* housekeeping_stats_since - when the report's counting began. */
 int64_t housekeeping_stats_since(const struct housekeeping *hk);

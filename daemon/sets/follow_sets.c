@@ -9,6 +9,7 @@
  * nothing is held. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -26,7 +26,7 @@
 
 struct signals {
 	struct loop *loop;
-	const struct config *cfg;
+	struct signals_config cfg; /* its own (signals_reconfigure) */
 	struct resolver *resolver;
 	struct rdns_shape *shape;
 	struct dnsbl_sites dnsbl; /* (dnsbl_sites is read at start only) */
@@ -77,14 +77,21 @@ struct session_signals {
 /* The PTR patterns' file, or NULL for none: the shipped one missing (a
  * build run where it stands, not installed) is said, not fatal; one the
  * admin named must be there. */
-static const char *
-patterns_path(const struct config *cfg)
+const char *
+signals_patterns_shipped(void)
 {
-	const char *path = cfg->signals.rdns_patterns;
+	return GREYGATE_DATADIR "/dynamic-rdns";
+}
+
+static const char *
+patterns_path(const struct signals_config *cfg)
+{
+	const char *path = cfg->rdns_patterns;
 
 	if (!path[0])
 		return NULL;
-	if (config_rdns_patterns_shipped(cfg) && access(path, F_OK) < 0 &&
+	if (!strcmp(path, signals_patterns_shipped()) &&
+	    access(path, F_OK) < 0 &&
 	    errno == ENOENT) {
 		log_warnx("signals: %s is not installed: only PTR names that "
 		          "embed the address count as dynamic (set [signals] "
@@ -96,18 +103,21 @@ patterns_path(const struct config *cfg)
 }
 
 struct signals *
-signals_new(struct loop *loop, const struct config *cfg, char *err, size_t len)
+signals_new(struct loop *loop, const struct signals_config *cfg, char *err,
+            size_t len)
 {
 	struct signals *s = calloc(1, sizeof(*s));
-	struct resolver_config rc = {.servers = cfg->signals.dns_servers};
+	struct resolver_config rc = {.servers = cfg->dns_servers};
 
 	if (!s) {
 		snprintf(err, len, "out of memory");
 		return NULL;
 	}
 	s->loop = loop;
-	s->cfg = cfg;
-	if (dnsbl_sites_parse(cfg->signals.dnsbl_sites, &s->dnsbl, err, len) < 0) {
+	s->cfg = *cfg;
+	rc.servers = s->cfg.dns_servers; /* (its own copy, as the resolver
+	                                    keeps the pointer) */
+	if (dnsbl_sites_parse(cfg->dnsbl_sites, &s->dnsbl, err, len) < 0) {
 		free(s);
 		return NULL;
 	}
@@ -126,13 +136,13 @@ signals_new(struct loop *loop, const struct config *cfg, char *err, size_t len)
 }
 
 int
-signals_open(struct loop *loop, const struct config *cfg,
-             struct signals **out, char *err)
+signals_open(struct loop *loop, const struct signals_config *cfg,
+             bool door_asks, struct signals **out, char *err)
 {
 	char why[400];
 
 	*out = NULL;
-	if (!cfg->signals.lookups)
+	if (!cfg->lookups)
 		return 0;
 	*out = signals_new(loop, cfg, why, sizeof(why));
 	if (!*out) {
@@ -142,11 +152,19 @@ signals_open(struct loop *loop, const struct config *cfg,
 	log_info("signals: FCrDNS, the PTR's shape and SPF looked up for each "
 	         "tarpit client%s (DNS: %s; a decision waits %u ms at most; "
 	         "trust %s)",
-	         cfg->policy.listen[0] ? " and each policy door request" : "",
-	         cfg->signals.dns_servers[0] ? cfg->signals.dns_servers
-	                                     : "the system's",
-	         cfg->signals.budget_ms, signals_trust_name(cfg->signals.trust));
+	         door_asks ? " and each policy door request" : "",
+	         cfg->dns_servers[0] ? cfg->dns_servers : "the system's",
+	         cfg->budget_ms, signals_trust_name(cfg->trust));
 	return 0;
+}
+
+void
+signals_reconfigure(struct signals *s, const struct signals_config *cfg)
+{
+	/* (what needs a restart, a reload keeps: the resolver's servers,
+	 * the patterns and the DNS lists stay as they were read) */
+	if (s)
+		s->cfg = *cfg;
 }
 
 void
@@ -307,7 +325,7 @@ static void
 start_sender_domain(struct session_signals *ss, const char *sender)
 {
 	char domain[sizeof(ss->sd_domain)];
-	bool ask = ss->s->cfg->signals.sender_domain &&
+	bool ask = ss->s->cfg.sender_domain &&
 	           sender_domain_of(sender, domain, sizeof(domain));
 
 	if (!ask)
@@ -342,7 +360,7 @@ start_tls_spf(struct session_signals *ss)
 
 	ss->ptr_domain[0] = 0;
 	if (!ss->known || ss->fcrdns.result != FCRDNS_CONFIRMED ||
-	    ss->dynamic || ss->s->cfg->signals.trust != SIGNALS_TRUST_FCRDNS_SPF ||
+	    ss->dynamic || ss->s->cfg.trust != SIGNALS_TRUST_FCRDNS_SPF ||
 	    !ss->ptr_org[0])
 		return;
 	snprintf(ss->ptr_domain, sizeof(ss->ptr_domain), "%s", ss->ptr_org);
@@ -435,7 +453,7 @@ wait_for(struct session_signals *ss, bool spf, signals_ready_fn *fn,
 	w->ctx = ctx;
 	loop_timer_init(&w->budget, on_budget, w);
 	loop_timer_arm(ss->s->loop, &w->budget,
-	               loop_now_ms(ss->s->loop) + ss->s->cfg->signals.budget_ms);
+	               loop_now_ms(ss->s->loop) + ss->s->cfg.budget_ms);
 	w->next = ss->waiting;
 	ss->waiting = w;
 	return 0;
@@ -596,7 +614,7 @@ void
 signals_apply(const struct session_signals *ss, struct grey_attempt *a,
               char *buf)
 {
-	struct trust_rules rules = signals_rules(&ss->s->cfg->signals);
+	struct trust_rules rules = signals_rules(&ss->s->cfg);
 	struct trust_facts facts = facts_of(ss, a);
 	struct trust_verdict v;
 

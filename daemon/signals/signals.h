@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
-#include "config.h"
+#include "signals_config.h"
 #include "loop.h"
 #include "policy.h"
 #include "trust.h"
@@ -21,19 +21,25 @@ struct signals;
 struct session_signals;
 
 /*
- * signals_new - the resolver and the PTR patterns cfg names (borrowed:
- * a reload changes the budget and trust_fcrdns in place).
+ * signals_new - the resolver and the PTR patterns cfg names (cfg copied:
+ * signals_reconfigure brings a reload's).
  * Return: them, or NULL with err set.
  */
-struct signals *signals_new(struct loop *loop, const struct config *cfg,
-                            char *err, size_t len);
+struct signals *signals_new(struct loop *loop,
+                            const struct signals_config *cfg, char *err,
+                            size_t len);
 
 /* signals_open - the root's signals service (issue 56: lent to the
  * supervisor and the policy door, owned by neither), with [signals]
- * lookups, said in the log; *out NULL without lookups. Return: 0, or
- * -EINVAL with err set (512 bytes). */
-int signals_open(struct loop *loop, const struct config *cfg,
-                 struct signals **out, char *err);
+ * lookups, said in the log (door_asks: the policy door asks too); *out
+ * NULL without lookups. Return: 0, or -EINVAL with err set (512
+ * bytes). */
+int signals_open(struct loop *loop, const struct signals_config *cfg,
+                 bool door_asks, struct signals **out, char *err);
+
+/* signals_reconfigure - a reload's [signals] (copied): the budget, who
+ * is trusted and suspected, from the next lookup on. NULL is fine. */
+void signals_reconfigure(struct signals *s, const struct signals_config *cfg);
 
 /* signals_free - every session's lookups must have ended; NULL ok. */
 void signals_free(struct signals *s);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "config_parts.h"
 #include "allow_lists.h"
 #include "check.h"
 #include "decider_rig.h"
@@ -26,8 +27,12 @@ static struct decider_rig rig;
 static struct allow_lists *
 open_lists(void)
 {
-	struct allow_lists *al = allow_lists_open(&(struct allow_links){
-	        rig.loop, &rig.cfg, rig.decider, NULL, rig.records});
+	struct allow_settings part;
+	struct allow_lists *al;
+
+	config_allow_part(&rig.cfg, &part);
+	al = allow_lists_open(&(struct allow_links){
+	        rig.loop, rig.decider, NULL, rig.records}, &part);
 
 	CHECK(al);
 	CHECK_INT(allow_lists_reload(al), 0);

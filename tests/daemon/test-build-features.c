@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config_parts.h"
 #include "build_features.h"
 #include "check.h"
 #include "config.h"
@@ -108,13 +109,15 @@ test_left_out_entry_points(void)
 	{
 		struct policy_door *door = (void *)1;
 		struct policy_door_stats s = {.requests = 9};
+		struct policy_door_settings part;
 
-		CHECK_INT(policy_door_open(NULL, &cfg, NULL, &door, err),
+		config_door_part(&cfg, &part);
+		CHECK_INT(policy_door_open(NULL, &part, NULL, &door, err),
 		          -ENOTSUP);
 		CHECK(!door);
 		CHECK(strstr(err, "without policy_door"));
-		cfg.policy.listen[0] = 0;
-		CHECK_INT(policy_door_open(NULL, &cfg, NULL, &door, err), 0);
+		part.policy.listen[0] = 0;
+		CHECK_INT(policy_door_open(NULL, &part, NULL, &door, err), 0);
 		CHECK(!door);
 		policy_door_get_stats(NULL, &s);
 		CHECK_INT(s.requests, 0);

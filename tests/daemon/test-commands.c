@@ -20,6 +20,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "config_parts.h"
 #include "check.h"
 #include "commands.h"
 #include "decider_rig.h"
@@ -27,6 +28,9 @@
 #include "log.h"
 #include "metrics.h"
 #include "control_client.h"
+
+static struct housekeeping_settings hk_part; /* (its part) */
+static struct allow_settings allow_part;     /* (theirs) */
 
 static struct decider_rig rig;
 static struct allow_lists *allow;
@@ -73,12 +77,13 @@ setup(void)
 	snprintf(rig.cfg.hostname, sizeof(rig.cfg.hostname), "mx1.test");
 	figures = metrics_figures_new(loop_wall_sec(rig.loop));
 	CHECK(figures);
+	config_housekeeping_part(&rig.cfg, &hk_part);
 	hk = housekeeping_open(&(struct housekeeping_links){
-	        rig.loop, &rig.cfg, rig.store, rig.decider, figures},
-	                       false);
+	        rig.loop, rig.store, rig.decider, figures}, &hk_part, false);
 	CHECK(hk);
+	config_allow_part(&rig.cfg, &allow_part);
 	allow = allow_lists_open(&(struct allow_links){
-	        rig.loop, &rig.cfg, rig.decider, NULL, rig.records});
+	        rig.loop, rig.decider, NULL, rig.records}, &allow_part);
 	CHECK(allow);
 	CHECK_INT(allow_lists_reload(allow), 0);
 	housekeeping_start(hk, rig.records, allow);

@@ -566,7 +566,7 @@ test_handoff_auto(void)
 {
 	CHECK_INT(load(""), 0);
 	CHECK(cfg.signals.lookups); /* (issue 31: on by default) */
-	CHECK(config_rdns_patterns_shipped(&cfg));
+	CHECK_STR(cfg.signals.rdns_patterns, signals_patterns_shipped());
 	CHECK_INT(cfg.handoff.setting, HANDOFF_AUTO);
 	CHECK_INT(cfg.handoff.mode, HANDOFF_OFF);
 	CHECK_INT(config_resolve_auto(&cfg, err), 0);

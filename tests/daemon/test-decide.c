@@ -125,9 +125,11 @@ test_verdicts(void)
 	CHECK_INT(v.action, TARPIT_PASS);
 	CHECK(v.gated);
 	rig.cfg.policy.mta_asks = true;
+	decider_rig_reconfigure(&rig);
 	decider_verdict_of(rig.decider, 0, &d, &v);
 	CHECK(!v.gated);
 	rig.cfg.policy.mta_asks = false;
+	decider_rig_reconfigure(&rig);
 	d.reason = GREY_REASON_ALLOW_LIST;
 	decider_verdict_of(rig.decider, 0, &d, &v);
 	CHECK(!v.gated);
@@ -164,7 +166,7 @@ test_fast_path_visits(void)
 
 	setup();
 	rig.cfg.grey.refresh_interval_sec = 60;
-	grey_set_config(decider_grey(rig.decider), &rig.cfg.grey);
+	decider_rig_reconfigure(&rig);
 	v.client.family = AF_INET;
 	inet_pton(AF_INET, "198.51.100.7", v.client.bytes);
 	tls.kind = GREY_ATTEMPT_STARTTLS;
@@ -259,7 +261,7 @@ test_log_lines(void)
 	setup();
 	rig.cfg.grey.delay_sec = 300;
 	rig.cfg.grey.pass_ttl_sec = 86400;
-	grey_set_config(decider_grey(rig.decider), &rig.cfg.grey);
+	decider_rig_reconfigure(&rig);
 	CHECK_INT(grey_trap_add(decider_grey(rig.decider), "trap@example.org"),
 	          0);
 	log_set_level(LOG_LEVEL_INFO);
@@ -334,6 +336,7 @@ test_commit_interval(void)
 
 	setup();
 	rig.cfg.store_commit_ms = 5 * 60 * 1000;
+	decider_rig_reconfigure(&rig);
 	pass_after_a_commit();
 	CHECK(store_pending(rig.store) > 0);
 	timesrc_fake_advance_ms(&clock_, 4 * 60 * 1000);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_parts.h"
 #include "check.h"
 #include "decider_rig.h"
 #include "follow_sets.h"
@@ -17,6 +18,8 @@
 #include "log_capture.h"
 #include "redis_server.h"
 #include "nftset_commit.h"
+
+static struct allow_settings allow_part;     /* (theirs) */
 
 static struct redis_server server;
 
@@ -36,9 +39,10 @@ open_gateway(struct gateway_rig *g, const char *name)
 	decider_rig_use_redis(&g->rig, server.sock, name);
 	snprintf(g->rig.cfg.allow_dir, sizeof(g->rig.cfg.allow_dir),
 	         "%.100s/allow.d", g->rig.dir);
+	config_allow_part(&g->rig.cfg, &allow_part);
 	g->allow = allow_lists_open(
-	        &(struct allow_links){g->rig.loop, &g->rig.cfg, g->rig.decider,
-	                              NULL, g->rig.records});
+	        &(struct allow_links){g->rig.loop, g->rig.decider, NULL,
+	                              g->rig.records}, &allow_part);
 	CHECK(g->allow);
 	CHECK_INT(allow_lists_reload(g->allow), 0);
 	CHECK_INT(sets_follow_store(

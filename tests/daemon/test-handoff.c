@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "config_parts.h"
 #include "check.h"
 #include "config.h"
 #include "handoff.h"
@@ -221,6 +222,7 @@ static void
 test_auto_probe(void)
 {
 	static struct config cfg;
+	struct handoff_settings part;
 	struct loop *loop = loop_new(timesrc_system());
 	struct handoff_state *hs;
 	struct sockaddr_in at = {.sin_family = AF_INET};
@@ -241,7 +243,8 @@ test_auto_probe(void)
 	cfg.handoff.auto_on = true;
 	config_derive(&cfg);
 	CHECK_INT(cfg.handoff.mode, HANDOFF_TRANSPARENT);
-	hs = handoff_state_new(loop, &cfg);
+	config_handoff_part(&cfg, &part);
+	hs = handoff_state_new(loop, &part);
 	CHECK(hs);
 	handoff_set_child(hs, &(struct handoff_child){no_verdict, count_caps,
 						       no_handed, NULL});
@@ -283,7 +286,8 @@ test_auto_probe(void)
 	/* a mode chosen: ready, whatever the probe says */
 	cfg.handoff.setting = HANDOFF_PROXY_V2;
 	config_derive(&cfg);
-	hs = handoff_state_new(loop, &cfg);
+	config_handoff_part(&cfg, &part);
+	hs = handoff_state_new(loop, &part);
 	CHECK(handoff_ready(hs));
 	handoff_state_free(hs);
 	close(mta);

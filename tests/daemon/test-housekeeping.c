@@ -13,11 +13,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "config_parts.h"
 #include "check.h"
 #include "decider_rig.h"
 #include "housekeeping.h"
 #include "log.h"
 #include "log_capture.h"
+
+static struct housekeeping_settings hk_part; /* (its part) */
+static struct allow_settings allow_part;     /* (theirs) */
 
 #define T0 1700000000
 
@@ -29,9 +33,10 @@ static struct housekeeping *hk;
 static void
 open_hk(void)
 {
-	hk = housekeeping_open(&(struct housekeeping_links){rig.loop, &rig.cfg,
+	config_housekeeping_part(&rig.cfg, &hk_part);
+	hk = housekeeping_open(&(struct housekeeping_links){rig.loop,
 	                               rig.store, rig.decider, figures},
-	                       false);
+	                       &hk_part, false);
 	CHECK(hk);
 }
 
@@ -44,8 +49,9 @@ setup(void)
 	         rig.dir);
 	figures = metrics_figures_new(T0);
 	CHECK(figures);
+	config_allow_part(&rig.cfg, &allow_part);
 	allow = allow_lists_open(&(struct allow_links){
-	        rig.loop, &rig.cfg, rig.decider, NULL, rig.records});
+	        rig.loop, rig.decider, NULL, rig.records}, &allow_part);
 	CHECK(allow);
 	CHECK_INT(allow_lists_reload(allow), 0);
 	open_hk();
@@ -130,7 +136,9 @@ static void
 test_purge(void)
 {
 	setup();
-	rig.cfg.grey.retry_window_sec = 600;
+	rig.cfg.grey.retry_window_sec = 600; /* (a reload's) */
+	config_housekeeping_part(&rig.cfg, &hk_part);
+	housekeeping_reconfigure(hk, &hk_part);
 	housekeeping_start(hk, rig.records, allow);
 	attempt("198.51.100.7", "bob@example.org");
 	attempt("198.51.100.8", "carol@example.org");

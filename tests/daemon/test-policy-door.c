@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "config_parts.h"
 #include "check.h"
 #include "config_value.h"
 #include "decider_rig.h"
@@ -33,6 +34,7 @@ static void
 setup(void)
 {
 	struct decision_port port;
+	struct policy_door_settings part;
 	char err[512] = "";
 
 	timesrc_fake_init(&clock_, T0);
@@ -43,7 +45,8 @@ setup(void)
 	          0);
 	rig.cfg.grey.delay_sec = 300;
 	port = decider_port(rig.decider);
-	if (policy_door_open(rig.loop, &rig.cfg, &port, &door, err) < 0) {
+	config_door_part(&rig.cfg, &part);
+	if (policy_door_open(rig.loop, &part, &port, &door, err) < 0) {
 		fprintf(stderr, "policy_door_open: %s\n", err);
 		exit(1);
 	}

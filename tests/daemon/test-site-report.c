@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config_parts.h"
 #include "check.h"
 #include "commands.h"
 #include "control_client.h"
@@ -19,6 +20,9 @@
 #include "json_check.h"
 #include "log.h"
 #include "redis_server.h"
+
+static struct housekeeping_settings hk_part; /* (its part) */
+static struct allow_settings allow_part;     /* (theirs) */
 
 static struct redis_server server;
 static struct decider_rig mx1, mx2;
@@ -49,12 +53,13 @@ open_door(struct decider_rig *r)
 	snprintf(r->cfg.control_socket, sizeof(r->cfg.control_socket),
 	         "%.80s/ctl.sock", r->dir);
 	figures = metrics_figures_new(loop_wall_sec(r->loop));
+	config_housekeeping_part(&r->cfg, &hk_part);
 	hk = housekeeping_open(&(struct housekeeping_links){
-	        r->loop, &r->cfg, r->store, r->decider, figures},
-	                       false);
+	        r->loop, r->store, r->decider, figures}, &hk_part, false);
 	CHECK(hk);
+	config_allow_part(&r->cfg, &allow_part);
 	allow = allow_lists_open(&(struct allow_links){
-	        r->loop, &r->cfg, r->decider, NULL, r->records});
+	        r->loop, r->decider, NULL, r->records}, &allow_part);
 	CHECK(allow);
 	struct command_links links = {
 	        root_figures, root_reload, NULL, r->loop, &r->cfg,

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "config_parts.h"
 #include "check.h"
 #include "decider_rig.h"
 #include "redis_server.h"
@@ -18,6 +19,8 @@ void
 decider_rig_open(struct decider_rig *r, const char *name,
                  const struct timesrc *clock)
 {
+	struct decider_settings part;
+
 	memset(r, 0, sizeof(*r));
 	snprintf(r->dir, sizeof(r->dir), "/tmp/gg-%.32s-XXXXXX", name);
 	CHECK(mkdtemp(r->dir));
@@ -28,10 +31,20 @@ decider_rig_open(struct decider_rig *r, const char *name,
 	CHECK_INT(store_open(r->dir, false, &r->store), 0);
 	r->records = grey_store_lmdb_new(r->store);
 	CHECK(r->records);
-	r->decider = decider_new(r->loop, &r->cfg);
+	config_decider_part(&r->cfg, &part);
+	r->decider = decider_new(r->loop, &part);
 	CHECK(r->decider);
 	CHECK_INT(decider_open(r->decider, r->store), 0);
 	decider_use_records(r->decider, r->records);
+}
+
+void
+decider_rig_reconfigure(struct decider_rig *r)
+{
+	struct decider_settings part;
+
+	config_decider_part(&r->cfg, &part);
+	decider_reconfigure(r->decider, &part);
 }
 
 void

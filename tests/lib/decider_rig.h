@@ -6,6 +6,7 @@
 #ifndef GREYGATE_TEST_DECIDER_RIG_H
 #define GREYGATE_TEST_DECIDER_RIG_H
 
+#include "config.h"
 #include "decide.h"
 #include "grey_store.h"
 #include "timesrc.h"
@@ -43,6 +44,10 @@ struct grey_decision decider_rig_attempt(struct decider_rig *r,
  * be one (else the test fails). log: its log line. */
 struct grey_decision decider_wait(struct loop *loop, struct decider *decider,
                                   struct grey_attempt *a, bool log);
+
+/* decider_rig_reconfigure - r->cfg changed: the decider given its part
+ * again, as a reload gives it. */
+void decider_rig_reconfigure(struct decider_rig *r);
 
 /* decider_rig_close - all of it closed, the folder removed. */
 void decider_rig_close(struct decider_rig *r);

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "config_parts.h"
 #include "check.h"
 #include "decide.h"
 #include "decider_rig.h"
@@ -45,6 +46,8 @@ static int64_t t0;
 static void
 open_common(void)
 {
+	struct decider_settings part;
+
 	snprintf(dir, sizeof(dir), "/tmp/gg-conformance-XXXXXX");
 	CHECK(mkdtemp(dir));
 	config_defaults(&cfg);
@@ -55,7 +58,8 @@ open_common(void)
 	CHECK(gw.loop);
 	/* (the report's own store, as greygated keeps beside Redis) */
 	CHECK_INT(store_open(dir, false, &gw.store), 0);
-	gw.decider = decider_new(gw.loop, &cfg);
+	config_decider_part(&cfg, &part);
+	gw.decider = decider_new(gw.loop, &part);
 	CHECK(gw.decider);
 	CHECK_INT(decider_open(gw.decider, gw.store), 0);
 	CHECK_INT(grey_trap_add(decider_grey(gw.decider), "trap@example.org"),

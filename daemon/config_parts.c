@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Each service's part of the settings (issue 58), made by the root from
+ * struct config at start and at each reload: a service is given its part,
+ * copied, never struct config itself, so that a reload reaches it only
+ * through its reconfigure call. A part that needs a setting of another
+ * section gets it here. */
+#include <stdio.h>
+
+#include "config_parts.h"
+#include "allow_lists.h"
+#include "decide.h"
+#include "housekeeping.h"
+
+void
+config_door_part(const struct config *cfg, struct policy_door_settings *out)
+{
+	out->policy = cfg->policy;
+	out->delay_sec = cfg->grey.delay_sec;
+	snprintf(out->hostname, sizeof(out->hostname), "%s", cfg->hostname);
+}
+
+void
+config_handoff_part(const struct config *cfg, struct handoff_settings *out)
+{
+	out->handoff = cfg->handoff;
+	out->smtp_port = cfg->nft.smtp_port;
+	out->tarpit_port = cfg->nft.tarpit_port;
+	out->trap_port = cfg->nft.trap_port;
+	out->offer_starttls = cfg->tarpit.offer_starttls;
+	snprintf(out->hostname, sizeof(out->hostname), "%s", cfg->hostname);
+	snprintf(out->capabilities, sizeof(out->capabilities), "%s",
+	         cfg->capabilities);
+}
+
+void
+config_decider_part(const struct config *cfg, struct decider_settings *out)
+{
+	out->grey = cfg->grey;
+	out->mta_asks = cfg->policy.mta_asks;
+	out->commit_ms = cfg->store_commit_ms;
+}
+
+void
+config_allow_part(const struct config *cfg, struct allow_settings *out)
+{
+	snprintf(out->allow_dir, sizeof(out->allow_dir), "%s", cfg->allow_dir);
+	snprintf(out->store_dir, sizeof(out->store_dir), "%s", cfg->store_dir);
+}
+
+void
+config_housekeeping_part(const struct config *cfg,
+                         struct housekeeping_settings *out)
+{
+	out->triplet_ttl_sec = cfg->grey.retry_window_sec;
+	snprintf(out->store_dir, sizeof(out->store_dir), "%s", cfg->store_dir);
+	out->snapshot = cfg->store_snapshot;
+}
