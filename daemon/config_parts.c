@@ -8,6 +8,7 @@
 
 #include "config_parts.h"
 #include "allow_lists.h"
+#include "commands.h"
 #include "decide.h"
 #include "housekeeping.h"
 
@@ -54,4 +55,16 @@ config_housekeeping_part(const struct config *cfg,
 	out->triplet_ttl_sec = cfg->grey.retry_window_sec;
 	snprintf(out->store_dir, sizeof(out->store_dir), "%s", cfg->store_dir);
 	out->snapshot = cfg->store_snapshot;
+}
+
+void
+config_command_part(const struct config *cfg, struct command_settings *out)
+{
+	out->grey = cfg->grey;
+	snprintf(out->hostname, sizeof(out->hostname), "%s", cfg->hostname);
+	snprintf(out->store, sizeof(out->store), "%s", cfg->store);
+	snprintf(out->config_path, sizeof(out->config_path), "%s",
+	         cfg->source.path ? cfg->source.path : "");
+	snprintf(out->control_socket, sizeof(out->control_socket), "%s",
+	         cfg->control_socket);
 }

@@ -24,4 +24,9 @@ void config_allow_part(const struct config *cfg, struct allow_settings *out);
 void config_housekeeping_part(const struct config *cfg,
                               struct housekeeping_settings *out);
 
+/* config_command_part - greygatectl's commands' (commands.h). */
+struct command_settings;
+void config_command_part(const struct config *cfg,
+                         struct command_settings *out);
+
 #endif

@@ -298,8 +298,18 @@ open_control(struct gateway *gw, char *err)
 			  "its members may use greygatectl, the child may not",
 			  cfg->admin_group);
 	struct command_links links = {
-	        root_figures, root_reload, gw,      gw->loop,  gw->cfg,
-	        gw->decider,  gw->records, gw->nft, gw->allow, gw->hk};
+	        .figures = root_figures,
+	        .reload = root_reload,
+	        .root = gw,
+	        .loop = gw->loop,
+	        .decider = gw->decider,
+	        .records = gw->records,
+	        .nft = gw->nft,
+	        .allow = gw->allow,
+	        .hk = gw->hk,
+	};
+
+	config_command_part(gw->cfg, &links.cfg);
 
 	return commands_open(&links, &access, &gw->commands, err);
 }
@@ -452,6 +462,7 @@ gateway_reload(struct gateway *gw, char *err)
 	struct decider_settings decider;
 	struct allow_settings allow;
 	struct housekeeping_settings hk;
+	struct command_settings commands;
 	int r = config_reload(cfg, gw->records->settings_agreed, err);
 
 	if (r < 0) {
@@ -482,6 +493,8 @@ gateway_reload(struct gateway *gw, char *err)
 	signals_reconfigure(gw->signals, &cfg->signals);
 	config_handoff_part(cfg, &handoff);
 	handoff_reconfigure(gw->handoff, &handoff);
+	config_command_part(cfg, &commands);
+	commands_reconfigure(gw->commands, &commands);
 	if (r == CONFIG_CHILD_CHANGED && cfg->gateway) {
 		log_info("reload: tarpit or sensor settings changed: a new "
 			 "child takes over (the one before finishes the "

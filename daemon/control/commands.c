@@ -165,8 +165,8 @@ key_refused(const struct command_links *links, const char *verb,
 		snprintf(err, len,
 		         "'%s' is wider than greylisting's key (/%u, "
 		         "/%u): %s one address or key at a time",
-		         what, links->cfg->grey.prefix4,
-		         links->cfg->grey.prefix6, verb);
+		         what, links->cfg.grey.prefix4,
+		         links->cfg.grey.prefix6, verb);
 	else
 		return false;
 	return true;
@@ -235,7 +235,7 @@ release(const struct command_links *links, const struct args *a,
 		        a->what, key);
 	else
 		fprintf(out, "released %s (key %s): it passes now, for %u s\n",
-		        a->what, key, links->cfg->grey.pass_ttl_sec);
+		        a->what, key, links->cfg.grey.pass_ttl_sec);
 	return r < 0 ? r : 0;
 }
 
@@ -252,8 +252,8 @@ report(const struct command_links *links, const struct args *a, FILE *out,
 	}
 	if (a->site) {
 		struct site_report_here here = {
-		        .hostname = links->cfg->hostname,
-		        .store = links->cfg->store,
+		        .hostname = links->cfg.hostname,
+		        .store = links->cfg.store,
 		        .loop = links->loop,
 		        .records = links->records,
 		        .grey = decider_grey(links->decider),
@@ -336,7 +336,7 @@ commands_run(void *ctx, int argc, char **argv, const char *who, FILE *out,
 		if (r < 0)
 			snprintf(err, err_len, "%s", why);
 		else
-			fprintf(out, "reloaded %s\n", links->cfg->source.path);
+			fprintf(out, "reloaded %s\n", links->cfg.config_path);
 		return r;
 	}
 	if (!strcmp(a.cmd, "report"))
@@ -358,8 +358,15 @@ commands_open(const struct command_links *l,
 		return -ENOMEM;
 	}
 	c->links = *l;
-	return control_open(l->cfg->control_socket, access, l->loop,
+	return control_open(l->cfg.control_socket, access, l->loop,
 	                    commands_run, c, &c->control, err);
+}
+
+void
+commands_reconfigure(struct commands *c, const struct command_settings *s)
+{
+	if (c)
+		c->links.cfg = *s;
 }
 
 void

@@ -6,7 +6,6 @@
 #define GREYGATE_COMMANDS_H
 
 #include "allow_lists.h"
-#include "config.h"
 #include "control.h"
 #include "decide.h"
 #include "housekeeping.h"
@@ -18,6 +17,15 @@ struct grey_store;
 
 struct metrics_snapshot;
 
+/* The commands' part of the settings (config_command_part). */
+struct command_settings {
+	struct grey_config grey;  /* [greylist]: keys, passes, privacy */
+	char hostname[256];       /* [gateway] hostname */
+	char store[300];          /* [gateway] store, as written */
+	char config_path[256];    /* the file a reload reads */
+	char control_socket[108]; /* [gateway] control_socket */
+};
+
 /* What the commands ask, all borrowed: the root (every figure now, for
  * status and metrics; a reload), the decider (its greylist, a release's
  * decision), the greylist's store, the sets (NULL: none), the allow lists, the
@@ -27,12 +35,14 @@ struct command_links {
 	int (*reload)(void *root, char *err); /* (err: 512 bytes) */
 	void *root;
 	struct loop *loop;
-	const struct config *cfg;
 	struct decider *decider;
 	struct grey_store *records;
 	struct nftset *nft;
 	struct allow_lists *allow;
 	struct housekeeping *hk;
+	/* (not borrowed: their part of the settings, copied with the
+	 * links; commands_reconfigure brings a reload's) */
+	struct command_settings cfg;
 };
 
 /* commands_open - bind [gateway] control_socket for access and serve it.
@@ -42,6 +52,10 @@ struct command_links {
 int commands_open(const struct command_links *l,
                   const struct control_access *access, struct commands **out,
                   char *err);
+
+/* commands_reconfigure - a reload's settings (the socket needs a
+ * restart): the greylist's keys, passes and privacy, the hostname. */
+void commands_reconfigure(struct commands *c, const struct command_settings *s);
 
 /* commands_close - the socket closed, its streams ended (NULL is fine). */
 void commands_close(struct commands *c);

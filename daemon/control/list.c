@@ -79,7 +79,7 @@ list_triplet(const struct grey_client *c, const char *sender, const char *rcpt,
              const struct store_triplet *t, void *ctx)
 {
 	struct list_ctx *l = ctx;
-	const struct grey_config *g = &l->links->cfg->grey;
+	const struct grey_config *g = &l->links->cfg.grey;
 	int64_t age = l->now - t->first_seen;
 	char key[64], a[32], state[32];
 
@@ -245,8 +245,8 @@ list_start(const struct command_links *links, const char *what, bool json,
 	}
 	if (filter_of(from, l->from, sizeof(l->from)) < 0 ||
 	    filter_of(to, l->to, sizeof(l->to)) < 0 ||
-	    (links->cfg->grey.privacy &&
-	     hide_filters(l, &links->cfg->grey) < 0)) {
+	    (links->cfg.grey.privacy &&
+	     hide_filters(l, &links->cfg.grey) < 0)) {
 		free(l);
 		snprintf(err, len, "list: --from or --to too long");
 		return -EINVAL;

@@ -44,7 +44,7 @@ say(const struct release *rl, const char *key)
 		         w->want_triplet ? rl->sender : "",
 		         w->want_triplet ? ", recipient=" : "",
 		         w->want_triplet ? rl->rcpt : "",
-		         rl->links->cfg->grey.pass_ttl_sec, rl->who);
+		         rl->links->cfg.grey.pass_ttl_sec, rl->who);
 	else if (rl->r == -ENOENT)
 		log_info("release: %s has no triplet %s -> %s waiting: not "
 		         "released (asked by %s)",
@@ -93,7 +93,7 @@ on_fetched(struct grey_records *w, int r, void *ctx)
 			memset(&w->pass, 0, sizeof(w->pass));
 			w->pass.since = now;
 		}
-		rl->expires = now + links->cfg->grey.pass_ttl_sec;
+		rl->expires = now + links->cfg.grey.pass_ttl_sec;
 		if (w->pass.expires < rl->expires)
 			w->pass.expires = rl->expires;
 		w->pass.refreshed = now;
@@ -153,7 +153,7 @@ command_release(const struct command_links *links, const char *client,
 		}
 		memcpy(rl->w.sender, rl->sender, sizeof(rl->w.sender));
 		memcpy(rl->w.rcpt, rl->rcpt, sizeof(rl->w.rcpt));
-		grey_records_hide(&links->cfg->grey, &rl->w);
+		grey_records_hide(&links->cfg.grey, &rl->w);
 		rl->w.want_triplet = true;
 	}
 	grey_store_fetch(links->records, &rl->w, loop_wall_sec(links->loop),
@@ -175,15 +175,15 @@ command_key_of(const struct command_links *links, const char *client,
 	if (grey_cidr_parse(client, &given) < 0)
 		return -EINVAL;
 	/* A wider network holds many keys: not one at once. */
-	if (given.prefix < (given.family == AF_INET ? links->cfg->grey.prefix4
-	                                            : links->cfg->grey.prefix6))
+	if (given.prefix < (given.family == AF_INET ? links->cfg.grey.prefix4
+	                                            : links->cfg.grey.prefix6))
 		return -ERANGE;
 	/* "198.51.100.7" and "198.51.100.0/24" both mean the key /24. */
 	a.family = given.family;
 	memcpy(a.bytes, given.bytes, 16);
 	grey_client_of(&a,
-	               given.family == AF_INET ? links->cfg->grey.prefix4
-	                                       : links->cfg->grey.prefix6,
+	               given.family == AF_INET ? links->cfg.grey.prefix4
+	                                       : links->cfg.grey.prefix6,
 	               key);
 	if (given_out)
 		*given_out = given;

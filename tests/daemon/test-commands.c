@@ -51,10 +51,19 @@ root_figures(void *root, struct metrics_snapshot *s)
 	figures_read++;
 }
 
+/* (a reload's: the root gives the commands their new part, as
+ * gateway_reload does) */
 static int
 root_reload(void *root, char *err)
 {
+	struct command_settings part;
+
 	reloads++;
+	if (reloads == 1) {
+		rig.cfg.grey.pass_ttl_sec = 7 * 86400;
+		config_command_part(&rig.cfg, &part);
+		commands_reconfigure(commands, &part);
+	}
 	if (reloads > 1) {
 		snprintf(err, 512, "%s:3: not a key", rig.cfg.source.path);
 		return -EINVAL;
@@ -89,8 +98,17 @@ setup(void)
 	housekeeping_start(hk, rig.records, allow);
 	reloads = figures_read = 0;
 	struct command_links links = {
-	        root_figures, root_reload, NULL, rig.loop, &rig.cfg,
-	        rig.decider,  rig.records, NULL, allow,    hk};
+	        .figures = root_figures,
+	        .reload = root_reload,
+	        .root = NULL,
+	        .loop = rig.loop,
+	        .decider = rig.decider,
+	        .records = rig.records,
+	        .nft = NULL,
+	        .allow = allow,
+	        .hk = hk,
+	};
+	config_command_part(&rig.cfg, &links.cfg);
 	if (commands_open(&links, &access, &commands, err) < 0) {
 		fprintf(stderr, "commands_open: %s\n", err);
 		exit(1);
@@ -242,6 +260,11 @@ test_status_reload(void)
 	check_ok(ask("reload", NULL), "reloaded /etc/greygate/greygate.conf");
 	check_error(ask("reload", NULL), "greygate.conf:3: not a key");
 	CHECK_INT(reloads, 2);
+	/* the reload's pass_ttl is the commands' own from then on */
+	attempt("203.0.113.9", "alice@example.com", "bob@example.org");
+	check_ok(ask("release", "203.0.113.9", "--from", "alice@example.com",
+	             "--to", "bob@example.org", NULL),
+	         "it passes now, for 604800 s");
 	teardown();
 }
 

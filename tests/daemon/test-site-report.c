@@ -62,8 +62,17 @@ open_door(struct decider_rig *r)
 	        r->loop, r->decider, NULL, r->records}, &allow_part);
 	CHECK(allow);
 	struct command_links links = {
-	        root_figures, root_reload, NULL, r->loop, &r->cfg,
-	        r->decider,   r->records,  NULL, allow,   hk};
+	        .figures = root_figures,
+	        .reload = root_reload,
+	        .root = NULL,
+	        .loop = r->loop,
+	        .decider = r->decider,
+	        .records = r->records,
+	        .nft = NULL,
+	        .allow = allow,
+	        .hk = hk,
+	};
+	config_command_part(&r->cfg, &links.cfg);
 	if (commands_open(&links, &access, &commands, err) < 0) {
 		fprintf(stderr, "commands_open: %s\n", err);
 		exit(1);
