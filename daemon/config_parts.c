@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "decide.h"
 #include "housekeeping.h"
+#include "shared.h"
 
 void
 config_door_part(const struct config *cfg, struct policy_door_settings *out)
@@ -67,4 +68,16 @@ config_command_part(const struct config *cfg, struct command_settings *out)
 	         cfg->source.path ? cfg->source.path : "");
 	snprintf(out->control_socket, sizeof(out->control_socket), "%s",
 	         cfg->control_socket);
+}
+
+void
+config_shared_part(const struct config *cfg, struct shared_settings *out)
+{
+	snprintf(out->store, sizeof(out->store), "%s", cfg->store);
+	out->store_url = cfg->store_url;
+	snprintf(out->password_file, sizeof(out->password_file), "%s",
+	         cfg->store_password_file);
+	snprintf(out->store_dir, sizeof(out->store_dir), "%s", cfg->store_dir);
+	snprintf(out->hostname, sizeof(out->hostname), "%s", cfg->hostname);
+	out->grey = cfg->grey;
 }

@@ -29,4 +29,8 @@ struct command_settings;
 void config_command_part(const struct config *cfg,
                          struct command_settings *out);
 
+/* config_shared_part - the shared store's (shared.h). */
+struct shared_settings;
+void config_shared_part(const struct config *cfg, struct shared_settings *out);
+
 #endif

@@ -173,8 +173,10 @@ open_policy(struct gateway *gw, char *err)
 	/* The greylist's store: Redis (shared_open sets it) or this file. */
 	if (cfg->store_url.redis) {
 		struct shared_allow_source allow = {allow_entries_of, gw};
+		struct shared_settings part;
 
-		r = shared_open(gw->loop, cfg, &allow, &gw->records, err);
+		config_shared_part(cfg, &part);
+		r = shared_open(gw->loop, &part, &allow, &gw->records, err);
 		if (r < 0)
 			return r;
 	} else if (!(gw->records = grey_store_lmdb_new(gw->store))) {

@@ -14,7 +14,7 @@
 #include "shared.h"
 
 int
-shared_open(struct loop *loop, const struct config *cfg,
+shared_open(struct loop *loop, const struct shared_settings *cfg,
             const struct shared_allow_source *allow, struct grey_store **out,
             char *err)
 {

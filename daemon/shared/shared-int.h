@@ -5,7 +5,6 @@
 #define GREYGATE_SHARED_INT_H
 
 #include "allow.h"
-#include "config.h"
 #include "grey_store.h"
 #include "list.h"
 #include "loop.h"
@@ -33,7 +32,7 @@ struct shared_restore;
 
 struct shared {
 	struct loop *loop;
-	const struct config *cfg; /* (reloaded in place) */
+	struct shared_settings cfg; /* its own, copied at its start */
 	struct shared_allow_source allow;
 	struct rconn *c;
 	struct rconn_config rcfg; /* for the follower's own connection */

@@ -61,7 +61,7 @@ shared_say_down(struct shared *sh)
 		          "meanwhile, passed clients go on (the sets, and "
 		          "%zu passes known here for the policy door), and "
 		          "what is decided is written when it is back",
-		          sh->cfg->store, sh->last_error,
+		          sh->cfg.store, sh->last_error,
 		          shared_passes_count(sh->passes));
 	}
 }
@@ -88,7 +88,7 @@ on_minute(struct loop *loop, struct loop_timer *t, void *ctx)
 		sh->down_said = now;
 		log_warnx("store: Redis at %s still away for %" PRId64
 		          " s (%s); %zu decision(s) wait to be written",
-		          sh->cfg->store, now - sh->down_since,
+		          sh->cfg.store, now - sh->down_since,
 		          sh->last_error, sh->nwaiting);
 	}
 	loop_timer_arm(loop, t, loop_now_ms(loop) + 1000);
@@ -121,7 +121,7 @@ on_fetched(struct grey_records *w, int err, void *ctx)
 {
 	struct shared_fetch *f = ctx;
 	struct shared *sh = f->sh;
-	uint32_t pass_ttl_sec = sh->cfg->grey.pass_ttl_sec;
+	uint32_t pass_ttl_sec = sh->cfg.grey.pass_ttl_sec;
 
 	if (err < 0) {
 		if (sh->closing) {
@@ -292,7 +292,7 @@ redis_forget(struct grey_store *s, const struct grey_client *key,
 	f->sh = sh;
 	grey_client_format(key, f->key, sizeof(f->key));
 	r = store_redis_forget(sh->c, SHARED_PREFIX, key, trap,
-	                       sh->cfg->hostname, on_forgot, f);
+	                       sh->cfg.hostname, on_forgot, f);
 	if (r < 0) {
 		free(f);
 		return r;
@@ -349,11 +349,11 @@ on_state(struct rconn *c, bool up, const char *why, void *ctx)
 }
 
 int
-shared_open(struct loop *loop, const struct config *cfg,
+shared_open(struct loop *loop, const struct shared_settings *cfg,
             const struct shared_allow_source *allow, struct grey_store **out,
             char *err)
 {
-	const struct store_url *u = &cfg->store_url;
+	const struct store_url *u;
 	struct shared *sh = calloc(1, sizeof(*sh));
 	struct shared_store *ss;
 	uint64_t end;
@@ -364,7 +364,9 @@ shared_open(struct loop *loop, const struct config *cfg,
 		return -ENOMEM;
 	}
 	sh->loop = loop;
-	sh->cfg = cfg;
+	sh->cfg = *cfg;
+	/* (its own copy: the connection's settings point into it) */
+	u = &sh->cfg.store_url;
 	sh->allow = *allow;
 	list_init(&sh->fetches);
 	ss->base.ops = &redis_ops;
@@ -378,15 +380,15 @@ shared_open(struct loop *loop, const struct config *cfg,
 	if (!sh->passes || !sh->greylisted)
 		return -ENOMEM;
 	sh->passes_purged = loop_wall_sec(loop);
-	shared_instance_id(cfg->store_dir, sh->instance);
+	shared_instance_id(sh->cfg.store_dir, sh->instance);
 	/* Names start anywhere: a name of the run before, remembered by
 	 * Redis for a day, must not silence a write of this one. */
 	if (getrandom(&sh->writes_named, sizeof(sh->writes_named), 0) !=
 	    (ssize_t)sizeof(sh->writes_named))
 		sh->writes_named = (uint64_t)loop_now_ms(loop) << 20;
 	sh->writes_named >>= 1; /* (never near the wrap to 0: none) */
-	if (cfg->store_password_file[0]) {
-		r = store_password_read(cfg->store_password_file, sh->password,
+	if (sh->cfg.password_file[0]) {
+		r = store_password_read(sh->cfg.password_file, sh->password,
 		                        sizeof(sh->password), err);
 		if (r < 0)
 			return r;
@@ -463,7 +465,7 @@ redis_status(const struct grey_store *s, struct grey_store_status *out)
 	const struct shared *sh = ((const struct shared_store *)s)->sh;
 
 	out->remote = true;
-	out->where = sh->cfg->store;
+	out->where = sh->cfg.store;
 	out->up = sh->agreed;
 	out->disagreed = sh->disagreed;
 	out->restored = sh->k.restored;

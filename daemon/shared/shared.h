@@ -18,6 +18,9 @@
 #ifndef GREYGATE_SHARED_H
 #define GREYGATE_SHARED_H
 
+#include "policy.h"
+#include "store_url.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,8 +29,21 @@
 /* Every key greygate writes in Redis starts with this. */
 #define SHARED_KEYS "gg:"
 
+/* The shared store's part of the settings (config_shared_part), copied
+ * at its start. A reload changes none of it: where the store is and
+ * how to reach it need a restart, the greylist's agreed keys (delay,
+ * retry_window, pass_ttl) are kept while the store is shared, and the
+ * gateway's name stays the one it claimed there. */
+struct shared_settings {
+	char store[300];           /* [gateway] store, as written */
+	struct store_url store_url; /* ... parsed */
+	char password_file[256];   /* [gateway] store_password_file */
+	char store_dir[256];       /* [gateway] store_dir: the instance id */
+	char hostname[256];        /* [gateway] hostname: its name there */
+	struct grey_config grey;   /* [greylist]: agreed with the others */
+};
+
 struct allow_runtime;
-struct config;
 struct grey_store;
 struct loop;
 struct shared;
@@ -44,11 +60,11 @@ struct shared_allow_source {
  * waits up to a few seconds for that at start. A Redis that does not
  * answer is not an error (greygated starts, greylisting new clients,
  * and agrees once it answers); a Redis that holds other keys is.
- * @cfg: greygated's settings (borrowed; a reload changes them in place)
+ * @cfg: its part of the settings (copied)
  * @out: the store, set at once (also when this fails: close it)
  * Return: 0, or -errno with err set (512 bytes).
  */
-int shared_open(struct loop *loop, const struct config *cfg,
+int shared_open(struct loop *loop, const struct shared_settings *cfg,
                 const struct shared_allow_source *allow,
                 struct grey_store **out, char *err);
 

@@ -76,13 +76,13 @@ on_claimed(int err, const char *other, void *ctx)
 			          "each gateway a hostname of its own, or the "
 			          "site's report and the stream's figures mix "
 			          "them up",
-			          other, sh->cfg->hostname);
+			          other, sh->cfg.hostname);
 		}
 		sh->name_clash = true;
 	} else if (err == 0 && sh->name_clash) {
 		sh->name_clash = false;
 		log_info("store: the name %s is this gateway's alone again",
-		         sh->cfg->hostname);
+		         sh->cfg.hostname);
 	}
 }
 
@@ -90,7 +90,7 @@ void
 shared_claim_name(struct shared *sh)
 {
 	sh->claimed_at = loop_wall_sec(sh->loop);
-	store_redis_claim_name(sh->c, SHARED_PREFIX, sh->cfg->hostname,
+	store_redis_claim_name(sh->c, SHARED_PREFIX, sh->cfg.hostname,
 	                       sh->instance, CLAIM_TTL_SEC, on_claimed, sh);
 }
 
@@ -107,8 +107,8 @@ shared_agree(struct shared *sh)
 	if (sh->agreeing || sh->closing || !rconn_up(sh->c))
 		return;
 	sh->agreed_asked = loop_wall_sec(sh->loop);
-	r = store_redis_agree(sh->c, SHARED_PREFIX, &sh->cfg->grey,
-	                      sh->cfg->hostname, sh->site_since, on_agreed,
+	r = store_redis_agree(sh->c, SHARED_PREFIX, &sh->cfg.grey,
+	                      sh->cfg.hostname, sh->site_since, on_agreed,
 	                      sh);
 	if (r == 0) {
 		sh->agreeing = true;
@@ -155,7 +155,7 @@ agreed_now(struct shared *sh, const struct store_redis_agreement *a)
 		          "pass(es) known here, the triplets greylisted here "
 		          "lately and the run-time allow list are written "
 		          "back",
-		          sh->cfg->store,
+		          sh->cfg.store,
 		          a->created ? "written back from here"
 		                     : "written back by another gateway",
 		          shared_passes_count(sh->passes));
@@ -177,10 +177,10 @@ agreed_now(struct shared *sh, const struct store_redis_agreement *a)
 	sh->report_unsent = true; /* (a Redis restarted empty lost it) */
 	if (sh->down_since)
 		log_info("store: Redis at %s is back after %" PRId64 " s",
-		         sh->cfg->store,
+		         sh->cfg.store,
 		         loop_wall_sec(sh->loop) - sh->down_since);
 	else if (!sh->opening && !was)
-		log_info("store: connected to Redis at %s", sh->cfg->store);
+		log_info("store: connected to Redis at %s", sh->cfg.store);
 	sh->down_since = 0;
 	shared_claim_name(sh);
 	shared_send_waiting(sh);
@@ -204,7 +204,7 @@ on_agreed(const struct store_redis_agreement *a, void *ctx)
 		if (!sh->answer_said && !sh->opening)
 			log_warnx("store: Redis at %s: %s: asked again every "
 			          "%u ms",
-			          sh->cfg->store, a->why, SHARED_AGREE_RETRY_MS);
+			          sh->cfg.store, a->why, SHARED_AGREE_RETRY_MS);
 		sh->answer_said = true;
 		if (sh->agreed) {
 			sh->agreed = false;

@@ -111,7 +111,7 @@ send_allow(struct shared_allow_entry *a)
 	struct shared *sh = a->sh;
 	int r = sh->agreed ? store_redis_allow(sh->c, SHARED_PREFIX, &a->net,
 	                                       a->expires, a->comment,
-	                                       sh->cfg->hostname,
+	                                       sh->cfg.hostname,
 	                                       on_allow_written, a)
 	                   : -ENOTCONN;
 
@@ -190,7 +190,7 @@ shared_share_allow_list(struct shared *sh)
 		    grey_cidr_parse(e->cidr, &net) < 0 ||
 		    store_redis_allow_if_absent(sh->c, SHARED_PREFIX, &net,
 		                                e->expires, e->comment,
-		                                sh->cfg->hostname,
+		                                sh->cfg.hostname,
 		                                on_allow_shared, as) < 0)
 			continue;
 		as->waiting++;

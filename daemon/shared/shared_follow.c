@@ -31,7 +31,7 @@ wall_ms(void)
 static bool
 our_key(const struct shared *sh, const struct grey_client *key)
 {
-	const struct grey_config *g = &sh->cfg->grey;
+	const struct grey_config *g = &sh->cfg.grey;
 
 	return key->prefix == (key->family == AF_INET ? g->prefix4 : g->prefix6);
 }
@@ -58,7 +58,7 @@ on_event(const struct store_redis_event *ev, void *ctx)
 	}
 	/* Its own come back too: already in the sets, added again (a
 	 * gateway's name alone cannot tell it: two may share one). */
-	if (!strcmp(ev->by, sh->cfg->hostname))
+	if (!strcmp(ev->by, sh->cfg.hostname))
 		sh->k.own_events++;
 	else
 		sh->k.events++;

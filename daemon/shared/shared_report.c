@@ -45,7 +45,7 @@ shared_share_report(struct grey_store *store, const struct grey *grey,
 	r = grey_stats_encode(grey, since, &rec, &len);
 	if (r < 0)
 		return;
-	r = store_redis_put_report(sh->c, SHARED_PREFIX, sh->cfg->hostname,
+	r = store_redis_put_report(sh->c, SHARED_PREFIX, sh->cfg.hostname,
 	                           rec, len, loop_wall_sec(sh->loop),
 	                           on_report_written, sh);
 	free(rec);

@@ -113,8 +113,8 @@ send_now(struct shared_write *wr)
 
 	snprintf(once, sizeof(once), "%s:%" PRIu64, sh->instance, wr->seq);
 	r = store_redis_apply(sh->c, SHARED_PREFIX, &wr->before, &wr->after,
-	                      sh->cfg->grey.retry_window_sec,
-	                      sh->cfg->hostname, wr->seq ? once : NULL,
+	                      sh->cfg.grey.retry_window_sec,
+	                      sh->cfg.hostname, wr->seq ? once : NULL,
 	                      on_written, wr);
 
 	if (r == 0)
@@ -141,7 +141,7 @@ static struct shared_write *
 restore_write(struct shared *sh, const struct shared_pass *p)
 {
 	struct shared_write *wr = calloc(1, sizeof(*wr));
-	uint32_t ttl = sh->cfg->grey.pass_ttl_sec;
+	uint32_t ttl = sh->cfg.grey.pass_ttl_sec;
 
 	if (!wr)
 		return NULL;
@@ -254,7 +254,7 @@ shared_restore_passes(struct shared *sh)
 	rs = calloc(1, sizeof(*rs));
 	if (!rs || shared_passes_list(sh->passes, now, &rs->list, &rs->n) < 0 ||
 	    shared_waiting_list(sh->greylisted,
-	                        now - (int64_t)sh->cfg->grey.retry_window_sec,
+	                        now - (int64_t)sh->cfg.grey.retry_window_sec,
 	                        &rs->triplets, &rs->ntriplets) < 0) {
 		shared_restore_free(rs);
 		log_warnx("store: no memory to write the passes known here "

@@ -64,6 +64,7 @@ void
 decider_rig_use_redis(struct decider_rig *r, const char *sock,
                       const char *hostname)
 {
+	struct shared_settings part;
 	char err[512] = "", path[128];
 	const char *why = NULL;
 	struct grey_store_status st;
@@ -81,7 +82,8 @@ decider_rig_use_redis(struct decider_rig *r, const char *sock,
 	snprintf(r->cfg.hostname, sizeof(r->cfg.hostname), "%s", hostname);
 	grey_store_free(r->records);
 	r->records = NULL;
-	if (shared_open(r->loop, &r->cfg, &(struct shared_allow_source){0},
+	config_shared_part(&r->cfg, &part);
+	if (shared_open(r->loop, &part, &(struct shared_allow_source){0},
 	                &r->records, err) < 0) {
 		fprintf(stderr, "shared_open: %s\n", err);
 		exit(1);

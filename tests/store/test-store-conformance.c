@@ -87,6 +87,7 @@ open_memory(void)
 static void
 open_redis(void)
 {
+	struct shared_settings part;
 	char err[512] = "", path[128];
 	const char *why = NULL;
 	FILE *f;
@@ -103,7 +104,8 @@ open_redis(void)
 	snprintf(cfg.store_password_file, sizeof(cfg.store_password_file),
 	         "%s", path);
 	snprintf(cfg.hostname, sizeof(cfg.hostname), "mx1.test");
-	if (shared_open(gw.loop, &cfg, &(struct shared_allow_source){0},
+	config_shared_part(&cfg, &part);
+	if (shared_open(gw.loop, &part, &(struct shared_allow_source){0},
 	                &gw.records, err) < 0) {
 		fprintf(stderr, "shared_open: %s\n", err);
 		exit(1);
