@@ -12,6 +12,7 @@
 #include "decide.h"
 #include "housekeeping.h"
 #include "shared.h"
+#include "supervise.h"
 
 void
 config_door_part(const struct config *cfg, struct policy_door_settings *out)
@@ -80,4 +81,28 @@ config_shared_part(const struct config *cfg, struct shared_settings *out)
 	snprintf(out->store_dir, sizeof(out->store_dir), "%s", cfg->store_dir);
 	snprintf(out->hostname, sizeof(out->hostname), "%s", cfg->hostname);
 	out->grey = cfg->grey;
+}
+
+void
+config_supervisor_part(const struct config *cfg,
+                       struct supervisor_settings *out)
+{
+	snprintf(out->capture_device, sizeof(out->capture_device), "%s",
+	         cfg->capture_device);
+	out->capture_buffer = cfg->capture_buffer;
+	out->nflog_group = cfg->nflog_group;
+	out->sensor = cfg->sensor;
+	out->tarpit = cfg->tarpit;
+	out->tarpit.hostname = NULL; /* (the child's own copies) */
+	out->tarpit.capabilities = NULL;
+	out->tarpit_port = cfg->nft.tarpit_port;
+	out->trap_port = cfg->nft.trap_port;
+	out->handoff_mode = cfg->handoff.mode;
+	out->handoff_timeout_ms = cfg->handoff.timeout_ms;
+	out->seccomp = cfg->seccomp;
+	out->log_level = cfg->log_level;
+	snprintf(out->user, sizeof(out->user), "%s", cfg->user);
+	snprintf(out->hostname, sizeof(out->hostname), "%s", cfg->hostname);
+	snprintf(out->capabilities, sizeof(out->capabilities), "%s",
+	         cfg->capabilities);
 }

@@ -33,4 +33,9 @@ void config_command_part(const struct config *cfg,
 struct shared_settings;
 void config_shared_part(const struct config *cfg, struct shared_settings *out);
 
+/* config_supervisor_part - the child's supervisor's (supervise.h). */
+struct supervisor_settings;
+void config_supervisor_part(const struct config *cfg,
+                            struct supervisor_settings *out);
+
 #endif

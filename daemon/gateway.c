@@ -316,6 +316,43 @@ open_control(struct gateway *gw, char *err)
 	return commands_open(&links, &access, &gw->commands, err);
 }
 
+/* Each service open so far is given its part of the settings anew
+ * (config_parts.h): at a reload, and at start once auto turned the
+ * hand-off off under the services made before. The policy door's reload
+ * reads its whitelists again too. */
+static void
+give_parts(struct gateway *gw)
+{
+	const struct config *cfg = gw->cfg;
+	struct decider_settings decider;
+	struct handoff_settings handoff;
+	struct supervisor_settings sup;
+	struct allow_settings allow;
+	struct policy_door_settings door;
+	struct housekeeping_settings hk;
+	struct command_settings commands;
+
+	config_decider_part(cfg, &decider);
+	decider_reconfigure(gw->decider, &decider);
+	config_handoff_part(cfg, &handoff);
+	handoff_reconfigure(gw->handoff, &handoff);
+	config_supervisor_part(cfg, &sup);
+	supervise_reconfigure(gw->sup, &sup);
+	if (gw->hk) {
+		config_housekeeping_part(cfg, &hk);
+		housekeeping_reconfigure(gw->hk, &hk);
+	}
+	if (gw->allow) {
+		config_allow_part(cfg, &allow);
+		allow_lists_reconfigure(gw->allow, &allow);
+	}
+	config_door_part(cfg, &door);
+	policy_door_reload(gw->policy_door, &door);
+	signals_reconfigure(gw->signals, &cfg->signals);
+	config_command_part(cfg, &commands);
+	commands_reconfigure(gw->commands, &commands);
+}
+
 /* The firewall's part: the table, the tarpit's ports, a capture tried. */
 static int
 open_gateway(struct gateway *gw, char *err)
@@ -340,6 +377,7 @@ open_gateway(struct gateway *gw, char *err)
 			 sizeof(gw->cfg->handoff.auto_why), "%.180s", err);
 		gw->cfg->handoff.auto_on = false;
 		config_derive(gw->cfg);
+		give_parts(gw);
 		r = 0; /* (said once up) */
 	}
 	if (r < 0)
@@ -370,6 +408,7 @@ gateway_open(struct config *cfg, struct loop *loop, struct gateway **out,
 	struct policy_door_settings door;
 	struct handoff_settings handoff;
 	struct decider_settings decider;
+	struct supervisor_settings sup;
 	struct allow_settings allow;
 	struct handoff_child child;
 	int r;
@@ -383,8 +422,9 @@ gateway_open(struct config *cfg, struct loop *loop, struct gateway **out,
 	gw->handoff = handoff_state_new(loop, &handoff);
 	config_decider_part(cfg, &decider);
 	gw->decider = decider_new(loop, &decider);
+	config_supervisor_part(cfg, &sup);
 	gw->sup = supervise_new(&(struct supervisor_links){
-	        loop, cfg, gw->decider, gw->handoff, gw->figures});
+	        loop, gw->decider, gw->handoff, gw->figures}, &sup);
 	if (!gw->figures || !gw->handoff || !gw->sup || !gw->decider) {
 		metrics_figures_free(gw->figures);
 		handoff_state_free(gw->handoff);
@@ -459,12 +499,6 @@ int
 gateway_reload(struct gateway *gw, char *err)
 {
 	struct config *cfg = gw->cfg;
-	struct policy_door_settings door;
-	struct handoff_settings handoff;
-	struct decider_settings decider;
-	struct allow_settings allow;
-	struct housekeeping_settings hk;
-	struct command_settings commands;
 	int r = config_reload(cfg, gw->records->settings_agreed, err);
 
 	if (r < 0) {
@@ -472,8 +506,7 @@ gateway_reload(struct gateway *gw, char *err)
 		return r;
 	}
 	log_set_level((enum log_level)cfg->log_level);
-	config_decider_part(cfg, &decider);
-	decider_reconfigure(gw->decider, &decider);
+	give_parts(gw);
 	grey_recipients_clear(decider_grey(gw->decider));
 	for (int i = 0; i < cfg->nexempt; i++)
 		grey_exempt_add(decider_grey(gw->decider), cfg->exempt[i]);
@@ -485,18 +518,7 @@ gateway_reload(struct gateway *gw, char *err)
 		if (load_valid_recipients(gw, why) < 0)
 			log_warnx("reload: %s (the recipients before stay)", why);
 	}
-	config_allow_part(cfg, &allow);
-	allow_lists_reconfigure(gw->allow, &allow);
 	allow_lists_reload(gw->allow);
-	config_door_part(cfg, &door);
-	policy_door_reload(gw->policy_door, &door);
-	config_housekeeping_part(cfg, &hk);
-	housekeeping_reconfigure(gw->hk, &hk);
-	signals_reconfigure(gw->signals, &cfg->signals);
-	config_handoff_part(cfg, &handoff);
-	handoff_reconfigure(gw->handoff, &handoff);
-	config_command_part(cfg, &commands);
-	commands_reconfigure(gw->commands, &commands);
 	if (r == CONFIG_CHILD_CHANGED && cfg->gateway) {
 		log_info("reload: tarpit or sensor settings changed: a new "
 			 "child takes over (the one before finishes the "

@@ -23,6 +23,7 @@
  * was refused, the verdicts waiting for room in its socket. */
 struct supervisor {
 	struct supervisor_links links; /* what it works with (borrowed) */
+	struct supervisor_settings cfg; /* its own (supervise_reconfigure) */
 	/* the tarpit's listeners, bound by greygated, served by each
 	 * child: tarpit v4, v6; stutter v4, v6 (-1: none) */
 	int listen_fd[4];

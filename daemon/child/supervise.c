@@ -30,13 +30,15 @@
 #define CHILD_HEALTHY_SEC 60
 
 struct supervisor *
-supervise_new(const struct supervisor_links *links)
+supervise_new(const struct supervisor_links *links,
+              const struct supervisor_settings *s)
 {
 	struct supervisor *sup = calloc(1, sizeof(*sup));
 
 	if (!sup)
 		return NULL;
 	sup->links = *links;
+	sup->cfg = *s;
 	sup->child_sock = -1;
 	for (int i = 0; i < 4; i++)
 		sup->listen_fd[i] = -1;
@@ -144,13 +146,13 @@ supervise_check_capture(struct supervisor *sup, char *err)
 	char perr[256] = "";
 	int r;
 
-	r = sensor_capture_open_live(sup->links.cfg->capture_device,
-	                             (int)sup->links.cfg->capture_buffer,
-	                             &sup->links.cfg->sensor, &cap, perr);
+	r = sensor_capture_open_live(sup->cfg.capture_device,
+	                             (int)sup->cfg.capture_buffer,
+	                             &sup->cfg.sensor, &cap, perr);
 	if (r < 0)
 		snprintf(err, 512, "capture on %s: %s%s",
-		         sup->links.cfg->capture_device, perr,
-		         sup->links.cfg->nflog_group && r != -ELIBACC
+		         sup->cfg.capture_device, perr,
+		         sup->cfg.nflog_group && r != -ELIBACC
 		                 ? " (the kernel's nfnetlink_log is needed; "
 		                   "nflog_group = 0 captures on the interface)"
 		                 : "");
@@ -159,11 +161,18 @@ supervise_check_capture(struct supervisor *sup, char *err)
 	return r;
 }
 
+void
+supervise_reconfigure(struct supervisor *sup,
+                      const struct supervisor_settings *s)
+{
+	sup->cfg = *s;
+}
+
 /* The child's settings, the first record it reads. */
 static int
 send_config(struct supervisor *sup, int sock)
 {
-	const struct config *cfg = sup->links.cfg;
+	const struct supervisor_settings *cfg = &sup->cfg;
 	struct ipc_record rec = {.version = IPC_VERSION, .type = IPC_CONFIG};
 	struct ipc_config *c = &rec.u.config;
 
@@ -175,10 +184,10 @@ send_config(struct supervisor *sup, int sock)
 	c->capture_buffer = cfg->capture_buffer;
 	/* With the hand-off, a pass's verdict comes once greygated has opened
 	 * the MTA's connection, which may take up to its timeout. */
-	c->verdict_wait_ms = cfg->handoff.mode != HANDOFF_OFF
-				     ? cfg->handoff.timeout_ms + 1000
+	c->verdict_wait_ms = cfg->handoff_mode != HANDOFF_OFF
+				     ? cfg->handoff_timeout_ms + 1000
 				     : VERDICT_WAIT_MS;
-	c->handoff_ms = cfg->handoff.timeout_ms;
+	c->handoff_ms = cfg->handoff_timeout_ms;
 	snprintf(c->interface, sizeof(c->interface), "%s",
 	         cfg->capture_device);
 	snprintf(c->user, sizeof(c->user), "%s", cfg->user);
@@ -224,10 +233,10 @@ spawn(struct supervisor *sup, char *err)
 	 * handed to the MTA), and some to spare for the ends in flight. */
 	sessions_free(sup->sessions);
 	sup->sessions =
-	        sessions_new(sup->links.cfg->tarpit.max_conns * 2 + 64,
-	                     (const uint16_t[]){sup->links.cfg->nft.tarpit_port,
-	                                        sup->links.cfg->nft.trap_port},
-	                     sup->links.cfg->nft.trap_port ? 2 : 1);
+	        sessions_new(sup->cfg.tarpit.max_conns * 2 + 64,
+	                     (const uint16_t[]){sup->cfg.tarpit_port,
+	                                        sup->cfg.trap_port},
+	                     sup->cfg.trap_port ? 2 : 1);
 	if (!sup->sessions) {
 		snprintf(err, 512, "the sessions' table: no memory");
 		return -ENOMEM;
@@ -240,8 +249,8 @@ spawn(struct supervisor *sup, char *err)
 	 * transparent hand-off's. */
 	sessions_want_destination(
 	        sup->sessions,
-	        sup->links.cfg->handoff.mode == HANDOFF_PROXY_V2 ||
-	                sup->links.cfg->handoff.mode == HANDOFF_TRANSPARENT);
+	        sup->cfg.handoff_mode == HANDOFF_PROXY_V2 ||
+	                sup->cfg.handoff_mode == HANDOFF_TRANSPARENT);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		r = -errno;
 		snprintf(err, 512, "socketpair: %s", strerror(-r));
@@ -295,8 +304,8 @@ spawn(struct supervisor *sup, char *err)
 		return r;
 	}
 	log_info("child %d started (sensor on %s, tarpit on port %u)", pid,
-	         sup->links.cfg->capture_device,
-	         sup->links.cfg->nft.tarpit_port);
+	         sup->cfg.capture_device,
+	         sup->cfg.tarpit_port);
 	return 0;
 }
 

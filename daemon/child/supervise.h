@@ -10,7 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config.h"
+#include "sensor.h"
+#include "tarpit.h"
 #include "decide.h"
 #include "handoff.h"
 #include "ipc.h"
@@ -27,10 +28,28 @@ struct supervisor;
  * figures a dead child's counters carry over into. */
 struct supervisor_links {
 	struct loop *loop;
-	const struct config *cfg;
 	struct decider *decider;
 	struct handoff_state *handoff;
 	struct metrics_figures *figures;
+};
+
+/* The supervisor's part of the settings (config_supervisor_part): what
+ * each child is started with, and how its sessions are read. */
+struct supervisor_settings {
+	char capture_device[64]; /* the capture's interface or nflog:GROUP */
+	uint32_t capture_buffer; /* its kernel ring, bytes */
+	uint32_t nflog_group;    /* 0: the interface */
+	struct sensor_config sensor;
+	struct tarpit_config tarpit; /* (its two strings are the child's:
+	                                hostname and capabilities below) */
+	uint16_t tarpit_port, trap_port; /* [gateway]: its sessions' ports */
+	uint8_t handoff_mode;    /* enum handoff_mode in effect */
+	uint32_t handoff_timeout_ms;
+	bool seccomp;
+	int log_level;
+	char user[64];
+	char hostname[256];
+	char capabilities[256];
 };
 
 /* The child (supervise.c). A capture is opened (and closed) at the
@@ -39,8 +58,14 @@ struct supervisor_links {
 int supervise_check_capture(struct supervisor *sup, char *err);
 /* supervise_new, _free - the supervisor's state, made before
  * supervise_start and freed after supervise_stop. _new: NULL (ENOMEM);
- * _free: NULL is fine. */
-struct supervisor *supervise_new(const struct supervisor_links *links);
+ * _free: NULL is fine. s copied. */
+struct supervisor *supervise_new(const struct supervisor_links *links,
+                                  const struct supervisor_settings *s);
+
+/* supervise_reconfigure - a reload's settings (copied): the next child
+ * started has them (supervise_restart starts one now). */
+void supervise_reconfigure(struct supervisor *sup,
+                           const struct supervisor_settings *s);
 void supervise_free(struct supervisor *sup);
 
 /* What status and metrics tell of the child. */

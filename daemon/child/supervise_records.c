@@ -74,7 +74,7 @@ warn_capture_losses(struct supervisor *sup)
 	          dropped - sup->drops_warned_at_count,
 	          sup->drops_warned_at_count ? "the last warning"
 	                                     : "the child started",
-	          sup->links.cfg->capture_buffer / 1024);
+	          sup->cfg.capture_buffer / 1024);
 	sup->drops_warned_at_count = dropped;
 	sup->drops_warned = now;
 }
@@ -117,7 +117,7 @@ hand_or_answer(struct pending_attempt *p, struct session_info *si,
 	const struct ipc_attempt *at = &p->at;
 
 	if (v->action == TARPIT_PASS &&
-	    sup->links.cfg->handoff.mode != HANDOFF_OFF &&
+	    sup->cfg.handoff_mode != HANDOFF_OFF &&
 	    handoff_ready(sup->links.handoff) && !si->handing && !si->handed) {
 		si->handing = true;
 		if (handoff_begin(sup->links.handoff, at->session, at->question,
