@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "decide.h"
 #include "housekeeping.h"
+#include "metrics_http.h"
 #include "shared.h"
 #include "supervise.h"
 
@@ -105,4 +106,14 @@ config_supervisor_part(const struct config *cfg,
 	snprintf(out->hostname, sizeof(out->hostname), "%s", cfg->hostname);
 	snprintf(out->capabilities, sizeof(out->capabilities), "%s",
 	         cfg->capabilities);
+}
+
+void
+config_metrics_listen_part(const struct config *cfg,
+                           struct metrics_listen_settings *out)
+{
+	snprintf(out->listen, sizeof(out->listen), "%s", cfg->metrics_listen);
+	out->addr = cfg->metrics_addr;
+	out->addr_len = cfg->metrics_addr_len;
+	snprintf(out->user, sizeof(out->user), "%s", cfg->user);
 }

@@ -38,4 +38,9 @@ struct supervisor_settings;
 void config_supervisor_part(const struct config *cfg,
                             struct supervisor_settings *out);
 
+/* config_metrics_listen_part - the metrics listener's (metrics_http.h). */
+struct metrics_listen_settings;
+void config_metrics_listen_part(const struct config *cfg,
+                                struct metrics_listen_settings *out);
+
 #endif

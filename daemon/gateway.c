@@ -410,6 +410,7 @@ gateway_open(struct config *cfg, struct loop *loop, struct gateway **out,
 	struct decider_settings decider;
 	struct supervisor_settings sup;
 	struct allow_settings allow;
+	struct metrics_listen_settings metrics;
 	struct handoff_child child;
 	int r;
 
@@ -463,7 +464,8 @@ gateway_open(struct config *cfg, struct loop *loop, struct gateway **out,
 	if (r < 0)
 		goto fail;
 	policy_door_use_signals(gw->policy_door, gw->signals);
-	r = metrics_listen_open(gw->loop, gw->cfg, root_figures, gw,
+	config_metrics_listen_part(cfg, &metrics);
+	r = metrics_listen_open(gw->loop, &metrics, root_figures, gw,
 	                        &gw->metrics_listener, err);
 	if (r < 0)
 		goto fail;

@@ -43,12 +43,13 @@ metrics_http_main(const char *user)
 }
 
 int
-metrics_listen_open(struct loop *loop, const struct config *cfg,
+metrics_listen_open(struct loop *loop,
+                    const struct metrics_listen_settings *cfg,
                     void (*figures)(void *root, struct metrics_snapshot *s),
                     void *root, struct metrics_listener **out, char *err)
 {
 	*out = NULL;
-	if (!cfg->metrics_listen[0])
+	if (!cfg->listen[0])
 		return 0;
 	snprintf(err, 512, "metrics_listen: %s", BUILD_LACKS("metrics_http"));
 	return -ENOTSUP;

@@ -8,6 +8,8 @@
 #ifndef GREYGATE_METRICS_HTTP_H
 #define GREYGATE_METRICS_HTTP_H
 
+#include <sys/socket.h>
+
 struct gateway;
 
 #define METRICS_FD_SOCK 3
@@ -21,18 +23,27 @@ int metrics_http_main(const char *user);
 
 struct metrics_listener;
 
+/* The listener's part of the settings (config_metrics_listen_part);
+ * every one needs a restart. */
+struct metrics_listen_settings {
+	char listen[80];               /* [gateway] metrics_listen, or "" */
+	struct sockaddr_storage addr;  /* ... parsed */
+	socklen_t addr_len;
+	char user[64];                 /* the listener process's user */
+};
+
 /*
- * metrics_listen_open - bind [gateway] metrics_listen (nothing if unset:
- * *out NULL) and start the listener process; answer its questions with
- * the figures figures(root) reads now, on loop, and start it again if
- * it ends. loop, cfg and root are borrowed.
+ * metrics_listen_open - bind s->listen (nothing if unset: *out NULL)
+ * and start the listener process; answer its questions with the figures
+ * figures(root) reads now, on loop, and start it again if it ends. loop
+ * and root are borrowed, s copied.
  * @out: the listener (metrics_listen_close), set even on failure
  * Return: 0 or -errno with err (512 bytes).
  */
-struct config;
 struct loop;
 struct metrics_snapshot;
-int metrics_listen_open(struct loop *loop, const struct config *cfg,
+int metrics_listen_open(struct loop *loop,
+                        const struct metrics_listen_settings *s,
                         void (*figures)(void *root, struct metrics_snapshot *s),
                         void *root, struct metrics_listener **out, char *err);
 

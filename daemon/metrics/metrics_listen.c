@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "compat.h"
-#include "config.h"
 #include "log.h"
 #include "loop.h"
 #include "metrics.h"
@@ -29,7 +28,7 @@
 /* The listener's process and greygated's side of it. */
 struct metrics_listener {
 	struct loop *loop;
-	const struct config *cfg;
+	struct metrics_listen_settings cfg; /* its own, copied */
 	/* the figures it answers with, read now (the root's) */
 	void (*figures)(void *root, struct metrics_snapshot *s);
 	void *root;
@@ -90,7 +89,7 @@ on_listener(struct loop *loop, int fd, uint32_t events, void *ctx)
 		m->given_up = true;
 		log_warnx("metrics: the listener on %s cannot start: %s; it "
 		          "is not started again until greygated restarts",
-		          m->cfg->metrics_listen, ask + 1);
+		          m->cfg.listen, ask + 1);
 	}
 }
 
@@ -111,7 +110,7 @@ on_ended(struct proc *p, pid_t pid, int status, void *ctx)
 		return;
 	log_warnx("metrics: the listener on %s ended%s; starting it again "
 	          "in %u s",
-	          m->cfg->metrics_listen,
+	          m->cfg.listen,
 	          WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS
 	                  ? " (killed by its seccomp filter: a system call "
 	                    "it may not make)"
@@ -145,7 +144,7 @@ spawn(struct metrics_listener *m)
 	}
 	if (pid == 0) {
 		char *const argv[] = {"greygated", "--metrics-http",
-		                      (char *)m->cfg->user, NULL};
+		                      (char *)m->cfg.user, NULL};
 		int sock = fcntl(sv[1], F_DUPFD_CLOEXEC, 100);
 		int lfd = fcntl(m->listen_fd, F_DUPFD_CLOEXEC, 100);
 		int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -199,7 +198,8 @@ start_again(struct metrics_listener *m)
 }
 
 int
-metrics_listen_open(struct loop *loop, const struct config *cfg,
+metrics_listen_open(struct loop *loop,
+                    const struct metrics_listen_settings *cfg,
                     void (*figures)(void *root, struct metrics_snapshot *s),
                     void *root, struct metrics_listener **out, char *err)
 {
@@ -207,28 +207,28 @@ metrics_listen_open(struct loop *loop, const struct config *cfg,
 	int one = 1, fd, r;
 
 	*out = NULL;
-	if (!cfg->metrics_listen[0])
+	if (!cfg->listen[0])
 		return 0;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
 	m->loop = loop;
-	m->cfg = cfg;
+	m->cfg = *cfg;
 	m->figures = figures;
 	m->root = root;
 	m->sock = m->listen_fd = -1;
 	loop_timer_init(&m->restart, on_restart_due, m);
 	*out = m;
-	fd = socket(cfg->metrics_addr.ss_family,
+	fd = socket(cfg->addr.ss_family,
 	            SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(fd, (const struct sockaddr *)&cfg->metrics_addr,
-	         cfg->metrics_addr_len) < 0 ||
+	    bind(fd, (const struct sockaddr *)&cfg->addr,
+	         cfg->addr_len) < 0 ||
 	    listen(fd, 64) < 0) {
 		r = -errno;
 		snprintf(err, 512, "metrics_listen = %s: %s",
-		         cfg->metrics_listen, strerror(-r));
+		         cfg->listen, strerror(-r));
 		if (fd >= 0)
 			close(fd);
 		return r;
@@ -241,7 +241,7 @@ metrics_listen_open(struct loop *loop, const struct config *cfg,
 	}
 	log_info("metrics: Prometheus's text format at http://%s/metrics "
 	         "(served by an unprivileged process)",
-	         cfg->metrics_listen);
+	         cfg->listen);
 	return 0;
 }
 

@@ -97,8 +97,10 @@ test_left_out_entry_points(void)
 #if !GG_WITH_METRICS_HTTP
 	{
 		struct metrics_listener *m = (void *)1;
+		struct metrics_listen_settings part;
 
-		CHECK_INT(metrics_listen_open(NULL, &cfg, NULL, NULL, &m, err),
+		config_metrics_listen_part(&cfg, &part);
+		CHECK_INT(metrics_listen_open(NULL, &part, NULL, NULL, &m, err),
 		          -ENOTSUP);
 		CHECK(!m);
 		CHECK(strstr(err, "metrics_listen: this greygated was built "
