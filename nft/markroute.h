@@ -57,8 +57,9 @@ MUST_CHECK int markroute_install(const struct markroute_config *c,
 MUST_CHECK int markroute_remove(const struct markroute_config *c);
 
 /*
- * markroute_count - the policy rules of c's mark and table there are now
- * (for tests and the status: more than one means something is wrong).
+ * markroute_count - the policy rules of c's mark and table there are now,
+ * of both families (for tests and the status: one for IPv4 and one for
+ * IPv6 where it is routed; more means something is wrong).
  * Return: the count, or -errno.
  */
 int markroute_count(const struct markroute_config *c);
