@@ -7,12 +7,12 @@
  * uses refused with nothing left in place, and all of it removed again.
  * Skipped (77) where no namespace can be made (not root). */
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "own_netns.h"
 #include "markroute.h"
 
 static const struct markroute_config route = {.mark = 0x4747,
@@ -87,11 +87,7 @@ test_kernel_checked(void)
 int
 main(void)
 {
-	if (unshare(CLONE_NEWNET) < 0) {
-		printf("SKIP: no network namespace of its own (%s)\n",
-		       strerror(errno));
-		return 77;
-	}
+	own_netns_or_skip();
 	/* (a new namespace's loopback is down) */
 	CHECK_INT(ip("link set lo up"), 0);
 	RUN(test_kernel_checked);

@@ -11,12 +11,12 @@
  * no namespace can be made (not root). */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "own_netns.h"
 #include "loop.h"
 #include "nftset.h"
 #include "nftset_commit.h"
@@ -301,11 +301,7 @@ test_persistent_table_taken_back(void)
 int
 main(void)
 {
-	if (unshare(CLONE_NEWNET) < 0) {
-		printf("SKIP: no network namespace of its own (%s)\n",
-		       strerror(errno));
-		return 77;
-	}
+	own_netns_or_skip();
 	RUN(test_table_owned);
 	RUN(test_key_lengths);
 	RUN(test_elements_read_back);

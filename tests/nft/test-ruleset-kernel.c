@@ -10,12 +10,12 @@
  * rules). Skipped (77) where no namespace can be made (not root). */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "own_netns.h"
 #include "nftset.h"
 
 static char listing[65536];
@@ -214,11 +214,7 @@ test_sensor_rules(void)
 int
 main(void)
 {
-	if (unshare(CLONE_NEWNET) < 0) {
-		printf("SKIP: no network namespace of its own (%s)\n",
-		       strerror(errno));
-		return 77;
-	}
+	own_netns_or_skip();
 	RUN(test_plain);
 	RUN(test_mark_interface_stutter);
 	RUN(test_pass_key_lengths);
