@@ -309,6 +309,7 @@ open_control(struct gateway *gw, char *err)
 	        .nft = gw->nft,
 	        .allow = gw->allow,
 	        .hk = gw->hk,
+	        .handoff = gw->handoff,
 	};
 
 	config_command_part(gw->cfg, &links.cfg);

@@ -137,6 +137,24 @@ size_t nftset_kept_passes(const struct nftset *nft,
 /* nftset_kept_passes_done - they were taken: their memory goes. */
 void nftset_kept_passes_done(struct nftset *nft);
 
+/* A base chain of any table (nftset_each_base_chain). */
+struct nftset_chain {
+	uint32_t family;  /* NFPROTO_INET, _IPV4, _IPV6, ... */
+	char table[64];
+	char name[64];
+	char type[16];    /* "filter", "nat", "route" */
+	uint32_t hook;    /* NF_INET_PRE_ROUTING, ... */
+	int32_t priority; /* lower runs first */
+};
+
+typedef int nftset_chain_fn(const struct nftset_chain *chain, void *ctx);
+
+/* nftset_each_base_chain - every table's base chains, greygate's too
+ * (its table is cfg->table of family inet). Return: 0, the callback's
+ * non-zero value, or -errno. */
+int nftset_each_base_chain(struct nftset *nft, nftset_chain_fn *fn,
+                           void *ctx);
+
 /* nftset_batches_sent - batches sent to the kernel since nftset_open
  * (each attempt of a commit counts). */
 uint64_t nftset_batches_sent(const struct nftset *nft);

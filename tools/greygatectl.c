@@ -24,6 +24,9 @@ usage(FILE *out)
 		"usage: greygatectl [--socket PATH] COMMAND [ARGS]\n"
 		"  status [--json]                 uptime, child, sets, "
 		"counters\n"
+		"  check                           what is wrong: one line a "
+		"check, OK, WARN or\n"
+		"                                  FAIL (exit 0, 1, 2)\n"
 		"  metrics                         the same for Prometheus "
 		"(text format)\n"
 		"  list grey|pass|allow|trap [--json]\n"
@@ -60,6 +63,7 @@ main(int argc, char **argv)
 	const char *svg_file = NULL;
 	char req[REQUEST_MAX], *body;
 	size_t req_len = 0;
+	bool check;
 	int i, rc;
 
 	if (!sock_path)
@@ -82,6 +86,7 @@ main(int argc, char **argv)
 	}
 	if (!strcmp(argv[i], "top"))
 		return ctl_top(sock_path, argc - i - 1, argv + i + 1);
+	check = !strcmp(argv[i], "check");
 	/* The request: each argument NUL-ended, then a newline. */
 	for (; i < argc; i++) {
 		const char *arg = argv[i];
@@ -105,8 +110,18 @@ main(int argc, char **argv)
 	}
 	req[req_len++] = '\n';
 	rc = ctl_ask(sock_path, req, req_len, &body);
+	if (rc != 0 && check) {
+		printf("FAIL greygated: no answer on %s: nothing else can be "
+		       "checked\n", sock_path);
+		return 2;
+	}
 	if (rc != 0)
 		return rc;
+	if (check)
+		rc = strstr(body, "\nFAIL ") || !strncmp(body, "FAIL ", 5) ? 2
+		     : strstr(body, "\nWARN ") || !strncmp(body, "WARN ", 5)
+		             ? 1
+		             : 0;
 	if (svg_file) {
 		FILE *f = fopen(svg_file, "w");
 

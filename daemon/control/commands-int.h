@@ -50,4 +50,10 @@ int command_release(const struct command_links *l, const char *client,
 int command_forget(const struct command_links *l, const char *client,
                    char *key_out, size_t key_len);
 
+/* check_start - greygatectl check (check.c): one line a check, the
+ * hand-off's once the MTA answered or not (stream). Return: 0 or
+ * -ENOMEM. */
+int check_start(const struct command_links *l, FILE *out,
+                struct control_stream *stream);
+
 #endif

@@ -311,6 +311,8 @@ commands_run(void *ctx, int argc, char **argv, const char *who, FILE *out,
 		status(links, &a, out);
 		return 0;
 	}
+	if (!strcmp(a.cmd, "check"))
+		return check_start(links, out, stream);
 	if (!strcmp(a.cmd, "metrics")) {
 		struct metrics_snapshot s;
 

@@ -40,6 +40,7 @@ struct command_links {
 	struct nftset *nft;
 	struct allow_lists *allow;
 	struct housekeeping *hk;
+	struct handoff_state *handoff; /* (check asks the MTA; NULL: none) */
 	/* (not borrowed: their part of the settings, copied with the
 	 * links; commands_reconfigure brings a reload's) */
 	struct command_settings cfg;

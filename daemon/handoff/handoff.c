@@ -532,6 +532,28 @@ on_probe_due(struct loop *loop, struct loop_timer *t, void *ctx)
 	handoff_open_connection(h);
 }
 
+bool
+handoff_probe_now(struct handoff_state *hs, struct handoff_waiter *w)
+{
+	if (!hs->probing || !handoff_probe_address(hs))
+		return false;
+	handoff_wait_probe(hs, w);
+	loop_timer_arm(hs->loop, &hs->probe_timer, loop_now_ms(hs->loop));
+	return true;
+}
+
+bool
+handoff_knows_mta(const struct handoff_state *hs)
+{
+	return handoff_probe_address(hs) != NULL;
+}
+
+bool
+handoff_mta_answers(const struct handoff_state *hs)
+{
+	return hs->mta_known && !hs->mta_probe_failing;
+}
+
 void
 handoff_probe_start(struct handoff_state *hs)
 {

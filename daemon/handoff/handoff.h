@@ -149,6 +149,19 @@ struct handoff_waiter {
 	void (*fn)(struct handoff_waiter *w); /* the probe ended */
 };
 
+/* handoff_probe_now - the MTA asked its EHLO now (greygatectl check), w
+ * told when the probe ends. Return: true (w will be told), false (no
+ * probe: the hand-off is off, or auto knows no address yet). */
+bool handoff_probe_now(struct handoff_state *hs, struct handoff_waiter *w);
+
+/* handoff_knows_mta - where the MTA is known: set, or auto learnt it
+ * from a client. */
+bool handoff_knows_mta(const struct handoff_state *hs);
+
+/* handoff_mta_answers - the last probe found the MTA answering (in the
+ * mode's protocol: PROXY v2's header, XCLIENT's EHLO, ...). */
+bool handoff_mta_answers(const struct handoff_state *hs);
+
 /* handoff_probe_pending - auto, the MTA not known yet, a probe under way
  * (its answer could make handoff_ready true). */
 bool handoff_probe_pending(const struct handoff_state *hs);

@@ -11,10 +11,10 @@
 set -euo pipefail
 here=$(dirname "$0")
 . "$here/../lib/netns.sh"
+. "$here/../lib/greygated.sh"
 
 netns_init
 small=$NETNS_TMP/small
-mkdir -m 700 "$small"
 mkdir -p "$NETNS_TMP/allow"
 log=$NETNS_TMP/greygated.log
 cat >"$NETNS_TMP/greygate.conf" <<CONF
@@ -26,12 +26,8 @@ control_socket = $NETNS_TMP/control.sock
 [policy]
 listen = unix:$NETNS_TMP/door.sock
 CONF
-unshare -m --propagation private sh -c "mount -t tmpfs -o size=4m,mode=700 tmpfs '$small' &&
-	mkdir -m 700 '$small/store' &&
-	exec '$GREYGATE_BUILD/daemon/greygated' --foreground --config '$NETNS_TMP/greygate.conf'" \
-	>"$log" 2>&1 &
-pid=$!
-netns_on_exit "kill $pid"
+greygated_small_disk "$small" "$NETNS_TMP/greygate.conf" "$log"
+pid=$SMALL_PID
 wait_for 10 test -S "$NETNS_TMP/door.sock" || { cat "$log"; fail "greygated did not start"; }
 
 ask() { # FIRST LAST: a policy request for each sender FIRST..LAST, all answered

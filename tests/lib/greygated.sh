@@ -10,6 +10,11 @@
 #                           its own DNS server; GG_SIGNALS_DEFAULT=1: the
 #                           default, on), then EXTRA (INI lines)
 #   ggctl ARGS              greygatectl on the test's socket
+#   greygated_small_disk DIR CONF LOG
+#                           starts greygated (CONF) in a mount namespace
+#                           of its own where DIR is a 4 MiB tmpfs holding
+#                           an empty store/ (nothing of the machine's is
+#                           mounted); sets SMALL_PID
 #   greygated_start         starts it on gw in the foreground, logging to
 #                           $GG_LOG; sets GG_PID; waits until it is up
 #                           ($GG_BIN instead of the build's greygated,
@@ -45,6 +50,16 @@ greygated_start() {
 	GG_PID=$SPAWNED
 	wait_for 10 eval '[ "$(greygated_ups)" -gt "$before" ]' ||
 		{ cat "$GG_LOG"; fail "greygated did not start"; }
+}
+
+greygated_small_disk() {
+	mkdir -m 700 "$1"
+	unshare -m --propagation private sh -c "mount -t tmpfs -o size=4m,mode=700 tmpfs '$1' &&
+		mkdir -m 700 '$1/store' &&
+		exec '$GREYGATE_BUILD/daemon/greygated' --foreground --config '$2'" \
+		>"$3" 2>&1 &
+	SMALL_PID=$!
+	netns_on_exit "kill $SMALL_PID"
 }
 
 ggctl() { "$GREYGATE_BUILD/tools/greygatectl" --socket "$GG_SOCK" "$@"; }
