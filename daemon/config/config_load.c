@@ -98,7 +98,7 @@ config_defaults(struct config *cfg)
 	snprintf(cfg->policy.socket_group, sizeof(cfg->policy.socket_group),
 		 "postfix");
 	/* Greylist only who looks like a bot (issue 31): what DNS says of
-	 * each new client is asked (its cost and privacy: the README). */
+	 * each new client is asked (its cost and privacy: docs/dns-signals.md). */
 	cfg->signals.lookups = true;
 	/* Well inside the tarpit's wait for a verdict (2 s). */
 	cfg->signals.budget_ms = 1500;
