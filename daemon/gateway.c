@@ -129,6 +129,8 @@ open_privacy(struct config *cfg, char *err)
 	return 0;
 }
 
+static void give_parts(struct gateway *gw);
+
 static int
 open_policy(struct gateway *gw, char *err)
 {
@@ -142,6 +144,9 @@ open_policy(struct gateway *gw, char *err)
 	                      cfg->store_dir, &cfg->store_snapshot, err)) < 0 ||
 	    (r = open_privacy(gw->cfg, err)) < 0)
 		return r;
+	/* The privacy key is read now: the services made before (the
+	 * decider hashes with it) are given their part with it. */
+	give_parts(gw);
 	r = store_open(cfg->store_dir, cfg->store_move_aside, &gw->store);
 	if (r == -EPROTO) {
 		snprintf(err, 512, "store %s: %s (set store_move_aside = yes to "
