@@ -111,8 +111,11 @@ main(int argc, char **argv)
 	req[req_len++] = '\n';
 	rc = ctl_ask(sock_path, req, req_len, &body);
 	if (rc != 0 && check) {
-		printf("FAIL greygated: no answer on %s: nothing else can be "
-		       "checked\n", sock_path);
+		/* (ctl_ask said why on stderr: 2 no greygated, 1 refused) */
+		printf("FAIL greygated: %s %s: nothing else can be checked\n",
+		       rc == 2 ? "no answer on" : "refused check on (a greygated "
+		                                  "older than greygatectl?)",
+		       sock_path);
 		return 2;
 	}
 	if (rc != 0)
