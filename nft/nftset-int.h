@@ -44,4 +44,10 @@ struct nftset {
 int nftset_key_bits(const struct nftset *nft, enum nftset_kind kind,
                     int family);
 
+/* nftset_dump - send the dump request nlh (built in buf) on the sets'
+ * socket and run cb on each message of the answer, read into buf (len
+ * bytes). Return: 0 or -errno. */
+int nftset_dump(struct nftset *nft, char *buf, size_t len,
+                const struct nlmsghdr *nlh, mnl_cb_t cb, void *ctx);
+
 #endif

@@ -58,23 +58,12 @@ nftset_each_base_chain(struct nftset *nft, nftset_chain_fn *fn, void *ctx)
 {
 	static char buf[1 << 16];
 	struct chains_dump d = {fn, ctx, 0};
-	uint32_t seq = (uint32_t)time(NULL),
-	         portid = mnl_socket_get_portid(nft->nl);
 	struct nlmsghdr *nlh;
-	ssize_t n;
 	int r;
 
 	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETCHAIN, NFPROTO_UNSPEC,
-	                            NLM_F_DUMP | NLM_F_ACK, seq);
-	if (mnl_socket_sendto(nft->nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	do {
-		n = mnl_socket_recvfrom(nft->nl, buf, sizeof(buf));
-		if (n < 0)
-			return -errno;
-		r = mnl_cb_run(buf, (size_t)n, seq, portid, on_chain_msg, &d);
-	} while (r > 0);
-	if (r < 0)
-		return -errno;
-	return d.stop;
+	                            NLM_F_DUMP | NLM_F_ACK,
+	                            (uint32_t)time(NULL));
+	r = nftset_dump(nft, buf, sizeof(buf), nlh, on_chain_msg, &d);
+	return r < 0 ? r : d.stop;
 }

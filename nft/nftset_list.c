@@ -147,9 +147,8 @@ list_one(struct nftset *nft, enum nftset_kind kind, int family,
 	struct dump d = {.keylen = family == AF_INET ? 4 : 16};
 	struct nftnl_set *s = nftnl_set_alloc();
 	struct nlmsghdr *nlh;
-	uint32_t seq = (uint32_t)time(NULL), portid = mnl_socket_get_portid(nft->nl);
+	uint32_t seq = (uint32_t)time(NULL);
 	int r = 0;
-	ssize_t n;
 
 	if (!s)
 		return -ENOMEM;
@@ -159,20 +158,9 @@ list_one(struct nftset *nft, enum nftset_kind kind, int family,
 				    NLM_F_DUMP | NLM_F_ACK, seq);
 	nftnl_set_elems_nlmsg_build_payload(nlh, s);
 	nftnl_set_free(s);
-	if (mnl_socket_sendto(nft->nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	do {
-		n = mnl_socket_recvfrom(nft->nl, buf, sizeof(buf));
-		if (n < 0) {
-			r = -errno;
-			break;
-		}
-		r = mnl_cb_run(buf, (size_t)n, seq, portid, on_dump_msg, &d);
-	} while (r > 0);
-	if (r < 0) {
-		r = -errno;
+	r = nftset_dump(nft, buf, sizeof(buf), nlh, on_dump_msg, &d);
+	if (r < 0)
 		goto out;
-	}
 	dump_keylen = d.keylen;
 	if (d.n) /* an empty set: no array, and qsort wants one */
 		qsort(d.elems, d.n, sizeof(*d.elems), cmp_raw);
@@ -207,6 +195,25 @@ list_one(struct nftset *nft, enum nftset_kind kind, int family,
 out:
 	free(d.elems);
 	return r;
+}
+
+int
+nftset_dump(struct nftset *nft, char *buf, size_t len,
+            const struct nlmsghdr *nlh, mnl_cb_t cb, void *ctx)
+{
+	uint32_t seq = nlh->nlmsg_seq, portid = mnl_socket_get_portid(nft->nl);
+	ssize_t n;
+	int r;
+
+	if (mnl_socket_sendto(nft->nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	do {
+		n = mnl_socket_recvfrom(nft->nl, buf, len);
+		if (n < 0)
+			return -errno;
+		r = mnl_cb_run(buf, (size_t)n, seq, portid, cb, ctx);
+	} while (r > 0);
+	return r < 0 ? -errno : 0;
 }
 
 int
