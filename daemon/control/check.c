@@ -45,17 +45,18 @@ struct check {
 	bool told;     /* ... and it ended */
 };
 
+/* One check's line: level 0 OK, 1 WARN, 2 FAIL (greygatectl's exit
+ * status is the worst line's). */
 static void
-say(struct check *c, FILE *out, int level, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
+say(FILE *out, int level, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 
 static void
-say(struct check *c, FILE *out, int level, const char *fmt, ...)
+say(FILE *out, int level, const char *fmt, ...)
 {
 	static const char *const names[] = {"OK  ", "WARN", "FAIL"};
 	va_list ap;
 
-	(void)c;
 	fprintf(out, "%s ", names[level]);
 	va_start(ap, fmt);
 	vfprintf(out, fmt, ap);
@@ -72,17 +73,17 @@ check_child(struct check *c, FILE *out)
 	int64_t up = s->now - s->child_since;
 
 	if (!s->child_pid) {
-		say(c, out, 2, "child: none running (%u started so far): the "
+		say(out, 2, "child: none running (%u started so far): the "
 		    "tarpit and the sensor are down; the log says why it "
 		    "ended", s->child_starts);
 		return;
 	}
 	if (s->child_starts > 1 && up < 600)
-		say(c, out, 1, "child: pid %d, up %" PRId64 " s, restarted (%u "
+		say(out, 1, "child: pid %d, up %" PRId64 " s, restarted (%u "
 		    "starts): the log says why the last one ended",
 		    (int)s->child_pid, up, s->child_starts);
 	else
-		say(c, out, 0, "child: pid %d, up %" PRId64 " s",
+		say(out, 0, "child: pid %d, up %" PRId64 " s",
 		    (int)s->child_pid, up);
 }
 
@@ -141,24 +142,24 @@ check_table(struct check *c, FILE *out)
 		return;
 	r = nftset_each_base_chain(c->links->nft, on_chain, &h);
 	if (r < 0) {
-		say(c, out, 2, "table: the kernel's chains cannot be read: %s",
+		say(out, 2, "table: the kernel's chains cannot be read: %s",
 		    strerror(-r));
 		return;
 	}
 	if (!h.ours) {
-		say(c, out, 2, "table: inet %s has no prerouting chain: nobody "
+		say(out, 2, "table: inet %s has no prerouting chain: nobody "
 		    "is greylisted; restart greygated", h.table);
 		return;
 	}
 	if (h.nbefore)
-		say(c, out, 1, "table: inet %s steers port 25 at priority %d, "
+		say(out, 1, "table: inet %s steers port 25 at priority %d, "
 		    "but %s %s first: a redirect or forward of port 25 there "
 		    "passes greylisting by; give that chain a priority above "
 		    "%d, or leave port 25 to greygate",
 		    h.table, (int)h.ours_at, h.before,
 		    h.nbefore == 1 ? "runs" : "run", STEER_PRIORITY);
 	else
-		say(c, out, 0, "table: inet %s steers port 25 at priority %d, "
+		say(out, 0, "table: inet %s steers port 25 at priority %d, "
 		    "before every other nat chain on prerouting",
 		    h.table, (int)h.ours_at);
 }
@@ -175,9 +176,9 @@ check_store(struct check *c, FILE *out)
 
 	if (s->shared.remote) {
 		if (s->shared.up)
-			say(c, out, 0, "store: %s: up, agreed", s->shared.where);
+			say(out, 0, "store: %s: up, agreed", s->shared.where);
 		else
-			say(c, out, s->shared.disagreed ? 2 : 1,
+			say(out, s->shared.disagreed ? 2 : 1,
 			    "store: %s: %s%s%s", s->shared.where,
 			    s->shared.disagreed ? "holds other settings: this "
 			                          "gateway yields"
@@ -187,26 +188,26 @@ check_store(struct check *c, FILE *out)
 			    s->shared.last_error);
 	}
 	if (s->store.write_errors) {
-		say(c, out, 2, "store: %" PRIu64 " write(s) or commit(s) "
+		say(out, 2, "store: %" PRIu64 " write(s) or commit(s) "
 		    "failed in %s: the log says why (a full disk?)",
 		    s->store.write_errors, dir);
 		return;
 	}
 	if (statvfs(dir, &v) < 0) {
-		say(c, out, 2, "store: %s: %s", dir, strerror(errno));
+		say(out, 2, "store: %s: %s", dir, strerror(errno));
 		return;
 	}
 	free_bytes = (unsigned long long)v.f_bavail * v.f_frsize;
 	pct = v.f_blocks ? 100ull * v.f_bavail / v.f_blocks : 0;
 	if (free_bytes < DISK_FAIL_BYTES)
-		say(c, out, 2, "store: %s has %llu MiB free: the store cannot "
+		say(out, 2, "store: %s has %llu MiB free: the store cannot "
 		    "grow; make room", dir, free_bytes >> 20);
 	else if (pct < DISK_WARN_PCT)
-		say(c, out, 1, "store: %s has %llu%% free (%llu MiB): make "
+		say(out, 1, "store: %s has %llu%% free (%llu MiB): make "
 		    "room before the store fills it", dir, pct,
 		    free_bytes >> 20);
 	else
-		say(c, out, 0, "store: %s writable, %llu MiB free (%llu%%), "
+		say(out, 0, "store: %s writable, %llu MiB free (%llu%%), "
 		    "%" PRIu64 " MiB mapped", dir, free_bytes >> 20, pct,
 		    s->store.map_bytes >> 20);
 }
@@ -219,20 +220,20 @@ check_dns(struct check *c, FILE *out)
 	const struct metrics_snapshot *s = &c->s;
 
 	if (!s->dns_on) {
-		say(c, out, 0, "DNS: lookups off: every new client is "
+		say(out, 0, "DNS: lookups off: every new client is "
 		    "greylisted");
 		return;
 	}
 	if (s->dns.silent)
-		say(c, out, 2, "DNS: no server answers (%" PRIu64 " of %" PRIu64
+		say(out, 2, "DNS: no server answers (%" PRIu64 " of %" PRIu64
 		    " questions timed out): every new client is greylisted "
 		    "as unknown; see [signals] dns_servers",
 		    s->dns.timeouts, s->dns.asked);
 	else if (s->dns.asked && s->dns.timeouts * 10 > s->dns.asked)
-		say(c, out, 1, "DNS: answering, but %" PRIu64 " of %" PRIu64
+		say(out, 1, "DNS: answering, but %" PRIu64 " of %" PRIu64
 		    " questions timed out", s->dns.timeouts, s->dns.asked);
 	else
-		say(c, out, 0, "DNS: answering (%" PRIu64 " questions, %" PRIu64
+		say(out, 0, "DNS: answering (%" PRIu64 " questions, %" PRIu64
 		    " timed out)", s->dns.asked, s->dns.timeouts);
 }
 
@@ -246,12 +247,12 @@ check_clock(struct check *c, FILE *out)
 	char when[FMT_UTC_MAX];
 
 	if (c->s.now < CLOCK_EARLIEST)
-		say(c, out, 2, "clock: it says %" PRId64 " s since 1970, before "
+		say(out, 2, "clock: it says %" PRId64 " s since 1970, before "
 		    "2026: a board without a clock? greylisting's delays and "
 		    "the passes' ages are wrong until it is set (NTP)",
 		    c->s.now);
 	else
-		say(c, out, 0, "clock: %s UTC%s", fmt_utc(c->s.now, when),
+		say(out, 0, "clock: %s UTC%s", fmt_utc(c->s.now, when),
 		    state == TIME_ERROR
 		            ? ", not synchronised (no NTP here: a clock set "
 		              "by hand stretches or shortens the delays as "
@@ -268,15 +269,15 @@ check_socket(struct check *c, FILE *out, const char *what,
 	struct stat st;
 
 	if (stat(path, &st) < 0) {
-		say(c, out, 2, "%s: %s: %s", what, path, strerror(errno));
+		say(out, 2, "%s: %s: %s", what, path, strerror(errno));
 		return;
 	}
 	if (st.st_mode & (S_IWOTH | S_IROTH))
-		say(c, out, 2, "%s: %s is open to every local user (mode "
+		say(out, 2, "%s: %s is open to every local user (mode "
 		    "%04o): chmod o-rw it, or restart greygated, which makes "
 		    "it so", what, path, (unsigned)(st.st_mode & 07777));
 	else
-		say(c, out, 0, "%s: %s mode %04o, uid %u gid %u", what, path,
+		say(out, 0, "%s: %s mode %04o, uid %u gid %u", what, path,
 		    (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
 		    (unsigned)st.st_gid);
 }
@@ -313,9 +314,9 @@ say_handoff(struct check *c, FILE *out)
 
 	handoff_auto_text(c->links->handoff, where, sizeof(where));
 	if (handoff_mta_answers(c->links->handoff))
-		say(c, out, 0, "hand-off: %s: %s", mode, where);
+		say(out, 0, "hand-off: %s: %s", mode, where);
 	else
-		say(c, out, 2, "hand-off: %s: the MTA does not answer as %s: "
+		say(out, 2, "hand-off: %s: the MTA does not answer as %s: "
 		    "passing clients hear 451 until it does (%s); see its "
 		    "listener and [handoff] address", mode, mode, where);
 }
@@ -327,11 +328,11 @@ check_handoff_start(struct check *c, FILE *out)
 
 	if (cfg->handoff.mode == HANDOFF_OFF) {
 		if (cfg->handoff.setting == HANDOFF_AUTO)
-			say(c, out, 1, "hand-off: auto, off: %s: a passing "
+			say(out, 1, "hand-off: auto, off: %s: a passing "
 			    "attempt hears 451 and its retry passes",
 			    cfg->handoff.auto_why);
 		else
-			say(c, out, 0, "hand-off: off: a passing attempt hears "
+			say(out, 0, "hand-off: off: a passing attempt hears "
 			    "451 and its retry passes");
 		return;
 	}
@@ -340,7 +341,7 @@ check_handoff_start(struct check *c, FILE *out)
 	if (c->asking)
 		return;
 	if (!handoff_knows_mta(c->links->handoff)) /* (auto, at start) */
-		say(c, out, 0, "hand-off: auto: waiting for the first client "
+		say(out, 0, "hand-off: auto: waiting for the first client "
 		    "to show where the MTA is (until then a passing attempt "
 		    "hears 451)");
 	else
